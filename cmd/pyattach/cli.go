@@ -1,0 +1,136 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime/debug"
+	"strings"
+
+	"github.com/alecthomas/kong"
+)
+
+// version is set at link time (-ldflags "-X main.version=v1.2.3"); when it
+// is not, the module version or VCS revision from the build info is used.
+var version = ""
+
+func buildVersion() string {
+	if version != "" {
+		return version
+	}
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "devel"
+	}
+	v := bi.Main.Version
+	if v == "" || v == "(devel)" {
+		v = "devel"
+		for _, s := range bi.Settings {
+			if s.Key == "vcs.revision" && len(s.Value) >= 12 {
+				v += " " + s.Value[:12]
+			}
+			if s.Key == "vcs.modified" && s.Value == "true" {
+				v += "+dirty"
+			}
+		}
+	}
+	return v
+}
+
+// Globals are the flags every command takes. They go before the command.
+type Globals struct {
+	ProcRoot string `hidden:"" default:"/proc" env:"PYATTACH_PROC_ROOT" help:"Root of the proc file system (for tests)."`
+}
+
+// App carries what commands need from the outside world; tests replace
+// every part of it.
+type App struct {
+	Stdin  io.Reader
+	Stdout io.Writer
+	Stderr io.Writer
+	Env    []string
+	Cwd    string
+}
+
+// CLI is the command line.
+type CLI struct {
+	Globals
+
+	Version kong.VersionFlag `help:"Print pyattach's version and exit."`
+
+	Resolve ResolveCmd `cmd:"" help:"Tell which real interpreter, build-id, Python version and libpython a process, binary, venv or script runs."`
+}
+
+const description = `Make native debugging of Python processes with gdb and lldb work the first time.
+
+pyattach resolves a PID, an executable, a virtualenv or a script to the real
+Python interpreter (proved by equal ELF build-id), and tells what a debugger
+needs to show Python stacks.
+
+Examples:
+  pyattach resolve 12345              # a running process
+  pyattach resolve .venv              # a virtualenv (copies or symlinks)
+  pyattach resolve --json ./app.py    # a script, through its #! line
+`
+
+// exitError carries an exit code through kong's Exit hook.
+type exitError int
+
+// Main runs pyattach with args and returns its exit code.
+func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, env []string) (code int) {
+	cwd, _ := os.Getwd()
+	app := &App{Stdin: stdin, Stdout: stdout, Stderr: stderr, Env: env, Cwd: cwd}
+	var cli CLI
+	defer func() {
+		if r := recover(); r != nil {
+			if e, ok := r.(exitError); ok {
+				code = int(e)
+				return
+			}
+			fmt.Fprintf(stderr, "pyattach: internal error: %v\n  hint: please report this with the command you ran\n", r)
+			code = 70
+		}
+	}()
+	parser, err := kong.New(&cli,
+		kong.Name("pyattach"),
+		kong.Description(description),
+		kong.Writers(stdout, stderr),
+		kong.Exit(func(c int) { panic(exitError(c)) }),
+		kong.Vars{"version": "pyattach " + buildVersion()},
+		kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
+		kong.UsageOnError(),
+		kong.Bind(app),
+	)
+	if err != nil {
+		fmt.Fprintf(stderr, "pyattach: internal error: %v\n", err)
+		return 70
+	}
+	parser.Model.Help = description
+	kctx, err := parser.Parse(args)
+	if err != nil {
+		var pe *kong.ParseError
+		if errors.As(err, &pe) {
+			fmt.Fprintf(stderr, "pyattach: error: %s\n  hint: run 'pyattach --help' for the commands and their flags\n", oneLine(err.Error()))
+			return 2
+		}
+		fmt.Fprintf(stderr, "pyattach: error: %s\n", oneLine(err.Error()))
+		return 2
+	}
+	if err := kctx.Run(&cli.Globals); err != nil {
+		var ee exitError
+		if errors.As(err, &ee) {
+			return int(ee)
+		}
+		report(stderr, err)
+		return 1
+	}
+	return 0
+}
+
+func (e exitError) Error() string { return fmt.Sprintf("exit %d", int(e)) }
+
+// oneLine keeps an error message on one line.
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(strings.ReplaceAll(s, "\n", " ")), " ")
+}

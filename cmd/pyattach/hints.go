@@ -1,0 +1,110 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"strings"
+
+	"github.com/pyattach/pyattach/detect/elfinfo"
+	"github.com/pyattach/pyattach/detect/proc"
+	"github.com/pyattach/pyattach/detect/target"
+	"github.com/pyattach/pyattach/venv"
+)
+
+// hinted is an error with the advice the user should act on. Hints are
+// added here, at the command boundary, never inside the packages.
+type hinted struct {
+	err  error
+	hint string
+}
+
+func (h *hinted) Error() string { return h.err.Error() }
+func (h *hinted) Unwrap() error { return h.err }
+
+func withHint(err error, format string, args ...any) error {
+	return &hinted{err: err, hint: fmt.Sprintf(format, args...)}
+}
+
+// report prints an error as "pyattach: error: ..." and a hint line.
+func report(w io.Writer, err error) {
+	fmt.Fprintf(w, "pyattach: error: %s\n", oneLine(err.Error()))
+	if h := hintFor(err); h != "" {
+		lines := strings.Split(h, "\n")
+		fmt.Fprintf(w, "  hint: %s\n", lines[0])
+		for _, l := range lines[1:] {
+			fmt.Fprintf(w, "        %s\n", l)
+		}
+	}
+}
+
+const targetForms = "give a PID, a Python executable, a virtualenv directory or a script with a #! line"
+
+// hintFor returns the advice for an error, or "".
+func hintFor(err error) string {
+	var h *hinted
+	if errors.As(err, &h) {
+		return h.hint
+	}
+	var np *target.NotPythonError
+	if errors.As(err, &np) {
+		if len(np.Children) == 0 {
+			return "it has no Python child processes either; check the PID with: ps -ef | grep -i python"
+		}
+		var b strings.Builder
+		b.WriteString("its Python child processes: ")
+		for i, c := range np.Children {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			fmt.Fprintf(&b, "%d (%s)", c.PID, c.Cmdline)
+		}
+		fmt.Fprintf(&b, "\nresolve one of those instead: pyattach resolve %d", np.Children[0].PID)
+		return b.String()
+	}
+	var nm *venv.NoMatchError
+	switch {
+	case errors.As(err, &nm):
+		dir := "DIR"
+		if nm.Copy != "" {
+			dir = venvDirOf(nm.Copy)
+		}
+		return fmt.Sprintf("the base interpreter was replaced since the venv was made; refresh the venv's copy with:\npython3 -m venv --copies --upgrade %s", dir)
+	case errors.Is(err, proc.ErrNoProcess):
+		return "the process does not exist or has exited; list Python processes with: ps -ef | grep -i python"
+	case errors.Is(err, proc.ErrPermission):
+		return "pyattach may not read this process's files. The usual causes:\n" +
+			"1. it belongs to another user: run as that user, or with sudo;\n" +
+			"2. it is not dumpable (setuid, or PR_SET_DUMPABLE 0): run as root;\n" +
+			"3. a container or security module hides it (hidepid on /proc, AppArmor, SELinux): run inside the same container, or grant CAP_SYS_PTRACE (docker run --cap-add=SYS_PTRACE)"
+	case errors.Is(err, venv.ErrSymlinkLoop):
+		return "a symbolic link points back to itself; inspect the chain with: namei -l PATH"
+	case errors.Is(err, venv.ErrMalformedCfg):
+		return "pyvenv.cfg holds 'key = value' lines; rewrite it with: python3 -m venv --upgrade VENV_DIR"
+	case errors.Is(err, venv.ErrNoPython):
+		return "the virtualenv has no bin/python; recreate it with: python3 -m venv --copies VENV_DIR"
+	case errors.Is(err, venv.ErrNotVenv):
+		return "a venv has pyvenv.cfg, a Python 2 virtualenv lib/python2.7/orig-prefix.txt, a conda env conda-meta/; " + targetForms
+	case errors.Is(err, elfinfo.ErrNotELF), errors.Is(err, target.ErrNotExecutable):
+		return targetForms
+	case errors.Is(err, elfinfo.ErrCorrupt):
+		return "the file is truncated or corrupt (still being copied?); check it with: readelf -h FILE"
+	case errors.Is(err, target.ErrNotPython):
+		return "this is not a CPython interpreter; " + targetForms
+	case errors.Is(err, fs.ErrNotExist):
+		return "no such file or directory; " + targetForms
+	case errors.Is(err, fs.ErrPermission):
+		return "permission denied; run as the file's owner, or with sudo"
+	}
+	return ""
+}
+
+// venvDirOf returns the venv root of DIR/bin/python.
+func venvDirOf(exe string) string {
+	i := strings.LastIndex(exe, "/bin/")
+	if i <= 0 {
+		return "VENV_DIR"
+	}
+	return exe[:i]
+}

@@ -1,0 +1,9 @@
+// Command pyattach makes native debugging of Python processes with gdb
+// and lldb work the first time. See README.md.
+package main
+
+import "os"
+
+func main() {
+	os.Exit(Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Environ()))
+}

@@ -1,0 +1,207 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/pyattach/pyattach/detect/target"
+)
+
+// ResolveCmd is `pyattach resolve`.
+type ResolveCmd struct {
+	Target string `arg:"" help:"A PID, a Python executable, a virtualenv directory, or a script with a #! line."`
+	JSON   bool   `help:"Print one JSON object (fields in README.md)."`
+}
+
+// Help is shown by `pyattach resolve --help`.
+func (c *ResolveCmd) Help() string {
+	return `Examples:
+  pyattach resolve 12345            # the process's real interpreter and modules
+  pyattach resolve .venv            # a --copies venv back to /usr/bin/python3.11
+  pyattach resolve --json ./app.py  # through the script's #! line, as JSON
+
+For a PID, the executable is read through /proc/PID/exe (so deleted
+binaries work), the mapped modules are listed with their build-ids, and a
+process in another root or mount namespace is read under /proc/PID/root.
+A venv copy is resolved to the interpreter with the same ELF build-id.`
+}
+
+// Run resolves the target and prints the result.
+func (c *ResolveCmd) Run(g *Globals, app *App) error {
+	res, err := target.Resolve(context.Background(), c.Target, target.Options{
+		ProcRoot: g.ProcRoot,
+		Env:      app.Env,
+		Cwd:      app.Cwd,
+	})
+	if err != nil {
+		err = fmt.Errorf("resolve %s: %w", c.Target, err)
+		// Name the user's venv in the hint's command when we know it.
+		if h := hintFor(err); strings.Contains(h, "VENV_DIR") {
+			dir := ""
+			if res != nil && res.Venv.Path != "" {
+				dir = res.Venv.Path
+			} else if st, serr := os.Stat(c.Target); serr == nil && st.IsDir() {
+				dir = c.Target
+			}
+			if dir != "" {
+				err = withHint(err, "%s", strings.ReplaceAll(h, "VENV_DIR", dir))
+			}
+		}
+		return err
+	}
+	if c.JSON {
+		enc := json.NewEncoder(app.Stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(res)
+	}
+	printResult(app.Stdout, res)
+	return nil
+}
+
+func printResult(w io.Writer, r *target.Result) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	row := func(k, format string, args ...any) {
+		fmt.Fprintf(tw, "%s\t%s\n", k, fmt.Sprintf(format, args...))
+	}
+	switch r.TargetKind {
+	case target.KindPID:
+		row("process", "%d", r.PID)
+	case target.KindScript:
+		row("script", "%s  (%s)", r.Script, r.Shebang)
+	case target.KindShim:
+		row("pyenv shim", "%s", r.Shim)
+	case target.KindVenv:
+		row("venv", "%s", r.Target)
+	}
+	if r.Shim != "" && r.TargetKind != target.KindShim {
+		row("pyenv shim", "%s", r.Shim)
+	}
+	if r.ShimVersion != "" {
+		row("pyenv version", "%s", r.ShimVersion)
+	}
+	exe := r.Exe
+	var notes []string
+	if r.ExeDeleted {
+		notes = append(notes, "deleted")
+	}
+	if r.Venv.Kind == "copies" {
+		notes = append(notes, "venv copy")
+	}
+	if r.Embedded {
+		notes = append(notes, "embeds Python")
+	}
+	if len(notes) > 0 {
+		exe += "  (" + strings.Join(notes, ", ") + ")"
+	}
+	row("exe", "%s", exe)
+	row("interpreter", "%s  (%s)", r.Interpreter, viaText(r.Via))
+	row("build-id", "%s", r.BuildID)
+	if r.ReadFrom != "" {
+		row("read from", "%s", r.ReadFrom)
+	}
+	py := r.Python.Version
+	if py == "" {
+		py = "unknown version"
+	} else if r.Python.VersionSource != "" {
+		py += " (from " + r.Python.VersionSource + ")"
+	}
+	var flavour []string
+	if r.Python.ABIFlags != "" {
+		flavour = append(flavour, "ABI flags "+r.Python.ABIFlags)
+	}
+	if r.Python.DebugBuild {
+		flavour = append(flavour, "debug build (Py_DEBUG)")
+	}
+	if r.Python.FreeThreaded {
+		flavour = append(flavour, "free-threaded")
+	}
+	if len(flavour) > 0 {
+		py += ", " + strings.Join(flavour, ", ")
+	}
+	row("python", "%s", py)
+	if r.Static {
+		row("libpython", "none: the runtime is linked into the executable (static)")
+	} else {
+		row("libpython", "%s  (build-id %s)", r.Libpython, r.LibpythonBuildID)
+	}
+	if r.Venv.Kind != "" && r.Venv.Kind != "none" {
+		v := fmt.Sprintf("%s  (%s", r.Venv.Path, r.Venv.Kind)
+		if r.Venv.Home != "" {
+			v += ", home " + r.Venv.Home
+		}
+		row("venv", "%s)", v)
+	}
+	if r.Container {
+		row("container", "yes: files read under %s", r.Root)
+	}
+	if e := r.ELF; e != nil {
+		row("debug info", "%s", debugText(r))
+	}
+	if r.TargetKind == target.KindPID {
+		row("modules", "%d mapped (--json lists them with build-ids)", len(r.Modules))
+	}
+	tw.Flush()
+	for _, wmsg := range r.Warnings {
+		fmt.Fprintf(w, "warning: %s\n", wmsg)
+	}
+}
+
+func viaText(via string) string {
+	switch via {
+	case "self":
+		return "the executable itself"
+	case "symlink":
+		return "the venv's symlink"
+	case "pyvenv.cfg":
+		return "same build-id, found through pyvenv.cfg"
+	case "orig-prefix":
+		return "same build-id, found through orig-prefix.txt"
+	case "candidates":
+		return "same build-id, found among installed Pythons"
+	case "pyenv":
+		return "chosen by pyenv"
+	case "libpython":
+		return "the embedded interpreter's libpython"
+	}
+	return via
+}
+
+// debugText summarises the debug information of the file that holds
+// the runtime.
+func debugText(r *target.Result) string {
+	e := r.ELF
+	if r.LibpythonELF != nil {
+		e = r.LibpythonELF
+	}
+	var parts []string
+	switch {
+	case e.DWARF:
+		parts = append(parts, "DWARF embedded")
+	case e.Symtab:
+		parts = append(parts, "symbol table only")
+	default:
+		parts = append(parts, "stripped")
+	}
+	if e.DebugLink != nil {
+		parts = append(parts, "separate file "+e.DebugLink.Name+" (.gnu_debuglink)")
+	}
+	if p := e.Producer; p != nil {
+		s := p.Compiler + " " + p.Version
+		if p.GLevel != "" {
+			s += " -g" + p.GLevel
+		}
+		if p.OLevel != "" {
+			s += " -O" + p.OLevel
+		}
+		if p.LTO {
+			s += " LTO"
+		}
+		parts = append(parts, s)
+	}
+	return strings.Join(parts, "; ")
+}

@@ -1,0 +1,226 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+func TestMain(m *testing.M) {
+	testscript.Main(m, map[string]func(){
+		"pyattach": func() { os.Exit(Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Environ())) },
+	})
+}
+
+var updateScripts = os.Getenv("PYATTACH_UPDATE_SCRIPTS") == "1"
+
+// TestScript runs testdata/script/*.txtar: one user-visible behaviour
+// each. PYATTACH_UPDATE_SCRIPTS=1 rewrites the golden files they hold.
+func TestScript(t *testing.T) {
+	testscript.Run(t, scriptParams())
+}
+
+func scriptParams() testscript.Params {
+	return testscript.Params{
+		Dir:                 filepath.Join("..", "..", "testdata", "script"),
+		RequireExplicitExec: true,
+		UpdateScripts:       updateScripts,
+		Setup: func(e *testscript.Env) error {
+			// Keep the user's dirs out of the tests.
+			home := filepath.Join(e.WorkDir, "home")
+			e.Setenv("HOME", home)
+			e.Setenv("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
+			e.Setenv("XDG_CACHE_HOME", filepath.Join(home, ".cache"))
+			e.Setenv("XDG_DATA_HOME", filepath.Join(home, ".local", "share"))
+			e.Setenv("PYENV_ROOT", filepath.Join(home, ".pyenv"))
+			e.Setenv("DEBUGINFOD_URLS", "")
+			e.Setenv("NO_COLOR", "1")
+			// Only system directories on PATH, so that the machine's
+			// pyenv shims do not leak into candidate searches.
+			// testscript put the directory holding pyattach first.
+			bin, _, _ := strings.Cut(e.Getenv("PATH"), string(os.PathListSeparator))
+			e.Setenv("PATH", bin+":"+filepath.Join(e.WorkDir, ".bin")+":/usr/local/bin:/usr/bin:/bin")
+			return os.MkdirAll(home, 0o755)
+		},
+		Condition: func(cond string) (bool, error) {
+			// [have:TOOL] is true when TOOL is installed; in CI a
+			// missing tool is an error, never a silent skip.
+			if tool, ok := strings.CutPrefix(cond, "have:"); ok {
+				_, err := exec.LookPath(tool)
+				if err != nil && os.Getenv("CI") == "true" {
+					return false, fmt.Errorf("%s is required in CI", tool)
+				}
+				return err == nil, nil
+			}
+			return false, fmt.Errorf("unknown condition %q", cond)
+		},
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"cc":        cmdCC,
+			"writefile": cmdWritefile,
+			"mkproc":    cmdMkproc,
+			"buildid":   cmdBuildID,
+			"startproc": cmdStartProc,
+		},
+	}
+}
+
+// cc runs gcc with the given arguments (the container of all ELF
+// fixtures: they are compiled at test time).
+func cmdCC(ts *testscript.TestScript, neg bool, args []string) {
+	gcc, err := exec.LookPath("gcc")
+	if err != nil {
+		ts.Fatalf("gcc is not installed (scripts that compile fixtures start with [!have:gcc] skip)")
+	}
+	for i, a := range args {
+		if a == "-o" && i+1 < len(args) {
+			ts.Check(os.MkdirAll(filepath.Dir(ts.MkAbs(args[i+1])), 0o755))
+		}
+	}
+	cmd := exec.Command(gcc, args...)
+	cmd.Dir = ts.Getenv("WORK")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		ts.Fatalf("gcc %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+}
+
+// writefile FILE LINE... writes the lines (arguments are expanded by
+// testscript, so $WORK may appear in them).
+func cmdWritefile(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) < 1 {
+		ts.Fatalf("usage: writefile FILE [LINE...]")
+	}
+	name := ts.MkAbs(args[0])
+	ts.Check(os.MkdirAll(filepath.Dir(name), 0o755))
+	content := strings.Join(args[1:], "\n")
+	if len(args) > 1 {
+		content += "\n"
+	}
+	ts.Check(os.WriteFile(name, []byte(content), 0o644))
+}
+
+// buildid VAR FILE sets $VAR to FILE's build-id as readelf prints it, an
+// oracle independent of pyattach's own ELF reader.
+func cmdBuildID(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 2 {
+		ts.Fatalf("usage: buildid VAR FILE")
+	}
+	out, err := exec.Command("readelf", "-n", ts.MkAbs(args[1])).Output()
+	ts.Check(err)
+	for _, line := range strings.Split(string(out), "\n") {
+		if _, id, ok := strings.Cut(line, "Build ID: "); ok {
+			ts.Setenv(args[0], strings.TrimSpace(id))
+			return
+		}
+	}
+	ts.Fatalf("%s has no build-id", args[1])
+}
+
+// mkproc DIR PID key=value... makes a fake /proc/PID under DIR:
+//
+//	exe=PATH      PID/exe symlink (a target ending in " (deleted)" is
+//	              taken literally: the fixture file has that name)
+//	root=PATH     PID/root symlink (default /)
+//	mnt=ID        PID/ns/mnt -> mnt:[ID] (default: same as self)
+//	comm=NAME     PID/stat comm, and PID/cmdline
+//	ppid=N        PID/stat parent
+//	uid=N         PID/status Uid
+//	maps=P1,P2    PID/maps: one r-xp mapping per path
+//
+// DIR/self/ns/mnt is made once, as mnt:[4026531840].
+func cmdMkproc(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) < 2 {
+		ts.Fatalf("usage: mkproc DIR PID key=value...")
+	}
+	dir := ts.MkAbs(args[0])
+	pid, err := strconv.Atoi(args[1])
+	ts.Check(err)
+	kv := map[string]string{"root": "/", "mnt": "4026531840", "comm": "python3", "ppid": "1", "uid": "0"}
+	for _, a := range args[2:] {
+		k, v, ok := strings.Cut(a, "=")
+		if !ok {
+			ts.Fatalf("mkproc: %q is not key=value", a)
+		}
+		kv[k] = v
+	}
+	self := filepath.Join(dir, "self", "ns")
+	if _, err := os.Lstat(filepath.Join(self, "mnt")); err != nil {
+		ts.Check(os.MkdirAll(self, 0o755))
+		ts.Check(os.Symlink("mnt:[4026531840]", filepath.Join(self, "mnt")))
+	}
+	p := filepath.Join(dir, strconv.Itoa(pid))
+	ts.Check(os.MkdirAll(filepath.Join(p, "ns"), 0o755))
+	ts.Check(os.MkdirAll(filepath.Join(p, "map_files"), 0o755))
+	if exe := kv["exe"]; exe != "" {
+		ts.Check(os.Symlink(exe, filepath.Join(p, "exe")))
+	}
+	ts.Check(os.Symlink(kv["root"], filepath.Join(p, "root")))
+	ts.Check(os.Symlink("mnt:["+kv["mnt"]+"]", filepath.Join(p, "ns", "mnt")))
+	stat := fmt.Sprintf("%d (%s) S %s %d %d 0 -1 4194304 0 0 0 0 0 0 0 0 20 0 1 0 100 0 0\n", pid, kv["comm"], kv["ppid"], pid, pid)
+	ts.Check(os.WriteFile(filepath.Join(p, "stat"), []byte(stat), 0o644))
+	status := fmt.Sprintf("Name:\t%s\nPPid:\t%s\nUid:\t%s\t%s\t%s\t%s\n", kv["comm"], kv["ppid"], kv["uid"], kv["uid"], kv["uid"], kv["uid"])
+	ts.Check(os.WriteFile(filepath.Join(p, "status"), []byte(status), 0o644))
+	cmdline := kv["comm"] + "\x00"
+	if c, ok := kv["cmdline"]; ok {
+		cmdline = strings.ReplaceAll(c, " ", "\x00") + "\x00"
+	}
+	ts.Check(os.WriteFile(filepath.Join(p, "cmdline"), []byte(cmdline), 0o644))
+	var maps strings.Builder
+	addr := uint64(0x400000)
+	for i, m := range strings.Split(kv["maps"], ",") {
+		if m == "" {
+			continue
+		}
+		fmt.Fprintf(&maps, "%x-%x r-xp 00000000 fd:01 %d                    %s\n", addr, addr+0x1000, 1000+i, m)
+		// map_files/START-END names the mapped file, deleted or not.
+		ts.Check(os.Symlink(m, filepath.Join(p, "map_files", fmt.Sprintf("%x-%x", addr, addr+0x1000))))
+		addr += 0x100000
+	}
+	fmt.Fprintf(&maps, "7ffd4a1f2000-7ffd4a1f4000 r-xp 00000000 00:00 0                          [vdso]\n")
+	ts.Check(os.WriteFile(filepath.Join(p, "maps"), []byte(maps.String()), 0o644))
+}
+
+// startproc VAR PROGRAM ARGS... starts a real process in the background,
+// waits until it prints a line on stdout (the programs used here print
+// "ready" once they are inside the function they sleep in), sets $VAR to
+// its PID, and kills it when the script ends.
+func cmdStartProc(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) < 2 {
+		ts.Fatalf("usage: startproc VAR PROGRAM [ARGS...]")
+	}
+	cmd := exec.Command(args[1], args[2:]...)
+	cmd.Dir = ts.Getenv("WORK")
+	cmd.Env = append(os.Environ(), "HOME="+ts.Getenv("HOME"))
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	stdout, err := cmd.StdoutPipe()
+	ts.Check(err)
+	cmd.Stderr = os.Stderr
+	ts.Check(cmd.Start())
+	ts.Defer(func() {
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		cmd.Wait()
+	})
+	ready := make(chan error, 1)
+	go func() {
+		_, err := bufio.NewReader(stdout).ReadString('\n')
+		ready <- err
+	}()
+	select {
+	case err := <-ready:
+		if err != nil {
+			ts.Fatalf("%s exited before it was ready: %v", args[1], err)
+		}
+	case <-time.After(30 * time.Second):
+		ts.Fatalf("%s did not print its ready line within 30s", args[1])
+	}
+	ts.Setenv(args[0], strconv.Itoa(cmd.Process.Pid))
+}

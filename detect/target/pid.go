@@ -1,0 +1,299 @@
+package target
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"path"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+
+	"github.com/pyattach/pyattach/detect/elfinfo"
+	"github.com/pyattach/pyattach/detect/proc"
+	"github.com/pyattach/pyattach/detect/pyinfo"
+	"github.com/pyattach/pyattach/venv"
+)
+
+// resolvePID resolves a running process.
+func resolvePID(ctx context.Context, pid int, opts Options) (*Result, error) {
+	pr := proc.New(opts.ProcRoot)
+	p, err := pr.Process(pid)
+	if err != nil {
+		return nil, err
+	}
+	res := &Result{
+		Target:     fmt.Sprint(pid),
+		TargetKind: KindPID,
+		PID:        pid,
+		ExeDeleted: p.ExeDeleted,
+		Container:  p.Container,
+	}
+	maps, err := pr.Maps(pid)
+	if err != nil {
+		return nil, err
+	}
+	mods := proc.Modules(maps)
+
+	// Paths in /proc/PID/exe and maps are relative to the reader's root
+	// when the process's root is reachable from it (a chroot): strip the
+	// process's root so that every path is as the process sees it.
+	procRoot := ""
+	if p.Container {
+		procRoot = filepath.Join(opts.ProcRoot, fmt.Sprint(pid), "root")
+		res.Root = procRoot
+	}
+	local := func(s string) string {
+		if p.Root != "" && p.Root != "/" {
+			if rel, ok := strings.CutPrefix(s, p.Root+"/"); ok {
+				return "/" + rel
+			}
+		}
+		return s
+	}
+	res.Exe = local(p.Exe)
+
+	// The executable, read through /proc/PID/exe: that works for deleted
+	// binaries and for binaries inside another root alike.
+	exeFile, err := pr.OpenExe(pid)
+	if err != nil {
+		return nil, err
+	}
+	exeFacts, exeInfo, err := readFacts(exeFile, res.Exe)
+	exeFile.Close()
+	if err != nil {
+		return nil, fmt.Errorf("%s (process %d): %w", res.Exe, pid, err)
+	}
+	res.ExeBuildID = exeInfo.BuildID
+
+	// Module build-ids, read in parallel: each costs a few small reads.
+	if !opts.NoModules {
+		res.Modules = readModules(pr, pid, maps, mods, local)
+	}
+
+	var libMod *proc.Module
+	for i := range mods {
+		if pyinfo.IsLibpython(path.Base(mods[i].Path)) {
+			libMod = &mods[i]
+			break
+		}
+	}
+	if !exeFacts.HasRuntime && libMod == nil {
+		return res, notPython(pr, p)
+	}
+	res.Embedded = !looksLikePython(path.Base(res.Exe))
+
+	switch {
+	case p.ExeDeleted:
+		res.Interpreter = res.Exe
+		res.Via = "self"
+		res.ReadFrom = filepath.Join(opts.ProcRoot, fmt.Sprint(pid), "exe")
+		res.BuildID = exeInfo.BuildID
+		res.ELF = exeInfo
+		res.Venv = Venv{Kind: string(venv.KindNone)}
+		res.Warnings = append(res.Warnings, deletedWarning(res.Exe, exeInfo.BuildID, procRoot))
+	case p.Container:
+		// Inside another root: the process's files are read under it.
+		res.Interpreter = res.Exe
+		res.Via = "self"
+		res.ReadFrom = inRoot(procRoot, res.Exe)
+		res.BuildID = exeInfo.BuildID
+		res.ELF = exeInfo
+		res.Venv = Venv{Kind: string(venv.KindNone)}
+		if env, err := venv.FindEnv(res.ReadFrom); err == nil && env != nil {
+			res.Venv = Venv{Path: stripRoot(procRoot, env.Path), Kind: string(env.Kind), Home: env.Home}
+			if env.Kind == venv.KindCopies {
+				res.Warnings = append(res.Warnings, "the executable is a venv copy inside the container; its interpreter is proved by its own build-id only")
+			}
+		}
+	case res.Embedded:
+		res.Interpreter = res.Exe
+		res.Via = "self"
+		res.BuildID = exeInfo.BuildID
+		res.ELF = exeInfo
+		res.Venv = Venv{Kind: string(venv.KindNone)}
+	default:
+		r, err := venv.Resolve(res.Exe, venv.Options{Env: opts.Env})
+		if r != nil {
+			fillVenv(res, r.Env)
+		}
+		if err != nil {
+			return res, err
+		}
+		res.Interpreter = r.Interpreter
+		res.Via = r.Via
+		res.BuildID = r.BuildID
+		res.ELF = exeInfo
+	}
+
+	if exeFacts.HasRuntime {
+		res.Static = true
+		res.Python = pythonOf(exeFacts)
+		return res, nil
+	}
+	lib := local(libMod.Path)
+	if res.Embedded {
+		res.Interpreter = lib
+		res.Via = "libpython"
+	}
+	if libMod.Deleted {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("%s was deleted or replaced after the process loaded it", lib))
+	}
+	if err := fillLibpython(res, lib, procRoot, exeFacts); err != nil {
+		if !libMod.Deleted {
+			return res, err
+		}
+		// A deleted libpython is still readable through map_files.
+		f, ferr := pr.OpenMapFile(pid, mappingOf(maps, libMod.Path))
+		if ferr != nil {
+			return res, err
+		}
+		defer f.Close()
+		facts, info, ferr := readFacts(f, lib)
+		if ferr != nil {
+			return res, ferr
+		}
+		res.Libpython, res.LibpythonBuildID, res.LibpythonELF = lib, info.BuildID, info
+		res.Python = pythonOf(facts)
+	}
+	if res.Embedded {
+		res.BuildID = res.LibpythonBuildID
+		res.ELF = res.LibpythonELF
+	}
+	return res, nil
+}
+
+func mappingOf(maps []proc.Mapping, p string) proc.Mapping {
+	for _, m := range maps {
+		if m.Path == p {
+			return m
+		}
+	}
+	return proc.Mapping{}
+}
+
+func deletedWarning(exe, id, root string) string {
+	now, err := elfinfo.ReadBuildIDFile(inRoot(root, exe))
+	switch {
+	case err == nil && now != id:
+		return fmt.Sprintf("the executable was replaced after the process started: %s now has build-id %s, the running one has %s; its ELF is read through /proc", exe, now, id)
+	case err == nil:
+		return fmt.Sprintf("the executable was deleted and reinstalled after the process started (same build-id %s); its ELF is read through /proc", id)
+	default:
+		return fmt.Sprintf("the executable %s was deleted after the process started; its ELF is read through /proc", exe)
+	}
+}
+
+// looksLikePython reports whether an executable's name is a Python
+// interpreter's (python, python3.11, python3.11d, pypy3 is not CPython
+// but is named so too).
+func looksLikePython(base string) bool {
+	return strings.HasPrefix(base, "python")
+}
+
+func readFacts(f fs.File, name string) (*pyinfo.Facts, *elfinfo.Info, error) {
+	ra, ok := f.(io.ReaderAt)
+	if !ok {
+		return nil, nil, fmt.Errorf("%s: file does not support random access", name)
+	}
+	info, err := elfinfo.Read(ra, elfinfo.Options{Producer: true, Dynamic: true})
+	if err != nil {
+		return nil, nil, err
+	}
+	facts, err := pyinfo.Read(ra, name)
+	if err != nil {
+		return nil, nil, err
+	}
+	return facts, info, nil
+}
+
+// readModules reads the build-id of every module, a few at a time.
+func readModules(pr *proc.Proc, pid int, maps []proc.Mapping, mods []proc.Module, local func(string) string) []Module {
+	out := make([]Module, len(mods))
+	workers := runtime.GOMAXPROCS(0) * 2
+	if workers > len(mods) {
+		workers = len(mods)
+	}
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				out[i] = readModule(pr, pid, maps, mods[i], local)
+			}
+		}()
+	}
+	for i := range mods {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	return out
+}
+
+func readModule(pr *proc.Proc, pid int, maps []proc.Mapping, m proc.Module, local func(string) string) Module {
+	mod := Module{Path: local(m.Path), Deleted: m.Deleted}
+	var f fs.File
+	var err error
+	if m.Deleted {
+		f, err = pr.OpenMapFile(pid, mappingOf(maps, m.Path))
+	} else {
+		f, err = pr.OpenInRoot(pid, mod.Path)
+	}
+	if err != nil {
+		mod.Error = err.Error()
+		return mod
+	}
+	defer f.Close()
+	ra, ok := f.(io.ReaderAt)
+	if !ok {
+		mod.Error = "no random access"
+		return mod
+	}
+	id, err := elfinfo.ReadBuildID(ra)
+	if err != nil && !errors.Is(err, elfinfo.ErrNoBuildID) {
+		mod.Error = err.Error()
+	}
+	mod.BuildID = id
+	return mod
+}
+
+// notPython builds the error for a process without Python, naming its
+// descendants that are Python.
+func notPython(pr *proc.Proc, p *proc.Process) error {
+	e := &NotPythonError{PID: p.PID, Comm: p.Comm, Exe: p.Exe}
+	kids, _ := pr.Children(p.PID)
+	for _, k := range kids {
+		kp, err := pr.Process(k)
+		if err != nil {
+			continue
+		}
+		if !isPythonProcess(pr, kp) {
+			continue
+		}
+		e.Children = append(e.Children, Child{PID: k, Comm: kp.Comm, Cmdline: strings.Join(kp.Cmdline, " ")})
+	}
+	return e
+}
+
+func isPythonProcess(pr *proc.Proc, p *proc.Process) bool {
+	if looksLikePython(path.Base(p.Exe)) {
+		return true
+	}
+	maps, err := pr.Maps(p.PID)
+	if err != nil {
+		return false
+	}
+	for _, m := range proc.Modules(maps) {
+		if pyinfo.IsLibpython(path.Base(m.Path)) {
+			return true
+		}
+	}
+	return false
+}
+

@@ -1,0 +1,407 @@
+package target
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/pyattach/pyattach/detect/elfinfo"
+	"github.com/pyattach/pyattach/detect/pyinfo"
+	"github.com/pyattach/pyattach/venv"
+)
+
+// Options are the roots and environment resolution works in. Every one
+// of them can be faked by tests.
+type Options struct {
+	// ProcRoot is the proc file system, "/proc" unless testing.
+	ProcRoot string
+	// Env is the environment used for PATH, HOME, PYENV_ROOT and the
+	// like (os.Environ() in production).
+	Env []string
+	// Cwd is the directory pyenv's .python-version lookup starts from.
+	Cwd string
+	// NoModules skips reading the build-ids of a process's modules.
+	NoModules bool
+}
+
+// ErrNotPython means the target holds no CPython runtime.
+var ErrNotPython = errors.New("not a Python interpreter")
+
+// ErrNotExecutable means a file target is neither ELF nor a script.
+var ErrNotExecutable = errors.New("not an executable, a script or a virtualenv")
+
+// NotPythonError is returned for a process that is not Python. It names
+// the process and its descendants that are.
+type NotPythonError struct {
+	PID      int
+	Comm     string
+	Exe      string
+	Children []Child
+}
+
+// Child is a descendant process that runs Python.
+type Child struct {
+	PID     int    `json:"pid"`
+	Comm    string `json:"comm"`
+	Cmdline string `json:"cmdline"`
+}
+
+func (e *NotPythonError) Error() string {
+	return fmt.Sprintf("process %d (%s, %s) is not a Python process: no CPython runtime in its executable and no libpython mapped", e.PID, e.Comm, e.Exe)
+}
+
+func (e *NotPythonError) Unwrap() error { return ErrNotPython }
+
+// Resolve resolves a target: a PID (all digits) or a path.
+func Resolve(ctx context.Context, tgt string, opts Options) (*Result, error) {
+	if opts.ProcRoot == "" {
+		opts.ProcRoot = "/proc"
+	}
+	if isPID(tgt) {
+		pid, err := strconv.Atoi(tgt)
+		if err != nil || pid <= 0 {
+			return nil, fmt.Errorf("%q is not a valid process id", tgt)
+		}
+		return resolvePID(ctx, pid, opts)
+	}
+	return resolvePath(ctx, tgt, opts)
+}
+
+func isPID(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+func getenv(env []string, key string) string {
+	for i := len(env) - 1; i >= 0; i-- {
+		if k, v, ok := strings.Cut(env[i], "="); ok && k == key {
+			return v
+		}
+	}
+	return ""
+}
+
+// resolvePath handles a file or directory target.
+func resolvePath(ctx context.Context, p string, opts Options) (*Result, error) {
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return nil, err
+	}
+	st, err := os.Stat(abs)
+	if err != nil {
+		return nil, classifyPathErr(err)
+	}
+	if st.IsDir() {
+		env, err := venv.Detect(abs)
+		if err != nil {
+			return nil, err
+		}
+		res := &Result{Target: p, TargetKind: KindVenv}
+		if err := resolveExe(ctx, res, env.Python, opts); err != nil {
+			return res, err
+		}
+		return res, nil
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: %w", abs, ErrNotExecutable)
+	}
+	head, err := readHead(abs, 512)
+	if err != nil {
+		return nil, err
+	}
+	res := &Result{Target: p, TargetKind: KindExecutable}
+	switch {
+	case bytes.HasPrefix(head, []byte("\x7fELF")):
+		err = resolveExe(ctx, res, abs, opts)
+	case venv.IsPyenvShim(bytes.NewReader(head)):
+		err = resolveShim(ctx, res, abs, opts)
+	case bytes.HasPrefix(head, []byte("#!")):
+		err = resolveScript(ctx, res, abs, head, opts)
+	default:
+		return nil, fmt.Errorf("%s: %w (it does not start with the ELF magic or #!)", abs, ErrNotExecutable)
+	}
+	return res, err
+}
+
+func classifyPathErr(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) && strings.Contains(pe.Err.Error(), "too many levels of symbolic links") {
+		return fmt.Errorf("%s: %w", pe.Path, venv.ErrSymlinkLoop)
+	}
+	return err
+}
+
+func readHead(name string, n int) ([]byte, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b := make([]byte, n)
+	k, err := io.ReadFull(f, b)
+	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
+		return nil, err
+	}
+	return b[:k], nil
+}
+
+// resolveShim follows a pyenv shim to the interpreter pyenv would run.
+func resolveShim(ctx context.Context, res *Result, shim string, opts Options) error {
+	name := filepath.Base(shim)
+	exe, version, err := venv.PyenvWhich(name, opts.Cwd, venv.Options{Env: opts.Env})
+	if err != nil {
+		return fmt.Errorf("pyenv shim %s: %w", shim, err)
+	}
+	if res.TargetKind == KindExecutable {
+		res.TargetKind = KindShim
+	}
+	res.Shim = shim
+	res.ShimVersion = version
+	if err := resolveExe(ctx, res, exe, opts); err != nil {
+		return err
+	}
+	if res.Via == "self" {
+		res.Via = "pyenv"
+	}
+	return nil
+}
+
+// resolveScript follows a script's shebang to its interpreter.
+func resolveScript(ctx context.Context, res *Result, script string, head []byte, opts Options) error {
+	line, _, _ := bytes.Cut(head, []byte("\n"))
+	line = bytes.TrimRight(line, "\r")
+	res.TargetKind = KindScript
+	res.Script = script
+	res.Shebang = string(line)
+	interp, err := shebangInterpreter(string(line[2:]), opts.Env)
+	if err != nil {
+		return fmt.Errorf("%s: %w", script, err)
+	}
+	h, err := readHead(interp, 512)
+	if err != nil {
+		return fmt.Errorf("%s: interpreter from its shebang: %w", script, err)
+	}
+	if venv.IsPyenvShim(bytes.NewReader(h)) {
+		return resolveShim(ctx, res, interp, opts)
+	}
+	if !bytes.HasPrefix(h, []byte("\x7fELF")) {
+		return fmt.Errorf("%s: its shebang names %s, which is not an ELF executable: %w", script, interp, ErrNotPython)
+	}
+	return resolveExe(ctx, res, interp, opts)
+}
+
+// shebangInterpreter returns the program a shebang line runs, looking it
+// up on PATH for "/usr/bin/env NAME".
+func shebangInterpreter(line string, env []string) (string, error) {
+	fields := strings.Fields(line)
+	if len(fields) == 0 {
+		return "", errors.New("empty shebang line")
+	}
+	prog := fields[0]
+	if path.Base(prog) == "env" {
+		name := ""
+		for _, f := range fields[1:] {
+			if strings.HasPrefix(f, "-") || strings.Contains(f, "=") {
+				continue
+			}
+			name = f
+			break
+		}
+		if name == "" {
+			return "", fmt.Errorf("shebang %q names no program after env", line)
+		}
+		if strings.Contains(name, "/") {
+			return name, nil
+		}
+		for _, dir := range filepath.SplitList(getenv(env, "PATH")) {
+			if dir == "" {
+				dir = "."
+			}
+			cand := filepath.Join(dir, name)
+			if st, err := os.Stat(cand); err == nil && st.Mode().IsRegular() && st.Mode()&0o111 != 0 {
+				return cand, nil
+			}
+		}
+		return "", fmt.Errorf("shebang %q: %s is not on PATH", line, name)
+	}
+	return prog, nil
+}
+
+// resolveExe resolves an executable file on this machine.
+func resolveExe(ctx context.Context, res *Result, exe string, opts Options) error {
+	res.Exe = exe
+	r, err := venv.Resolve(exe, venv.Options{Env: opts.Env})
+	if r != nil {
+		fillVenv(res, r.Env)
+		res.ExeBuildID = r.CopyBuildID
+	}
+	if err != nil {
+		return err
+	}
+	res.Interpreter = r.Interpreter
+	res.Via = r.Via
+	res.BuildID = r.BuildID
+	if res.ExeBuildID == "" {
+		res.ExeBuildID = r.BuildID
+	}
+	return fillPython(res, r.Interpreter, "", getenvList(opts.Env, "LD_LIBRARY_PATH"))
+}
+
+func getenvList(env []string, key string) []string {
+	var out []string
+	for _, d := range filepath.SplitList(getenv(env, key)) {
+		if d != "" {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+func fillVenv(res *Result, env *venv.Env) {
+	if env == nil {
+		res.Venv = Venv{Kind: string(venv.KindNone)}
+		return
+	}
+	res.Venv = Venv{Path: env.Path, Kind: string(env.Kind), Home: env.Home}
+	if env.Cfg != nil {
+		res.Venv.Version = env.Cfg.Version
+	}
+}
+
+// fillPython reads the Python and ELF facts of the interpreter file, and
+// of its libpython when the runtime lives there. root is "" for this
+// machine's root, or the host path of a process's root directory.
+func fillPython(res *Result, interp, root string, ldPath []string) error {
+	host := inRoot(root, interp)
+	f, err := os.Open(host)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	info, err := elfinfo.Read(f, elfinfo.Options{Producer: true, Dynamic: true})
+	if err != nil {
+		return fmt.Errorf("%s: %w", interp, err)
+	}
+	res.ELF = info
+	if res.BuildID == "" {
+		res.BuildID = info.BuildID
+	}
+	facts, err := pyinfo.Read(f, interp)
+	if err != nil {
+		return fmt.Errorf("%s: %w", interp, err)
+	}
+	if facts.HasRuntime {
+		res.Static = true
+		res.Python = pythonOf(facts)
+		return nil
+	}
+	if facts.LibpythonNeeded == "" {
+		return fmt.Errorf("%s: %w (no CPython runtime symbols and no libpython among its libraries)", interp, ErrNotPython)
+	}
+	realInterp := interp
+	if root == "" {
+		if p, err := filepath.EvalSymlinks(interp); err == nil {
+			realInterp = p
+		}
+	}
+	lib, err := pyinfo.FindLibrary(facts.LibpythonNeeded, info.RunPath, filepath.Dir(realInterp), rootOrSlash(root), ldPath)
+	if err != nil {
+		return fmt.Errorf("%s needs %s, which was not found: %w", interp, facts.LibpythonNeeded, err)
+	}
+	// FindLibrary answers with a host path; report it as the process sees it.
+	return fillLibpython(res, stripRoot(root, lib), root, facts)
+}
+
+func rootOrSlash(root string) string {
+	if root == "" {
+		return "/"
+	}
+	return root
+}
+
+// fillLibpython reads libpython's facts; exeFacts (may be nil) are the
+// executable's, whose name-derived ABI flags are merged in.
+func fillLibpython(res *Result, lib, root string, exeFacts *pyinfo.Facts) error {
+	f, err := os.Open(inRoot(root, lib))
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	info, err := elfinfo.Read(f, elfinfo.Options{Producer: true, Dynamic: true})
+	if err != nil {
+		return fmt.Errorf("%s: %w", lib, err)
+	}
+	facts, err := pyinfo.Read(f, lib)
+	if err != nil {
+		return fmt.Errorf("%s: %w", lib, err)
+	}
+	if !facts.HasRuntime {
+		return fmt.Errorf("%s: %w (it holds no CPython runtime)", lib, ErrNotPython)
+	}
+	res.Libpython = lib
+	res.LibpythonBuildID = info.BuildID
+	res.LibpythonELF = info
+	res.Static = false
+	res.Python = pythonOf(facts)
+	if exeFacts != nil {
+		res.Python.ABIFlags = mergeFlags(res.Python.ABIFlags, exeFacts.ABIFlags)
+		res.Python.DebugBuild = res.Python.DebugBuild || exeFacts.DebugBuild
+		res.Python.FreeThreaded = res.Python.FreeThreaded || exeFacts.FreeThreaded
+	}
+	return nil
+}
+
+func pythonOf(f *pyinfo.Facts) Python {
+	return Python{
+		Version:       f.Version,
+		VersionSource: f.VersionSource,
+		ABIFlags:      f.ABIFlags,
+		DebugBuild:    f.DebugBuild,
+		FreeThreaded:  f.FreeThreaded,
+	}
+}
+
+// mergeFlags unions two ABI flag strings in CPython's order (t, d, m).
+func mergeFlags(a, b string) string {
+	var out strings.Builder
+	for _, c := range "tdm" {
+		if strings.ContainsRune(a, c) || strings.ContainsRune(b, c) {
+			out.WriteRune(c)
+		}
+	}
+	return out.String()
+}
+
+// inRoot joins a path as a process sees it onto the host path of its
+// root. An empty root means this machine's own.
+func inRoot(root, p string) string {
+	if root == "" {
+		return p
+	}
+	return filepath.Join(root, filepath.Clean("/"+p))
+}
+
+func stripRoot(root, p string) string {
+	if root == "" {
+		return p
+	}
+	if rel, err := filepath.Rel(root, p); err == nil && !strings.HasPrefix(rel, "..") {
+		return "/" + rel
+	}
+	return p
+}

@@ -1,0 +1,107 @@
+package target
+
+import "github.com/pyattach/pyattach/detect/elfinfo"
+
+// Kinds of target, as reported in Result.TargetKind.
+const (
+	KindPID        = "pid"
+	KindExecutable = "executable"
+	KindVenv       = "venv"
+	KindScript     = "script"
+	KindShim       = "pyenv-shim"
+)
+
+// Result is everything resolve found out about a target. It is printed
+// as JSON by `pyattach resolve --json`; the field names are part of the
+// command's interface and documented in README.md.
+type Result struct {
+	Target     string `json:"target"`
+	TargetKind string `json:"target_kind"`
+	PID        int    `json:"pid,omitempty"`
+	// Script is the script whose shebang named the interpreter, and
+	// Shebang its first line, when the target was a script.
+	Script  string `json:"script,omitempty"`
+	Shebang string `json:"shebang,omitempty"`
+	// Shim is the pyenv shim that was followed, and ShimVersion the
+	// pyenv version it selected and where that choice came from.
+	Shim        string `json:"shim,omitempty"`
+	ShimVersion string `json:"shim_version,omitempty"`
+
+	// Exe is the executable as the process or the user names it: the
+	// venv's bin/python, /proc/PID/exe's target (without " (deleted)").
+	Exe        string `json:"exe"`
+	ExeDeleted bool   `json:"exe_deleted"`
+	// ExeBuildID is the build-id of Exe (equal to BuildID unless the
+	// process embeds Python or the base interpreter changed).
+	ExeBuildID string `json:"exe_build_id"`
+
+	// Interpreter is the real file holding the interpreter: never a venv
+	// copy. For an embedded interpreter it is the libpython in use.
+	Interpreter string `json:"interpreter"`
+	// Via says how Interpreter was found: "self", "symlink",
+	// "pyvenv.cfg", "orig-prefix", "candidates", "pyenv", "libpython".
+	Via     string `json:"via"`
+	BuildID string `json:"build_id"`
+	// ReadFrom is where pyattach read the interpreter's ELF when that is
+	// not Interpreter itself (/proc/PID/exe for a deleted binary,
+	// /proc/PID/root/... for a process in another root).
+	ReadFrom string `json:"read_from,omitempty"`
+
+	Python Python `json:"python"`
+
+	// Libpython is the shared libpython the interpreter uses ("" when
+	// the runtime is linked into the executable: Static is then true).
+	Libpython        string `json:"libpython"`
+	LibpythonBuildID string `json:"libpython_build_id,omitempty"`
+	Static           bool   `json:"static"`
+	// Embedded is true when the executable is not a Python interpreter
+	// but a program that embeds one (uwsgi, a game engine, ...).
+	Embedded bool `json:"embedded"`
+
+	Venv Venv `json:"venv"`
+
+	// Container is true when the process runs in another mount namespace
+	// or root; Root is then the host path of its root directory through
+	// which its files are read, and every path above is as the process
+	// sees it.
+	Container bool   `json:"container"`
+	Root      string `json:"root,omitempty"`
+
+	// Modules lists the process's mapped ELF files (PID targets only).
+	Modules []Module `json:"modules,omitempty"`
+
+	// ELF holds the ELF facts of the interpreter file and LibpythonELF
+	// those of libpython, when shared.
+	ELF          *elfinfo.Info `json:"elf"`
+	LibpythonELF *elfinfo.Info `json:"libpython_elf,omitempty"`
+
+	Warnings []string `json:"warnings,omitempty"`
+}
+
+// Python holds the interpreter's version and build flavour.
+type Python struct {
+	Version       string `json:"version"`
+	VersionSource string `json:"version_source"`
+	ABIFlags      string `json:"abi_flags"`
+	DebugBuild    bool   `json:"debug_build"`
+	FreeThreaded  bool   `json:"free_threaded"`
+}
+
+// Venv describes the environment the executable belongs to.
+type Venv struct {
+	Path string `json:"path"`
+	// Kind is "copies", "symlinks", "conda" or "none".
+	Kind string `json:"kind"`
+	Home string `json:"home"`
+	// Version is pyvenv.cfg's version, when it has one.
+	Version string `json:"version,omitempty"`
+}
+
+// Module is one ELF file mapped into a process.
+type Module struct {
+	Path    string `json:"path"`
+	BuildID string `json:"build_id"`
+	Deleted bool   `json:"deleted,omitempty"`
+	// Error says why the build-id could not be read, if so.
+	Error string `json:"error,omitempty"`
+}

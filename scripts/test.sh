@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Installs what the tests need (Debian packages, as root with apt-get, or
+# prints the apt-get line), then runs gofmt, go vet and every test:
+# unit tests, fuzz seed corpora, testscript CLI tests and the integration
+# tests that attach real gdb/lldb to real Python processes.
+#
+# With CI=true a missing tool fails the tests instead of skipping them.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+. scripts/lib.sh
+
+# gdb, lldb (+ its Python), Debian's python3.11 with debug symbols and
+# the debug build, venv support, elfutils and a debuginfod server, a C
+# compiler and binutils for ELF fixtures, zip for debug-symbol packages,
+# util-linux for unshare (the container stand-in).
+need_debs gdb lldb python3-lldb-14 python3.11 python3.11-dbg python3.11-venv \
+	elfutils debuginfod gcc g++ binutils zip unzip util-linux procps
+need_go
+
+unformatted=$(gofmt -l cmd detect gdbgen lldbgen venv 2>/dev/null || true)
+if [ -n "$unformatted" ]; then
+	echo "scripts/test.sh: these files need gofmt -w:" >&2
+	echo "$unformatted" >&2
+	exit 1
+fi
+go vet ./...
+go test -count=1 "$@" ./...
