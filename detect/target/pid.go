@@ -296,4 +296,3 @@ func isPythonProcess(pr *proc.Proc, p *proc.Process) bool {
 	}
 	return false
 }
-
