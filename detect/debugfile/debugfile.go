@@ -1,0 +1,421 @@
+package debugfile
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/pyattach/pyattach/detect/elfinfo"
+)
+
+// Via says where debug information was found.
+type Via string
+
+// The places debug information is found, in search order.
+const (
+	ViaEmbedded        Via = "embedded"
+	ViaBuildID         Via = "build-id"
+	ViaDebugLink       Via = "debuglink"
+	ViaDebuginfodCache Via = "debuginfod-cache"
+	ViaDebuginfod      Via = "debuginfod"
+	ViaNone            Via = "none"
+)
+
+// Kind says what the debug information holds, which decides what the
+// debugger can show.
+type Kind string
+
+// Kinds of debug information, from most to least useful.
+const (
+	// KindDWARF is full DWARF: files, lines, types and locals.
+	KindDWARF Kind = "dwarf"
+	// KindLineTables is DWARF without types or locals (-g1, or a lone
+	// .debug_line): files and lines, but py-bt cannot read frames.
+	KindLineTables Kind = "line-tables"
+	// KindSymtab is a full symbol table only: function names, no lines.
+	KindSymtab Kind = "symtab"
+	// KindMiniDebugInfo is a .gnu_debugdata section: an LZMA-compressed
+	// symbol table of the functions .dynsym lacks (Fedora).
+	KindMiniDebugInfo Kind = "minidebuginfo"
+	// KindNone means only the dynamic symbols are there.
+	KindNone Kind = "none"
+)
+
+// Module is an ELF file to find debug information for.
+type Module struct {
+	// Path is the module's path as its process sees it.
+	Path string
+	// Root is the host path of the process's root directory when it runs
+	// in a container or chroot ("" otherwise). Files are read under it,
+	// and debug directories are searched under it before the host's.
+	Root string
+	// Also lists other paths of the same file whose directories gdb's
+	// debuglink search should try: the real path of a symlink, the
+	// original of a venv copy.
+	Also []string
+	// Info is the module's ELF facts; Locate reads them when nil.
+	Info *elfinfo.Info
+}
+
+// Found is the answer for one module.
+type Found struct {
+	Via  Via    `json:"via"`
+	Path string `json:"path"`
+	Kind Kind   `json:"kind"`
+	// Alt is the dwz supplementary file named by .gnu_debugaltlink, when
+	// the debug information has one; AltMissing is true when it names
+	// one that was not found (types and names then go missing).
+	Alt        string `json:"alt,omitempty"`
+	AltMissing bool   `json:"alt_missing,omitempty"`
+	// Producer is the compiler line of the debug information, if any.
+	Producer *elfinfo.Producer `json:"producer,omitempty"`
+	// Rejected lists files that were found but did not match.
+	Rejected []Rejection `json:"rejected,omitempty"`
+	// Err says why a server download failed, when one was tried.
+	Err string `json:"error,omitempty"`
+}
+
+// Rejection is a candidate file that exists but is not the module's.
+type Rejection struct {
+	Path   string `json:"path"`
+	Reason string `json:"reason"`
+}
+
+// Fetcher is the debuginfod side of the search.
+type Fetcher interface {
+	// Cached returns the cached debug file for a build-id.
+	Cached(buildID string) (string, bool)
+	// Fetch downloads debug files for the build-ids, in parallel; the
+	// result maps each build-id to its file or an error.
+	Fetch(ctx context.Context, buildIDs []string) map[string]FetchResult
+}
+
+// FetchResult is the outcome of one download.
+type FetchResult struct {
+	Path string
+	Err  error
+}
+
+// Locator holds the search configuration.
+type Locator struct {
+	// DebugDirs are gdb's debug-file-directory entries, in order.
+	DebugDirs []string
+	// Debuginfod is consulted for the cache, and for servers unless
+	// Offline. Nil disables both.
+	Debuginfod Fetcher
+	Offline    bool
+}
+
+// DefaultDebugDirs is gdb's default debug-file-directory on Debian,
+// Ubuntu and Fedora.
+var DefaultDebugDirs = []string{"/usr/lib/debug"}
+
+// maxIndexed bounds the rest.N.debug variants tried per build-id.
+const maxIndexed = 8
+
+// host returns where a path of the module's process is on this machine.
+func (m *Module) host(p string) string {
+	if m.Root == "" {
+		return p
+	}
+	return filepath.Join(m.Root, filepath.Clean("/"+p))
+}
+
+// Locate runs the local part of the search (steps 1 to 4).
+func (l *Locator) Locate(m Module) (Found, error) {
+	if m.Info == nil {
+		info, err := elfinfo.Open(m.host(m.Path), elfinfo.Options{Producer: true})
+		if err != nil {
+			return Found{Via: ViaNone, Kind: KindNone}, err
+		}
+		m.Info = info
+	}
+	info := m.Info
+	var f Found
+	if info.DWARF {
+		f = Found{Via: ViaEmbedded, Path: m.Path, Kind: kindOf(info), Producer: info.Producer}
+		l.locateAlt(&f, m, m.host(m.Path), info)
+		return f, nil
+	}
+	if id := info.BuildID; validBuildID(id) {
+		for _, dir := range l.dirsFor(m) {
+			for i := 0; i <= maxIndexed; i++ {
+				name := id[2:] + ".debug"
+				if i > 0 {
+					name = fmt.Sprintf("%s.%d.debug", id[2:], i)
+				}
+				p := filepath.Join(dir, ".build-id", id[:2], name)
+				if _, err := os.Stat(p); err != nil {
+					break
+				}
+				if ok, why := matchesBuildID(p, id); ok {
+					return l.found(ViaBuildID, p, m, f.Rejected), nil
+				} else {
+					f.Rejected = append(f.Rejected, Rejection{Path: p, Reason: why})
+				}
+			}
+		}
+	}
+	if dl := info.DebugLink; dl != nil {
+		for _, p := range l.debuglinkCandidates(m, dl.Name) {
+			if _, err := os.Stat(p); err != nil {
+				continue
+			}
+			ok, why := matchesCRC(p, dl.CRC, info.BuildID)
+			if ok {
+				return l.found(ViaDebugLink, p, m, f.Rejected), nil
+			}
+			f.Rejected = append(f.Rejected, Rejection{Path: p, Reason: why})
+		}
+	}
+	if l.Debuginfod != nil && validBuildID(info.BuildID) {
+		if p, ok := l.Debuginfod.Cached(info.BuildID); ok {
+			return l.found(ViaDebuginfodCache, p, m, f.Rejected), nil
+		}
+	}
+	f.Via, f.Kind = ViaNone, kindOf(info)
+	return f, nil
+}
+
+// found builds the answer for a separate debug file.
+func (l *Locator) found(via Via, p string, m Module, rejected []Rejection) Found {
+	f := Found{Via: via, Path: p, Kind: KindNone, Rejected: rejected}
+	info, err := elfinfo.Open(p, elfinfo.Options{Producer: true})
+	if err != nil {
+		f.Err = err.Error()
+		return f
+	}
+	f.Kind = kindOf(info)
+	f.Producer = info.Producer
+	l.locateAlt(&f, m, p, info)
+	return f
+}
+
+// dirsFor returns the debug directories to search for a module: under
+// its root first (a container has its own debug packages), then the
+// host's.
+func (l *Locator) dirsFor(m Module) []string {
+	dirs := l.DebugDirs
+	if dirs == nil {
+		dirs = DefaultDebugDirs
+	}
+	var out []string
+	if m.Root != "" {
+		for _, d := range dirs {
+			out = append(out, m.host(d))
+		}
+	}
+	return append(out, dirs...)
+}
+
+// debuglinkCandidates lists gdb's debuglink locations for every directory
+// the module is known under.
+func (l *Locator) debuglinkCandidates(m Module, name string) []string {
+	var objdirs []string
+	seen := map[string]bool{}
+	add := func(p string) {
+		d := path.Dir(p)
+		if !seen[d] {
+			seen[d] = true
+			objdirs = append(objdirs, d)
+		}
+	}
+	add(m.Path)
+	if real, err := filepath.EvalSymlinks(m.host(m.Path)); err == nil {
+		add(stripRoot(m.Root, real))
+	}
+	for _, a := range m.Also {
+		add(a)
+	}
+	var out []string
+	for _, d := range objdirs {
+		out = append(out, m.host(path.Join(d, name)), m.host(path.Join(d, ".debug", name)))
+	}
+	for _, dir := range l.dirsFor(m) {
+		for _, d := range objdirs {
+			out = append(out, filepath.Join(dir, d, name))
+		}
+	}
+	return out
+}
+
+func stripRoot(root, p string) string {
+	if root == "" {
+		return p
+	}
+	if rel, err := filepath.Rel(root, p); err == nil && !strings.HasPrefix(rel, "..") {
+		return "/" + rel
+	}
+	return p
+}
+
+// locateAlt finds the dwz file named by a debug file's .gnu_debugaltlink:
+// as named (relative names are relative to the debug file), then by its
+// build-id in the debug directories.
+func (l *Locator) locateAlt(f *Found, m Module, debugFile string, info *elfinfo.Info) {
+	al := info.DebugAltLink
+	if al == nil {
+		return
+	}
+	var cands []string
+	if filepath.IsAbs(al.Name) {
+		cands = append(cands, m.host(al.Name), al.Name)
+	} else {
+		cands = append(cands, filepath.Join(filepath.Dir(debugFile), al.Name))
+	}
+	if validBuildID(al.BuildID) {
+		for _, dir := range l.dirsFor(m) {
+			cands = append(cands, filepath.Join(dir, ".build-id", al.BuildID[:2], al.BuildID[2:]+".debug"))
+		}
+	}
+	for _, p := range cands {
+		if ok, _ := matchesBuildID(p, al.BuildID); ok {
+			f.Alt = p
+			return
+		}
+	}
+	f.AltMissing = true
+}
+
+// kindOf classifies the debug information of a file.
+func kindOf(info *elfinfo.Info) Kind {
+	switch {
+	case info.DWARF && info.Producer != nil && (info.Producer.GLevel == "1" || info.Producer.GLevel == "0"):
+		return KindLineTables
+	case info.DWARF:
+		return KindDWARF
+	case info.DebugLine:
+		return KindLineTables
+	case info.Symtab:
+		return KindSymtab
+	case info.MiniDebugInfo:
+		return KindMiniDebugInfo
+	}
+	return KindNone
+}
+
+// validBuildID accepts lowercase hex of at least 2 bytes, so that it can
+// be split into the .build-id/xx/rest layout without escaping anything.
+func validBuildID(id string) bool {
+	if len(id) < 4 || len(id)%2 != 0 {
+		return false
+	}
+	for _, c := range id {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+func matchesBuildID(p, want string) (bool, string) {
+	got, err := elfinfo.ReadBuildIDFile(p)
+	if err != nil {
+		return false, err.Error()
+	}
+	if got != want {
+		return false, fmt.Sprintf("build-id %s, want %s", got, want)
+	}
+	return true, ""
+}
+
+// matchesCRC checks a debuglink candidate: the CRC-32 of the whole file,
+// and its build-id when both files have one (gdb checks both).
+func matchesCRC(p string, crc uint32, buildID string) (bool, string) {
+	f, err := os.Open(p)
+	if err != nil {
+		return false, err.Error()
+	}
+	defer f.Close()
+	if id, err := elfinfo.ReadBuildID(f); err == nil && buildID != "" && id != buildID {
+		return false, fmt.Sprintf("build-id %s, want %s", id, buildID)
+	} else if err != nil && !errors.Is(err, elfinfo.ErrNoBuildID) {
+		return false, err.Error()
+	}
+	h := crc32.NewIEEE()
+	if _, err := io.Copy(h, f); err != nil {
+		return false, err.Error()
+	}
+	if got := h.Sum32(); got != crc {
+		return false, fmt.Sprintf("CRC-32 %08x, want %08x (.gnu_debuglink)", got, crc)
+	}
+	return true, ""
+}
+
+// Result is one module's answer from LocateAll.
+type Result struct {
+	Module Module
+	Found  Found
+	Err    error
+}
+
+// LocateAll runs Locate for every module in parallel, then asks the
+// debuginfod servers, in one batch, for those still without DWARF.
+func (l *Locator) LocateAll(ctx context.Context, mods []Module, parallel int) []Result {
+	if parallel <= 0 {
+		parallel = 4
+	}
+	out := make([]Result, len(mods))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, parallel)
+	for i := range mods {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func(i int) {
+			defer wg.Done()
+			defer func() { <-sem }()
+			m := mods[i]
+			f, err := l.Locate(m)
+			if m.Info == nil && err == nil {
+				// Locate read the info; keep it for the caller.
+				m.Info, _ = elfinfo.Open(m.host(m.Path), elfinfo.Options{})
+			}
+			out[i] = Result{Module: m, Found: f, Err: err}
+		}(i)
+	}
+	wg.Wait()
+	if l.Debuginfod == nil || l.Offline {
+		return out
+	}
+	var want []string
+	idx := map[string][]int{}
+	for i, r := range out {
+		if r.Err != nil || r.Module.Info == nil || !validBuildID(r.Module.Info.BuildID) {
+			continue
+		}
+		if r.Found.Via != ViaNone {
+			continue
+		}
+		id := r.Module.Info.BuildID
+		if _, ok := idx[id]; !ok {
+			want = append(want, id)
+		}
+		idx[id] = append(idx[id], i)
+	}
+	if len(want) == 0 {
+		return out
+	}
+	got := l.Debuginfod.Fetch(ctx, want)
+	for id, is := range idx {
+		fr, ok := got[id]
+		if !ok {
+			continue
+		}
+		for _, i := range is {
+			if fr.Err != nil {
+				out[i].Found.Err = fr.Err.Error()
+				continue
+			}
+			f := l.found(ViaDebuginfod, fr.Path, out[i].Module, out[i].Found.Rejected)
+			out[i].Found = f
+		}
+	}
+	return out
+}
