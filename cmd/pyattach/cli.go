@@ -40,7 +40,10 @@ func buildVersion() string {
 
 // Globals are the flags every command takes. They go before the command.
 type Globals struct {
-	ProcRoot string `hidden:"" default:"/proc" env:"PYATTACH_PROC_ROOT" help:"Root of the proc file system (for tests)."`
+	ProcRoot string   `hidden:"" default:"/proc" env:"PYATTACH_PROC_ROOT" help:"Root of the proc file system (for tests)."`
+	Config   string   `help:"Configuration file to read instead of $XDG_CONFIG_HOME/pyattach/config.toml." placeholder:"FILE" type:"path"`
+	DebugDir []string `help:"Also search DIR for separate debug files (repeatable)." placeholder:"DIR" type:"path"`
+	Offline  bool     `help:"Never ask debuginfod servers; use local files and the debuginfod cache only."`
 }
 
 // App carries what commands need from the outside world; tests replace
@@ -117,7 +120,12 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, env []string
 		fmt.Fprintf(stderr, "pyattach: error: %s\n", oneLine(err.Error()))
 		return 2
 	}
-	if err := kctx.Run(&cli.Globals); err != nil {
+	cfg, err := loadConfig(cli.Globals.Config, cwd, envValue(env, "HOME"))
+	if err != nil {
+		report(stderr, err)
+		return 2
+	}
+	if err := kctx.Run(&cli.Globals, cfg); err != nil {
 		var ee exitError
 		if errors.As(err, &ee) {
 			return int(ee)
@@ -129,6 +137,16 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, env []string
 }
 
 func (e exitError) Error() string { return fmt.Sprintf("exit %d", int(e)) }
+
+// envValue returns the last value of key in env.
+func envValue(env []string, key string) string {
+	for i := len(env) - 1; i >= 0; i-- {
+		if k, v, ok := strings.Cut(env[i], "="); ok && k == key {
+			return v
+		}
+	}
+	return ""
+}
 
 // oneLine keeps an error message on one line.
 func oneLine(s string) string {

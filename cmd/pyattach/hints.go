@@ -63,6 +63,10 @@ func hintFor(err error) string {
 		fmt.Fprintf(&b, "\nresolve one of those instead: pyattach resolve %d", np.Children[0].PID)
 		return b.String()
 	}
+	var ce *configError
+	if errors.As(err, &ce) {
+		return "fix or remove " + ce.file + "; its keys are described in README.md, section Configuration"
+	}
 	var nm *venv.NoMatchError
 	switch {
 	case errors.As(err, &nm):
