@@ -278,20 +278,19 @@ func ReadBuildIDFile(name string) (string, error) {
 }
 
 func buildID(f *elf.File) (string, error) {
-	seen := false
 	for _, p := range f.Progs {
 		if p.Type != elf.PT_NOTE {
 			continue
 		}
-		seen = true
 		if id, err := buildIDIn(p.Open(), p.Filesz, f.ByteOrder); err != nil || id != "" {
 			return id, err
 		}
 	}
-	// Files without note segments (separate debug files, relocatable
-	// objects) keep their notes in SHT_NOTE sections.
+	// Separate debug files and relocatable objects have no note segments,
+	// and some linkers (Go's) leave .note.gnu.build-id outside the
+	// PT_NOTE segment: look at every note section, as gdb does.
 	for _, s := range f.Sections {
-		if s.Type != elf.SHT_NOTE || (seen && s.Flags&elf.SHF_ALLOC != 0) {
+		if s.Type != elf.SHT_NOTE {
 			continue
 		}
 		if id, err := buildIDIn(s.Open(), s.Size, f.ByteOrder); err != nil || id != "" {

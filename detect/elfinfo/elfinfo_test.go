@@ -306,3 +306,26 @@ func TestFirstDIEProducerForms(t *testing.T) {
 		t.Errorf("unknown form: %v", err)
 	}
 }
+
+// Go's linker puts .note.gnu.build-id outside the PT_NOTE segment (which
+// holds only .note.go.buildid); the build-id must still be found.
+func TestGoLinkerBuildIDOutsideNoteSegment(t *testing.T) {
+	goTool := requireTool(t, "go")
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module x\n\ngo 1.21\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "main.go"), []byte("package main\n\nfunc main() {}\n"), 0o644)
+	bin := filepath.Join(dir, "x")
+	cmd := exec.Command(goTool, "build", "-ldflags=-B 0x0123456789abcdef0123456789abcdef01234567", "-o", bin, ".")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOFLAGS=-mod=mod")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	id, err := ReadBuildIDFile(bin)
+	if err != nil || id != "0123456789abcdef0123456789abcdef01234567" {
+		t.Fatalf("build-id %q, %v", id, err)
+	}
+	if want := readelfBuildID(t, bin); want != id {
+		t.Fatalf("readelf says %q", want)
+	}
+}
