@@ -276,6 +276,14 @@ func (p *Proc) OpenExe(pid int) (fs.File, error) {
 // reader's). The file implements io.ReaderAt.
 func (p *Proc) OpenInRoot(pid int, name string) (fs.File, error) {
 	base := p.name(pid, "root")
+	// A process whose root is / sees the host's file system: its links
+	// resolve as the host's, so the kernel can follow them in one open
+	// instead of one Lstat per path component.
+	if rl, ok := p.FS.(fs.ReadLinkFS); ok {
+		if r, err := rl.ReadLink(base); err == nil && r == "/" {
+			return p.openReaderAt(pid, path.Join(base, path.Clean("/"+name)))
+		}
+	}
 	rel, err := p.resolveInRoot(base, name)
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", p.display(pid, "root"+path.Clean("/"+name)), err)

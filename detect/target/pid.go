@@ -71,7 +71,12 @@ func resolvePID(ctx context.Context, pid int, opts Options) (*Result, error) {
 
 	// Module build-ids, read in parallel: each costs a few small reads.
 	if !opts.NoModules {
-		res.Modules = readModules(pr, pid, maps, mods, local)
+		// Keep ELF files only: locale archives and caches are mapped too.
+		for _, m := range readModules(pr, pid, maps, mods, local) {
+			if !m.notELF {
+				res.Modules = append(res.Modules, m.Module)
+			}
+		}
 	}
 
 	var libMod *proc.Module
@@ -211,8 +216,14 @@ func readFacts(f fs.File, name string) (*pyinfo.Facts, *elfinfo.Info, error) {
 }
 
 // readModules reads the build-id of every module, a few at a time.
-func readModules(pr *proc.Proc, pid int, maps []proc.Mapping, mods []proc.Module, local func(string) string) []Module {
-	out := make([]Module, len(mods))
+// module is a Module with what readModules learnt about it.
+type module struct {
+	Module
+	notELF bool
+}
+
+func readModules(pr *proc.Proc, pid int, maps []proc.Mapping, mods []proc.Module, local func(string) string) []module {
+	out := make([]module, len(mods))
 	workers := runtime.GOMAXPROCS(0) * 2
 	if workers > len(mods) {
 		workers = len(mods)
@@ -236,8 +247,8 @@ func readModules(pr *proc.Proc, pid int, maps []proc.Mapping, mods []proc.Module
 	return out
 }
 
-func readModule(pr *proc.Proc, pid int, maps []proc.Mapping, m proc.Module, local func(string) string) Module {
-	mod := Module{Path: local(m.Path), Deleted: m.Deleted}
+func readModule(pr *proc.Proc, pid int, maps []proc.Mapping, m proc.Module, local func(string) string) module {
+	mod := module{Module: Module{Path: local(m.Path), Deleted: m.Deleted}}
 	var f fs.File
 	var err error
 	if m.Deleted {
@@ -256,7 +267,10 @@ func readModule(pr *proc.Proc, pid int, maps []proc.Mapping, m proc.Module, loca
 		return mod
 	}
 	id, err := elfinfo.ReadBuildID(ra)
-	if err != nil && !errors.Is(err, elfinfo.ErrNoBuildID) {
+	switch {
+	case errors.Is(err, elfinfo.ErrNotELF):
+		mod.notELF = true
+	case err != nil && !errors.Is(err, elfinfo.ErrNoBuildID):
 		mod.Error = err.Error()
 	}
 	mod.BuildID = id

@@ -1,0 +1,397 @@
+#!/usr/bin/env bash
+# bench.sh: whole-command timings of pyattach against the debuggers it
+# feeds, on this machine, reported as medians and ratios.
+#
+#   scripts/bench.sh                       every section
+#   scripts/bench.sh --only resolve-small  one section (comma-separate more)
+#   scripts/bench.sh --list                the section names
+#
+# Environment: BENCH_ROUNDS (default 5) rounds per comparison,
+# BENCH_LIBS (default 300) tiny shared objects in the many-libraries case,
+# BENCH_PYTHON (default /usr/bin/python3.11) the interpreter under test,
+# BENCH_PYATTACH a pyattach binary to time instead of building one.
+#
+# Needs bash 4.4+, coreutils, Go (to build pyattach), gcc, gdb and the
+# Python named above. Runs as root or with ptrace allowed, since gdb
+# attaches to the processes this script starts. Everything it makes
+# lives in one temporary directory, removed on exit with its processes.
+#
+# Adding a section: write cmd_* functions for the commands to time (they
+# take the PID), label them in LABEL, write a section_NAME function that
+# calls `compare`, and add NAME to SECTIONS.
+# shellcheck disable=SC2317 # cmd_* and section_* are called indirectly
+set -euo pipefail
+shopt -s inherit_errexit
+
+cd "$(dirname "$0")/.."
+# shellcheck source=scripts/lib.sh
+. scripts/lib.sh
+
+ROUNDS=${BENCH_ROUNDS:-5}
+NLIBS=${BENCH_LIBS:-300}
+PY=${BENCH_PYTHON:-/usr/bin/python3.11}
+
+SECTIONS=(resolve-small resolve-manylibs)
+
+usage() {
+	sed -n '2,/^[^#]/{/^#/!d;/shellcheck/d;s/^# \{0,1\}//;p}' "$0"
+}
+
+only=()
+while [ $# -gt 0 ]; do
+	case $1 in
+	--only)
+		[ $# -ge 2 ] || { echo "$0: error: --only needs a section name" >&2; exit 2; }
+		IFS=, read -r -a names <<<"$2"
+		only+=("${names[@]}")
+		shift 2
+		;;
+	--only=*)
+		IFS=, read -r -a names <<<"${1#--only=}"
+		only+=("${names[@]}")
+		shift
+		;;
+	--list)
+		printf '%s\n' "${SECTIONS[@]}"
+		exit 0
+		;;
+	-h | --help)
+		usage
+		exit 0
+		;;
+	*)
+		echo "$0: error: unknown argument $1" >&2
+		echo "  hint: $0 --help" >&2
+		exit 2
+		;;
+	esac
+done
+for n in "${only[@]}"; do
+	case " ${SECTIONS[*]} " in
+	*" $n "*) ;;
+	*)
+		echo "$0: error: no section named $n; the sections are: ${SECTIONS[*]}" >&2
+		exit 2
+		;;
+	esac
+done
+case $ROUNDS in
+'' | *[!0-9]* | 0) echo "$0: error: BENCH_ROUNDS must be a positive integer, not '$ROUNDS'" >&2; exit 2 ;;
+esac
+case $NLIBS in
+'' | *[!0-9]* | 0) echo "$0: error: BENCH_LIBS must be a positive integer, not '$NLIBS'" >&2; exit 2 ;;
+esac
+
+# need_tool CMD DEB: CMD must be on PATH (or be a path); DEB is the
+# Debian package that provides it.
+need_tool() {
+	command -v "$1" >/dev/null 2>&1 && return 0
+	if command -v dpkg-query >/dev/null 2>&1; then
+		need_debs "$2"
+	fi
+	if ! command -v "$1" >/dev/null 2>&1; then
+		echo "$0: error: $1 is not installed" >&2
+		echo "  hint: install the $2 package" >&2
+		exit 1
+	fi
+}
+
+need_go
+need_tool gcc gcc
+need_tool gdb gdb
+need_tool "$PY" "$(basename "$PY")"
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/pyattach-bench.XXXXXX")
+pids=()  # long-lived processes, killed on exit
+busy=()  # short-lived workers still running, killed on exit too
+cleanup() {
+	local p
+	for p in "${busy[@]}" "${pids[@]}"; do
+		kill "$p" 2>/dev/null || true
+	done
+	for p in "${busy[@]}" "${pids[@]}"; do
+		wait "$p" 2>/dev/null || true
+	done
+	# A killed worker's last gcc may still be writing: retry a little.
+	for p in 1 2 3 4 5 6 7 8 9 10; do
+		rm -rf "$tmp" 2>/dev/null && break
+		sleep 0.3
+	done
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+# now_us sets the variable named $1 to the wall clock in microseconds
+# (bash 5 EPOCHREALTIME, no fork; else date +%s%6N). Clock slews are far
+# smaller than the differences measured here.
+if [ -n "${EPOCHREALTIME:-}" ]; then
+	now_us() { local t=$EPOCHREALTIME; printf -v "$1" '%s' "${t//[!0-9]/}"; }
+else
+	now_us() { printf -v "$1" '%s' "$(date +%s%6N)"; }
+fi
+
+# fmt_ms US prints microseconds as milliseconds with one decimal.
+fmt_ms() {
+	local us=$1
+	printf '%d.%d' $(((us + 50) / 1000)) $((((us + 50) % 1000) / 100))
+}
+
+# ratio A B prints A/B with about three significant digits.
+ratio() {
+	local a=$1 b=$2 v
+	[ "$b" -gt 0 ] || { printf 'n/a'; return; }
+	v=$(((a * 1000000 + b / 2) / b)) # A/B in millionths
+	if [ "$v" -ge 100000000 ]; then
+		printf '%d' $(((v + 500000) / 1000000))
+	elif [ "$v" -ge 10000000 ]; then
+		v=$(((v + 50000) / 100000))
+		printf '%d.%d' $((v / 10)) $((v % 10))
+	elif [ "$v" -ge 10000 ]; then
+		v=$(((v + 50) / 100))
+		printf '%d.%04d' $((v / 10000)) $((v % 10000))
+	else
+		printf '0.%06d' "$v"
+	fi
+}
+
+# median NUM... prints the median (mean of the middle two when even).
+median() {
+	local -a v
+	mapfile -t v < <(printf '%s\n' "$@" | sort -n)
+	local n=${#v[@]}
+	if [ $((n % 2)) -eq 1 ]; then
+		printf '%d' "${v[n / 2]}"
+	else
+		printf '%d' $(((v[n / 2 - 1] + v[n / 2]) / 2))
+	fi
+}
+
+# minimum NUM... prints the smallest.
+minimum() {
+	printf '%s\n' "$@" | sort -n | head -n 1
+}
+
+# start_python NAME EXE ARGS...: starts EXE ARGS... in the background,
+# waits for it to print "ready" and sets the variable named NAME to its
+# PID. The process is killed on exit.
+start_python() {
+	local var=$1 exe=$2 out pid i
+	shift 2
+	out="$tmp/$var.out"
+	"$exe" "$@" >"$out" 2>&1 &
+	pid=$!
+	pids+=("$pid")
+	for ((i = 0; i < 600; i++)); do
+		if grep -qx ready "$out" 2>/dev/null; then
+			printf -v "$var" '%s' "$pid"
+			return 0
+		fi
+		if ! kill -0 "$pid" 2>/dev/null; then
+			break
+		fi
+		sleep 0.1
+	done
+	echo "$0: error: $exe did not get ready; its output:" >&2
+	sed 's/^/  /' "$out" >&2
+	exit 1
+}
+
+# ---------------------------------------------------------------------
+# The commands compared. Each takes the PID; output is discarded by
+# compare, a non-zero status fails the run.
+
+declare -A LABEL
+LABEL[cmd_resolve]="pyattach resolve PID"
+cmd_resolve() { "$PYATTACH" resolve "$1"; }
+LABEL[cmd_resolve_json]="pyattach resolve --json PID"
+cmd_resolve_json() { "$PYATTACH" resolve --json "$1"; }
+LABEL[cmd_gdb_attach]="gdb -nx -batch -p PID"
+cmd_gdb_attach() { gdb -nx -batch -p "$1"; }
+
+# check_gdb_attach PID: gdb must really attach (ptrace allowed); prints
+# how many shared libraries gdb sees. Serves as gdb's warm-up run too.
+check_gdb_attach() {
+	local out="$tmp/gdb-check.out"
+	if ! gdb -nx -batch -p "$1" -ex 'info sharedlibrary' >"$out" 2>&1 ||
+		grep -qE 'ptrace: |Could not attach|Operation not permitted' "$out"; then
+		echo "$0: error: gdb cannot attach to process $1:" >&2
+		sed 's/^/  /' "$out" >&2
+		echo "  hint: run as root, or: echo 0 | sudo tee /proc/sys/kernel/yama/ptrace_scope" >&2
+		exit 1
+	fi
+	grep -cE '^0x[0-9a-f]+ ' "$out" || true
+}
+
+# module_counts PID prints "TOTAL WITH_BUILD_ID" for the modules
+# `pyattach resolve --json` lists.
+module_counts() {
+	local json="$tmp/resolve.json"
+	"$PYATTACH" resolve --json "$1" >"$json"
+	if command -v jq >/dev/null 2>&1; then
+		jq -r '(.modules // []) | "\(length) \([.[] | select(.build_id != "")] | length)"' "$json"
+	else
+		"$PY" -c '
+import json, sys
+mods = json.load(open(sys.argv[1])).get("modules") or []
+print(len(mods), sum(1 for m in mods if m.get("build_id")))
+' "$json"
+	fi
+}
+
+# compare TITLE PID BASELINE CMD...: one warm-up run of every command,
+# then ROUNDS rounds running each command once, interleaved (the order
+# rotates every round so no command always runs first). Prints median and
+# minimum milliseconds and each median as a ratio of BASELINE's.
+compare() {
+	local title=$1 pid=$2 base=$3
+	shift 3
+	local -a cmds=("$@" "$base")
+	local -A samples=()
+	local c r i k t0 t1 note n=${#cmds[@]}
+	for c in "${cmds[@]}"; do
+		"$c" "$pid" >/dev/null 2>&1 || { echo "$0: error: ${LABEL[$c]} failed for process $pid" >&2; exit 1; }
+	done
+	for ((r = 0; r < ROUNDS; r++)); do
+		for ((i = 0; i < n; i++)); do
+			c=${cmds[(i + r) % n]}
+			now_us t0
+			"$c" "$pid" >/dev/null 2>&1 || { echo "$0: error: ${LABEL[$c]} failed for process $pid" >&2; exit 1; }
+			now_us t1
+			samples[$c]+="$((t1 - t0)) "
+		done
+	done
+	local -A med=()
+	for c in "${cmds[@]}"; do
+		# shellcheck disable=SC2086 # the samples are space-separated numbers
+		med[$c]=$(median ${samples[$c]})
+	done
+	echo
+	echo "== $title"
+	printf '%-34s %10s %10s   %s\n' command "median ms" "min ms" "ratio (rounds: $ROUNDS)"
+	for c in "${cmds[@]}"; do
+		# shellcheck disable=SC2086
+		k=$(minimum ${samples[$c]})
+		if [ "$c" = "$base" ]; then
+			note="1 (baseline)"
+		else
+			note="$(ratio "${med[$c]}" "${med[$base]}") x ${LABEL[$base]}"
+		fi
+		printf '%-34s %10s %10s   %s\n' "${LABEL[$c]}" "$(fmt_ms "${med[$c]}")" "$(fmt_ms "$k")" "$note"
+	done
+	for c in "$@"; do
+		if [ "${med[$c]}" -gt 0 ]; then
+			echo "  ${LABEL[$c]} = $(ratio "${med[$c]}" "${med[$base]}") x ${LABEL[$base]} ($(ratio "${med[$base]}" "${med[$c]}") times faster)"
+		fi
+	done
+}
+
+# ---------------------------------------------------------------------
+# The processes, started when a section first needs them.
+
+SMALL_PID=
+start_small() {
+	[ -n "$SMALL_PID" ] && return 0
+	"$PY" -m venv --copies --without-pip "$tmp/venv"
+	cat >"$tmp/nested.py" <<'EOF'
+import time
+
+def inner():
+    print("ready", flush=True)
+    time.sleep(3600)
+
+def middle():
+    inner()
+
+def outer():
+    middle()
+
+outer()
+EOF
+	start_python SMALL_PID "$tmp/venv/bin/python" "$tmp/nested.py"
+}
+
+MANY_PID=
+start_manylibs() {
+	[ -n "$MANY_PID" ] && return 0
+	local d="$tmp/libs" i w par t0 t1
+	par=$(($(nproc) * 2))
+	mkdir -p "$d"
+	now_us t0
+	# 2 x nproc workers, each compiling every par-th library in turn; only
+	# they are waited for (a bare `wait` would wait for the Python
+	# processes too).
+	for ((w = 0; w < par; w++)); do
+		(
+			for ((i = w; i < NLIBS; i += par)); do
+				[ -d "$d" ] || exit 0 # the run was interrupted
+				printf 'int f%d(void) { return %d; }\n' "$i" "$i" >"$d/f$i.c"
+				gcc -shared -fPIC -nostdlib -O0 -pipe -Wl,--build-id=sha1 -o "$(printf '%s/libpyattachbench%04d.so' "$d" "$i")" "$d/f$i.c"
+			done
+		) &
+		busy+=("$!")
+	done
+	wait "${busy[@]}" || true
+	busy=()
+	now_us t1
+	for ((i = 0; i < NLIBS; i++)); do
+		[ -f "$(printf '%s/libpyattachbench%04d.so' "$d" "$i")" ] || { echo "$0: error: gcc failed to build library $i" >&2; exit 1; }
+	done
+	echo "built $NLIBS shared objects with gcc in $(fmt_ms $((t1 - t0))) ms"
+	start_python MANY_PID "$PY" -c '
+import ctypes, sys, time
+d, n = sys.argv[1], int(sys.argv[2])
+libs = [ctypes.CDLL("%s/libpyattachbench%04d.so" % (d, i)) for i in range(n)]
+assert libs[-1]["f%d" % (n - 1)]() == n - 1
+print("ready", flush=True)
+time.sleep(3600)
+' "$d" "$NLIBS"
+}
+
+# ---------------------------------------------------------------------
+# The sections.
+
+# case_info NAME PID prints what the case's process looks like.
+case_info() {
+	local counts gdblibs
+	counts=$(module_counts "$2")
+	gdblibs=$(check_gdb_attach "$2")
+	echo "$1: pid $2; pyattach resolve --json lists ${counts% *} modules, ${counts#* } with a build-id; gdb lists $gdblibs shared libraries"
+}
+
+section_resolve_small() {
+	start_small
+	case_info "small process ($tmp/venv/bin/python, a --copies venv of $PY, sleeping 3 frames deep)" "$SMALL_PID"
+	compare "resolve-small: pyattach resolve vs gdb attach+detach, small process" "$SMALL_PID" cmd_gdb_attach cmd_resolve cmd_resolve_json
+}
+
+section_resolve_manylibs() {
+	start_manylibs
+	case_info "many libraries ($PY with $NLIBS gcc-built shared objects loaded by ctypes)" "$MANY_PID"
+	compare "resolve-manylibs: pyattach resolve vs gdb attach+detach, $NLIBS extra libraries" "$MANY_PID" cmd_gdb_attach cmd_resolve cmd_resolve_json
+}
+
+# ---------------------------------------------------------------------
+
+if [ -n "${BENCH_PYATTACH:-}" ]; then
+	PYATTACH=$BENCH_PYATTACH
+else
+	if ! go build -o "$tmp/pyattach" ./cmd/pyattach; then
+		echo "$0: error: go build ./cmd/pyattach failed (see above)" >&2
+		exit 1
+	fi
+	PYATTACH="$tmp/pyattach"
+fi
+
+read -r load1 load5 load15 _ </proc/loadavg
+echo "machine: $(nproc) cpus, $(uname -srm), load $load1 $load5 $load15; $(gdb --version | head -n 1); $("$PY" -V 2>&1) ($PY); $(go env GOVERSION)"
+
+for s in "${SECTIONS[@]}"; do
+	if [ ${#only[@]} -gt 0 ]; then
+		case " ${only[*]} " in
+		*" $s "*) ;;
+		*) continue ;;
+		esac
+	fi
+	"section_${s//-/_}"
+done
