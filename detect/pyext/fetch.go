@@ -1,0 +1,153 @@
+package pyext
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// DefaultBaseURL serves CPython's files by tag:
+// <DefaultBaseURL>/v<X.Y.Z>/Tools/gdb/libpython.py.
+const DefaultBaseURL = "https://raw.githubusercontent.com/python/cpython"
+
+// MaxFetchSize bounds a fetched extension; libpython.py is about 70 KB.
+const MaxFetchSize = 4 << 20
+
+// ErrNoSuchVersion is wrapped by Fetch's error when the server has no
+// libpython.py for the version (HTTP 404).
+var ErrNoSuchVersion = errors.New("no such CPython version")
+
+// ErrInvalidVersion is wrapped by Fetch's error when the version cannot
+// name a CPython tag (it needs X.Y.Z).
+var ErrInvalidVersion = errors.New("invalid CPython version")
+
+// Fetch downloads CPython's gdb extension for the exact version
+// (X.Y.Z, or a pre-release such as 3.13.0rc1) from
+// <baseURL>/v<version>/Tools/gdb/libpython.py, checks that it is
+// libpython.py and at most MaxFetchSize bytes, and stores it as
+// <cacheDir>/extensions/<version>/libpython.py (mode 0644) through a
+// temporary file renamed into place. It returns that path. On failure
+// nothing is left behind: no temporary file and no directory it made.
+// A nil client means http.DefaultClient.
+func Fetch(ctx context.Context, client *http.Client, baseURL, version, cacheDir string) (string, error) {
+	if !exactVersion(version) {
+		return "", fmt.Errorf("fetch extension for %q: %w: a CPython tag needs major.minor.micro, such as 3.12.1", version, ErrInvalidVersion)
+	}
+	if cacheDir == "" {
+		return "", errors.New("fetch extension: no cache directory")
+	}
+	if client == nil {
+		client = http.DefaultClient
+	}
+	url := strings.TrimRight(baseURL, "/") + "/v" + version + "/Tools/gdb/libpython.py"
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return "", fmt.Errorf("fetch extension %s: %w", url, err)
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return "", fmt.Errorf("fetch extension: %w", err) // *url.Error names the URL
+	}
+	defer resp.Body.Close()
+	switch {
+	case resp.StatusCode == http.StatusNotFound:
+		return "", fmt.Errorf("fetch extension: CPython has no tag v%s, or no Tools/gdb/libpython.py in it (GET %s: %s): %w", version, url, resp.Status, ErrNoSuchVersion)
+	case resp.StatusCode != http.StatusOK:
+		return "", fmt.Errorf("fetch extension: GET %s: %s", url, resp.Status)
+	case resp.ContentLength > MaxFetchSize:
+		return "", fmt.Errorf("fetch extension: GET %s: %d bytes, more than the %d allowed", url, resp.ContentLength, MaxFetchSize)
+	}
+	body, err := io.ReadAll(io.LimitReader(resp.Body, MaxFetchSize+1))
+	if err != nil {
+		return "", fmt.Errorf("fetch extension: GET %s: %w", url, err)
+	}
+	if len(body) > MaxFetchSize {
+		return "", fmt.Errorf("fetch extension: GET %s: more than the %d bytes allowed", url, MaxFetchSize)
+	}
+	head := body
+	if len(head) > sniffSize {
+		head = head[:sniffSize]
+	}
+	if !looksLikeLibpython(head) {
+		return "", fmt.Errorf("fetch extension: GET %s: the response is not CPython's libpython.py (no class PyObjectPtr)", url)
+	}
+	return store(filepath.Join(cacheDir, "extensions", version), "libpython.py", body)
+}
+
+// store writes data to dir/name through a temporary file in dir,
+// creating dir as needed; on failure it removes what it made.
+func store(dir, name string, data []byte) (_ string, err error) {
+	made, err := mkdirAllTracked(dir)
+	defer func() {
+		if err != nil {
+			for i := len(made) - 1; i >= 0; i-- {
+				os.Remove(made[i]) // only empty directories go
+			}
+		}
+	}()
+	if err != nil {
+		return "", fmt.Errorf("fetch extension: %w", err)
+	}
+	f, err := os.CreateTemp(dir, "."+name+".*.tmp")
+	if err != nil {
+		return "", fmt.Errorf("fetch extension: %w", err)
+	}
+	tmp := f.Name()
+	fail := func(e error) (string, error) {
+		f.Close()
+		os.Remove(tmp)
+		return "", fmt.Errorf("fetch extension: write %s: %w", tmp, e)
+	}
+	if _, err := f.Write(data); err != nil {
+		return fail(err)
+	}
+	if err := f.Chmod(0o644); err != nil {
+		return fail(err)
+	}
+	if err := f.Sync(); err != nil {
+		return fail(err)
+	}
+	if err := f.Close(); err != nil {
+		os.Remove(tmp)
+		return "", fmt.Errorf("fetch extension: write %s: %w", tmp, err)
+	}
+	final := filepath.Join(dir, name)
+	if err := os.Rename(tmp, final); err != nil {
+		os.Remove(tmp)
+		return "", fmt.Errorf("fetch extension: %w", err)
+	}
+	return final, nil
+}
+
+// mkdirAllTracked is os.MkdirAll(dir, 0o755) that returns the
+// directories it created, outermost first.
+func mkdirAllTracked(dir string) ([]string, error) {
+	var missing []string
+	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
+		if _, err := os.Stat(d); err == nil {
+			break
+		} else if !os.IsNotExist(err) {
+			return nil, err
+		}
+		missing = append(missing, d)
+		if filepath.Dir(d) == d {
+			break
+		}
+	}
+	var made []string
+	for i := len(missing) - 1; i >= 0; i-- {
+		err := os.Mkdir(missing[i], 0o755)
+		switch {
+		case err == nil:
+			made = append(made, missing[i])
+		case !os.IsExist(err):
+			return made, err
+		}
+	}
+	return made, nil
+}

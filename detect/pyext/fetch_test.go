@@ -1,0 +1,191 @@
+package pyext
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// cpythonServer serves fakeLibpython at /v3.12.1/Tools/gdb/libpython.py
+// and other bodies at the paths in extra; everything else is a 404.
+func cpythonServer(t *testing.T, extra map[string]http.HandlerFunc) (*httptest.Server, *[]string) {
+	t.Helper()
+	var paths []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		paths = append(paths, r.URL.Path)
+		if h, ok := extra[r.URL.Path]; ok {
+			h(w, r)
+			return
+		}
+		if r.URL.Path == "/python/cpython/v3.12.1/Tools/gdb/libpython.py" {
+			w.Write([]byte(fakeLibpython))
+			return
+		}
+		http.NotFound(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	return srv, &paths
+}
+
+// assertEmpty fails unless dir holds nothing at all.
+func assertEmpty(t *testing.T, dir string) {
+	t.Helper()
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ents {
+		t.Errorf("left behind in %s: %s", dir, e.Name())
+	}
+}
+
+func TestFetch(t *testing.T) {
+	srv, paths := cpythonServer(t, nil)
+	cache := t.TempDir()
+	got, err := Fetch(context.Background(), srv.Client(), srv.URL+"/python/cpython/", "3.12.1", cache)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := filepath.Join(cache, "extensions", "3.12.1", "libpython.py")
+	if got != want {
+		t.Errorf("path %q, want %q", got, want)
+	}
+	if (*paths)[0] != "/python/cpython/v3.12.1/Tools/gdb/libpython.py" {
+		t.Errorf("requested %q", *paths)
+	}
+	data, err := os.ReadFile(got)
+	if err != nil || string(data) != fakeLibpython {
+		t.Errorf("content %q, %v", data, err)
+	}
+	st, _ := os.Stat(got)
+	if st.Mode().Perm() != 0o644 {
+		t.Errorf("mode %v, want 0644", st.Mode().Perm())
+	}
+	ents, _ := os.ReadDir(filepath.Dir(got))
+	if len(ents) != 1 {
+		t.Errorf("cache dir holds %d entries, want 1", len(ents))
+	}
+
+	// FindGDB finds it in the cache.
+	in := isolated(t.TempDir())
+	in.Interpreter = "/nonexistent/bin/python3.12"
+	in.Version = "3.12.1"
+	in.CacheDir = cache
+	ext, _ := mustFind(t, in)
+	check(t, ext, want, "3.12.1", SourceFetched, true, 0)
+}
+
+func TestFetchFailures(t *testing.T) {
+	big := strings.Repeat("#", MaxFetchSize+10)
+	srv, _ := cpythonServer(t, map[string]http.HandlerFunc{
+		"/v3.12.2/Tools/gdb/libpython.py": func(w http.ResponseWriter, r *http.Request) {
+			w.Write([]byte("<!DOCTYPE html><html><body>Rate limited</body></html>"))
+		},
+		"/v3.12.3/Tools/gdb/libpython.py": func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Length", strconv.Itoa(len(fakeLibpython)+len(big)))
+			w.Write([]byte(fakeLibpython + big))
+		},
+		"/v3.12.4/Tools/gdb/libpython.py": func(w http.ResponseWriter, r *http.Request) {
+			// Chunked: no Content-Length to refuse early.
+			w.Write([]byte(fakeLibpython))
+			w.(http.Flusher).Flush()
+			w.Write([]byte(big))
+		},
+		"/v3.12.5/Tools/gdb/libpython.py": func(w http.ResponseWriter, r *http.Request) {
+			http.Error(w, "boom", http.StatusInternalServerError)
+		},
+	})
+	for _, tc := range []struct {
+		version, want string
+		is            error
+	}{
+		{"3.99.0", "CPython has no tag v3.99.0", ErrNoSuchVersion},
+		{"3.12.2", "not CPython's libpython.py", nil},
+		{"3.12.3", "more than the 4194304 allowed", nil},
+		{"3.12.4", "more than the 4194304 bytes allowed", nil},
+		{"3.12.5", "500 Internal Server Error", nil},
+		{"3.12", "a CPython tag needs major.minor.micro", ErrInvalidVersion},
+		{"3.13.0+", "a CPython tag needs major.minor.micro", ErrInvalidVersion},
+		{"../../etc/3.1.1", "a CPython tag needs major.minor.micro", ErrInvalidVersion},
+	} {
+		t.Run(tc.version, func(t *testing.T) {
+			cache := t.TempDir()
+			got, err := Fetch(context.Background(), srv.Client(), srv.URL, tc.version, cache)
+			if err == nil {
+				t.Fatalf("Fetch = %q, want an error", got)
+			}
+			if !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %q does not say %q", err, tc.want)
+			}
+			if tc.is != nil && !errors.Is(err, tc.is) {
+				t.Errorf("error %q does not wrap %v", err, tc.is)
+			}
+			if strings.Contains(tc.want, "tag v") && !strings.Contains(err.Error(), srv.URL+"/v"+tc.version) {
+				t.Errorf("error %q does not name the URL", err)
+			}
+			assertEmpty(t, cache)
+		})
+	}
+}
+
+func TestFetchCancelMidBody(t *testing.T) {
+	sent := make(chan struct{})
+	srv, _ := cpythonServer(t, map[string]http.HandlerFunc{
+		"/v3.11.9/Tools/gdb/libpython.py": func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Length", "100000")
+			w.Write([]byte(fakeLibpython))
+			w.(http.Flusher).Flush()
+			close(sent)
+			select {
+			case <-r.Context().Done():
+			case <-time.After(10 * time.Second):
+			}
+		},
+	})
+	cache := filepath.Join(t.TempDir(), "cache") // Fetch makes it
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		<-sent
+		time.Sleep(20 * time.Millisecond)
+		cancel()
+	}()
+	_, err := Fetch(ctx, srv.Client(), srv.URL, "3.11.9", cache)
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("error %v, want context.Canceled", err)
+	}
+	if _, err := os.Stat(cache); !os.IsNotExist(err) {
+		t.Errorf("cache dir left behind: %v", err)
+	}
+}
+
+func TestFetchNetworkError(t *testing.T) {
+	srv := httptest.NewServer(http.NotFoundHandler())
+	url := srv.URL
+	srv.Close() // nothing listens there now
+	_, err := Fetch(context.Background(), nil, url, "3.12.1", t.TempDir())
+	if err == nil || !strings.Contains(err.Error(), url+"/v3.12.1/Tools/gdb/libpython.py") {
+		t.Errorf("error %v does not name the URL", err)
+	}
+}
+
+func TestFetchUnwritableCache(t *testing.T) {
+	srv, _ := cpythonServer(t, nil)
+	dir := t.TempDir()
+	file := filepath.Join(dir, "file")
+	os.WriteFile(file, nil, 0o644)
+	_, err := Fetch(context.Background(), srv.Client(), srv.URL+"/python/cpython", "3.12.1", filepath.Join(file, "cache"))
+	if err == nil {
+		t.Fatal("no error for a cache under a file")
+	}
+	ents, _ := os.ReadDir(dir)
+	if len(ents) != 1 {
+		t.Errorf("left behind: %v", ents)
+	}
+}

@@ -1,0 +1,500 @@
+package pyext
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// fakeLibpython is the start of a libpython.py, enough for the check.
+const fakeLibpython = `#!/usr/bin/python
+'''
+From gdb 7 onwards, gdb's build can be configured --with-python ...
+'''
+import gdb
+
+class NullPyObjectPtr(RuntimeError):
+    pass
+
+class PyObjectPtr(object):
+    """Class wrapping a gdb.Value that's either a (PyObject*) within the
+    inferior process, or some subclass pointer e.g. (PyBytesObject*)"""
+`
+
+// tree writes files under a fresh temporary directory: a value starting
+// with "->" makes a symlink, a name ending in "/" a directory.
+func tree(t *testing.T, files map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	writeTree(t, dir, files)
+	return dir
+}
+
+func writeTree(t *testing.T, dir string, files map[string]string) {
+	t.Helper()
+	for name, content := range files {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		switch {
+		case strings.HasSuffix(name, "/"):
+			if err := os.MkdirAll(p, 0o755); err != nil {
+				t.Fatal(err)
+			}
+		case strings.HasPrefix(content, "->"):
+			if err := os.Symlink(strings.TrimPrefix(content, "->"), p); err != nil {
+				t.Fatal(err)
+			}
+		default:
+			if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+}
+
+// isolated returns an Input whose gdb data and debug directories are
+// empty directories under dir, so the host's files stay out of the test.
+func isolated(dir string) Input {
+	return Input{
+		DataDirs:  []string{filepath.Join(dir, "gdb-data")},
+		DebugDirs: []string{filepath.Join(dir, "debug")},
+	}
+}
+
+func mustFind(t *testing.T, in Input) (*Extension, []string) {
+	t.Helper()
+	got, tried, err := FindGDB(in)
+	if err != nil {
+		t.Fatalf("FindGDB: %v", err)
+	}
+	if got == nil {
+		t.Fatalf("nothing found; tried:\n%s", strings.Join(tried, "\n"))
+	}
+	return got, tried
+}
+
+func check(t *testing.T, got *Extension, path, version, source string, match bool, nWarnings int) {
+	t.Helper()
+	if got.Path != path || got.Version != version || got.Source != source || got.VersionMatch != match || len(got.Warnings) != nWarnings {
+		t.Errorf("got %+v\nwant path %s, version %s, source %s, match %v, %d warnings", got, path, version, source, match, nWarnings)
+	}
+}
+
+func TestFedora(t *testing.T) {
+	dir := tree(t, map[string]string{
+		"debug/usr/lib64/libpython3.12.so.1.0-3.12.1-1.fc39.x86_64.debug-gdb.py": fakeLibpython,
+	})
+	in := isolated(dir)
+	in.Interpreter = "/nonexistent/usr/bin/python3.12"
+	in.Libpython = "/usr/lib64/libpython3.12.so.1.0"
+	in.Version = "3.12.1"
+	got, _ := mustFind(t, in)
+	check(t, got, filepath.Join(dir, "debug/usr/lib64/libpython3.12.so.1.0-3.12.1-1.fc39.x86_64.debug-gdb.py"), "3.12.1", SourceFedora, true, 0)
+
+	// Without a libpython, the usual Fedora place is still searched.
+	in.Libpython = ""
+	got, _ = mustFind(t, in)
+	check(t, got, filepath.Join(dir, "debug/usr/lib64/libpython3.12.so.1.0-3.12.1-1.fc39.x86_64.debug-gdb.py"), "3.12.1", SourceFedora, true, 0)
+}
+
+func TestFedoraObjfileDebugName(t *testing.T) {
+	dir := tree(t, map[string]string{
+		"debug/opt/py/bin/python3.9.debug-gdb.py": fakeLibpython,
+	})
+	in := isolated(dir)
+	in.Interpreter = "/opt/py/bin/python3.9"
+	got, _ := mustFind(t, in)
+	check(t, got, filepath.Join(dir, "debug/opt/py/bin/python3.9.debug-gdb.py"), "3.9", SourceFedora, true, 0)
+}
+
+func TestBuildTree(t *testing.T) {
+	dir := tree(t, map[string]string{
+		"cpython/python":                "ELF",
+		"cpython/python-gdb.py":         fakeLibpython,
+		"cpython/Include/patchlevel.h":  "#define PY_MINOR_VERSION 13\n#define PY_VERSION      \t\"3.13.0+\"\n",
+		"src/Include/patchlevel.h":      "#define PY_VERSION \"3.14.0a1\"\n",
+		"build/python":                  "ELF",
+		"build/python-gdb.py":           fakeLibpython,
+		"build/Makefile":                "VERSION=\t3.14\nsrcdir=\t\t../src\n",
+		"plain/python":                  "ELF",
+		"plain/python-gdb.py":           fakeLibpython,
+		"plain/Include/patchlevel.h/x/": "",
+	})
+	in := isolated(dir)
+	in.Interpreter = filepath.Join(dir, "cpython/python")
+	in.Version = "3.13.0"
+	got, _ := mustFind(t, in)
+	check(t, got, filepath.Join(dir, "cpython/python-gdb.py"), "3.13.0", SourceBuildTree, true, 0)
+
+	// An out-of-tree build: the Makefile names the source tree.
+	in.Interpreter = filepath.Join(dir, "build/python")
+	in.Version = "3.14.0"
+	got, _ = mustFind(t, in)
+	check(t, got, filepath.Join(dir, "build/python-gdb.py"), "3.14.0a1", SourceBuildTree, true, 0)
+
+	// No version anywhere.
+	in.Interpreter = filepath.Join(dir, "plain/python")
+	in.Version = "3.13.1"
+	got, _ = mustFind(t, in)
+	check(t, got, filepath.Join(dir, "plain/python-gdb.py"), "", SourceBuildTree, false, 1)
+}
+
+func TestMakeInstallPatchlevel(t *testing.T) {
+	dir := tree(t, map[string]string{
+		"prefix/bin/python3.6m":                     "ELF",
+		"prefix/bin/python3.6-gdb.py":               fakeLibpython,
+		"prefix/include/python3.6m/patchlevel.h":    "#define PY_VERSION \"3.6.15\"\n",
+		"prefix/lib/libpython3.6m.so.1.0":           "ELF",
+		"prefix/lib/libpython3.6m.so.1.0-gdb.py/x/": "", // a directory: skipped
+	})
+	in := isolated(dir)
+	in.Interpreter = filepath.Join(dir, "prefix/bin/python3.6m")
+	in.Libpython = filepath.Join(dir, "prefix/lib/libpython3.6m.so.1.0")
+	in.ABIFlags = "m"
+	in.Version = "3.6.15"
+	got, tried := mustFind(t, in)
+	check(t, got, filepath.Join(dir, "prefix/bin/python3.6-gdb.py"), "3.6.15", SourceBeside, true, 0)
+	if !containsPrefix(tried, filepath.Join(dir, "prefix/bin/python3.6m-gdb.py")) {
+		t.Errorf("python3.6m-gdb.py not tried: %q", tried)
+	}
+}
+
+func TestBesideLibpython(t *testing.T) {
+	dir := tree(t, map[string]string{
+		"opt/app/lib/libpython3.10.so.1.0-gdb.py": fakeLibpython,
+	})
+	in := isolated(dir)
+	in.Interpreter = filepath.Join(dir, "opt/app/bin/uwsgi")
+	in.Libpython = filepath.Join(dir, "opt/app/lib/libpython3.10.so.1.0")
+	got, _ := mustFind(t, in)
+	check(t, got, filepath.Join(dir, "opt/app/lib/libpython3.10.so.1.0-gdb.py"), "3.10", SourceBeside, true, 0)
+}
+
+func TestConfigPaths(t *testing.T) {
+	dir := tree(t, map[string]string{
+		"ext/3.11.4/libpython.py":    fakeLibpython,
+		"cfg/libstdc++.so.6-gdb.py":  "import gdb.printing\n# libstdc++ pretty printers\n",
+		"cfg/python3.11-gdb.py":      fakeLibpython,
+		"cfg2/libpython.py":          fakeLibpython,
+		"nover/whatever-gdb-ext.py":  fakeLibpython,
+		"bin/python3.11":             "ELF",
+		"unrelated/python3.11-gdb.p": "",
+	})
+	in := isolated(dir)
+	in.Interpreter = filepath.Join(dir, "bin/python3.11")
+	in.Version = "3.11.4"
+
+	// A file, its version from its directory.
+	in.Extra = []string{filepath.Join(dir, "ext/3.11.4/libpython.py")}
+	got, _ := mustFind(t, in)
+	check(t, got, filepath.Join(dir, "ext/3.11.4/libpython.py"), "3.11.4", SourceConfig, true, 0)
+
+	// A directory of *-gdb.py files: the libstdc++ printers are no match.
+	in.Extra = []string{filepath.Join(dir, "cfg")}
+	got, tried := mustFind(t, in)
+	check(t, got, filepath.Join(dir, "cfg/python3.11-gdb.py"), "3.11", SourceConfig, true, 0)
+	if !containsPrefix(tried, filepath.Join(dir, "cfg/libstdc++.so.6-gdb.py")+": not CPython's libpython.py") {
+		t.Errorf("libstdc++ printers not rejected in tried: %q", tried)
+	}
+
+	// A directory holding libpython.py; version unknown.
+	in.Extra = []string{filepath.Join(dir, "cfg2")}
+	got, _ = mustFind(t, in)
+	check(t, got, filepath.Join(dir, "cfg2/libpython.py"), "", SourceConfig, false, 1)
+
+	// A file of any name.
+	in.Extra = []string{filepath.Join(dir, "nope"), filepath.Join(dir, "nover/whatever-gdb-ext.py")}
+	got, tried = mustFind(t, in)
+	check(t, got, filepath.Join(dir, "nover/whatever-gdb-ext.py"), "", SourceConfig, false, 1)
+	if tried[len(tried)-1] != filepath.Join(dir, "nope") {
+		t.Errorf("missing config path not listed last in tried: %q", tried)
+	}
+}
+
+func TestVersionMismatch(t *testing.T) {
+	dir := tree(t, map[string]string{
+		"bin/python3.11":        "ELF",
+		"cfg/python3.10-gdb.py": fakeLibpython,
+	})
+	in := isolated(dir)
+	in.Interpreter = filepath.Join(dir, "bin/python3.11")
+	in.Version = "3.11.2"
+	in.Extra = []string{filepath.Join(dir, "cfg")}
+	got, _ := mustFind(t, in)
+	check(t, got, filepath.Join(dir, "cfg/python3.10-gdb.py"), "3.10", SourceConfig, false, 1)
+	if want := "version 3.10 does not match interpreter 3.11.2"; got.Warnings[0] != want {
+		t.Errorf("warning %q, want %q", got.Warnings[0], want)
+	}
+}
+
+func TestMicroMismatch(t *testing.T) {
+	dir := tree(t, map[string]string{
+		"versions/3.12.0/bin/python3.12":        "ELF",
+		"versions/3.12.0/bin/python3.12-gdb.py": fakeLibpython,
+	})
+	in := isolated(dir)
+	in.Interpreter = filepath.Join(dir, "versions/3.12.0/bin/python3.12")
+	in.Version = "3.12.1"
+	got, _ := mustFind(t, in)
+	check(t, got, filepath.Join(dir, "versions/3.12.0/bin/python3.12-gdb.py"), "3.12.0", SourceBeside, true, 1)
+	if !strings.Contains(got.Warnings[0], "3.12.0 is not the interpreter's exact version 3.12.1") {
+		t.Errorf("warning %q", got.Warnings[0])
+	}
+}
+
+func TestExactBeatsMinor(t *testing.T) {
+	dir := tree(t, map[string]string{
+		"plain/bin/python3.12":                 "ELF",
+		"plain/bin/python3.12-gdb.py":          fakeLibpython,
+		"cfg/python3.11-gdb.py":                fakeLibpython,
+		"cache/extensions/3.12.0/libpython.py": fakeLibpython,
+		"cache/extensions/3.12.1/libpython.py": fakeLibpython,
+	})
+	in := isolated(dir)
+	in.Interpreter = filepath.Join(dir, "plain/bin/python3.12")
+	in.Version = "3.12.1"
+	in.Extra = []string{filepath.Join(dir, "cfg")}
+	in.CacheDir = filepath.Join(dir, "cache")
+	got, tried := mustFind(t, in)
+	check(t, got, filepath.Join(dir, "cache/extensions/3.12.1/libpython.py"), "3.12.1", SourceFetched, true, 0)
+	want := filepath.Join(dir, "plain/bin/python3.12-gdb.py") + ": version 3.12, beaten by " + filepath.Join(dir, "cache/extensions/3.12.1/libpython.py")
+	if !containsPrefix(tried, want) {
+		t.Errorf("tried %q\nlacks %q", tried, want)
+	}
+	if !containsPrefix(tried, filepath.Join(dir, "cfg/python3.11-gdb.py")+": version 3.11, ") {
+		t.Errorf("tried %q lacks the 3.11 config file", tried)
+	}
+	for _, tr := range tried {
+		if strings.Contains(tr, "3.12.0") {
+			t.Errorf("looked past an exact match: %q", tr)
+		}
+	}
+
+	// Without the exact one, the first minor match wins over a later
+	// micro mismatch, and that over another X.Y.
+	os.RemoveAll(filepath.Join(dir, "cache/extensions/3.12.1"))
+	got, _ = mustFind(t, in)
+	check(t, got, filepath.Join(dir, "plain/bin/python3.12-gdb.py"), "3.12", SourceBeside, true, 0)
+	os.Remove(filepath.Join(dir, "plain/bin/python3.12-gdb.py"))
+	got, _ = mustFind(t, in)
+	check(t, got, filepath.Join(dir, "cache/extensions/3.12.0/libpython.py"), "3.12.0", SourceFetched, true, 1)
+}
+
+func TestContainerRoot(t *testing.T) {
+	dir := t.TempDir()
+	root := filepath.Join(dir, "root")
+	writeTree(t, root, map[string]string{
+		"usr/bin/python3.11": "ELF",
+		"usr/share/gdb/auto-load/usr/bin/python3.11-gdb.py": fakeLibpython,
+		// An absolute link must resolve inside the root, not on the host.
+		"usr/share/gdb/auto-load/usr/lib/x86_64-linux-gnu/libpython3.11.so.1.0-gdb.py": "->/usr/share/gdb/auto-load/usr/bin/python3.11-gdb.py",
+		"usr/lib/x86_64-linux-gnu/libpython3.11.so.1.0":                                "ELF",
+		"var/lib/dpkg/info/python3.11-dbg:amd64.list":                                  "/.\n/usr/share/gdb/auto-load/usr/bin/python3.11-gdb.py\n",
+		"var/lib/dpkg/status":     "Package: python3.11\nVersion: 3.11.2-6\n\nPackage: python3.11-dbg\nStatus: install ok installed\nVersion: 3.11.9-1ubuntu1\n\n",
+		"opt/venv/bin/python3.11": "->/usr/bin/python3.11",
+	})
+	in := Input{
+		Interpreter: "/usr/bin/python3.11",
+		Version:     "3.11.9",
+		Root:        root,
+	}
+	got, _ := mustFind(t, in)
+	check(t, got, "/usr/share/gdb/auto-load/usr/bin/python3.11-gdb.py", "3.11.9", SourceDebian, true, 0)
+	if want := filepath.Join(root, "usr/share/gdb/auto-load/usr/bin/python3.11-gdb.py"); got.HostPath != want {
+		t.Errorf("host path %q, want %q", got.HostPath, want)
+	}
+
+	// Through libpython's absolute symlink (the interpreter's own file
+	// is gone).
+	os.Remove(filepath.Join(root, "usr/share/gdb/auto-load/usr/bin/python3.11-gdb.py"))
+	writeTree(t, root, map[string]string{"usr/share/gdb/auto-load/usr/bin/real-gdb.py": fakeLibpython})
+	os.Remove(filepath.Join(root, "usr/share/gdb/auto-load/usr/lib/x86_64-linux-gnu/libpython3.11.so.1.0-gdb.py"))
+	writeTree(t, root, map[string]string{"usr/share/gdb/auto-load/usr/lib/x86_64-linux-gnu/libpython3.11.so.1.0-gdb.py": "->/usr/share/gdb/auto-load/usr/bin/real-gdb.py"})
+	in.Interpreter = "/opt/venv/bin/python3.11"
+	in.Libpython = "/usr/lib/x86_64-linux-gnu/libpython3.11.so.1.0"
+	in.DataDirs = []string{"/usr/share/gdb"}
+	in.DebugDirs = []string{filepath.Join(dir, "nodebug")}
+	got, _ = mustFind(t, in)
+	if got.Path != "/usr/share/gdb/auto-load/usr/lib/x86_64-linux-gnu/libpython3.11.so.1.0-gdb.py" ||
+		got.HostPath != filepath.Join(root, "usr/share/gdb/auto-load/usr/bin/real-gdb.py") || got.Version != "3.11" {
+		t.Errorf("got %+v", got)
+	}
+}
+
+func TestContainerFallsBackToHost(t *testing.T) {
+	dir := tree(t, map[string]string{
+		"root/usr/bin/python3.8":                      "ELF",
+		"host/gdb/auto-load/usr/bin/python3.8-gdb.py": fakeLibpython,
+	})
+	in := Input{
+		Interpreter: "/usr/bin/python3.8",
+		Root:        filepath.Join(dir, "root"),
+		DataDirs:    []string{filepath.Join(dir, "host/gdb")},
+		DebugDirs:   []string{filepath.Join(dir, "nodebug")},
+	}
+	got, tried := mustFind(t, in)
+	check(t, got, filepath.Join(dir, "host/gdb/auto-load/usr/bin/python3.8-gdb.py"), "3.8", SourceDebian, true, 0)
+	if got.HostPath != "" {
+		t.Errorf("host path %q for a host file", got.HostPath)
+	}
+	// The in-root place was looked at first.
+	if len(tried) == 0 || !strings.HasPrefix(tried[0], filepath.Join(dir, "root", dir, "host/gdb/auto-load")) {
+		t.Errorf("tried %q does not start inside the root", tried)
+	}
+}
+
+func TestPermissionWarnings(t *testing.T) {
+	dir := tree(t, map[string]string{
+		"a/bin/python3.11":        "ELF",
+		"a/bin/python3.11-gdb.py": fakeLibpython,
+	})
+	ext := filepath.Join(dir, "a/bin/python3.11-gdb.py")
+	in := isolated(dir)
+	in.Interpreter = filepath.Join(dir, "a/bin/python3.11")
+	in.UID = os.Getuid()
+
+	if err := os.Chmod(ext, 0o664); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := mustFind(t, in)
+	if len(got.Warnings) != 1 || got.Warnings[0] != ext+" is writable by its group (it will be executed by gdb)" {
+		t.Errorf("warnings %q", got.Warnings)
+	}
+	os.Chmod(ext, 0o644)
+	os.Chmod(filepath.Dir(ext), 0o757)
+	got, _ = mustFind(t, in)
+	if len(got.Warnings) != 1 || got.Warnings[0] != "directory "+filepath.Dir(ext)+" is writable by others (it will be executed by gdb)" {
+		t.Errorf("warnings %q", got.Warnings)
+	}
+	os.Chmod(filepath.Dir(ext), os.ModeSticky|0o777) // sticky: no one else can replace it
+	got, _ = mustFind(t, in)
+	if len(got.Warnings) != 0 {
+		t.Errorf("warnings %q in a sticky directory", got.Warnings)
+	}
+	os.Chmod(filepath.Dir(ext), 0o755)
+
+	if os.Getuid() != 0 {
+		t.Skip("chown to another uid needs root")
+	}
+	if err := os.Chown(ext, 65534, -1); err != nil {
+		t.Fatal(err)
+	}
+	got, _ = mustFind(t, in)
+	if len(got.Warnings) != 1 || got.Warnings[0] != ext+" is writable by uid 65534, its owner (it will be executed by gdb)" {
+		t.Errorf("warnings %q", got.Warnings)
+	}
+	// The same file is fine for its owner.
+	in.UID = 65534
+	got, _ = mustFind(t, in)
+	if len(got.Warnings) != 0 {
+		t.Errorf("warnings %q for the owner", got.Warnings)
+	}
+}
+
+func TestRejectsOtherFiles(t *testing.T) {
+	dir := tree(t, map[string]string{
+		"bin/python3.11":        "ELF",
+		"bin/python3.11-gdb.py": "print('hello')\n",
+		"bin/python-gdb.py":     "<html><body>404</body></html>",
+	})
+	in := isolated(dir)
+	in.Interpreter = filepath.Join(dir, "bin/python3.11")
+	got, tried, err := FindGDB(in)
+	if err != nil || got != nil {
+		t.Fatalf("FindGDB = %+v, %v; want nothing", got, err)
+	}
+	for _, p := range []string{"bin/python3.11-gdb.py", "bin/python-gdb.py"} {
+		if !containsPrefix(tried, filepath.Join(dir, p)+": not CPython's libpython.py") {
+			t.Errorf("%s not rejected in tried %q", p, tried)
+		}
+	}
+}
+
+func TestStub(t *testing.T) {
+	dir := t.TempDir()
+	writeTree(t, dir, map[string]string{
+		"share/python3.11/libpython.py": fakeLibpython,
+		"bin/python3.11":                "ELF",
+		"bin/python3.11-gdb.py":         "import os\nexec(open(\"" + filepath.Join(dir, "share/python3.11/libpython.py") + "\").read())\n",
+		"lib/libpython3.11.so.1.0":      "ELF",
+		"lib/libpython3.11.so.1.0-gdb.py": "import sys\nsys.path.insert(0, \"../share/python3.11\")\n" +
+			"from libpython import *\n",
+		"bad/bin/python3.11":        "ELF",
+		"bad/bin/python3.11-gdb.py": "exec(open('stub2.py').read())\n",
+		"bad/bin/stub2.py":          "exec(open('" + filepath.Join(dir, "share/python3.11/libpython.py") + "').read())\n",
+	})
+	in := isolated(dir)
+	in.Interpreter = filepath.Join(dir, "bin/python3.11")
+	got, _ := mustFind(t, in)
+	check(t, got, filepath.Join(dir, "share/python3.11/libpython.py"), "3.11", SourceBeside, true, 0)
+	if got.Stub != filepath.Join(dir, "bin/python3.11-gdb.py") {
+		t.Errorf("stub %q", got.Stub)
+	}
+
+	// An import through sys.path, relative to the stub's directory.
+	in.Interpreter = filepath.Join(dir, "nobin/python3.11")
+	in.Libpython = filepath.Join(dir, "lib/libpython3.11.so.1.0")
+	got, _ = mustFind(t, in)
+	check(t, got, filepath.Join(dir, "share/python3.11/libpython.py"), "3.11", SourceBeside, true, 0)
+	if got.Stub != filepath.Join(dir, "lib/libpython3.11.so.1.0-gdb.py") {
+		t.Errorf("stub %q", got.Stub)
+	}
+
+	// A stub is followed once, not twice.
+	in.Interpreter = filepath.Join(dir, "bad/bin/python3.11")
+	in.Libpython = ""
+	got, tried, _ := FindGDB(in)
+	if got != nil {
+		t.Errorf("found %+v through two stubs", got)
+	}
+	if !containsPrefix(tried, filepath.Join(dir, "bad/bin/python3.11-gdb.py")+": not CPython's libpython.py and none of the files it names is") {
+		t.Errorf("tried %q", tried)
+	}
+}
+
+func TestNothingFound(t *testing.T) {
+	dir := t.TempDir()
+	in := isolated(dir)
+	in.Interpreter = filepath.Join(dir, "bin/python3.12")
+	got, tried, err := FindGDB(in)
+	if got != nil || err != nil || len(tried) == 0 {
+		t.Errorf("FindGDB = %+v, %q, %v; want nil, some tried paths, nil", got, tried, err)
+	}
+	if _, _, err := FindGDB(Input{}); err == nil {
+		t.Error("no error for an empty input")
+	}
+	if _, _, err := FindGDB(Input{Interpreter: "python3"}); err == nil {
+		t.Error("no error for a relative interpreter path")
+	}
+}
+
+func containsPrefix(list []string, prefix string) bool {
+	for _, s := range list {
+		if strings.HasPrefix(s, prefix) {
+			return true
+		}
+	}
+	return false
+}
+
+func TestGlobMetacharactersInDirs(t *testing.T) {
+	dir := tree(t, map[string]string{
+		"d[1]*/debug/usr/lib64/libpython3.12.so.1.0-3.12.1-1.fc39.x86_64.debug-gdb.py": fakeLibpython,
+		"d[1]*/cfg/python3.12-gdb.py": fakeLibpython,
+	})
+	base := filepath.Join(dir, "d[1]*")
+	in := isolated(base)
+	in.Interpreter = "/nonexistent/bin/python3.12"
+	in.Libpython = "/usr/lib64/libpython3.12.so.1.0"
+	in.Version = "3.12.1"
+	got, _ := mustFind(t, in)
+	check(t, got, filepath.Join(base, "debug/usr/lib64/libpython3.12.so.1.0-3.12.1-1.fc39.x86_64.debug-gdb.py"), "3.12.1", SourceFedora, true, 0)
+
+	in.DebugDirs = []string{filepath.Join(dir, "none")}
+	in.Extra = []string{filepath.Join(base, "cfg")}
+	got, _ = mustFind(t, in)
+	check(t, got, filepath.Join(base, "cfg/python3.12-gdb.py"), "3.12", SourceConfig, true, 0)
+}

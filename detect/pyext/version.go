@@ -1,0 +1,202 @@
+package pyext
+
+import (
+	"fmt"
+	"path"
+	"strconv"
+	"strings"
+
+	"github.com/pyattach/pyattach/detect/pyinfo"
+)
+
+// version is a parsed Python version: major.minor, and micro when known.
+type version struct {
+	major, minor, micro int
+	hasMicro            bool
+}
+
+// parseVersion parses "3.11", "3.11.2", "3.13.0+", "3.13.0rc1" or
+// "3.13.0t": major.minor and an optional micro; anything after the
+// micro's digits is ignored.
+func parseVersion(s string) (version, bool) {
+	var v version
+	parts := strings.SplitN(s, ".", 3)
+	if len(parts) < 2 {
+		return v, false
+	}
+	var err error
+	if v.major, err = strconv.Atoi(parts[0]); err != nil || v.major < 0 {
+		return v, false
+	}
+	if v.minor, err = strconv.Atoi(parts[1]); err != nil || v.minor < 0 {
+		return v, false
+	}
+	if len(parts) == 3 {
+		d := leadingDigits(parts[2])
+		if d == "" {
+			return v, false
+		}
+		v.micro, _ = strconv.Atoi(d)
+		v.hasMicro = true
+	}
+	return v, true
+}
+
+func (v version) String() string {
+	if v.hasMicro {
+		return fmt.Sprintf("%d.%d.%d", v.major, v.minor, v.micro)
+	}
+	return fmt.Sprintf("%d.%d", v.major, v.minor)
+}
+
+func leadingDigits(s string) string {
+	i := 0
+	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+		i++
+	}
+	return s[:i]
+}
+
+// leadingVersion returns the "X.Y.Z" (with an a/b/rc pre-release tag, if
+// any) at the start of s, or "" when s does not start with one. What
+// follows must be the end of s or one of "-+_t.~".
+func leadingVersion(s string) string {
+	end := 0
+	for part := 0; part < 3; part++ {
+		if part > 0 {
+			if end >= len(s) || s[end] != '.' {
+				return ""
+			}
+			end++
+		}
+		d := leadingDigits(s[end:])
+		if d == "" || len(d) > 3 {
+			return ""
+		}
+		end += len(d)
+	}
+	if major := s[0]; major != '2' && major != '3' || s[1] != '.' {
+		return ""
+	}
+	for _, tag := range []string{"rc", "a", "b"} {
+		if rest, ok := strings.CutPrefix(s[end:], tag); ok {
+			if d := leadingDigits(rest); d != "" {
+				end += len(tag) + len(d)
+			}
+			break
+		}
+	}
+	if end < len(s) && !strings.ContainsRune("-+_t.~", rune(s[end])) {
+		return ""
+	}
+	return s[:end]
+}
+
+// exactVersion reports whether s is a version a CPython tag can name:
+// X.Y.Z, optionally with an a/b/rc pre-release tag (3.13.0rc1).
+func exactVersion(s string) bool {
+	return s != "" && leadingVersion(s) == s
+}
+
+// versionInDirs looks for an X.Y.Z version in the directory components
+// of p, nearest first: a component that is a version (pyenv's
+// versions/3.12.1, the cache's extensions/3.12.1) or that starts with
+// "Python-", "python-" or "cpython-" followed by one (a source tree,
+// uv's cpython-3.12.1-linux-x86_64-gnu).
+func versionInDirs(p string) string {
+	dir := path.Dir(p)
+	for dir != "/" && dir != "." && dir != "" {
+		c := path.Base(dir)
+		for _, prefix := range []string{"", "Python-", "python-", "cpython-"} {
+			if rest, ok := strings.CutPrefix(c, prefix); ok {
+				if v := leadingVersion(rest); v != "" {
+					return v
+				}
+			}
+		}
+		dir = path.Dir(dir)
+	}
+	return ""
+}
+
+// versionFromName reads the version from an extension's file name:
+// "3.11" from python3.11-gdb.py, python3.11d-gdb.py, python3.11-dbg-gdb.py
+// or libpython3.11.so.1.0-gdb.py; "3.12.1" from Fedora's
+// libpython3.12.so.1.0-3.12.1-1.fc39.x86_64.debug-gdb.py. It returns ""
+// for names that tell nothing (python-gdb.py, libpython.py).
+func versionFromName(base string) string {
+	s := strings.TrimSuffix(base, "-gdb.py")
+	if s == base {
+		return ""
+	}
+	s = strings.TrimSuffix(s, ".debug")
+	if v, _, ok := pyinfo.ParseName(s); ok {
+		return v
+	}
+	// Fedora: <objfile>-<version>-<release>.<arch>.debug. The objfile
+	// may itself hold a dash (python3.11-dbg), so try every dash.
+	for i := strings.IndexByte(s, '-'); i > 0; {
+		if v, _, ok := pyinfo.ParseName(s[:i]); ok {
+			if full := leadingVersion(s[i+1:]); strings.HasPrefix(full, v+".") {
+				return full
+			}
+			return v
+		}
+		j := strings.IndexByte(s[i+1:], '-')
+		if j < 0 {
+			break
+		}
+		i += 1 + j
+	}
+	return ""
+}
+
+// refineVersion combines a version read from a file name with a more
+// precise one from elsewhere: the precise one wins when both agree on
+// major.minor, the name's otherwise.
+func refineVersion(name, other string) string {
+	if other == "" {
+		return name
+	}
+	if name == "" {
+		return other
+	}
+	a, okA := parseVersion(name)
+	b, okB := parseVersion(other)
+	if !okA || !okB || a.major != b.major || a.minor != b.minor {
+		return name
+	}
+	if b.hasMicro && !a.hasMicro {
+		return other
+	}
+	return name
+}
+
+// Match ranks, best first.
+const (
+	rankExact       = iota // same X.Y.Z
+	rankMinor              // same X.Y, micro unknown on one side
+	rankMicroDiffer        // same X.Y, different Z
+	rankUnknown            // the extension's or the interpreter's version is unknown
+	rankMismatch           // another X.Y
+)
+
+// compareVersions ranks an extension's version against the
+// interpreter's and says what is worth a warning.
+func compareVersions(ext, interp string) (rank int, match bool, warning string) {
+	e, okE := parseVersion(ext)
+	i, okI := parseVersion(interp)
+	switch {
+	case !okI:
+		return rankUnknown, false, "the interpreter's version is unknown: cannot tell whether this extension matches it"
+	case !okE:
+		return rankUnknown, false, fmt.Sprintf("the extension's version is unknown: cannot tell whether it matches interpreter %s", interp)
+	case e.major != i.major || e.minor != i.minor:
+		return rankMismatch, false, fmt.Sprintf("version %s does not match interpreter %s", ext, interp)
+	case e.hasMicro && i.hasMicro && e.micro != i.micro:
+		return rankMicroDiffer, true, fmt.Sprintf("version %s is not the interpreter's exact version %s (same %d.%d; py-bt usually works, a mismatch can misread frames)", ext, interp, i.major, i.minor)
+	case e.hasMicro && i.hasMicro:
+		return rankExact, true, ""
+	}
+	return rankMinor, true, ""
+}
