@@ -31,7 +31,7 @@ ROUNDS=${BENCH_ROUNDS:-5}
 NLIBS=${BENCH_LIBS:-300}
 PY=${BENCH_PYTHON:-/usr/bin/python3.11}
 
-SECTIONS=(resolve-small resolve-manylibs)
+SECTIONS=(resolve-small resolve-manylibs debuginfod)
 
 usage() {
 	sed -n '2,/^[^#]/{/^#/!d;/shellcheck/d;s/^# \{0,1\}//;p}' "$0"
@@ -369,6 +369,15 @@ section_resolve_manylibs() {
 	start_manylibs
 	case_info "many libraries ($PY with $NLIBS gcc-built shared objects loaded by ctypes)" "$MANY_PID"
 	compare "resolve-manylibs: pyattach resolve vs gdb attach+detach, $NLIBS extra libraries" "$MANY_PID" cmd_gdb_attach cmd_resolve cmd_resolve_json
+}
+
+# Fetching 32 debug files from a debuginfod server that answers each
+# request after 100 ms: pyattach's client (parallel) against a
+# sequential loop of debuginfod-find. Defined in bench_debuginfod.sh.
+# shellcheck source=scripts/bench_debuginfod.sh
+. "$(dirname "${BASH_SOURCE[0]}")/bench_debuginfod.sh"
+section_debuginfod() {
+	bench_debuginfod
 }
 
 # ---------------------------------------------------------------------

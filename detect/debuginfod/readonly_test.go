@@ -1,0 +1,132 @@
+package debuginfod
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// helperEnv selects the helper mode of the test binary: run as another
+// user, it fetches helperIDEnv from helperURLEnv into helperCacheEnv and
+// prints a helperResult.
+const (
+	helperEnv      = "PYATTACH_DEBUGINFOD_TEST_HELPER"
+	helperURLEnv   = "PYATTACH_DEBUGINFOD_TEST_URL"
+	helperCacheEnv = "PYATTACH_DEBUGINFOD_TEST_CACHE"
+	helperIDEnv    = "PYATTACH_DEBUGINFOD_TEST_ID"
+)
+
+func TestMain(m *testing.M) {
+	if os.Getenv(helperEnv) == "fetch" {
+		os.Exit(helperFetch())
+	}
+	os.Exit(m.Run())
+}
+
+type helperResult struct {
+	UID         int
+	Err         string
+	NotWritable bool
+}
+
+func helperFetch() int {
+	c := &Client{URLs: []string{os.Getenv(helperURLEnv)}, CacheDir: os.Getenv(helperCacheEnv)}
+	r := c.Fetch(context.Background(), KindDebuginfo, []string{os.Getenv(helperIDEnv)})[0]
+	out := helperResult{UID: os.Getuid(), Err: fmt.Sprint(r.Err), NotWritable: errors.Is(r.Err, ErrCacheNotWritable)}
+	if err := json.NewEncoder(os.Stdout).Encode(out); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	return 0
+}
+
+// TestCacheReadOnlyAsNobody runs a fetch as nobody into a cache directory
+// of mode 0555 (root bypasses the mode, so root cannot test it itself).
+func TestCacheReadOnlyAsNobody(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Skip("needs root, to run the fetch as nobody; TestCacheNotWritable covers the error without")
+	}
+	setpriv := need(t, "setpriv")
+	id := fakeID(30)
+	s := newServer(t, files(map[string][]byte{id: makeELF(t, id, 0)}))
+
+	// A directory nobody can enter, holding the test binary and the cache.
+	dir, err := os.MkdirTemp("", "debuginfodtest")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, "debuginfod.test")
+	copyFile(t, self, bin, 0o755)
+	cache := filepath.Join(dir, "cache")
+	for _, d := range []string{cache, filepath.Join(cache, fakeID(31))} {
+		if err := os.Mkdir(d, 0o555); err != nil {
+			t.Fatal(err)
+		}
+	}
+	os.Chmod(dir, 0o755)
+
+	for _, tc := range []struct{ name, id string }{
+		{"no entry dir", id},
+		{"read-only entry dir", fakeID(31)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cmd := exec.Command(setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", bin, "-test.run=^$")
+			cmd.Dir = dir
+			cmd.Env = append(os.Environ(), helperEnv+"=fetch", helperURLEnv+"="+s.URL, helperCacheEnv+"="+cache, helperIDEnv+"="+tc.id)
+			out, err := cmd.Output()
+			if err != nil {
+				var ee *exec.ExitError
+				if errors.As(err, &ee) {
+					t.Fatalf("helper as nobody: %v: %s", err, ee.Stderr)
+				}
+				t.Fatalf("helper as nobody: %v", err)
+			}
+			var r helperResult
+			if err := json.Unmarshal(out, &r); err != nil {
+				t.Fatalf("helper output %q: %v", out, err)
+			}
+			if r.UID != 65534 {
+				t.Fatalf("helper ran as uid %d", r.UID)
+			}
+			t.Log(r.Err)
+			want := "cache dir " + cache
+			if !r.NotWritable || !strings.Contains(r.Err, want) || !strings.Contains(r.Err, "is not writable: ") || !strings.Contains(r.Err, "permission denied") {
+				t.Errorf("as nobody: %q, want ErrCacheNotWritable naming %s", r.Err, cache)
+			}
+		})
+	}
+	if n := s.requests.Load(); n != 0 {
+		t.Errorf("%d requests: fetched with nowhere to put it", n)
+	}
+}
+
+func copyFile(t *testing.T, from, to string, mode os.FileMode) {
+	t.Helper()
+	in, err := os.Open(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	out, err := os.OpenFile(to, os.O_CREATE|os.O_WRONLY|os.O_EXCL, mode)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		t.Fatal(err)
+	}
+	if err := out.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
