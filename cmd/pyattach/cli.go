@@ -62,7 +62,10 @@ type CLI struct {
 
 	Version kong.VersionFlag `help:"Print pyattach's version and exit."`
 
-	Resolve ResolveCmd `cmd:"" help:"Tell which real interpreter, build-id, Python version and libpython a process, binary, venv or script runs."`
+	Resolve        ResolveCmd        `cmd:"" help:"Tell which real interpreter, build-id, Python version and libpython a process, binary, venv or script runs."`
+	Debuginfo      DebuginfoCmd      `cmd:"" help:"Find every module's debug file, as gdb would and beyond, and the matching CPython gdb extension."`
+	Symbols        SymbolsCmd        `cmd:"" help:"Install, list and remove split debug-symbol packages (<wheel>-debug-symbols.zip)."`
+	FetchExtension FetchExtensionCmd `cmd:"" name:"fetch-extension" help:"Download CPython's gdb extension (libpython.py) for an interpreter's exact version."`
 }
 
 const description = `Make native debugging of Python processes with gdb and lldb work the first time.
@@ -75,6 +78,9 @@ Examples:
   pyattach resolve 12345              # a running process
   pyattach resolve .venv              # a virtualenv (copies or symlinks)
   pyattach resolve --json ./app.py    # a script, through its #! line
+  pyattach debuginfo 12345            # where every module's debug info is
+  pyattach symbols install --venv .venv pkg-1.0-cp311-cp311-linux_x86_64-debug-symbols.zip
+  pyattach fetch-extension .venv      # libpython.py for a Python that lacks it
 `
 
 // exitError carries an exit code through kong's Exit hook.

@@ -112,3 +112,15 @@ func venvDirOf(exe string) string {
 	}
 	return exe[:i]
 }
+
+// inDir fills the VENV_DIR placeholder of err's hint with dir, so that
+// the hint is a command the user can run as it is.
+func inDir(err error, dir string) error {
+	if err == nil || dir == "" {
+		return err
+	}
+	if h := hintFor(err); strings.Contains(h, "VENV_DIR") {
+		return withHint(err, "%s", strings.ReplaceAll(h, "VENV_DIR", dir))
+	}
+	return err
+}

@@ -41,17 +41,13 @@ func (c *ResolveCmd) Run(g *Globals, app *App) error {
 	if err != nil {
 		err = fmt.Errorf("resolve %s: %w", c.Target, err)
 		// Name the user's venv in the hint's command when we know it.
-		if h := hintFor(err); strings.Contains(h, "VENV_DIR") {
-			dir := ""
-			if res != nil && res.Venv.Path != "" {
-				dir = res.Venv.Path
-			} else if st, serr := os.Stat(c.Target); serr == nil && st.IsDir() {
-				dir = c.Target
-			}
-			if dir != "" {
-				err = withHint(err, "%s", strings.ReplaceAll(h, "VENV_DIR", dir))
-			}
+		dir := ""
+		if res != nil && res.Venv.Path != "" {
+			dir = res.Venv.Path
+		} else if st, serr := os.Stat(c.Target); serr == nil && st.IsDir() {
+			dir = c.Target
 		}
+		err = inDir(err, dir)
 		return err
 	}
 	if c.JSON {

@@ -3,6 +3,8 @@ package main
 import (
 	"bufio"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -44,6 +46,12 @@ func scriptParams() testscript.Params {
 			e.Setenv("PYENV_ROOT", filepath.Join(home, ".pyenv"))
 			e.Setenv("DEBUGINFOD_URLS", "")
 			e.Setenv("NO_COLOR", "1")
+			// The repository, for scripts/ (make-debug-zip.sh).
+			repo, err := filepath.Abs(filepath.Join("..", ".."))
+			if err != nil {
+				return err
+			}
+			e.Setenv("REPO", repo)
 			// Only system directories on PATH, so that the machine's
 			// pyenv shims do not leak into candidate searches.
 			// testscript put the directory holding pyattach first.
@@ -69,6 +77,7 @@ func scriptParams() testscript.Params {
 			"mkproc":    cmdMkproc,
 			"buildid":   cmdBuildID,
 			"startproc": cmdStartProc,
+			"httpserve": cmdHTTPServe,
 		},
 	}
 }
@@ -223,4 +232,25 @@ func cmdStartProc(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("%s did not print its ready line within 30s", args[1])
 	}
 	ts.Setenv(args[0], strconv.Itoa(cmd.Process.Pid))
+}
+
+// httpserve VAR DIR serves DIR over HTTP on 127.0.0.1 until the script
+// ends and sets $VAR to its URL. Requests are logged to DIR.log.
+func cmdHTTPServe(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 2 {
+		ts.Fatalf("usage: httpserve VAR DIR")
+	}
+	dir := ts.MkAbs(args[1])
+	fsrv := http.FileServer(http.Dir(dir))
+	logf, err := os.Create(dir + ".log")
+	ts.Check(err)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(logf, "%s %s\n", r.Method, r.URL.Path)
+		fsrv.ServeHTTP(w, r)
+	}))
+	ts.Defer(func() {
+		srv.Close()
+		logf.Close()
+	})
+	ts.Setenv(args[0], srv.URL)
 }

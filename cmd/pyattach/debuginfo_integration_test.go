@@ -1,0 +1,86 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+)
+
+func debugJSON(t testing.TB, args ...string) *DebugInfo {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	argv := append([]string{"--offline", "debuginfo", "--json"}, args...)
+	if code := Main(argv, nil, &stdout, &stderr, os.Environ()); code != 0 {
+		t.Fatalf("pyattach %v: exit %d\n%s", argv, code, stderr.String())
+	}
+	var di DebugInfo
+	if err := json.Unmarshal(stdout.Bytes(), &di); err != nil {
+		t.Fatalf("bad JSON: %v\n%s", err, stdout.String())
+	}
+	return &di
+}
+
+func moduleOf(t testing.TB, di *DebugInfo, path string) ModuleDebug {
+	t.Helper()
+	for _, m := range di.Modules {
+		if m.Path == path {
+			return m
+		}
+	}
+	t.Fatalf("module %s not in %+v", path, di.Modules)
+	return ModuleDebug{}
+}
+
+// Debian's python3.11 with python3.11-dbg: the debug file through the
+// build-id tree, the extension from gdb's auto-load directory; the same
+// answers for a --copies venv of it and for a running copy.
+func TestDebuginfoDebianPython(t *testing.T) {
+	py := need(t, "/usr/bin/python3.11")
+	id := readelfID(t, py)
+	dbg := filepath.Join("/usr/lib/debug/.build-id", id[:2], id[2:]+".debug")
+	need(t, dbg)
+	ext := need(t, "/usr/share/gdb/auto-load/usr/bin/python3.11-gdb.py")
+	venv := makeVenv(t, py, true)
+	pid := startPython(t, filepath.Join(venv, "bin", "python"))
+	for _, tc := range []struct{ target, module string }{
+		{py, py},
+		{venv, filepath.Join(venv, "bin", "python")},
+		{strconv.Itoa(pid), filepath.Join(venv, "bin", "python")},
+	} {
+		di := debugJSON(t, tc.target)
+		m := moduleOf(t, di, tc.module)
+		if m.BuildID != id || m.Debug.Via != "build-id" || m.Debug.Path != dbg || m.Debug.Kind != "dwarf" {
+			t.Errorf("%s: module %+v, want build-id %s", tc.target, m, dbg)
+		}
+		if m.DebugLink == nil || m.DebugLink.Name != id[2:]+".debug" {
+			t.Errorf("%s: debuglink %+v", tc.target, m.DebugLink)
+		}
+		if di.Extensions.GDB != ext || !di.Extensions.GDBVersionMatch || di.Interpreter != py {
+			t.Errorf("%s: extensions %+v interpreter %s", tc.target, di.Extensions, di.Interpreter)
+		}
+	}
+}
+
+// pyenv 3.12 in a --copies venv: libpython carries its DWARF; the
+// extension sits beside the real interpreter.
+func TestDebuginfoPyenvVenv(t *testing.T) {
+	home, _ := os.UserHomeDir()
+	prefix := filepath.Join(home, ".pyenv", "versions", "3.12.1")
+	exe := need(t, filepath.Join(prefix, "bin", "python3.12"))
+	venv := makeVenv(t, exe, true)
+	di := debugJSON(t, venv)
+	lib := filepath.Join(prefix, "lib", "libpython3.12.so.1.0")
+	m := moduleOf(t, di, lib)
+	if m.Debug.Via != "embedded" || m.Debug.Kind != "dwarf" || m.BuildID != readelfID(t, lib) {
+		t.Errorf("libpython: %+v", m)
+	}
+	if want := filepath.Join(prefix, "bin", "python3.12-gdb.py"); di.Extensions.GDB != want || di.Extensions.GDBVersion != "3.12.1" || !di.Extensions.GDBVersionMatch {
+		t.Errorf("extension %+v, want %s", di.Extensions, want)
+	}
+	if di.Modules[0].Path != filepath.Join(venv, "bin", "python") {
+		t.Errorf("modules[0] = %s", di.Modules[0].Path)
+	}
+}

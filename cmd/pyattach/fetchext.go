@@ -1,0 +1,70 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"regexp"
+	"time"
+
+	"github.com/pyattach/pyattach/detect/pyext"
+	"github.com/pyattach/pyattach/detect/target"
+)
+
+// FetchExtensionCmd is `pyattach fetch-extension`.
+type FetchExtensionCmd struct {
+	Target  string `arg:"" optional:"" help:"A PID, interpreter, venv or script whose Python version to fetch the extension for."`
+	Version string `name:"python-version" help:"The exact CPython version (X.Y.Z) instead of a target's." placeholder:"X.Y.Z"`
+	BaseURL string `help:"Where CPython's sources are served by tag (default from the config file, else CPython's repository)." placeholder:"URL"`
+}
+
+// Help is shown by `pyattach fetch-extension --help`.
+func (c *FetchExtensionCmd) Help() string {
+	return `Interpreters from uv, python-build-standalone and most Docker images ship
+no python3.X-gdb.py. This downloads CPython's Tools/gdb/libpython.py for
+the interpreter's exact version tag into pyattach's cache, where
+debuginfo, gdb and lldb commands find it.
+
+Examples:
+  pyattach fetch-extension 12345
+  pyattach fetch-extension --python-version 3.12.1`
+}
+
+var exactVersion = regexp.MustCompile(`^\d+\.\d+\.\d+((a|b|rc)\d+)?$`)
+
+// Run downloads the extension.
+func (c *FetchExtensionCmd) Run(g *Globals, app *App, cfg *Config) error {
+	version := c.Version
+	if version == "" {
+		if c.Target == "" {
+			return withHint(fmt.Errorf("fetch-extension: no target and no --python-version"), "name a PID or interpreter, or give --python-version X.Y.Z")
+		}
+		res, err := target.Resolve(context.Background(), c.Target, target.Options{ProcRoot: g.ProcRoot, Env: app.Env, Cwd: app.Cwd, NoModules: true})
+		if err != nil {
+			return fmt.Errorf("fetch-extension %s: %w", c.Target, err)
+		}
+		version = res.Python.Version
+		if !exactVersion.MatchString(version) {
+			return withHint(fmt.Errorf("fetch-extension %s: the interpreter's exact version is not known (only %q)", c.Target, version),
+				"give it: pyattach fetch-extension --python-version X.Y.Z (python -c 'import platform; print(platform.python_version())')")
+		}
+	}
+	base := c.BaseURL
+	if base == "" {
+		base = cfg.ExtensionBaseURL
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	p, err := pyext.Fetch(ctx, &http.Client{Timeout: time.Minute}, base, version, cacheDir())
+	if errors.Is(err, pyext.ErrInvalidVersion) {
+		return withHint(fmt.Errorf("fetch-extension %s: %w", version, err),
+			"give the exact version: pyattach fetch-extension --python-version X.Y.Z (python3 -c 'import platform; print(platform.python_version())' prints it)")
+	}
+	if err != nil {
+		return withHint(fmt.Errorf("fetch-extension %s: %w", version, err),
+			"check the version and the network, or set extension_base_url in the config file to a mirror of CPython's sources")
+	}
+	fmt.Fprintf(app.Stdout, "%s\n", p)
+	return nil
+}
