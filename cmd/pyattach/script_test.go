@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -72,12 +73,13 @@ func scriptParams() testscript.Params {
 			return false, fmt.Errorf("unknown condition %q", cond)
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"cc":        cmdCC,
-			"writefile": cmdWritefile,
-			"mkproc":    cmdMkproc,
-			"buildid":   cmdBuildID,
-			"startproc": cmdStartProc,
-			"httpserve": cmdHTTPServe,
+			"cc":         cmdCC,
+			"writefile":  cmdWritefile,
+			"mkproc":     cmdMkproc,
+			"buildid":    cmdBuildID,
+			"startproc":  cmdStartProc,
+			"httpserve":  cmdHTTPServe,
+			"debuginfod": cmdDebuginfod,
 		},
 	}
 }
@@ -253,4 +255,46 @@ func cmdHTTPServe(ts *testscript.TestScript, neg bool, args []string) {
 		logf.Close()
 	})
 	ts.Setenv(args[0], srv.URL)
+}
+
+// debuginfod VAR DIR BUILDID runs a real debuginfod server (elfutils)
+// indexing DIR on a free port of 127.0.0.1, waits until it serves
+// BUILDID's debuginfo, sets $VAR to its URL, and kills it at the end.
+func cmdDebuginfod(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 3 {
+		ts.Fatalf("usage: debuginfod VAR DIR BUILDID")
+	}
+	bin, err := exec.LookPath("debuginfod")
+	if err != nil {
+		ts.Fatalf("debuginfod is not installed (scripts using it start with [!have:debuginfod] skip)")
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	ts.Check(err)
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	url := fmt.Sprintf("http://127.0.0.1:%d", port)
+	cmd := exec.Command(bin, "-F", ts.MkAbs(args[1]), "-p", strconv.Itoa(port), "-d", ts.MkAbs("debuginfod.sqlite"))
+	logf, err := os.Create(ts.MkAbs("debuginfod.log"))
+	ts.Check(err)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	ts.Check(cmd.Start())
+	ts.Defer(func() {
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		cmd.Wait()
+		logf.Close()
+	})
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) {
+		resp, err := http.Get(url + "/buildid/" + args[2] + "/debuginfo")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				ts.Setenv(args[0], url)
+				return
+			}
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	ts.Fatalf("debuginfod did not serve %s within 60s (see debuginfod.log)", args[2])
 }
