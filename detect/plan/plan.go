@@ -1,0 +1,94 @@
+// Package plan holds Plan: everything pyattach found about a target that
+// a debugger needs, as one plain value. The command line builds it from
+// detect's findings; gdbgen and lldbgen turn it into debugger scripts
+// without touching the file system.
+package plan
+
+// Plan is what a debugger needs to show Python stacks for one target.
+// Every path is as the debugger will open it (on this machine; for a
+// process in a container, the host path of files read under its root,
+// unless Sysroot makes the debugger add the root itself).
+type Plan struct {
+	// Target is what the user named, for the header comment.
+	Target string
+	// PID is the process to attach to (0 when none).
+	PID int
+	// Core is the core file to open ("" when none).
+	Core string
+	// Program is the executable the debugger should load as its program
+	// file. For an attached venv copy this is the real interpreter (same
+	// build-id), so that gdb's auto-load and debuglink search work from
+	// its path. "" leaves the choice to the debugger.
+	Program string
+	// Args are the program's arguments for a launched program.
+	Args []string
+
+	// Sysroot is set for a process in another root (a container):
+	// the debugger reads its libraries under it ("/proc/PID/root").
+	Sysroot string
+	// DebugDirs are added to the debugger's debug-file directories
+	// (after its defaults, which are kept).
+	DebugDirs []string
+	// SymbolFiles are separate debug files the debugger would not find
+	// alone, for the module at Module.
+	SymbolFiles []SymbolFile
+
+	// GDBExtension is CPython's gdb extension (libpython.py) to source;
+	// "" when none was found.
+	GDBExtension string
+	// GDBAutoLoad lists extension files gdb will auto-load by itself for
+	// Program once they are on its safe path; each is added to the safe
+	// path as an exact file, never a directory, never "/". An extension
+	// listed here is not also sourced.
+	GDBAutoLoad []string
+	// LLDBExtension is a Python module file for `command script import`;
+	// "" when none.
+	LLDBExtension string
+	// LLDBPythonPath is the directory holding lldb's own Python package
+	// ("lldb"), for distributions whose `lldb -P` is wrong (Debian's lldb
+	// 14); "" when lldb's own answer is right.
+	LLDBPythonPath string
+
+	// SourceMap rewrites source paths recorded at build time to local
+	// ones (gdb substitute-path, lldb target.source-map).
+	SourceMap []SourceRule
+
+	// Debuginfod says whether the debugger should ask debuginfod servers
+	// itself, and which.
+	Debuginfod Debuginfod
+
+	// Fast loads only what Python frames need: the interpreter, libpython
+	// and libc; other shared libraries are not read (gdb: auto-solib-add
+	// off, then sharedlibrary for those).
+	Fast bool
+	// FastLibs are the shared-library regexps to load when Fast is set.
+	FastLibs []string
+
+	// Findings are one-line facts for the script's header comment, such
+	// as "interpreter: /usr/bin/python3.11 (build-id c561f3...), via
+	// pyvenv.cfg".
+	Findings []string
+}
+
+// SymbolFile is a debug file to load for a module.
+type SymbolFile struct {
+	// Module is the module's path as the debugger sees it.
+	Module string
+	// File is the debug file.
+	File string
+}
+
+// SourceRule maps a build-time path prefix to a local directory.
+type SourceRule struct {
+	From string
+	To   string
+}
+
+// Debuginfod is the debugger's own debuginfod setting.
+type Debuginfod struct {
+	// Enabled turns the debugger's debuginfod support on; when false it
+	// is turned off (pyattach already fetched what it could).
+	Enabled bool
+	// URLs are the servers, when Enabled.
+	URLs []string
+}
