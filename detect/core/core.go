@@ -1,0 +1,560 @@
+package core
+
+import (
+	"bytes"
+	"debug/elf"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path"
+	"strings"
+
+	"github.com/pyattach/pyattach/detect/elfinfo"
+)
+
+// ErrNotCore means the input is an ELF file but not a core file
+// (e_type is not ET_CORE): a program or a library was given where a core
+// was expected.
+var ErrNotCore = errors.New("not an ELF core file")
+
+// Note types in the "CORE" namespace that Read uses.
+const (
+	ntPRStatus = 1          // NT_PRSTATUS
+	ntPRPSInfo = 3          // NT_PRPSINFO
+	ntAuxv     = 6          // NT_AUXV
+	ntFile     = 0x46494c45 // NT_FILE, "FILE"
+)
+
+// Auxiliary vector entries that Read uses.
+const (
+	atNull   = 0
+	atPhdr   = 3
+	atEntry  = 9
+	atExecFn = 31
+)
+
+// Bounds on what Read believes. A core is untrusted input: any size or
+// count it claims is checked against these before it is used, and buffers
+// for the larger reads grow only as the file really delivers bytes.
+const (
+	// maxPhnum bounds the core's program headers. Linux's default
+	// vm.max_map_count is 65530; one PT_LOAD per mapping plus notes.
+	maxPhnum = 1 << 20
+	// maxSmallNote bounds NT_PRPSINFO, NT_PRSTATUS and NT_AUXV.
+	maxSmallNote = 64 << 10
+	// maxFileNote bounds NT_FILE: 65530 mappings with long paths fit.
+	maxFileNote = 64 << 20
+	// maxNameSize bounds a note name that Read compares ("CORE").
+	maxNameSize = 64
+	// maxModulePhdrs bounds the program header table of a mapped module.
+	maxModulePhdrs = 64 << 10
+	// maxModuleNote bounds one PT_NOTE segment of a mapped module.
+	maxModuleNote = 64 << 10
+	// maxModules bounds how many mapped files get a build-id lookup.
+	maxModules = 1 << 16
+	// maxHeadersPerPath bounds the offset-0 mappings of one path whose
+	// ELF header is tried (a library loaded twice, or a first page that
+	// was not dumped).
+	maxHeadersPerPath = 4
+	// maxNotes bounds the notes walked in all PT_NOTE segments. A real
+	// core has about six per thread.
+	maxNotes = 1 << 20
+	// maxExecFn bounds the AT_EXECFN string (PATH_MAX).
+	maxExecFn = 4096
+)
+
+// Info is what a core file says about the process it came from.
+type Info struct {
+	PID int `json:"pid"`
+	// Comm is NT_PRPSINFO's pr_fname: the kernel's comm of the process,
+	// at most 15 bytes (the base name of the executable unless the
+	// process renamed itself).
+	Comm string `json:"comm"`
+	// Args is NT_PRPSINFO's pr_psargs: the start of the command line
+	// (at most 79 bytes), arguments separated by spaces, trailing spaces
+	// removed.
+	Args string `json:"args"`
+	// Exe is the executable as the process saw it: the NT_FILE path
+	// mapped at the program's entry point (AT_ENTRY); failing that the
+	// AT_EXECFN string from the core's memory (the name given to execve,
+	// possibly relative, completed to an NT_FILE path when one ends with
+	// it); failing that the first NT_FILE path whose base name matches
+	// Comm. It is "" when the core tells none of these.
+	Exe string `json:"exe"`
+	// ExeDeleted is true when the kernel marked the executable's mapping
+	// " (deleted)".
+	ExeDeleted bool `json:"exe_deleted,omitempty"`
+	// ExeBuildID is the build-id of Exe read from the core, or "".
+	ExeBuildID string `json:"exe_build_id,omitempty"`
+	// Files are the NT_FILE mappings, one per path (the one with the
+	// lowest Start; a deleted file and a live one at the same path are
+	// two), sorted by Start. BuildID comes from the path's first mapping
+	// at file offset 0, in address order, whose ELF header and build-id
+	// note the core holds.
+	Files []File `json:"files"`
+	// Truncated is true when the file ends before the last byte of memory
+	// it claims to hold (RLIMIT_CORE, a full disk, an interrupted copy):
+	// what was read from the notes is intact, but build-ids of modules in
+	// the lost part are missing.
+	Truncated bool `json:"truncated,omitempty"`
+}
+
+// Open opens the named core file and reads it.
+func Open(name string) (*Info, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return Read(f)
+}
+
+// header is the part of an ELF file header that Read needs.
+type header struct {
+	class     elf.Class
+	bo        binary.ByteOrder
+	typ       elf.Type
+	phoff     uint64
+	phentsize uint64
+	phnum     uint64
+	shoff     uint64
+	shentsize uint64
+}
+
+// parseHeader decodes an ELF file header from b, which holds at least the
+// 16 identification bytes. It checks the magic, class and byte order, and
+// that b holds the whole header for that class.
+func parseHeader(b []byte) (header, error) {
+	var h header
+	if len(b) < 4 || string(b[:4]) != elf.ELFMAG {
+		return h, elfinfo.ErrNotELF
+	}
+	if len(b) < elf.EI_NIDENT {
+		return h, fmt.Errorf("%w: ELF identification is truncated", elfinfo.ErrCorrupt)
+	}
+	switch elf.Data(b[elf.EI_DATA]) {
+	case elf.ELFDATA2LSB:
+		h.bo = binary.LittleEndian
+	case elf.ELFDATA2MSB:
+		h.bo = binary.BigEndian
+	default:
+		return h, fmt.Errorf("%w: unknown ELF data encoding %d", elfinfo.ErrCorrupt, b[elf.EI_DATA])
+	}
+	h.class = elf.Class(b[elf.EI_CLASS])
+	switch h.class {
+	case elf.ELFCLASS64:
+		if len(b) < 64 {
+			return h, fmt.Errorf("%w: ELF header is truncated", elfinfo.ErrCorrupt)
+		}
+		h.typ = elf.Type(h.bo.Uint16(b[16:]))
+		h.phoff = h.bo.Uint64(b[32:])
+		h.shoff = h.bo.Uint64(b[40:])
+		h.phentsize = uint64(h.bo.Uint16(b[54:]))
+		h.phnum = uint64(h.bo.Uint16(b[56:]))
+		h.shentsize = uint64(h.bo.Uint16(b[58:]))
+	case elf.ELFCLASS32:
+		if len(b) < 52 {
+			return h, fmt.Errorf("%w: ELF header is truncated", elfinfo.ErrCorrupt)
+		}
+		h.typ = elf.Type(h.bo.Uint16(b[16:]))
+		h.phoff = uint64(h.bo.Uint32(b[28:]))
+		h.shoff = uint64(h.bo.Uint32(b[32:]))
+		h.phentsize = uint64(h.bo.Uint16(b[42:]))
+		h.phnum = uint64(h.bo.Uint16(b[44:]))
+		h.shentsize = uint64(h.bo.Uint16(b[46:]))
+	default:
+		return h, fmt.Errorf("%w: unknown ELF class %d", elfinfo.ErrCorrupt, b[elf.EI_CLASS])
+	}
+	return h, nil
+}
+
+// wordSize is the size of an address for the class.
+func (h header) wordSize() uint64 {
+	if h.class == elf.ELFCLASS64 {
+		return 8
+	}
+	return 4
+}
+
+// minPhentsize is the size of one program header for the class.
+func (h header) minPhentsize() uint64 {
+	if h.class == elf.ELFCLASS64 {
+		return 56
+	}
+	return 32
+}
+
+// prog is the part of a program header that Read needs.
+type prog struct {
+	typ                       elf.ProgType
+	off, vaddr, filesz, memsz uint64
+}
+
+// parseProg decodes one program header.
+func (h header) parseProg(b []byte) prog {
+	if h.class == elf.ELFCLASS64 {
+		return prog{
+			typ:    elf.ProgType(h.bo.Uint32(b[0:])),
+			off:    h.bo.Uint64(b[8:]),
+			vaddr:  h.bo.Uint64(b[16:]),
+			filesz: h.bo.Uint64(b[32:]),
+			memsz:  h.bo.Uint64(b[40:]),
+		}
+	}
+	return prog{
+		typ:    elf.ProgType(h.bo.Uint32(b[0:])),
+		off:    uint64(h.bo.Uint32(b[4:])),
+		vaddr:  uint64(h.bo.Uint32(b[8:])),
+		filesz: uint64(h.bo.Uint32(b[16:])),
+		memsz:  uint64(h.bo.Uint32(b[20:])),
+	}
+}
+
+// readFull reads exactly n bytes at off. The buffer grows with the bytes
+// the reader really returns, so a size claimed by a hostile file costs
+// no more memory than the file holds. A short read wraps ErrCorrupt.
+func readFull(r io.ReaderAt, off, n uint64, what string) ([]byte, error) {
+	if off > math.MaxInt64 || n > math.MaxInt64-off {
+		return nil, fmt.Errorf("%w: %s at %#x+%#x is out of range", elfinfo.ErrCorrupt, what, off, n)
+	}
+	var b []byte
+	if n <= 64<<10 {
+		b = make([]byte, n)
+		m, err := r.ReadAt(b, int64(off))
+		if uint64(m) == n {
+			return b, nil
+		}
+		return nil, shortRead(what, off, n, uint64(m), err)
+	}
+	var buf bytes.Buffer
+	m, err := buf.ReadFrom(io.NewSectionReader(r, int64(off), int64(n)))
+	if uint64(m) != n {
+		return nil, shortRead(what, off, n, uint64(m), err)
+	}
+	return buf.Bytes(), nil
+}
+
+func shortRead(what string, off, n, got uint64, err error) error {
+	if err == nil || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return fmt.Errorf("%w: %s at %#x: file ends after %d of %d bytes", elfinfo.ErrCorrupt, what, off, got, n)
+	}
+	return fmt.Errorf("reading %s at %#x: %w", what, off, err)
+}
+
+// Read reads the core file behind r: the ELF header (which must say
+// ET_CORE), the program headers, the CORE notes, and the first page of
+// every mapped ELF module in the memory image. It returns an error
+// wrapping elfinfo.ErrNotELF for input that is not ELF, ErrNotCore for an
+// ELF file of another type, and elfinfo.ErrCorrupt when the header, the
+// program headers or the notes are truncated or inconsistent. Missing
+// notes are not an error: the fields they would fill stay empty.
+func Read(r io.ReaderAt) (*Info, error) {
+	ident := make([]byte, 64)
+	n, err := r.ReadAt(ident, 0)
+	if n < 4 {
+		if err != nil && !errors.Is(err, io.EOF) {
+			return nil, err
+		}
+		return nil, elfinfo.ErrNotELF
+	}
+	h, err := parseHeader(ident[:n])
+	if err != nil {
+		return nil, err
+	}
+	if h.typ != elf.ET_CORE {
+		return nil, fmt.Errorf("%w: ELF type is %v", ErrNotCore, h.typ)
+	}
+	progs, err := readProgs(r, h)
+	if err != nil {
+		return nil, err
+	}
+	img := newImage(r, progs)
+	info := &Info{}
+	aux := auxv{budget: maxNotes}
+	for _, p := range progs {
+		if p.typ != elf.PT_NOTE {
+			continue
+		}
+		if err := readCoreNotes(r, h, p, info, &aux); err != nil {
+			return nil, err
+		}
+	}
+	info.Truncated = img.truncated()
+
+	info.Files = img.files(aux.files)
+	byPath := map[string]int{}
+	for i, f := range info.Files {
+		byPath[rawPath(f)] = i
+	}
+
+	exe, ok := exeFile(aux, info.Comm, img)
+	if ok {
+		info.Exe, info.ExeDeleted = exe.Path, exe.Deleted
+		if i, ok := byPath[rawPath(exe)]; ok {
+			info.ExeBuildID = info.Files[i].BuildID
+		}
+	}
+	return info, nil
+}
+
+func rawPath(f File) string {
+	if f.Deleted {
+		return f.Path + deletedSuffix
+	}
+	return f.Path
+}
+
+// readProgs reads the core's program headers, following PN_XNUM to the
+// count in section header 0 for cores with 65535 or more segments.
+func readProgs(r io.ReaderAt, h header) ([]prog, error) {
+	num := h.phnum
+	if num == 0xffff { // PN_XNUM
+		if h.shoff == 0 || h.shentsize < h.minPhentsize()-16 {
+			return nil, fmt.Errorf("%w: PN_XNUM without section header 0", elfinfo.ErrCorrupt)
+		}
+		at := uint64(44) // sh_info of Elf64_Shdr
+		if h.class == elf.ELFCLASS32 {
+			at = 28
+		}
+		b, err := readFull(r, h.shoff, at+4, "section header 0")
+		if err != nil {
+			return nil, err
+		}
+		num = uint64(h.bo.Uint32(b[at:]))
+	}
+	if num == 0 {
+		return nil, nil
+	}
+	if num > maxPhnum {
+		return nil, fmt.Errorf("%w: %d program headers", elfinfo.ErrCorrupt, num)
+	}
+	if h.phentsize < h.minPhentsize() {
+		return nil, fmt.Errorf("%w: program header size %d", elfinfo.ErrCorrupt, h.phentsize)
+	}
+	b, err := readFull(r, h.phoff, num*h.phentsize, "program headers")
+	if err != nil {
+		return nil, err
+	}
+	progs := make([]prog, num)
+	for i := range progs {
+		progs[i] = h.parseProg(b[uint64(i)*h.phentsize:])
+	}
+	return progs, nil
+}
+
+// auxv holds what the notes say beyond Info's own fields. Of each note
+// type only the first is used: a core has one NT_PRPSINFO, NT_AUXV and
+// NT_FILE, and a hostile one must not multiply the work by repeating them.
+type auxv struct {
+	entry, phdr, execfn uint64
+	files               []File // NT_FILE, not deduplicated
+	sawPSInfo, sawAuxv  bool
+	sawFile, sawStatus  bool
+	budget              int // notes left to walk
+}
+
+// readCoreNotes walks one PT_NOTE segment of the core, reading only the
+// headers of notes it does not use, so that a core with thousands of
+// threads' register notes costs little.
+func readCoreNotes(r io.ReaderAt, h header, p prog, info *Info, aux *auxv) error {
+	if p.off > math.MaxInt64 || p.filesz > math.MaxInt64-p.off {
+		return fmt.Errorf("%w: note segment at %#x+%#x is out of range", elfinfo.ErrCorrupt, p.off, p.filesz)
+	}
+	end := p.off + p.filesz
+	for off := p.off; off < end; {
+		if end-off < 12 {
+			// Trailing padding is allowed.
+			if b, err := readFull(r, off, end-off, "note padding"); err != nil || !allZero(b) {
+				return fmt.Errorf("%w: truncated note header at %#x", elfinfo.ErrCorrupt, off)
+			}
+			break
+		}
+		if aux.budget--; aux.budget < 0 {
+			return fmt.Errorf("%w: more than %d notes", elfinfo.ErrCorrupt, maxNotes)
+		}
+		hdr, err := readFull(r, off, 12, "note header")
+		if err != nil {
+			return err
+		}
+		namesz := uint64(h.bo.Uint32(hdr[0:]))
+		descsz := uint64(h.bo.Uint32(hdr[4:]))
+		typ := h.bo.Uint32(hdr[8:])
+		nameOff := off + 12
+		descOff := nameOff + align4(namesz)
+		next := descOff + align4(descsz)
+		if descOff+descsz > end {
+			return fmt.Errorf("%w: note at %#x overruns its segment", elfinfo.ErrCorrupt, off)
+		}
+		if next > end {
+			next = end // the last note's descriptor need not be padded
+		}
+		off = next
+		if namesz != 5 {
+			continue // "CORE\x00"
+		}
+		name, err := readFull(r, nameOff, namesz, "note name")
+		if err != nil {
+			return err
+		}
+		if string(name) != "CORE\x00" {
+			continue
+		}
+		limit := uint64(maxSmallNote)
+		var seen *bool
+		switch typ {
+		case ntFile:
+			limit, seen = maxFileNote, &aux.sawFile
+		case ntPRPSInfo:
+			seen = &aux.sawPSInfo
+		case ntAuxv:
+			seen = &aux.sawAuxv
+		case ntPRStatus:
+			// Only the first thread's, and only as a fallback.
+			seen = &aux.sawStatus
+		default:
+			continue
+		}
+		if *seen {
+			continue
+		}
+		*seen = true
+		if descsz > limit {
+			return fmt.Errorf("%w: note type %#x of %d bytes", elfinfo.ErrCorrupt, typ, descsz)
+		}
+		desc, err := readFull(r, descOff, descsz, "note")
+		if err != nil {
+			return err
+		}
+		switch typ {
+		case ntPRPSInfo:
+			parsePSInfo(desc, h.bo, info)
+		case ntPRStatus:
+			if info.PID == 0 {
+				parseStatusPID(desc, h, info)
+			}
+		case ntAuxv:
+			parseAuxv(desc, h, aux)
+		case ntFile:
+			files, err := ParseNTFile(desc, h.bo, h.class)
+			if err != nil {
+				return err
+			}
+			aux.files = append(aux.files, files...)
+		}
+	}
+	return nil
+}
+
+func align4(n uint64) uint64 { return (n + 3) &^ 3 }
+
+func allZero(b []byte) bool {
+	for _, c := range b {
+		if c != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// parsePSInfo decodes struct elf_prpsinfo. Its layout differs between
+// architectures before the PIDs (the width of pr_flag, pr_uid and
+// pr_gid), but always ends with four 32-bit PIDs, pr_fname[16] and
+// pr_psargs[80], so the fields are taken from the end.
+func parsePSInfo(d []byte, bo binary.ByteOrder, info *Info) {
+	const fname, psargs = 16, 80
+	n := len(d)
+	if n < 16+fname+psargs {
+		return
+	}
+	info.PID = int(int32(bo.Uint32(d[n-psargs-fname-16:])))
+	info.Comm = cstring(d[n-psargs-fname : n-psargs])
+	info.Args = strings.TrimRight(cstring(d[n-psargs:]), " ")
+}
+
+// parseStatusPID takes pr_pid from struct elf_prstatus, used only when
+// the core has no NT_PRPSINFO. pr_pid follows pr_info (three ints),
+// pr_cursig (a short, padded) and two longs of signal masks.
+func parseStatusPID(d []byte, h header, info *Info) {
+	at := 12 + 4 + 2*h.wordSize()
+	if uint64(len(d)) < at+4 {
+		return
+	}
+	info.PID = int(int32(h.bo.Uint32(d[at:])))
+}
+
+func parseAuxv(d []byte, h header, aux *auxv) {
+	ws := h.wordSize()
+	word := func(b []byte) uint64 {
+		if ws == 8 {
+			return h.bo.Uint64(b)
+		}
+		return uint64(h.bo.Uint32(b))
+	}
+	for i := uint64(0); i+2*ws <= uint64(len(d)); i += 2 * ws {
+		key, val := word(d[i:]), word(d[i+ws:])
+		switch key {
+		case atNull:
+			return
+		case atEntry:
+			aux.entry = val
+		case atPhdr:
+			aux.phdr = val
+		case atExecFn:
+			aux.execfn = val
+		}
+	}
+}
+
+func cstring(b []byte) string {
+	if i := bytes.IndexByte(b, 0); i >= 0 {
+		b = b[:i]
+	}
+	return string(b)
+}
+
+// exeFile picks the executable's mapping, in the order the package
+// documentation gives.
+func exeFile(aux auxv, comm string, img *image) (File, bool) {
+	for _, a := range []uint64{aux.entry, aux.phdr} {
+		if a == 0 {
+			continue
+		}
+		for _, f := range aux.files {
+			if f.Start <= a && a < f.End {
+				return f, true
+			}
+		}
+	}
+	if aux.execfn != 0 {
+		if s, ok := img.cstring(aux.execfn, maxExecFn); ok && s != "" {
+			if !path.IsAbs(s) {
+				rel := path.Clean(s)
+				if rel != ".." && !strings.HasPrefix(rel, "../") {
+					for _, f := range aux.files {
+						if strings.HasSuffix(f.Path, "/"+rel) {
+							return f, true
+						}
+					}
+				}
+			}
+			for _, f := range aux.files {
+				if f.Path == s {
+					return f, true
+				}
+			}
+			return File{Path: s}, true
+		}
+	}
+	if comm != "" {
+		for _, f := range aux.files {
+			base := path.Base(f.Path)
+			if base == comm || (len(comm) == 15 && strings.HasPrefix(base, comm)) {
+				return f, true
+			}
+		}
+	}
+	return File{}, false
+}

@@ -1,0 +1,362 @@
+package core
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// These tests make real cores at test time, with gdb's gcore and with the
+// kernel, of real Python processes, and compare what Read finds with
+// readelf and with eu-unstrip (elfutils), which finds module build-ids in
+// a core the same way gdb does.
+
+const systemPython = "/usr/bin/python3.11"
+
+// requireTool returns the path of a tool, skipping the test when it is
+// missing (failing it in CI).
+func requireTool(t testing.TB, name string) string {
+	t.Helper()
+	p, err := exec.LookPath(name)
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("%s is required in CI: %v", name, err)
+		}
+		t.Skipf("%s not installed", name)
+	}
+	return p
+}
+
+// requireFile is requireTool for a file at a fixed path.
+func requireFile(t testing.TB, name string) string {
+	t.Helper()
+	if _, err := os.Stat(name); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("%s is required in CI: %v", name, err)
+		}
+		t.Skipf("%s not installed", name)
+	}
+	return name
+}
+
+// sleeper is the script every test process runs.
+const sleeper = "import time; print('ready', flush=True); time.sleep(600)"
+
+// startPython runs python (argv[0] is its path) in dir with the sleeper
+// script, waits until it prints "ready", and kills it when the test ends.
+// prefix is run before python, e.g. a shell that raises RLIMIT_CORE.
+func startPython(t *testing.T, dir, python string, prefix ...string) *exec.Cmd {
+	t.Helper()
+	args := append(prefix, python, "-c", sleeper)
+	cmd := exec.Command(args[0], args[1:]...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "PYTHONDONTWRITEBYTECODE=1")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		// Harmless errors when the test already reaped the process.
+		cmd.Process.Kill()
+		cmd.Wait()
+	})
+	ready := make(chan error, 1)
+	go func() {
+		line, err := bufio.NewReader(out).ReadString('\n')
+		if err == nil && line != "ready\n" {
+			err = fmt.Errorf("printed %q", line)
+		}
+		ready <- err
+	}()
+	select {
+	case err := <-ready:
+		if err != nil {
+			t.Fatalf("%s: %v; stderr: %s", python, err, stderr.String())
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatalf("%s did not print ready in 60s", python)
+	}
+	return cmd
+}
+
+// venvCopy makes a venv with --copies of python and returns its python.
+func venvCopy(t *testing.T, python string) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "venv")
+	out, err := exec.Command(python, "-m", "venv", "--copies", "--without-pip", dir).CombinedOutput()
+	if err != nil {
+		t.Fatalf("making a venv: %v\n%s", err, out)
+	}
+	exe := filepath.Join(dir, "bin", "python")
+	real, err := filepath.EvalSymlinks(exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return real
+}
+
+// gcore writes a core of pid with gdb's gcore and returns its path.
+func gcore(t *testing.T, pid int) string {
+	t.Helper()
+	tool := requireTool(t, "gcore")
+	prefix := filepath.Join(t.TempDir(), "core")
+	out, err := exec.Command(tool, "-o", prefix, strconv.Itoa(pid)).CombinedOutput()
+	name := prefix + "." + strconv.Itoa(pid)
+	if err != nil {
+		t.Fatalf("gcore: %v\n%s", err, out)
+	}
+	if _, err := os.Stat(name); err != nil {
+		t.Fatalf("gcore wrote no %s: %v\n%s", name, err, out)
+	}
+	return name
+}
+
+// readelfBuildID returns the build-id readelf -n prints for name.
+func readelfBuildID(t *testing.T, name string) string {
+	t.Helper()
+	out, err := exec.Command(requireTool(t, "readelf"), "-n", name).Output()
+	if err != nil {
+		t.Fatalf("readelf -n %s: %v", name, err)
+	}
+	for _, line := range strings.Split(string(out), "\n") {
+		if _, id, ok := strings.Cut(line, "Build ID: "); ok {
+			return strings.TrimSpace(id)
+		}
+	}
+	t.Fatalf("readelf -n %s prints no build-id", name)
+	return ""
+}
+
+// unstripModule is one line of eu-unstrip -n --core:
+// START+SIZE BUILDID@ADDR FILE DEBUGFILE MODULENAME.
+type unstripModule struct {
+	start   uint64
+	buildID string
+	name    string
+}
+
+func euUnstrip(t *testing.T, core string) []unstripModule {
+	t.Helper()
+	out, err := exec.Command(requireTool(t, "eu-unstrip"), "-n", "--core="+core).Output()
+	if err != nil {
+		t.Fatalf("eu-unstrip -n --core=%s: %v", core, err)
+	}
+	var mods []unstripModule
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 5 {
+			t.Fatalf("eu-unstrip line %q", line)
+		}
+		startHex, _, _ := strings.Cut(f[0], "+")
+		start, err := strconv.ParseUint(strings.TrimPrefix(startHex, "0x"), 16, 64)
+		if err != nil {
+			t.Fatalf("eu-unstrip line %q: %v", line, err)
+		}
+		id, _, _ := strings.Cut(f[1], "@")
+		if id == "-" {
+			id = ""
+		}
+		mods = append(mods, unstripModule{start: start, buildID: id, name: f[len(f)-1]})
+	}
+	return mods
+}
+
+// checkAgainstEuUnstrip compares every build-id Read found with the
+// module eu-unstrip reports at the same address, and the other way round.
+// The vDSO has no NT_FILE entry and is the only module allowed to be
+// missing from Files.
+func checkAgainstEuUnstrip(t *testing.T, info *Info, core string) {
+	t.Helper()
+	mods := euUnstrip(t, core)
+	byStart := map[uint64]unstripModule{}
+	for _, m := range mods {
+		byStart[m.start] = m
+	}
+	files := map[uint64]File{}
+	for _, f := range info.Files {
+		files[f.Start] = f
+		if f.BuildID == "" {
+			continue
+		}
+		m, ok := byStart[f.Start]
+		if !ok {
+			t.Errorf("%s at %#x has build-id %s; eu-unstrip reports no module there", f.Path, f.Start, f.BuildID)
+		} else if m.buildID != f.BuildID {
+			t.Errorf("%s at %#x: build-id %s, eu-unstrip %s", f.Path, f.Start, f.BuildID, m.buildID)
+		}
+	}
+	for _, m := range mods {
+		if _, ok := files[m.start]; !ok && !strings.Contains(m.name, "vdso") {
+			t.Errorf("eu-unstrip module %s at %#x is not in Files", m.name, m.start)
+		}
+	}
+	t.Logf("%d files, %d eu-unstrip modules agree", len(info.Files), len(mods))
+}
+
+func fileNamed(info *Info, base string) (File, bool) {
+	for _, f := range info.Files {
+		if filepath.Base(f.Path) == base {
+			return f, true
+		}
+	}
+	return File{}, false
+}
+
+func comm(exe string) string {
+	b := filepath.Base(exe)
+	if len(b) > 15 {
+		b = b[:15]
+	}
+	return b
+}
+
+// checkProcess checks the facts every core of the sleeper process shows.
+func checkProcess(t *testing.T, info *Info, pid int, exe, exeBuildID string) {
+	t.Helper()
+	if info.PID != pid {
+		t.Errorf("PID = %d, want %d", info.PID, pid)
+	}
+	if info.Comm != comm(exe) {
+		t.Errorf("Comm = %q, want %q", info.Comm, comm(exe))
+	}
+	cmdline := exe + " -c " + sleeper
+	if info.Args == "" || !strings.HasPrefix(cmdline, info.Args) {
+		t.Errorf("Args = %q, want a prefix of %q", info.Args, cmdline)
+	}
+	if info.Exe != exe || info.ExeDeleted {
+		t.Errorf("Exe = %q (deleted %v), want %q", info.Exe, info.ExeDeleted, exe)
+	}
+	if info.ExeBuildID != exeBuildID {
+		t.Errorf("ExeBuildID = %q, want %q", info.ExeBuildID, exeBuildID)
+	}
+	if info.Truncated {
+		t.Error("Truncated = true")
+	}
+	libc, ok := fileNamed(info, "libc.so.6")
+	if !ok {
+		t.Fatalf("no libc.so.6 in %+v", info.Files)
+	}
+	if want := readelfBuildID(t, libc.Path); libc.BuildID != want {
+		t.Errorf("libc build-id %q, readelf %q", libc.BuildID, want)
+	}
+}
+
+func TestGcoreVenvCopy(t *testing.T) {
+	python := requireFile(t, systemPython)
+	requireTool(t, "gcore")
+	requireTool(t, "eu-unstrip")
+	exe := venvCopy(t, python)
+	cmd := startPython(t, t.TempDir(), exe)
+	name := gcore(t, cmd.Process.Pid)
+	info, err := Open(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkProcess(t, info, cmd.Process.Pid, exe, readelfBuildID(t, python))
+	checkAgainstEuUnstrip(t, info, name)
+}
+
+func TestGcorePyenvSharedLibpython(t *testing.T) {
+	home, err := os.UserHomeDir()
+	if err != nil {
+		t.Skip(err)
+	}
+	python := requireFile(t, filepath.Join(home, ".pyenv/versions/3.12.1/bin/python3.12"))
+	python, err = filepath.EvalSymlinks(python)
+	if err != nil {
+		t.Fatal(err)
+	}
+	requireTool(t, "gcore")
+	requireTool(t, "eu-unstrip")
+	cmd := startPython(t, t.TempDir(), python)
+	name := gcore(t, cmd.Process.Pid)
+	info, err := Open(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkProcess(t, info, cmd.Process.Pid, python, readelfBuildID(t, python))
+	lib, ok := fileNamed(info, "libpython3.12.so.1.0")
+	if !ok {
+		t.Fatalf("no libpython3.12.so.1.0 in %+v", info.Files)
+	}
+	if want := readelfBuildID(t, lib.Path); lib.BuildID != want || want == "" {
+		t.Errorf("%s: build-id %q, readelf %q", lib.Path, lib.BuildID, want)
+	}
+	checkAgainstEuUnstrip(t, info, name)
+}
+
+// TestKernelCore makes the kernel write a core of a venv copy of python
+// (SIGSEGV with RLIMIT_CORE raised in the child only). It does not touch
+// /proc/sys/kernel/core_pattern: when the pattern pipes cores to a
+// handler (systemd-coredump, apport) or names a directory outside the
+// test's, the test is skipped and says why.
+func TestKernelCore(t *testing.T) {
+	python := requireFile(t, systemPython)
+	requireTool(t, "eu-unstrip")
+	sh := requireTool(t, "sh")
+	pattern, err := os.ReadFile("/proc/sys/kernel/core_pattern")
+	if err != nil {
+		t.Skipf("cannot read core_pattern: %v", err)
+	}
+	p := strings.TrimSpace(string(pattern))
+	switch {
+	case strings.HasPrefix(p, "|"):
+		t.Skipf("core_pattern %q pipes cores to a handler; the kernel writes no file here", p)
+	case strings.HasPrefix(p, "/"):
+		t.Skipf("core_pattern %q writes cores outside the test's directory", p)
+	case p == "":
+		t.Skip("core_pattern is empty: the kernel writes no cores")
+	}
+	exe := venvCopy(t, python)
+	dir := t.TempDir()
+	cmd := startPython(t, dir, exe, sh, "-c", `ulimit -c unlimited && exec "$0" "$@"`)
+	pid := cmd.Process.Pid // exec keeps the shell's PID
+	if err := cmd.Process.Signal(syscall.SIGSEGV); err != nil {
+		t.Fatal(err)
+	}
+	err = cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) {
+		t.Fatalf("python exited with %v after SIGSEGV", err)
+	}
+	ws, ok := ee.Sys().(syscall.WaitStatus)
+	if !ok || !ws.Signaled() || ws.Signal() != syscall.SIGSEGV {
+		t.Fatalf("python ended with %v, want SIGSEGV", err)
+	}
+	if !ws.CoreDump() {
+		t.Skipf("the kernel dumped no core (core_pattern %q; RLIMIT_CORE, suid_dumpable or the file system may forbid it)", p)
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var name string
+	var info *Info
+	for _, e := range entries {
+		candidate := filepath.Join(dir, e.Name())
+		if i, err := Open(candidate); err == nil && i.PID == pid {
+			name, info = candidate, i
+			break
+		}
+	}
+	if info == nil {
+		t.Skipf("the kernel reports a core dump but core_pattern %q put it elsewhere (found %d files in the cwd)", p, len(entries))
+	}
+	t.Logf("kernel core %s", name)
+	checkProcess(t, info, pid, exe, readelfBuildID(t, python))
+	checkAgainstEuUnstrip(t, info, name)
+}
