@@ -1,0 +1,330 @@
+package lldbgen
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"path"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/pyattach/pyattach/detect/plan"
+)
+
+// Script holds lldb command files for one Plan.
+type Script struct {
+	// Before is sourced with -S before the target is created: settings
+	// that new targets and modules read, and the Python extension.
+	Before string
+	// After is sourced with -s once the target exists (after --core or
+	// --pid): commands that need the target's modules. It is "" when
+	// there are none.
+	After string
+}
+
+// ErrUnsafePath is wrapped by every error about a path that an lldb
+// command cannot carry exactly.
+var ErrUnsafePath = errors.New("path cannot be written into an lldb command file")
+
+// PathError says which path of a Plan was refused, and why.
+type PathError struct {
+	// What names the path's role, such as "debug directory".
+	What string
+	// Path is the path as the Plan holds it.
+	Path string
+	// Reason says what lldb would do with it.
+	Reason string
+}
+
+func (e *PathError) Error() string {
+	return fmt.Sprintf("%s %q: %s", e.What, e.Path, e.Reason)
+}
+
+// Unwrap returns ErrUnsafePath.
+func (e *PathError) Unwrap() error { return ErrUnsafePath }
+
+// Generate returns the lldb commands for p. It refuses (with a
+// *PathError) any path that lldb would not read back byte for byte,
+// rather than writing an approximation.
+func Generate(p plan.Plan) (Script, error) {
+	c, err := build(p)
+	if err != nil {
+		return Script{}, err
+	}
+	var s Script
+	var b strings.Builder
+	header(&b, p, "lldb -S: run before the target is created")
+	b.WriteString(c.before)
+	s.Before = b.String()
+	if c.after != "" {
+		b.Reset()
+		header(&b, p, "lldb -s: run after the target is created")
+		b.WriteString(c.after)
+		s.After = b.String()
+	}
+	return s, nil
+}
+
+// Write writes one lldb init file for p, as a project's .lldbinit.
+//
+// lldb reads ./.lldbinit only when ~/.lldbinit holds
+// `settings set target.load-cwd-lldbinit true` (otherwise it warns and
+// skips it), and reads it before any target exists. The settings and the
+// extension import work there; `target symbols add` needs a target, so
+// those commands are written as comments to run by hand once the target
+// exists (`pyattach lldb` runs them itself). Nothing is written when p
+// holds a refused path.
+func Write(w io.Writer, p plan.Plan) error {
+	c, err := build(p)
+	if err != nil {
+		return err
+	}
+	var b strings.Builder
+	header(&b, p, "lldb init file: lldb reads ./.lldbinit only with `settings set target.load-cwd-lldbinit true` in ~/.lldbinit")
+	b.WriteString(c.before)
+	if len(c.afterCmds) > 0 {
+		b.WriteString("# These need a target, which an init file runs before; after\n")
+		b.WriteString("# `target create` or `process attach`, run:\n")
+		for _, cmd := range c.afterCmds {
+			b.WriteString("#   " + cmd + "\n")
+		}
+	}
+	_, err = io.WriteString(w, b.String())
+	return err
+}
+
+// Env returns environ with the PYTHONPATH lldb needs: p.LLDBPythonPath
+// first, then any PYTHONPATH environ already had. Without
+// LLDBPythonPath it returns a copy of environ. Later duplicates of
+// PYTHONPATH are dropped (the last one is the one a process sees). Call
+// Generate first: it refuses an LLDBPythonPath that PYTHONPATH cannot
+// hold.
+func Env(p plan.Plan, environ []string) []string {
+	out := make([]string, 0, len(environ)+1)
+	if p.LLDBPythonPath == "" {
+		return append(out, environ...)
+	}
+	old := ""
+	for _, kv := range environ {
+		if v, ok := strings.CutPrefix(kv, "PYTHONPATH="); ok {
+			old = v
+			continue
+		}
+		out = append(out, kv)
+	}
+	v := p.LLDBPythonPath
+	if old != "" {
+		// An empty PYTHONPATH stays out: an empty entry would put the
+		// working directory on lldb's Python path.
+		v += ":" + old
+	}
+	return append(out, "PYTHONPATH="+v)
+}
+
+// commands is a Plan checked and rendered.
+type commands struct {
+	before    string
+	after     string
+	afterCmds []string
+}
+
+func build(p plan.Plan) (commands, error) {
+	var c commands
+	var b strings.Builder
+
+	if p.LLDBPythonPath != "" {
+		if _, err := cleanPath("lldb Python path", p.LLDBPythonPath); err != nil {
+			return c, err
+		}
+		if strings.Contains(p.LLDBPythonPath, ":") {
+			return c, &PathError{"lldb Python path", p.LLDBPythonPath, "PYTHONPATH splits at ':'"}
+		}
+	}
+
+	if p.Fast {
+		b.WriteString("# Fast: symbol tables are read on first use (lldb has no per-library switch).\n")
+		b.WriteString("settings set -- target.preload-symbols false\n")
+	}
+	for _, d := range p.DebugDirs {
+		q, err := quotedPath("debug directory", d)
+		if err != nil {
+			return c, err
+		}
+		b.WriteString("settings append target.debug-file-search-paths " + q + "\n")
+	}
+	if p.Sysroot != "" {
+		comment(&b, "sysroot "+p.Sysroot+": lldb 14 has no sysroot for a local process; its libraries are read at the paths the process maps")
+	}
+	comment(&b, "debuginfod: lldb 14 has no debuginfod client; pyattach fetched what it could into the directories above")
+	if p.LLDBExtension != "" {
+		q, err := quotedPath("lldb extension", p.LLDBExtension)
+		if err != nil {
+			return c, err
+		}
+		if err := checkModuleName(p.LLDBExtension); err != nil {
+			return c, err
+		}
+		b.WriteString("command script import -- " + q + "\n")
+	}
+	if len(p.SourceMap) > 0 {
+		args := make([]string, 0, 2*len(p.SourceMap))
+		for _, r := range p.SourceMap {
+			from, err := quotedPath("source-map prefix", r.From)
+			if err != nil {
+				return c, err
+			}
+			to, err := quotedPath("source-map directory", r.To)
+			if err != nil {
+				return c, err
+			}
+			args = append(args, from, to)
+		}
+		b.WriteString("# Last: lldb refuses a pair whose directory does not exist, which ends this file.\n")
+		b.WriteString("settings append target.source-map " + strings.Join(args, " ") + "\n")
+	}
+	c.before = b.String()
+
+	b.Reset()
+	for _, f := range p.SymbolFiles {
+		q, err := quotedPath("symbol file", f.File)
+		if err != nil {
+			return c, err
+		}
+		if f.Module != "" {
+			comment(&b, "for "+f.Module+" (matched by build-id)")
+		}
+		cmd := "target symbols add -- " + q
+		b.WriteString(cmd + "\n")
+		c.afterCmds = append(c.afterCmds, cmd)
+	}
+	c.after = b.String()
+	return c, nil
+}
+
+func header(b *strings.Builder, p plan.Plan, role string) {
+	comment(b, "Generated by pyattach; regenerate rather than edit.")
+	comment(b, role)
+	if p.Target != "" {
+		comment(b, "target: "+p.Target)
+	}
+	for _, f := range p.Findings {
+		comment(b, f)
+	}
+}
+
+// comment writes s as one comment line, with every character that could
+// end the line or confuse a terminal written as a Go escape.
+func comment(b *strings.Builder, s string) {
+	b.WriteString("# ")
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && n == 1:
+			fmt.Fprintf(b, `\x%02x`, s[i])
+		case unicode.IsControl(r) || r == '\u2028' || r == '\u2029':
+			q := strconv.QuoteRune(r)
+			b.WriteString(q[1 : len(q)-1])
+		default:
+			b.WriteString(s[i : i+n])
+		}
+		i += n
+	}
+	b.WriteString("\n")
+}
+
+// quotedPath checks p and returns it as one double-quoted lldb argument.
+func quotedPath(what, p string) (string, error) {
+	c, err := cleanPath(what, p)
+	if err != nil {
+		return "", err
+	}
+	return quote(c), nil
+}
+
+// cleanPath returns p as lldb will store it, or why p cannot be given.
+func cleanPath(what, p string) (string, error) {
+	if p == "" {
+		return "", &PathError{what, p, "empty"}
+	}
+	for _, r := range p {
+		if unicode.IsControl(r) && r != '\t' {
+			return "", &PathError{what, p, "holds a newline or control character, which cannot be written into an lldb command"}
+		}
+	}
+	if strings.HasPrefix(p, "~") {
+		return "", &PathError{what, p, "lldb would expand the leading '~' to a home directory"}
+	}
+	for _, e := range strings.Split(p, "/") {
+		if e == ".." {
+			return "", &PathError{what, p, "lldb removes \"..\" lexically, which can name another file than the kernel resolves; give the resolved path"}
+		}
+	}
+	return path.Clean(p), nil
+}
+
+// quote writes s as a double-quoted lldb argument that comes back byte
+// for byte: backslash and double quote are escaped for the argument
+// parser, and a backslash before each backtick keeps lldb from
+// evaluating it as an expression (lldb removes that backslash first).
+func quote(s string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; c {
+		case '\\', '"', '`':
+			b.WriteByte('\\')
+			b.WriteByte(c)
+		default:
+			b.WriteByte(c)
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
+}
+
+// checkModuleName refuses an extension lldb cannot import exactly: lldb
+// runs "import NAME" with NAME pasted in, and passes the directory to
+// Python as a str (invalid UTF-8 fails with "Python sys.path handling
+// failed").
+func checkModuleName(p string) error {
+	if !utf8.ValidString(p) {
+		return &PathError{"lldb extension", p, "is not valid UTF-8; lldb hands the directory to Python as text and the import fails"}
+	}
+	name := strings.TrimSuffix(path.Base(path.Clean(p)), ".py")
+	if !isIdentifier(name) {
+		return &PathError{"lldb extension", p, fmt.Sprintf("module name %q is not a Python identifier; lldb pastes it into an import statement", name)}
+	}
+	if pythonKeywords[name] {
+		return &PathError{"lldb extension", p, fmt.Sprintf("module name %q is a Python keyword", name)}
+	}
+	return nil
+}
+
+func isIdentifier(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '_', 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z':
+		case '0' <= c && c <= '9' && i > 0:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+var pythonKeywords = map[string]bool{
+	"False": true, "None": true, "True": true, "and": true, "as": true,
+	"assert": true, "async": true, "await": true, "break": true,
+	"class": true, "continue": true, "def": true, "del": true, "elif": true,
+	"else": true, "except": true, "finally": true, "for": true,
+	"from": true, "global": true, "if": true, "import": true, "in": true,
+	"is": true, "lambda": true, "nonlocal": true, "not": true, "or": true,
+	"pass": true, "raise": true, "return": true, "try": true,
+	"while": true, "with": true, "yield": true,
+}

@@ -1,0 +1,235 @@
+package lldbgen
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/pyattach/pyattach/detect/plan"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/*.golden")
+
+func fullPlan() plan.Plan {
+	return plan.Plan{
+		Target:  "/srv/app/.venv/bin/python",
+		PID:     4242,
+		Program: "/usr/bin/python3.11",
+		Sysroot: "/proc/4242/root",
+		DebugDirs: []string{
+			"/usr/lib/debug",
+			"/home/me/.local/share/pyattach/debug",
+			"/tmp/odd dir/with \"quotes\" and 'single' and `1+2` and \\back",
+		},
+		SymbolFiles: []plan.SymbolFile{
+			{Module: "/srv/app/.venv/lib/python3.11/site-packages/ddtrace/_stack.so", File: "/home/me/.local/share/pyattach/debug/.build-id/ab/cdef.debug"},
+		},
+		LLDBExtension:  "/usr/lib/python3/dist-packages/cpython_lldb.py",
+		LLDBPythonPath: "/usr/lib/llvm-14/lib/python3.11/dist-packages",
+		SourceMap: []plan.SourceRule{
+			{From: "/build/reproducible-path/python3.11-3.11.2/build-static", To: "/usr/src/python3.11/Python"},
+			{From: "/project/build", To: "/home/me/src/echion"},
+		},
+		Debuginfod: plan.Debuginfod{Enabled: true, URLs: []string{"https://debuginfod.debian.net"}},
+		Fast:       true,
+		FastLibs:   []string{"libpython3\\.11", "libc\\.so"},
+		Findings: []string{
+			"interpreter: /usr/bin/python3.11 (build-id c561f3aa), via pyvenv.cfg",
+			"evil finding\nsettings set target.x 1\r\x00\x1b[31m\u2028end",
+		},
+	}
+}
+
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	file := filepath.Join("testdata", name+".golden")
+	if *update {
+		if err := os.MkdirAll("testdata", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(file, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatalf("%v (run go test ./lldbgen -update to create it)", err)
+	}
+	if got != string(want) {
+		t.Errorf("%s differs from %s:\n--- got\n%s--- want\n%s", name, file, got, want)
+	}
+}
+
+func TestGolden(t *testing.T) {
+	cases := map[string]plan.Plan{
+		"full":    fullPlan(),
+		"empty":   {},
+		"minimal": {Target: "1234", PID: 1234, DebugDirs: []string{"/usr/lib/debug"}},
+	}
+	for name, p := range cases {
+		t.Run(name, func(t *testing.T) {
+			s, err := Generate(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			golden(t, name+".before.lldb", s.Before)
+			golden(t, name+".after.lldb", s.After)
+			var b bytes.Buffer
+			if err := Write(&b, p); err != nil {
+				t.Fatal(err)
+			}
+			golden(t, name+".lldbinit", b.String())
+			// Deterministic.
+			s2, _ := Generate(p)
+			if s2 != s {
+				t.Error("two runs differ")
+			}
+		})
+	}
+}
+
+// TestCommentsStayComments checks that no header text starts a line of
+// its own: every line of the generated files is a comment or one of the
+// commands the package emits.
+func TestCommentsStayComments(t *testing.T) {
+	s, err := Generate(fullPlan())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := Write(&b, fullPlan()); err != nil {
+		t.Fatal(err)
+	}
+	for _, text := range []string{s.Before, s.After, b.String()} {
+		for _, line := range strings.Split(strings.TrimSuffix(text, "\n"), "\n") {
+			ok := strings.HasPrefix(line, "# ") ||
+				strings.HasPrefix(line, "settings ") ||
+				strings.HasPrefix(line, "command script import -- ") ||
+				strings.HasPrefix(line, "target symbols add -- ")
+			if !ok {
+				t.Errorf("unexpected line %q", line)
+			}
+			if strings.ContainsFunc(line, func(r rune) bool { return r < 0x20 && r != '\t' || r == 0x7f }) {
+				t.Errorf("control character in %q", line)
+			}
+		}
+	}
+}
+
+func TestQuote(t *testing.T) {
+	cases := map[string]string{
+		`/a b`:     `"/a b"`,
+		`/a"b`:     `"/a\"b"`,
+		`/a\b`:     `"/a\\b"`,
+		"/a`1+2`b": "\"/a\\`1+2\\`b\"",
+		"/a\\`b":   "\"/a\\\\\\`b\"",
+		`/a'b$c#;`: `"/a'b$c#;"`,
+		"-x\té":    "\"-x\té\"",
+	}
+	for in, want := range cases {
+		if got := quote(in); got != want {
+			t.Errorf("quote(%q) = %s, want %s", in, got, want)
+		}
+	}
+}
+
+func TestRefused(t *testing.T) {
+	bad := []string{
+		"/a\nb", "/a\x00b", "/a\rb", "/a\x1bb", "/a\x7fb", "/a\u0085b",
+		"", "~/x", "~root/x", "/a/../b", "../b",
+	}
+	for _, p := range bad {
+		plans := map[string]plan.Plan{
+			"debug dir":   {DebugDirs: []string{"/ok", p}},
+			"symbol file": {SymbolFiles: []plan.SymbolFile{{Module: "/m", File: p}}},
+			"extension":   {LLDBExtension: p},
+			"map from":    {SourceMap: []plan.SourceRule{{From: p, To: "/x"}}},
+			"map to":      {SourceMap: []plan.SourceRule{{From: "/x", To: p}}},
+			"python path": {LLDBPythonPath: p},
+		}
+		if p == "" {
+			// "" means none for these two.
+			delete(plans, "extension")
+			delete(plans, "python path")
+		}
+		for what, pl := range plans {
+			_, err := Generate(pl)
+			if err == nil {
+				t.Errorf("%s %q: Generate accepted it", what, p)
+				continue
+			}
+			if !errors.Is(err, ErrUnsafePath) {
+				t.Errorf("%s %q: error %v is not ErrUnsafePath", what, p, err)
+			}
+			var pe *PathError
+			if !errors.As(err, &pe) || pe.Path != p {
+				t.Errorf("%s %q: error %v does not name the path", what, p, err)
+			}
+			if !strings.Contains(err.Error(), strconv.Quote(p)) {
+				t.Errorf("%s %q: error %q lacks %s", what, p, err, strconv.Quote(p))
+			}
+			var b bytes.Buffer
+			if err := Write(&b, pl); err == nil || b.Len() != 0 {
+				t.Errorf("%s %q: Write wrote %d bytes, err %v", what, p, b.Len(), err)
+			}
+		}
+	}
+}
+
+func TestRefusedExtensionNames(t *testing.T) {
+	for _, p := range []string{
+		"/x/semi;x.py", "/x/dot.x.py", "/x/sp x.py", "/x/9lives.py",
+		"/x/import.py", "/x/\xff/m.py", "/x/os;open('p','w').py", "/x/é.py",
+	} {
+		_, err := Generate(plan.Plan{LLDBExtension: p})
+		if !errors.Is(err, ErrUnsafePath) {
+			t.Errorf("%q: got %v, want ErrUnsafePath", p, err)
+		}
+	}
+	for _, p := range []string{"/x/cpython_lldb.py", "/x/cpython_lldb", "/a b/`x`/_m2.py", "-d/m.py"} {
+		if _, err := Generate(plan.Plan{LLDBExtension: p}); err != nil {
+			t.Errorf("%q: %v", p, err)
+		}
+	}
+}
+
+func TestPythonPathColon(t *testing.T) {
+	_, err := Generate(plan.Plan{LLDBPythonPath: "/a:/b"})
+	if !errors.Is(err, ErrUnsafePath) {
+		t.Fatalf("got %v", err)
+	}
+}
+
+func TestEnv(t *testing.T) {
+	p := plan.Plan{LLDBPythonPath: "/usr/lib/llvm-14/lib/python3.11/dist-packages"}
+	cases := []struct {
+		in, want []string
+	}{
+		{[]string{"HOME=/h"}, []string{"HOME=/h", "PYTHONPATH=/usr/lib/llvm-14/lib/python3.11/dist-packages"}},
+		{[]string{"PYTHONPATH=/mine", "HOME=/h"}, []string{"HOME=/h", "PYTHONPATH=/usr/lib/llvm-14/lib/python3.11/dist-packages:/mine"}},
+		{[]string{"PYTHONPATH=", "HOME=/h"}, []string{"HOME=/h", "PYTHONPATH=/usr/lib/llvm-14/lib/python3.11/dist-packages"}},
+		{[]string{"PYTHONPATH=/a", "PYTHONPATH=/b"}, []string{"PYTHONPATH=/usr/lib/llvm-14/lib/python3.11/dist-packages:/b"}},
+		{nil, []string{"PYTHONPATH=/usr/lib/llvm-14/lib/python3.11/dist-packages"}},
+	}
+	for _, c := range cases {
+		in := slices.Clone(c.in)
+		got := Env(p, c.in)
+		if !slices.Equal(got, c.want) {
+			t.Errorf("Env(%q) = %q, want %q", c.in, got, c.want)
+		}
+		if !slices.Equal(in, c.in) {
+			t.Errorf("Env changed its input")
+		}
+	}
+	env := []string{"PYTHONPATH=/mine", "A=b"}
+	if got := Env(plan.Plan{}, env); !slices.Equal(got, env) {
+		t.Errorf("Env without LLDBPythonPath = %q", got)
+	}
+}
