@@ -31,7 +31,7 @@ ROUNDS=${BENCH_ROUNDS:-5}
 NLIBS=${BENCH_LIBS:-300}
 PY=${BENCH_PYTHON:-/usr/bin/python3.11}
 
-SECTIONS=(resolve-small resolve-manylibs debuginfod)
+SECTIONS=(resolve-small resolve-manylibs gdb-pybt-small gdb-pybt-manylibs debuginfod)
 
 usage() {
 	sed -n '2,/^[^#]/{/^#/!d;/shellcheck/d;s/^# \{0,1\}//;p}' "$0"
@@ -369,6 +369,44 @@ section_resolve_manylibs() {
 	start_manylibs
 	case_info "many libraries ($PY with $NLIBS gcc-built shared objects loaded by ctypes)" "$MANY_PID"
 	compare "resolve-manylibs: pyattach resolve vs gdb attach+detach, $NLIBS extra libraries" "$MANY_PID" cmd_gdb_attach cmd_resolve cmd_resolve_json
+}
+
+# py-bt through pyattach against the best hand-written gdb command line
+# that gives the same output: the real interpreter as the program file (so
+# gdb auto-loads its python3.X-gdb.py and finds its debug file), then
+# attach. --fast skips reading unrelated shared libraries.
+cmd_gdb_handwritten() { gdb -nx -batch -iex "file $PY_REAL" -p "$1" -ex py-bt; }
+cmd_pyattach_gdb() { "$PYATTACH" gdb -nx -batch -p "$1" -ex py-bt; }
+cmd_pyattach_gdb_fast() { "$PYATTACH" --fast gdb -nx -batch -p "$1" -ex py-bt; }
+LABEL[cmd_gdb_handwritten]="gdb -iex 'file PY' -p PID -ex py-bt"
+LABEL[cmd_pyattach_gdb]="pyattach gdb -p PID -ex py-bt"
+LABEL[cmd_pyattach_gdb_fast]="pyattach --fast gdb ... py-bt"
+
+# check_pybt PID: every command must print the Python frames.
+check_pybt() {
+	local c out
+	for c in cmd_gdb_handwritten cmd_pyattach_gdb cmd_pyattach_gdb_fast; do
+		out=$("$c" "$1" 2>&1) || true
+		if ! grep -q '^  File "' <<<"$out"; then
+			echo "$0: error: ${LABEL[$c]} printed no Python frames for process $1:" >&2
+			echo "$out" | tail -n 20 >&2
+			exit 1
+		fi
+	done
+}
+
+section_gdb_pybt_small() {
+	start_small
+	PY_REAL=$(readlink -f "$PY")
+	check_pybt "$SMALL_PID"
+	compare "gdb-pybt-small: py-bt via pyattach vs hand-written gdb, small process" "$SMALL_PID" cmd_gdb_handwritten cmd_pyattach_gdb cmd_pyattach_gdb_fast
+}
+
+section_gdb_pybt_manylibs() {
+	start_manylibs
+	PY_REAL=$(readlink -f "$PY")
+	check_pybt "$MANY_PID"
+	compare "gdb-pybt-manylibs: py-bt via pyattach vs hand-written gdb, $NLIBS extra libraries" "$MANY_PID" cmd_gdb_handwritten cmd_pyattach_gdb cmd_pyattach_gdb_fast
 }
 
 # Fetching 32 debug files from a debuginfod server that answers each

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The main job of pyattach on a built-in example: a --copies venv of the
 # system python3 (the case where gdb's py-bt goes missing), a program
-# sleeping inside nested functions, and pyattach resolving its PID back to
-# the real interpreter. Everything it makes is removed on exit.
+# sleeping inside nested functions, pyattach resolving its PID back to the
+# real interpreter, and gdb showing the Python stack through pyattach
+# where plain gdb cannot. Everything it makes is removed on exit.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/lib.sh
@@ -17,6 +18,13 @@ if ! "$python" -c 'import ensurepip, venv' >/dev/null 2>&1; then
 	need_debs "python$minor-venv"
 fi
 need_go
+# gdb, and the interpreter's debug symbols and gdb extension.
+dbg=""
+if [ "$(readlink -f "$python")" != "" ]; then
+	base=$(basename "$(readlink -f "$python")")
+	case $base in python3.[0-9]*) dbg="$base-dbg" ;; esac
+fi
+need_debs gdb ${dbg:+"$dbg"}
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/pyattach-demo.XXXXXX")
 pid=""
@@ -62,3 +70,11 @@ done
 echo
 echo "\$ pyattach resolve $pid"
 "$tmp/pyattach" resolve "$pid"
+
+echo
+echo "\$ gdb -batch -p $pid -ex py-bt        # plain gdb: the venv's python is a copy"
+gdb -nx -batch -p "$pid" -ex py-bt 2>&1 | grep -E 'py-bt|Undefined' || true
+
+echo
+echo "\$ pyattach gdb -p $pid -batch -ex py-bt"
+"$tmp/pyattach" gdb -p "$pid" -batch -ex py-bt 2>&1 | grep -v -E '^\[|^warning: ' || true

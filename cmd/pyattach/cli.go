@@ -44,6 +44,9 @@ type Globals struct {
 	Config   string   `help:"Configuration file to read instead of $XDG_CONFIG_HOME/pyattach/config.toml." placeholder:"FILE" type:"path"`
 	DebugDir []string `help:"Also search DIR for separate debug files (repeatable)." placeholder:"DIR" type:"path"`
 	Offline  bool     `help:"Never ask debuginfod servers; use local files and the debuginfod cache only."`
+	Print    bool     `help:"gdb, lldb: print the script and the debugger's command line instead of running it."`
+	Script   string   `help:"gdb, lldb: write the script to FILE (and FILE.late / FILE.after) instead of the cache." placeholder:"FILE" type:"path"`
+	Fast     bool     `help:"gdb, lldb: load only what Python frames need (the interpreter, libpython, libc), not every shared library."`
 }
 
 // App carries what commands need from the outside world; tests replace
@@ -65,6 +68,9 @@ type CLI struct {
 	Resolve        ResolveCmd        `cmd:"" help:"Tell which real interpreter, build-id, Python version and libpython a process, binary, venv or script runs."`
 	Debuginfo      DebuginfoCmd      `cmd:"" help:"Find every module's debug file, as gdb would and beyond, and the matching CPython gdb extension."`
 	Symbols        SymbolsCmd        `cmd:"" help:"Install, list and remove split debug-symbol packages (<wheel>-debug-symbols.zip)."`
+	GDB            GDBCmd            `cmd:"" name:"gdb" passthrough:"" help:"Start gdb with everything py-bt needs: pyattach [FLAGS] gdb GDB_ARGS..."`
+	LLDB           LLDBCmd           `cmd:"" name:"lldb" passthrough:"" help:"Start lldb with the debug files and source maps found: pyattach [FLAGS] lldb LLDB_ARGS..."`
+	Init           InitCmd           `cmd:"" help:"Write a project's .gdbinit, .lldbinit and VS Code attach configurations."`
 	FetchExtension FetchExtensionCmd `cmd:"" name:"fetch-extension" help:"Download CPython's gdb extension (libpython.py) for an interpreter's exact version."`
 }
 

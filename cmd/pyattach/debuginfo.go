@@ -128,6 +128,11 @@ func (c *DebuginfoCmd) Run(g *Globals, app *App, cfg *Config) error {
 // their debug files and the extensions.
 func collectDebugInfo(ctx context.Context, tgt string, g *Globals, app *App, cfg *Config) (*DebugInfo, error) {
 	res, rerr := target.Resolve(ctx, tgt, target.Options{ProcRoot: g.ProcRoot, Env: app.Env, Cwd: app.Cwd})
+	return debugInfoFor(ctx, tgt, res, rerr, g, app, cfg)
+}
+
+// debugInfoFor is collectDebugInfo for a target already resolved.
+func debugInfoFor(ctx context.Context, tgt string, res *target.Result, rerr error, g *Globals, app *App, cfg *Config) (*DebugInfo, error) {
 	python := rerr == nil
 	if rerr != nil && !errors.Is(rerr, target.ErrNotPython) {
 		return nil, rerr

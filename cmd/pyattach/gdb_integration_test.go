@@ -1,0 +1,257 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+)
+
+var (
+	binOnce sync.Once
+	binPath string
+	binErr  error
+)
+
+// pyattachBin builds the pyattach binary once for tests that must run it
+// as its own process (gdb and lldb replace it with exec).
+func pyattachBin(t testing.TB) string {
+	t.Helper()
+	binOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "pyattach-bin")
+		if err != nil {
+			binErr = err
+			return
+		}
+		binPath = filepath.Join(dir, "pyattach")
+		out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput()
+		if err != nil {
+			binErr = err
+			t.Logf("%s", out)
+		}
+	})
+	if binErr != nil {
+		t.Fatalf("go build: %v", binErr)
+	}
+	return binPath
+}
+
+func needTool(t testing.TB, name string) string {
+	t.Helper()
+	p, err := exec.LookPath(name)
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("%s is required in CI", name)
+		}
+		t.Skipf("%s not installed", name)
+	}
+	return p
+}
+
+// runIn runs a command with env additions and returns its combined output.
+func runIn(t testing.TB, dir string, env []string, name string, args ...string) (string, error) {
+	t.Helper()
+	cmd := exec.Command(name, args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), env...)
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+// pyBtFrames is what py-bt prints for appPy: the three functions, with
+// their line numbers, innermost first.
+var pyBtFrames = []*regexp.Regexp{
+	regexp.MustCompile(`File ".*app\.py", line 5, in inner`),
+	regexp.MustCompile(`File ".*app\.py", line 7, in middle`),
+	regexp.MustCompile(`File ".*app\.py", line 9, in outer`),
+}
+
+func checkPyBt(t *testing.T, what, out string) {
+	t.Helper()
+	last := -1
+	for _, re := range pyBtFrames {
+		loc := re.FindStringIndex(out)
+		if loc == nil {
+			t.Errorf("%s: py-bt output lacks %q:\n%s", what, re, out)
+			return
+		}
+		if loc[0] < last {
+			t.Errorf("%s: frames out of order:\n%s", what, out)
+		}
+		last = loc[0]
+	}
+}
+
+// The case this tool exists for: Debian's python3.11 in a --copies venv.
+// Plain gdb has no py-bt; pyattach gdb does.
+func TestGDBPyBtDebianVenvCopies(t *testing.T) {
+	gdb := needTool(t, "gdb")
+	py := need(t, "/usr/bin/python3.11")
+	venv := makeVenv(t, py, true)
+	pid := startPython(t, filepath.Join(venv, "bin", "python"))
+	out, _ := runIn(t, "", nil, gdb, "-nx", "-batch", "-p", strconv.Itoa(pid), "-ex", "py-bt")
+	if !strings.Contains(out, `Undefined command: "py-bt"`) {
+		t.Errorf("plain gdb was expected to lack py-bt here:\n%s", out)
+	}
+	out, err := runIn(t, "", nil, pyattachBin(t), "gdb", "-nx", "-batch", "-p", strconv.Itoa(pid), "-ex", "py-bt")
+	if err != nil {
+		t.Fatalf("pyattach gdb: %v\n%s", err, out)
+	}
+	checkPyBt(t, "pyattach gdb -p", out)
+}
+
+// Debian's debug build.
+func TestGDBPyBtDebugBuild(t *testing.T) {
+	needTool(t, "gdb")
+	py := need(t, "/usr/bin/python3.11d")
+	pid := startPython(t, py)
+	out, err := runIn(t, "", nil, pyattachBin(t), "gdb", "-nx", "-batch", "-p", strconv.Itoa(pid), "-ex", "py-bt")
+	if err != nil {
+		t.Fatalf("pyattach gdb: %v\n%s", err, out)
+	}
+	checkPyBt(t, "python3.11d", out)
+}
+
+// Every pyenv version, in a --copies venv (a virtualenv for 2.7).
+func TestGDBPyBtPyenvVersions(t *testing.T) {
+	needTool(t, "gdb")
+	home, _ := os.UserHomeDir()
+	versions, _ := filepath.Glob(filepath.Join(home, ".pyenv", "versions", "[23].*"))
+	if len(versions) == 0 {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("no pyenv versions; CI machines have 2.7 and 3.6 to 3.13")
+		}
+		t.Skip("no pyenv versions")
+	}
+	bin := pyattachBin(t)
+	for _, prefix := range versions {
+		full := filepath.Base(prefix)
+		parts := strings.Split(full, ".")
+		if len(parts) != 3 {
+			continue
+		}
+		mm := parts[0] + "." + parts[1]
+		t.Run(full, func(t *testing.T) {
+			var venv string
+			if parts[0] == "2" {
+				venv = makePy2Virtualenv(t, prefix, mm)
+			} else {
+				venv = makeVenv(t, filepath.Join(prefix, "bin", "python"+mm), true)
+			}
+			pid := startPython(t, filepath.Join(venv, "bin", "python"))
+			out, err := runIn(t, "", nil, bin, "gdb", "-nx", "-batch", "-p", strconv.Itoa(pid), "-ex", "py-bt")
+			if err != nil {
+				t.Fatalf("pyattach gdb: %v\n%s", err, out)
+			}
+			checkPyBt(t, full, out)
+		})
+	}
+}
+
+// The launch form keeps the venv's own python as the program.
+func TestGDBPyBtLaunch(t *testing.T) {
+	needTool(t, "gdb")
+	py := need(t, "/usr/bin/python3.11")
+	venv := makeVenv(t, py, true)
+	dir := t.TempDir()
+	app := filepath.Join(dir, "app.py")
+	// The program stops itself inside inner() with SIGTRAP.
+	src := strings.Replace(appPy, `    time.sleep(600)`, `    import os, signal; os.kill(os.getpid(), signal.SIGTRAP)`, 1)
+	if err := os.WriteFile(app, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := runIn(t, dir, nil, pyattachBin(t), "gdb", "-nx", "-batch", "-ex", "run", "-ex", "py-bt", "--args", filepath.Join(venv, "bin", "python"), app)
+	if err != nil {
+		t.Fatalf("pyattach gdb --args: %v\n%s", err, out)
+	}
+	checkPyBt(t, "launch", out)
+}
+
+// The core form: a core written by gcore, opened without naming the
+// program; pyattach finds it from the core's notes.
+func TestGDBPyBtCore(t *testing.T) {
+	needTool(t, "gdb")
+	gcore := needTool(t, "gcore")
+	py := need(t, "/usr/bin/python3.11")
+	venv := makeVenv(t, py, true)
+	pid := startPython(t, filepath.Join(venv, "bin", "python"))
+	dir := t.TempDir()
+	if out, err := runIn(t, dir, nil, gcore, "-o", filepath.Join(dir, "core"), strconv.Itoa(pid)); err != nil {
+		t.Fatalf("gcore: %v\n%s", err, out)
+	}
+	core := filepath.Join(dir, "core."+strconv.Itoa(pid))
+	out, err := runIn(t, dir, nil, pyattachBin(t), "gdb", "-nx", "-batch", "-c", core, "-ex", "py-bt")
+	if err != nil {
+		t.Fatalf("pyattach gdb -c: %v\n%s", err, out)
+	}
+	checkPyBt(t, "core", out)
+}
+
+// A project .gdbinit from `pyattach init --gdb --trust`, used by a plain
+// gdb -p started in the project, with HOME in a temporary directory.
+func TestInitTrustPlainGDB(t *testing.T) {
+	gdb := needTool(t, "gdb")
+	py := need(t, "/usr/bin/python3.11")
+	project := t.TempDir()
+	home := t.TempDir()
+	if out, err := exec.Command(py, "-m", "venv", "--copies", "--without-pip", filepath.Join(project, ".venv")).CombinedOutput(); err != nil {
+		t.Fatalf("venv: %v\n%s", err, out)
+	}
+	env := []string{"HOME=" + home, "XDG_CONFIG_HOME=" + filepath.Join(home, ".config"), "XDG_CACHE_HOME=" + filepath.Join(home, ".cache"), "XDG_DATA_HOME=" + filepath.Join(home, ".local", "share")}
+	out, err := runIn(t, project, env, pyattachBin(t), "init", "--gdb", "--trust")
+	if err != nil {
+		t.Fatalf("pyattach init: %v\n%s", err, out)
+	}
+	// Running it twice adds nothing.
+	if out, err := runIn(t, project, env, pyattachBin(t), "init", "--gdb", "--trust"); err != nil || !strings.Contains(out, "already trusts") {
+		t.Errorf("second init: %v\n%s", err, out)
+	}
+	data, _ := os.ReadFile(filepath.Join(home, ".config", "gdb", "gdbinit"))
+	if n := strings.Count(string(data), "add-auto-load-safe-path "+filepath.Join(project, ".gdbinit")); n != 1 {
+		t.Errorf("user gdbinit has the trust line %d times:\n%s", n, data)
+	}
+	pid := startPython(t, filepath.Join(project, ".venv", "bin", "python"))
+	out, _ = runIn(t, project, env, gdb, "-batch", "-p", strconv.Itoa(pid), "-ex", "py-bt")
+	checkPyBt(t, "plain gdb with the project's .gdbinit", out)
+}
+
+// A Python process in its own root and mount namespace (unshare --mount
+// --fork chroot): gdb reads its libraries under /proc/PID/root.
+func TestGDBPyBtContainer(t *testing.T) {
+	needTool(t, "gdb")
+	prefix := containerPrereqs(t)
+	root := filepath.Join(t.TempDir(), "root")
+	buildContainerRoot(t, root, prefix)
+	// A copy of a pyenv prefix includes its gdb extension.
+	copyFile(t, filepath.Join(prefix, "bin", "python3.12-gdb.py"), filepath.Join(root, "py", "bin", "python3.12-gdb.py"))
+	pid := startInContainer(t, root)
+	out, err := runIn(t, "", nil, pyattachBin(t), "gdb", "-nx", "-batch", "-p", strconv.Itoa(pid), "-ex", "py-bt")
+	if err != nil {
+		t.Fatalf("pyattach gdb: %v\n%s", err, out)
+	}
+	checkPyBt(t, "container", out)
+}
+
+// lldb attached to the Debian venv-copy process: native frames with
+// function, file and line (time_sleep in timemodule.c), and lldb's
+// Python (`script`) works despite Debian's wrong `lldb -P`.
+func TestLLDBDebianVenvCopies(t *testing.T) {
+	needTool(t, "lldb")
+	py := need(t, "/usr/bin/python3.11")
+	venv := makeVenv(t, py, true)
+	pid := startPython(t, filepath.Join(venv, "bin", "python"))
+	out, err := runIn(t, "", nil, pyattachBin(t), "lldb", "-b", "-p", strconv.Itoa(pid), "-o", "bt", "-o", "script print(6*7)")
+	if err != nil {
+		t.Fatalf("pyattach lldb: %v\n%s", err, out)
+	}
+	if !regexp.MustCompile(`time_sleep.* at timemodule\.c:\d+`).MatchString(out) {
+		t.Errorf("no symbolized time_sleep frame with file and line:\n%s", out)
+	}
+	if !regexp.MustCompile(`(?m)^42$`).MatchString(out) {
+		t.Errorf("lldb's script command did not work:\n%s", out)
+	}
+}

@@ -1,0 +1,212 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/pyattach/pyattach/detect/core"
+	"github.com/pyattach/pyattach/detect/debugfile"
+	"github.com/pyattach/pyattach/detect/plan"
+	"github.com/pyattach/pyattach/detect/target"
+)
+
+// gdbAutoLoadDir is where Debian, Ubuntu and Fedora's gdb auto-loads
+// <objfile path>-gdb.py from (its default safe path includes it).
+const gdbAutoLoadDir = "/usr/share/gdb/auto-load"
+
+// buildPlan resolves what a debugger command line opens and gathers
+// everything the debugger needs for it.
+func buildPlan(ctx context.Context, t dbgTarget, g *Globals, app *App, cfg *Config) (plan.Plan, *DebugInfo, error) {
+	p := plan.Plan{PID: t.PID, Core: t.Core, Args: t.Args, Fast: g.Fast}
+	// What to resolve: the process, else the program, else the core's.
+	tgt := ""
+	switch {
+	case t.PID != 0:
+		tgt = strconv.Itoa(t.PID)
+	case t.Program != "":
+		tgt = t.Program
+	case t.Core != "":
+		exe, err := coreExecutable(t.Core)
+		if err != nil {
+			return p, nil, err
+		}
+		tgt = exe
+		p.Findings = append(p.Findings, fmt.Sprintf("core %s was dumped by %s", t.Core, exe))
+	default:
+		return p, nil, withHint(errors.New("no target in the debugger's command line"),
+			"name one as the debugger would take it: -p PID, -c CORE, a program, or --args PROGRAM ARGS...")
+	}
+	p.Target = tgt
+	res, rerr := target.Resolve(ctx, tgt, target.Options{ProcRoot: g.ProcRoot, Env: app.Env, Cwd: app.Cwd})
+	if rerr != nil {
+		return p, nil, fmt.Errorf("%s: %w", tgt, rerr)
+	}
+	di, err := debugInfoFor(ctx, tgt, res, nil, g, app, cfg)
+	if err != nil {
+		return p, nil, err
+	}
+
+	// The program file: for an attached process or a core, the real
+	// interpreter (same build-id as a venv copy), so that the debugger's
+	// own lookups by path work; a launched program stays as given, so
+	// that its venv stays active.
+	if !t.Launch && t.Program == "" {
+		switch {
+		case res.Container:
+			p.Program = res.ReadFrom
+		case res.Embedded || res.ExeDeleted:
+			p.Program = ""
+		default:
+			p.Program = res.Interpreter
+		}
+	}
+	if res.Container {
+		p.Sysroot = res.Root
+	}
+	for _, d := range di.DebugDirs {
+		if d != "/usr/lib/debug" {
+			p.DebugDirs = append(p.DebugDirs, d)
+		}
+	}
+	p.Debuginfod = plan.Debuginfod{
+		Enabled: len(di.Debuginfod.URLs) > 0 && !di.Debuginfod.Offline,
+		URLs:    di.Debuginfod.URLs,
+	}
+	for _, m := range di.Modules {
+		if f := symbolFileFor(m, res); f != "" {
+			mod := m.Path
+			if res.Container {
+				mod = filepath.Join(res.Root, m.Path)
+			}
+			p.SymbolFiles = append(p.SymbolFiles, plan.SymbolFile{Module: mod, File: f})
+		}
+	}
+	// The extension: left to gdb's auto-load when gdb will find it for
+	// the program file, allowed as that one file when it sits beside the
+	// binary, sourced explicitly otherwise.
+	if ext := di.Extensions.GDB; ext != "" {
+		host := ext
+		if res.Container && !strings.HasPrefix(ext, res.Root) {
+			if _, err := os.Stat(filepath.Join(res.Root, ext)); err == nil {
+				host = filepath.Join(res.Root, ext)
+			}
+		}
+		prog := p.Program
+		if real, err := filepath.EvalSymlinks(prog); err == nil {
+			prog = real
+		}
+		switch {
+		case prog != "" && host == gdbAutoLoadDir+prog+"-gdb.py":
+			// gdb loads it itself from its default safe path.
+		case prog != "" && host == prog+"-gdb.py":
+			p.GDBAutoLoad = append(p.GDBAutoLoad, host)
+		default:
+			p.GDBExtension = host
+		}
+	}
+	p.LLDBExtension = di.Extensions.LLDB
+	if g.Fast {
+		p.FastLibs = fastLibs(res)
+	}
+	p.Findings = append(p.Findings, findings(res, di)...)
+	return p, di, nil
+}
+
+// symbolFileFor returns a debug file the debugger would not find alone:
+// one found through debuginfod (the debugger's own client may be off),
+// or through .gnu_debuglink in a directory other than the module's own.
+func symbolFileFor(m ModuleDebug, res *target.Result) string {
+	switch m.Debug.Via {
+	case debugfile.ViaDebuginfod, debugfile.ViaDebuginfodCache:
+		return m.Debug.Path
+	case debugfile.ViaDebugLink:
+		dir := filepath.Dir(m.Path)
+		if res.Container {
+			dir = filepath.Join(res.Root, dir)
+		}
+		fdir := filepath.Dir(m.Debug.Path)
+		if fdir != dir && fdir != filepath.Join(dir, ".debug") {
+			return m.Debug.Path
+		}
+	}
+	return ""
+}
+
+// fastLibs are the shared libraries Python frames need: libpython, libc
+// and the dynamic loader.
+func fastLibs(res *target.Result) []string {
+	libs := []string{`/libc\.so`, `/ld-linux[^/]*\.so`}
+	if res.Libpython != "" {
+		libs = append([]string{regexp.QuoteMeta("/" + filepath.Base(res.Libpython))}, libs...)
+	}
+	return libs
+}
+
+// findings are the header comment's lines.
+func findings(res *target.Result, di *DebugInfo) []string {
+	var out []string
+	out = append(out, fmt.Sprintf("interpreter: %s (build-id %s, via %s)", res.Interpreter, res.BuildID, res.Via))
+	out = append(out, fmt.Sprintf("python: %s%s", res.Python.Version, map[bool]string{true: " debug build", false: ""}[res.Python.DebugBuild]))
+	if res.Exe != res.Interpreter {
+		out = append(out, fmt.Sprintf("executable: %s (%s venv)", res.Exe, res.Venv.Kind))
+	}
+	if res.Libpython != "" {
+		out = append(out, "libpython: "+res.Libpython)
+	}
+	for _, m := range di.Modules {
+		if m.Path == res.Exe || m.Path == res.Interpreter || m.Path == res.Libpython {
+			out = append(out, fmt.Sprintf("debug info of %s: %s %s %s", m.Path, m.Debug.Via, m.Debug.Kind, m.Debug.Path))
+		}
+	}
+	if di.Extensions.GDB != "" {
+		out = append(out, fmt.Sprintf("gdb extension: %s (Python %s)", di.Extensions.GDB, di.Extensions.GDBVersion))
+	} else {
+		out = append(out, "gdb extension: none found; run: pyattach fetch-extension "+res.Target)
+	}
+	return out
+}
+
+// coreExecutable names the executable a core file was dumped by.
+func coreExecutable(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	info, err := core.Read(f)
+	if err != nil {
+		return "", fmt.Errorf("core %s: %w", path, err)
+	}
+	if info.Exe == "" {
+		return "", withHint(fmt.Errorf("core %s does not name its executable", path),
+			"give the program before the core: pyattach gdb PROGRAM %s", path)
+	}
+	if _, err := os.Stat(info.Exe); err != nil {
+		return "", withHint(fmt.Errorf("core %s was dumped by %s, which is not on this machine: %w", path, info.Exe, err),
+			"give the program before the core: pyattach gdb PROGRAM %s", path)
+	}
+	return info.Exe, nil
+}
+
+// findDebugger finds gdb or lldb on PATH (lldb may be lldb-14 and the
+// like on Debian).
+func findDebugger(env []string, names ...string) (string, error) {
+	path := envValue(env, "PATH")
+	for _, n := range names {
+		for _, dir := range filepath.SplitList(path) {
+			p := filepath.Join(dir, n)
+			if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() && st.Mode()&0o111 != 0 {
+				return p, nil
+			}
+		}
+	}
+	return "", withHint(fmt.Errorf("%s is not installed: %w", names[0], exec.ErrNotFound),
+		"install it: sudo apt-get install %s", names[0])
+}
