@@ -37,7 +37,6 @@ func TestParseGDBArgs(t *testing.T) {
 	}
 }
 
-
 func TestParseLLDBArgs(t *testing.T) {
 	for _, tc := range []struct {
 		args []string
