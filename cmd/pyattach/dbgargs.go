@@ -28,26 +28,20 @@ var gdbOptsWithValue = map[string]bool{
 	"tty": true, "t": true, "i": true, "interpreter": true,
 }
 
-// parseGDBArgs reads the target from gdb's own command line, the way gdb
-// does: -p/--pid, -c/--core, -e/--exec/-se, --args PROGRAM ARGS..., and
-// the positional PROGRAM [PID|CORE]. It does not change the arguments.
-func parseGDBArgs(args []string, isPID func(string) bool) (dbgTarget, error) {
-	var t dbgTarget
-	var pos []string
+// optVal is an option of a debugger's command line and its value.
+type optVal struct{ name, flag, val string }
+
+// scanArgs walks a debugger's command line: the options named in
+// withValue are returned with their values (next word, or after "="),
+// other words that are not options in pos; at the first of the stops
+// words, the rest of the line is returned as tail.
+func scanArgs(tool string, args []string, withValue map[string]bool, stops ...string) (opts []optVal, pos []string, stop string, tail []string, err error) {
 	for i := 0; i < len(args); i++ {
 		a := args[i]
-		if a == "--args" {
-			if i+1 >= len(args) {
-				return t, fmt.Errorf("gdb --args needs a program")
+		for _, s := range stops {
+			if a == s {
+				return opts, pos, s, args[i+1:], nil
 			}
-			t.Program = args[i+1]
-			t.Args = args[i+2:]
-			t.Launch = true
-			break
-		}
-		if a == "--" {
-			pos = append(pos, args[i+1:]...)
-			break
 		}
 		if !strings.HasPrefix(a, "-") || a == "-" {
 			pos = append(pos, a)
@@ -58,32 +52,64 @@ func parseGDBArgs(args []string, isPID func(string) bool) (dbgTarget, error) {
 		if k, v, ok := strings.Cut(name, "="); ok {
 			name, val, inline = k, v, true
 		}
-		if !gdbOptsWithValue[name] {
+		if !withValue[name] {
 			continue
 		}
 		if !inline {
 			if i+1 >= len(args) {
-				return t, fmt.Errorf("gdb option %s needs a value", a)
+				return nil, nil, "", nil, fmt.Errorf("%s option %s needs a value", tool, a)
 			}
 			i++
 			val = args[i]
 		}
-		switch name {
+		opts = append(opts, optVal{name: name, flag: a, val: val})
+	}
+	return opts, pos, "", nil, nil
+}
+
+func parsePID(tool, flag, val string) (int, error) {
+	pid, err := strconv.Atoi(val)
+	if err != nil || pid <= 0 {
+		return 0, fmt.Errorf("%s %s %q: not a process id", tool, flag, val)
+	}
+	return pid, nil
+}
+
+// parseGDBArgs reads the target from gdb's own command line, the way gdb
+// does: -p/--pid, -c/--core, -e/--exec/-se, --args PROGRAM ARGS..., and
+// the positional PROGRAM [PID|CORE]. It does not change the arguments.
+func parseGDBArgs(args []string, isPID func(string) bool) (dbgTarget, error) {
+	var t dbgTarget
+	opts, pos, stop, tail, err := scanArgs("gdb", args, gdbOptsWithValue, "--args", "--")
+	if err != nil {
+		return t, err
+	}
+	switch stop {
+	case "--args":
+		if len(tail) == 0 {
+			return t, fmt.Errorf("gdb --args needs a program")
+		}
+		t.Program, t.Args, t.Launch = tail[0], tail[1:], true
+	case "--":
+		pos = append(pos, tail...)
+	}
+	for _, o := range opts {
+		switch o.name {
 		case "p", "pid":
-			pid, err := strconv.Atoi(val)
-			if err != nil || pid <= 0 {
-				return t, fmt.Errorf("gdb %s %q: not a process id", a, val)
+			if t.PID, err = parsePID("gdb", o.flag, o.val); err != nil {
+				return t, err
 			}
-			t.PID = pid
 		case "c", "core":
 			// gdb -c also takes a PID.
-			if isPID(val) {
-				t.PID, _ = strconv.Atoi(val)
+			if isPID(o.val) {
+				t.PID, _ = strconv.Atoi(o.val)
 			} else {
-				t.Core = val
+				t.Core = o.val
 			}
 		case "e", "exec", "se":
-			t.Program = val
+			if t.Program == "" {
+				t.Program = o.val
+			}
 		}
 	}
 	if len(pos) > 0 && t.Program == "" {
@@ -118,48 +144,27 @@ var lldbOptsWithValue = map[string]bool{
 // -- PROGRAM ARGS...
 func parseLLDBArgs(args []string) (dbgTarget, error) {
 	var t dbgTarget
-	var pos []string
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		if a == "--" {
-			rest := args[i+1:]
-			if t.Program == "" && len(rest) > 0 {
-				t.Program, rest = rest[0], rest[1:]
-			}
-			t.Args = rest
-			break
-		}
-		if !strings.HasPrefix(a, "-") || a == "-" {
-			pos = append(pos, a)
-			continue
-		}
-		name := strings.TrimLeft(a, "-")
-		val, inline := "", false
-		if k, v, ok := strings.Cut(name, "="); ok {
-			name, val, inline = k, v, true
-		}
-		if !lldbOptsWithValue[name] {
-			continue
-		}
-		if !inline {
-			if i+1 >= len(args) {
-				return t, fmt.Errorf("lldb option %s needs a value", a)
-			}
-			i++
-			val = args[i]
-		}
-		switch name {
+	opts, pos, stop, tail, err := scanArgs("lldb", args, lldbOptsWithValue, "--")
+	if err != nil {
+		return t, err
+	}
+	for _, o := range opts {
+		switch o.name {
 		case "p", "attach-pid":
-			pid, err := strconv.Atoi(val)
-			if err != nil || pid <= 0 {
-				return t, fmt.Errorf("lldb %s %q: not a process id", a, val)
+			if t.PID, err = parsePID("lldb", o.flag, o.val); err != nil {
+				return t, err
 			}
-			t.PID = pid
 		case "c", "core":
-			t.Core = val
+			t.Core = o.val
 		case "f", "file":
-			t.Program = val
+			t.Program = o.val
 		}
+	}
+	if stop == "--" {
+		if t.Program == "" && len(tail) > 0 {
+			t.Program, tail = tail[0], tail[1:]
+		}
+		t.Args = tail
 	}
 	if len(pos) > 0 && t.Program == "" {
 		t.Program = pos[0]

@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+
+	"github.com/pyattach/pyattach/detect/rootfs"
 )
 
 // Sentinel errors, checked with errors.Is.
@@ -27,9 +29,6 @@ var (
 
 // IsPermission reports whether err wraps ErrPermission.
 func IsPermission(err error) bool { return errors.Is(err, ErrPermission) }
-
-// maxSymlinks bounds the links followed by OpenInRoot, as Linux does.
-const maxSymlinks = 40
 
 // Proc is a proc file system. Paths inside FS look like "1234/maps".
 type Proc struct {
@@ -320,45 +319,22 @@ func (p *Proc) openReaderAt(pid int, name string) (fs.File, error) {
 // be looked at is kept as it is, for Open to report.
 func (p *Proc) resolveInRoot(base, name string) (string, error) {
 	clean := strings.TrimPrefix(path.Clean("/"+name), "/")
-	rl, ok := p.FS.(fs.ReadLinkFS)
-	if !ok || clean == "" {
+	if clean == "" {
 		return cleanRel(clean), nil
 	}
-	todo := strings.Split(clean, "/")
-	var done []string
-	links := 0
-	for len(todo) > 0 {
-		c := todo[0]
-		todo = todo[1:]
-		switch c {
-		case "", ".":
-			continue
-		case "..":
-			if len(done) > 0 {
-				done = done[:len(done)-1]
-			}
-			continue
-		}
-		cur := path.Join(base, path.Join(done...), c)
-		fi, err := rl.Lstat(cur)
-		if err != nil || fi.Mode()&fs.ModeSymlink == 0 {
-			done = append(done, c)
-			continue
-		}
-		if links++; links > maxSymlinks {
-			return "", errors.New("too many levels of symbolic links")
-		}
-		target, err := rl.ReadLink(cur)
-		if err != nil {
-			done = append(done, c)
-			continue
-		}
-		if path.IsAbs(target) {
-			done = done[:0]
-		}
-		todo = append(strings.Split(target, "/"), todo...)
+	sub, err := fs.Sub(p.FS, base)
+	if err != nil {
+		return cleanRel(clean), nil
 	}
-	return cleanRel(path.Join(done...)), nil
+	rl, ok := sub.(fs.ReadLinkFS)
+	if !ok {
+		return cleanRel(clean), nil
+	}
+	rel, err := rootfs.Resolve(rl, clean)
+	if err != nil {
+		return "", err
+	}
+	return cleanRel(rel), nil
 }
 
 func cleanRel(s string) string {

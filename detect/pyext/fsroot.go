@@ -1,13 +1,12 @@
 package pyext
 
 import (
-	"errors"
-	"fmt"
-	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
 	"strings"
+
+	"github.com/pyattach/pyattach/detect/rootfs"
 )
 
 // place is where target paths are looked up: the host (root "") or a
@@ -15,11 +14,6 @@ import (
 type place struct {
 	root string
 }
-
-// maxLinks bounds symlink resolution inside a root, like the kernel's 40.
-const maxLinks = 40
-
-var errLinkLoop = errors.New("too many levels of symbolic links")
 
 // hostPath returns the host path of the target path p. In a root, every
 // symbolic link on the way is resolved as if the root were "/", so the
@@ -31,52 +25,10 @@ func (pl place) hostPath(p string) (string, error) {
 	return resolveIn(pl.root, p)
 }
 
-// resolveIn resolves the target path p inside root one component at a
-// time: ".." stops at root, an absolute link target restarts at root.
-// The last component need not exist; an earlier missing one is an error.
+// resolveIn resolves p inside root as the process whose root it is
+// would (see package rootfs).
 func resolveIn(root, p string) (string, error) {
-	root = filepath.Clean(root)
-	var done []string
-	todo := strings.Split(p, "/")
-	links := 0
-	for len(todo) > 0 {
-		c := todo[0]
-		todo = todo[1:]
-		switch c {
-		case "", ".":
-			continue
-		case "..":
-			if len(done) > 0 {
-				done = done[:len(done)-1]
-			}
-			continue
-		}
-		cur := filepath.Join(root, filepath.Join(done...), c)
-		st, err := os.Lstat(cur)
-		if err != nil {
-			if len(todo) == 0 && errors.Is(err, fs.ErrNotExist) {
-				done = append(done, c)
-				break
-			}
-			return "", err
-		}
-		if st.Mode()&fs.ModeSymlink == 0 {
-			done = append(done, c)
-			continue
-		}
-		if links++; links > maxLinks {
-			return "", fmt.Errorf("resolve %s under %s: %w", p, root, errLinkLoop)
-		}
-		target, err := os.Readlink(cur)
-		if err != nil {
-			return "", err
-		}
-		if path.IsAbs(target) {
-			done = done[:0]
-		}
-		todo = append(strings.Split(target, "/"), todo...)
-	}
-	return filepath.Join(root, filepath.Join(done...)), nil
+	return rootfs.ResolveHost(root, p)
 }
 
 // realPath returns the target path that p resolves to in pl (symbolic

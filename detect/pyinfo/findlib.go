@@ -1,13 +1,14 @@
 package pyinfo
 
 import (
-	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
 	"strings"
+
+	"github.com/pyattach/pyattach/detect/rootfs"
 )
 
 // DefaultLibDirs are the directories the dynamic loader searches after
@@ -22,10 +23,6 @@ var DefaultLibDirs = []string{
 	"/usr/lib",
 	"/usr/local/lib",
 }
-
-// maxSymlinks bounds symlink resolution inside a root, as the kernel's
-// limit of 40 does.
-const maxSymlinks = 40
 
 // FindLibrary finds the file for the DT_NEEDED entry needed, searching
 // as the dynamic loader does: each RUNPATH entry in runpath (with $ORIGIN
@@ -104,54 +101,8 @@ func regularIn(root, p string) (string, bool) {
 	return host, true
 }
 
-var errTooManyLinks = errors.New("too many levels of symbolic links")
-
-// resolveIn resolves the target path p inside root, one component at a
-// time, following symlinks as if root were "/": ".." stops at root and
-// an absolute link target starts again from root. The result is a host
-// path inside root; its last component may not exist.
+// resolveIn resolves p inside root as the process whose root it is
+// would (see package rootfs).
 func resolveIn(root, p string) (string, error) {
-	root = filepath.Clean(root)
-	var done []string // resolved components below root
-	todo := strings.Split(p, "/")
-	links := 0
-	for len(todo) > 0 {
-		c := todo[0]
-		todo = todo[1:]
-		switch c {
-		case "", ".":
-			continue
-		case "..":
-			if len(done) > 0 {
-				done = done[:len(done)-1]
-			}
-			continue
-		}
-		cur := filepath.Join(root, filepath.Join(append(done, c)...))
-		st, err := os.Lstat(cur)
-		if err != nil {
-			if len(todo) == 0 {
-				done = append(done, c)
-				break
-			}
-			return "", err
-		}
-		if st.Mode()&fs.ModeSymlink == 0 {
-			done = append(done, c)
-			continue
-		}
-		links++
-		if links > maxSymlinks {
-			return "", fmt.Errorf("resolve %s under %s: %w", p, root, errTooManyLinks)
-		}
-		target, err := os.Readlink(cur)
-		if err != nil {
-			return "", err
-		}
-		if path.IsAbs(target) {
-			done = done[:0]
-		}
-		todo = append(strings.Split(target, "/"), todo...)
-	}
-	return filepath.Join(root, filepath.Join(done...)), nil
+	return rootfs.ResolveHost(root, p)
 }

@@ -1,0 +1,82 @@
+// Package rootfs resolves paths inside a directory that stands for a
+// process's root (a container, a chroot: /proc/PID/root), following
+// symbolic links as that process would: ".." stops at the root, and an
+// absolute link target starts again from the root, so that no path can
+// lead out of it. It is shared by proc, pyinfo and pyext.
+package rootfs
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+)
+
+// MaxLinks bounds the symbolic links followed for one path, as the
+// kernel's limit does.
+const MaxLinks = 40
+
+// ErrLinkLoop means more than MaxLinks links were followed.
+var ErrLinkLoop = errors.New("too many levels of symbolic links")
+
+// Resolve returns name (a path as the process sees it) as a slash path
+// relative to fsys's root, with its symbolic links resolved inside
+// fsys. A component that cannot be looked at is kept as it is, for the
+// caller's open or stat to report; only a link loop is an error.
+func Resolve(fsys fs.ReadLinkFS, name string) (string, error) {
+	todo := strings.Split(name, "/")
+	var done []string
+	links := 0
+	for len(todo) > 0 {
+		c := todo[0]
+		todo = todo[1:]
+		switch c {
+		case "", ".":
+			continue
+		case "..":
+			if len(done) > 0 {
+				done = done[:len(done)-1]
+			}
+			continue
+		}
+		cur := path.Join(append(done, c)...)
+		fi, err := fsys.Lstat(cur)
+		if err != nil || fi.Mode()&fs.ModeSymlink == 0 {
+			done = append(done, c)
+			continue
+		}
+		if links++; links > MaxLinks {
+			return "", fmt.Errorf("resolve %s: %w", name, ErrLinkLoop)
+		}
+		target, err := fsys.ReadLink(cur)
+		if err != nil {
+			done = append(done, c)
+			continue
+		}
+		if path.IsAbs(target) {
+			done = done[:0]
+		}
+		todo = append(strings.Split(target, "/"), todo...)
+	}
+	if len(done) == 0 {
+		return ".", nil
+	}
+	return path.Join(done...), nil
+}
+
+// ResolveHost is Resolve on the host directory root; it returns the host
+// path of name inside root.
+func ResolveHost(root, name string) (string, error) {
+	fsys, ok := os.DirFS(root).(fs.ReadLinkFS)
+	if !ok {
+		return "", fmt.Errorf("resolve %s under %s: file system cannot read links", name, root)
+	}
+	rel, err := Resolve(fsys, name)
+	if err != nil {
+		return "", fmt.Errorf("under %s: %w", root, err)
+	}
+	return filepath.Join(root, filepath.FromSlash(rel)), nil
+}
