@@ -10,6 +10,8 @@
 # BENCH_LIBS (default 300) tiny shared objects in the many-libraries case,
 # BENCH_PYTHON (default /usr/bin/python3.11) the interpreter under test,
 # BENCH_PYATTACH a pyattach binary to time instead of building one.
+# BENCH_DEBUGFILE (default: the build-id debug file of BENCH_PYTHON under
+# /usr/lib/debug) the file the srcscan section scans.
 #
 # Needs bash 4.4+, coreutils, Go (to build pyattach), gcc, gdb and the
 # Python named above. Runs as root or with ptrace allowed, since gdb
@@ -31,7 +33,7 @@ ROUNDS=${BENCH_ROUNDS:-5}
 NLIBS=${BENCH_LIBS:-300}
 PY=${BENCH_PYTHON:-/usr/bin/python3.11}
 
-SECTIONS=(resolve-small resolve-manylibs gdb-pybt-small gdb-pybt-manylibs debuginfod)
+SECTIONS=(resolve-small resolve-manylibs gdb-pybt-small gdb-pybt-manylibs debuginfod srcscan)
 
 usage() {
 	sed -n '2,/^[^#]/{/^#/!d;/shellcheck/d;s/^# \{0,1\}//;p}' "$0"
@@ -416,6 +418,57 @@ section_gdb_pybt_manylibs() {
 . "$(dirname "${BASH_SOURCE[0]}")/bench_debuginfod.sh"
 section_debuginfod() {
 	bench_debuginfod
+}
+
+# Listing the source files that the DWARF of PY's debug file names:
+# detect/srcscan (unit headers, first DIEs and line table headers,
+# streamed) against readelf --debug-dump=line (every line table, decoded).
+# The debug file is the build-id one under /usr/lib/debug (Debian's
+# python3.X-dbg), or BENCH_DEBUGFILE.
+LABEL[cmd_srcscan]="scanbench DEBUGFILE (srcscan)"
+cmd_srcscan() { "$SCANBENCH" "$1"; }
+LABEL[cmd_readelf_line]="readelf --debug-dump=line DEBUGFILE"
+cmd_readelf_line() { readelf --debug-dump=line "$1"; }
+
+# peak_kb PROGRAM ARGS... prints the peak resident set size in KB of
+# running PROGRAM (a real program, not a shell function), from GNU time.
+peak_kb() {
+	/usr/bin/time -f %M -o "$tmp/time.out" "$@" >/dev/null 2>&1 || { echo "$0: error: $* failed" >&2; exit 1; }
+	tail -n 1 "$tmp/time.out"
+}
+
+section_srcscan() {
+	need_tool readelf binutils
+	local dbg=${BENCH_DEBUGFILE:-} id kb
+	if [ -z "$dbg" ]; then
+		id=$(readelf -n "$(readlink -f "$PY")" 2>/dev/null | sed -n 's/^ *Build ID: *//p' | head -n 1)
+		[ -n "$id" ] || { echo "$0: error: $PY has no build-id note" >&2; exit 1; }
+		dbg="/usr/lib/debug/.build-id/${id:0:2}/${id:2}.debug"
+	fi
+	if [ ! -f "$dbg" ]; then
+		echo "$0: error: no debug file $dbg for $PY" >&2
+		echo "  hint: sudo apt-get install $(basename "$(readlink -f "$PY")")-dbg, or set BENCH_DEBUGFILE" >&2
+		exit 1
+	fi
+	if [ -z "${SCANBENCH:-}" ]; then
+		go build -o "$tmp/scanbench" ./detect/srcscan/internal/scanbench || { echo "$0: error: go build ./detect/srcscan/internal/scanbench failed" >&2; exit 1; }
+		SCANBENCH="$tmp/scanbench"
+	fi
+	echo
+	echo "srcscan: $dbg ($(($(stat -c %s "$dbg") / 1024)) KB on disk): $("$SCANBENCH" "$dbg" | sed 's/^.*: //')"
+	compare "srcscan: source files of the DWARF, srcscan vs readelf" "$dbg" cmd_readelf_line cmd_srcscan
+	if [ ! -x /usr/bin/time ] && command -v dpkg-query >/dev/null 2>&1; then
+		need_debs time
+	fi
+	if [ -x /usr/bin/time ]; then
+		echo "peak memory (max RSS, GNU time):"
+		kb=$(peak_kb "$SCANBENCH" "$dbg")
+		printf '  %-34s %8s KB\n' "${LABEL[cmd_srcscan]}" "$kb"
+		kb=$(peak_kb readelf --debug-dump=line "$dbg")
+		printf '  %-34s %8s KB\n' "${LABEL[cmd_readelf_line]}" "$kb"
+	else
+		echo "peak memory: n/a (install GNU time: the Debian package time)"
+	fi
 }
 
 # ---------------------------------------------------------------------

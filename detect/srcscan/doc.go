@@ -1,0 +1,24 @@
+// Package srcscan lists the source files a module's DWARF names, joined
+// the way gdb joins them, so that source-path rules can be inferred from
+// what the debugger will really look for.
+//
+// For every compile unit it reads the unit header and the first DIE only
+// (DW_AT_comp_dir, DW_AT_name, DW_AT_producer, DW_AT_stmt_list), and for
+// every line table a unit points at it reads the header only (the
+// directory and file tables), never the line program. DWARF 2 to 5 are
+// understood, including the DWARF 5 entry formats and .debug_line_str,
+// and compressed sections (SHF_COMPRESSED, zlib or zstd) are inflated as
+// a stream.
+//
+// Memory does not grow with the size of the debug sections: they are read
+// through a small forward-moving window, string references are collected
+// and resolved in one sorted pass per string section, and only the unit
+// facts and file tables themselves are kept. Relocations are not applied,
+// so relocatable objects (ET_REL, .o files) may give wrong strings.
+//
+// The join follows gdb: an absolute file name is kept as is; otherwise the
+// file's include directory (itself joined onto DW_AT_comp_dir when
+// relative; in DWARF 2-4 directory 0 is DW_AT_comp_dir) and the name are
+// joined with "/". ".." components are kept, since the debugger does not
+// clean them: "/build/reproducible-path/python3.11-3.11.2/build-static/../Modules/timemodule.c".
+package srcscan

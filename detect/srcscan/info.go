@@ -1,0 +1,330 @@
+package srcscan
+
+import (
+	"fmt"
+
+	"github.com/pyattach/pyattach/detect/elfinfo"
+)
+
+// DWARF constants this package needs.
+const (
+	tagCompileUnit = 0x11
+	tagPartialUnit = 0x3c
+	tagSkeletonCU  = 0x4a
+
+	atName           = 0x03
+	atStmtList       = 0x10
+	atCompDir        = 0x1b
+	atProducer       = 0x25
+	atStrOffsetsBase = 0x72
+
+	utCompile      = 0x01
+	utPartial      = 0x03
+	utSkeleton     = 0x04
+	utSplitCompile = 0x05
+
+	formImplicitConst = 0x21
+)
+
+// maxAttrs bounds the attributes of one abbreviation.
+const maxAttrs = 1024
+
+// maxUnitDecls bounds the unit abbreviations kept in one scan.
+const maxUnitDecls = 1 << 20
+
+type attrSpec struct {
+	attr, form uint64
+}
+
+// unit is what the first DIE of a compile unit says, strings still as
+// references into the strtab.
+type unit struct {
+	compDir, name, producer int32
+	stmt                    uint64
+	hasStmt                 bool
+}
+
+// abbrevs reads and caches the unit abbreviations (compile, partial and
+// skeleton unit tags only) of each abbreviation table a unit points at.
+type abbrevs struct {
+	sec    *section
+	tables map[uint64]map[uint64][]attrSpec
+	decls  int
+	parsed uint64 // bytes parsed so far, bounded against overlapping tables
+}
+
+func (a *abbrevs) lookup(s *scanner, off, code uint64) ([]attrSpec, error) {
+	t, ok := a.tables[off]
+	if !ok {
+		var err error
+		if t, err = a.parse(s, off); err != nil {
+			return nil, err
+		}
+		a.tables[off] = t
+	}
+	return t[code], nil
+}
+
+func (a *abbrevs) parse(s *scanner, off uint64) (map[uint64][]attrSpec, error) {
+	if a.sec == nil {
+		return nil, fmt.Errorf("%w: .debug_info without .debug_abbrev", elfinfo.ErrCorrupt)
+	}
+	if off >= a.sec.size {
+		return nil, fmt.Errorf("%w: abbreviation offset %#x is outside .debug_abbrev", elfinfo.ErrCorrupt, off)
+	}
+	r := &stream{s: a.sec, off: off, end: a.sec.size, bo: s.bo}
+	defer func() { a.parsed += r.off - off }()
+	if a.parsed > 4*a.sec.size+1<<20 {
+		return nil, fmt.Errorf("%w: overlapping abbreviation tables", elfinfo.ErrCorrupt)
+	}
+	t := map[uint64][]attrSpec{}
+	for r.off < r.end {
+		code := r.uleb()
+		if code == 0 || r.err != nil {
+			break
+		}
+		tag := r.uleb()
+		r.u8() // has children
+		unitTag := tag == tagCompileUnit || tag == tagPartialUnit || tag == tagSkeletonCU
+		var attrs []attrSpec
+		for n := 0; r.err == nil; n++ {
+			at, form := r.uleb(), r.uleb()
+			if at == 0 && form == 0 {
+				break
+			}
+			if n >= maxAttrs {
+				return nil, fmt.Errorf("%w: abbreviation with more than %d attributes", elfinfo.ErrCorrupt, maxAttrs)
+			}
+			if form == formImplicitConst {
+				r.uleb() // the constant (signed; same encoded length)
+			}
+			if unitTag {
+				attrs = append(attrs, attrSpec{at, form})
+			}
+		}
+		if unitTag {
+			if _, dup := t[code]; !dup {
+				a.decls++
+				if a.decls > maxUnitDecls {
+					return nil, fmt.Errorf("%w: more than %d unit abbreviations", elfinfo.ErrCorrupt, maxUnitDecls)
+				}
+				if attrs == nil {
+					attrs = []attrSpec{}
+				}
+				t[code] = attrs
+			}
+		}
+	}
+	if r.err != nil {
+		return nil, r.err
+	}
+	return t, nil
+}
+
+// scanInfo walks the units of .debug_info, reading each header and first
+// DIE.
+func (s *scanner) scanInfo() error {
+	info := s.info
+	for off := uint64(0); off < info.size; {
+		r := &stream{s: info, off: off, end: info.size, bo: s.bo}
+		offsz := 4
+		length := r.fixed(4)
+		if length == 0xffffffff {
+			offsz = 8
+			length = r.fixed(8)
+		} else if length >= 0xfffffff0 {
+			return fmt.Errorf("%w: unit at %#x has reserved length %#x", elfinfo.ErrCorrupt, off, length)
+		}
+		if r.err != nil {
+			return r.err
+		}
+		if length > info.size-r.off {
+			return fmt.Errorf("%w: unit at %#x runs past the end of .debug_info", elfinfo.ErrCorrupt, off)
+		}
+		next := r.off + length
+		r.end = next
+		if err := s.unit(r, offsz); err != nil {
+			return fmt.Errorf("unit at %#x: %w", off, err)
+		}
+		off = next
+	}
+	return nil
+}
+
+// unit decodes one unit header and its first DIE from r.
+func (s *scanner) unit(r *stream, offsz int) error {
+	version := r.fixed(2)
+	var abbrevOff, addrsz uint64
+	switch version {
+	case 2, 3, 4:
+		abbrevOff = r.fixed(offsz)
+		addrsz = r.u8()
+	case 5:
+		ut := r.u8()
+		addrsz = r.u8()
+		abbrevOff = r.fixed(offsz)
+		switch ut {
+		case utCompile, utPartial:
+		case utSkeleton, utSplitCompile:
+			r.skip(8) // dwo_id
+		default:
+			return r.err // type units name no source files of their own
+		}
+	default:
+		if r.err != nil {
+			return r.err
+		}
+		return fmt.Errorf("%w: unsupported DWARF version %d", elfinfo.ErrCorrupt, version)
+	}
+	code := r.uleb()
+	if r.err != nil || code == 0 {
+		return r.err
+	}
+	attrs, err := s.abbrevs.lookup(s, abbrevOff, code)
+	if err != nil || attrs == nil {
+		return err // not a unit DIE: nothing to report
+	}
+	u := unit{compDir: -1, name: -1, producer: -1}
+	strxBase := uint64(8)
+	if offsz == 8 {
+		strxBase = 16
+	}
+	var strx []int32
+	for _, a := range attrs {
+		switch a.attr {
+		case atName, atCompDir, atProducer:
+			ref, isStrx, ok := s.readString(r, a.form, offsz, addrsz, version)
+			if !ok {
+				break
+			}
+			i, err := s.strs.add(ref)
+			if err != nil {
+				return err
+			}
+			if isStrx {
+				strx = append(strx, i)
+			}
+			switch a.attr {
+			case atName:
+				u.name = i
+			case atCompDir:
+				u.compDir = i
+			default:
+				u.producer = i
+			}
+		case atStmtList:
+			switch a.form {
+			case 0x17: // sec_offset
+				u.stmt, u.hasStmt = r.fixed(offsz), true
+			case 0x06: // data4
+				u.stmt, u.hasStmt = r.fixed(4), true
+			case 0x07: // data8
+				u.stmt, u.hasStmt = r.fixed(8), true
+			case 0x0f: // udata
+				u.stmt, u.hasStmt = r.uleb(), true
+			default:
+				skipForm(r, a.form, offsz, addrsz, version)
+			}
+		case atStrOffsetsBase:
+			if a.form == 0x17 {
+				strxBase = r.fixed(offsz)
+			} else {
+				skipForm(r, a.form, offsz, addrsz, version)
+			}
+		default:
+			skipForm(r, a.form, offsz, addrsz, version)
+		}
+		if r.err != nil {
+			return r.err
+		}
+	}
+	for _, i := range strx {
+		ref := &s.strs.refs[i]
+		ref.off = strxBase + ref.off*uint64(offsz) // index -> offset; wraps harmlessly into "outside the section"
+		ref.wide = offsz == 8
+	}
+	s.units = append(s.units, u)
+	return nil
+}
+
+// readString reads a string-valued attribute. isStrx reports a
+// .debug_str_offsets index still to be turned into an offset; ok is false
+// when the form is one this package cannot follow (the value is skipped).
+func (s *scanner) readString(r *stream, form uint64, offsz int, addrsz, version uint64) (ref sref, isStrx, ok bool) {
+	switch form {
+	case 0x08: // string
+		return sref{kind: strInline, s: r.cstr()}, false, r.err == nil
+	case 0x0e: // strp
+		return sref{kind: strDebug, off: r.fixed(offsz)}, false, r.err == nil
+	case 0x1f: // line_strp
+		return sref{kind: strLine, off: r.fixed(offsz)}, false, r.err == nil
+	case 0x1a, 0x25, 0x26, 0x27, 0x28: // strx, strx1..strx4
+		var idx uint64
+		switch form {
+		case 0x1a:
+			idx = r.uleb()
+		case 0x25:
+			idx = r.fixed(1)
+		case 0x26:
+			idx = r.fixed(2)
+		case 0x27:
+			idx = r.fixed(3)
+		default:
+			idx = r.fixed(4)
+		}
+		return sref{kind: strOffsets, off: idx}, true, r.err == nil
+	}
+	// DW_FORM_GNU_strp_alt and friends live in the dwz file.
+	skipForm(r, form, offsz, addrsz, version)
+	return sref{}, false, false
+}
+
+// skipForm skips one attribute value of the given form.
+func skipForm(r *stream, form uint64, offsz int, addrsz, version uint64) {
+	switch form {
+	case 0x01: // addr
+		r.skip(addrsz)
+	case 0x03: // block2
+		r.skip(r.fixed(2))
+	case 0x04: // block4
+		r.skip(r.fixed(4))
+	case 0x05, 0x12, 0x26, 0x2a: // data2, ref2, strx2, addrx2
+		r.skip(2)
+	case 0x06, 0x13, 0x1c, 0x28, 0x2c: // data4, ref4, ref_sup4, strx4, addrx4
+		r.skip(4)
+	case 0x07, 0x14, 0x20, 0x24: // data8, ref8, ref_sig8, ref_sup8
+		r.skip(8)
+	case 0x1e: // data16
+		r.skip(16)
+	case 0x08: // string
+		r.cstr()
+	case 0x09, 0x18: // block, exprloc
+		r.skip(r.uleb())
+	case 0x0a: // block1
+		r.skip(r.u8())
+	case 0x0b, 0x0c, 0x11, 0x25, 0x29: // data1, flag, ref1, strx1, addrx1
+		r.skip(1)
+	case 0x0d, 0x0f, 0x15, 0x1a, 0x1b, 0x22, 0x23, 0x1f02, 0x1f03: // sdata, udata, ref_udata, strx, addrx, loclistx, rnglistx, GNU_addr_index, GNU_str_index
+		r.uleb()
+	case 0x0e, 0x17, 0x1d, 0x1f, 0x1f20, 0x1f21: // strp, sec_offset, strp_sup, line_strp, GNU_ref_alt, GNU_strp_alt
+		r.skip(uint64(offsz))
+	case 0x10: // ref_addr: address-sized in DWARF 2
+		if version == 2 {
+			r.skip(addrsz)
+		} else {
+			r.skip(uint64(offsz))
+		}
+	case 0x19, formImplicitConst: // flag_present; implicit_const lives in the abbreviation
+	case 0x27, 0x2b: // strx3, addrx3
+		r.skip(3)
+	case 0x16: // indirect
+		f := r.uleb()
+		if f == 0x16 || f == formImplicitConst {
+			r.fail(fmt.Errorf("%w: bad DW_FORM_indirect", elfinfo.ErrCorrupt))
+			return
+		}
+		skipForm(r, f, offsz, addrsz, version)
+	default:
+		r.fail(fmt.Errorf("%w: unknown DWARF form %#x", elfinfo.ErrCorrupt, form))
+	}
+}

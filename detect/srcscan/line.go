@@ -1,0 +1,201 @@
+package srcscan
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/pyattach/pyattach/detect/elfinfo"
+)
+
+// DW_LNCT content type codes of DWARF 5 line table entry formats.
+const (
+	lnctPath           = 1
+	lnctDirectoryIndex = 2
+)
+
+// maxFormats bounds the entry formats of a DWARF 5 line table header.
+const maxFormats = 64
+
+type fileEntry struct {
+	name int32 // strtab index, -1 for none
+	dir  uint64
+}
+
+// lineTable is the header of one line program: its directory and file
+// tables, strings still as strtab indexes.
+type lineTable struct {
+	version uint64
+	dirs    []int32
+	files   []fileEntry
+}
+
+// scanLines reads the header of every line table a unit points at, in
+// offset order.
+func (s *scanner) scanLines() error {
+	var offs []uint64
+	for _, u := range s.units {
+		if u.hasStmt {
+			offs = append(offs, u.stmt)
+		}
+	}
+	sort.Slice(offs, func(i, j int) bool { return offs[i] < offs[j] })
+	for i, off := range offs {
+		if i > 0 && off == offs[i-1] {
+			continue
+		}
+		if s.line == nil {
+			return fmt.Errorf("%w: DW_AT_stmt_list without .debug_line", elfinfo.ErrCorrupt)
+		}
+		t, err := s.lineHeader(off)
+		if err != nil {
+			return fmt.Errorf("line table at %#x: %w", off, err)
+		}
+		s.tables[off] = t
+	}
+	return nil
+}
+
+func (s *scanner) lineHeader(off uint64) (*lineTable, error) {
+	sec := s.line
+	if off >= sec.size {
+		return nil, fmt.Errorf("%w: offset is outside .debug_line", elfinfo.ErrCorrupt)
+	}
+	r := &stream{s: sec, off: off, end: sec.size, bo: s.bo}
+	offsz := 4
+	length := r.fixed(4)
+	if length == 0xffffffff {
+		offsz = 8
+		length = r.fixed(8)
+	} else if length >= 0xfffffff0 {
+		return nil, fmt.Errorf("%w: reserved length %#x", elfinfo.ErrCorrupt, length)
+	}
+	if r.err != nil {
+		return nil, r.err
+	}
+	if length > sec.size-r.off {
+		return nil, fmt.Errorf("%w: runs past the end of .debug_line", elfinfo.ErrCorrupt)
+	}
+	r.end = r.off + length
+	t := &lineTable{version: r.fixed(2)}
+	if r.err == nil && (t.version < 2 || t.version > 5) {
+		return nil, fmt.Errorf("%w: unsupported line table version %d", elfinfo.ErrCorrupt, t.version)
+	}
+	var addrsz uint64 = 8
+	if t.version >= 5 {
+		addrsz = r.u8()
+		r.u8() // segment selector size
+	}
+	hlen := r.fixed(offsz)
+	if r.err != nil {
+		return nil, r.err
+	}
+	if hlen > r.end-r.off {
+		return nil, fmt.Errorf("%w: header length %d overruns the table", elfinfo.ErrCorrupt, hlen)
+	}
+	r.end = r.off + hlen // the line program after the header is never read
+	r.u8()               // minimum_instruction_length
+	if t.version >= 4 {
+		r.u8() // maximum_operations_per_instruction
+	}
+	r.u8() // default_is_stmt
+	r.u8() // line_base
+	r.u8() // line_range
+	opcodeBase := r.u8()
+	if opcodeBase > 0 {
+		r.skip(opcodeBase - 1) // standard_opcode_lengths
+	}
+	if t.version < 5 {
+		for r.err == nil {
+			d := r.cstr()
+			if d == "" {
+				break
+			}
+			i, err := s.strs.add(sref{kind: strInline, s: d})
+			if err != nil {
+				return nil, err
+			}
+			t.dirs = append(t.dirs, i)
+		}
+		for r.err == nil {
+			name := r.cstr()
+			if name == "" {
+				break
+			}
+			dir := r.uleb()
+			r.uleb() // modification time
+			r.uleb() // length
+			i, err := s.strs.add(sref{kind: strInline, s: name})
+			if err != nil {
+				return nil, err
+			}
+			t.files = append(t.files, fileEntry{name: i, dir: dir})
+		}
+		if r.err != nil {
+			return nil, r.err
+		}
+		return t, nil
+	}
+	for _, list := range []string{"directory", "file"} {
+		nfmt := r.u8()
+		if nfmt > maxFormats {
+			return nil, fmt.Errorf("%w: %d %s entry formats", elfinfo.ErrCorrupt, nfmt, list)
+		}
+		formats := make([]attrSpec, nfmt)
+		for i := range formats {
+			formats[i] = attrSpec{attr: r.uleb(), form: r.uleb()}
+		}
+		count := r.uleb()
+		if r.err != nil {
+			return nil, r.err
+		}
+		if count > 0 && (nfmt == 0 || count > r.end-r.off) {
+			return nil, fmt.Errorf("%w: %d %s entries do not fit in the header", elfinfo.ErrCorrupt, count, list)
+		}
+		for n := uint64(0); n < count; n++ {
+			start := r.off
+			name := int32(-1)
+			var dir uint64
+			for _, f := range formats {
+				switch f.attr {
+				case lnctPath:
+					ref, isStrx, ok := s.readString(r, f.form, offsz, addrsz, 5)
+					if ok && !isStrx { // strx needs a unit's base: not followed
+						i, err := s.strs.add(ref)
+						if err != nil {
+							return nil, err
+						}
+						name = i
+					}
+				case lnctDirectoryIndex:
+					switch f.form {
+					case 0x0b: // data1
+						dir = r.fixed(1)
+					case 0x05: // data2
+						dir = r.fixed(2)
+					case 0x0f: // udata
+						dir = r.uleb()
+					default:
+						skipForm(r, f.form, offsz, addrsz, 5)
+					}
+				default:
+					skipForm(r, f.form, offsz, addrsz, 5)
+				}
+			}
+			if r.err != nil {
+				return nil, r.err
+			}
+			if r.off == start {
+				return nil, fmt.Errorf("%w: empty %s entry", elfinfo.ErrCorrupt, list)
+			}
+			if list == "directory" {
+				t.dirs = append(t.dirs, name)
+			} else {
+				t.files = append(t.files, fileEntry{name: name, dir: dir})
+			}
+		}
+	}
+	if r.err != nil {
+		return nil, r.err
+	}
+	return t, nil
+}

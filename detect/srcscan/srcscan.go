@@ -1,0 +1,182 @@
+package srcscan
+
+import (
+	"debug/elf"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+
+	"github.com/pyattach/pyattach/detect/elfinfo"
+)
+
+// Unit is what the first DIE of a compile unit says about it. Strings the
+// scan cannot follow (DW_FORM_GNU_strp_alt, pointing into a dwz file) are
+// empty.
+type Unit struct {
+	CompDir  string `json:"comp_dir"`
+	Name     string `json:"name"`
+	Producer string `json:"producer"`
+}
+
+// Result is what Scan found.
+type Result struct {
+	// Units are the compile, partial and skeleton units in .debug_info
+	// order.
+	Units []Unit `json:"units"`
+	// Files are the unique source paths of all line tables and unit
+	// names, as gdb joins them: an absolute file name as is; else
+	// include_directories[dir] (itself relative to comp_dir when
+	// relative) + "/" + name; ".." components are kept. Sorted.
+	Files []string `json:"files"`
+}
+
+// ScanFile scans the ELF file at path.
+func ScanFile(path string) (*Result, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return Scan(f)
+}
+
+// Scan reads the compile units and line table headers of the ELF module
+// or separate debug file behind r. A file without DWARF gives an empty
+// Result. Malformed DWARF gives an error wrapping elfinfo.ErrCorrupt; a
+// file that is not ELF, elfinfo.ErrNotELF.
+func Scan(r io.ReaderAt) (*Result, error) {
+	f, err := newFile(r)
+	if err != nil {
+		return nil, err
+	}
+	s := &scanner{
+		bo:     f.ByteOrder,
+		info:   openSection(f.Section(".debug_info")),
+		line:   openSection(f.Section(".debug_line")),
+		tables: map[uint64]*lineTable{},
+	}
+	s.abbrevs = abbrevs{sec: openSection(f.Section(".debug_abbrev")), tables: map[uint64]map[uint64][]attrSpec{}}
+	res := &Result{Units: []Unit{}, Files: []string{}}
+	if s.info == nil {
+		return res, nil
+	}
+	if err := s.scanInfo(); err != nil {
+		return nil, fmt.Errorf(".debug_info: %w", err)
+	}
+	s.abbrevs = abbrevs{} // the tables are no longer needed
+	if err := s.scanLines(); err != nil {
+		return nil, fmt.Errorf(".debug_line: %w", err)
+	}
+	err = s.strs.resolve(
+		openSection(f.Section(".debug_str")),
+		openSection(f.Section(".debug_line_str")),
+		openSection(f.Section(".debug_str_offsets")),
+		s.bo)
+	if err != nil {
+		return nil, err
+	}
+	seen := map[string]struct{}{}
+	addFile := func(p string) {
+		if p != "" {
+			seen[p] = struct{}{}
+		}
+	}
+	res.Units = make([]Unit, 0, len(s.units))
+	for _, u := range s.units {
+		cu := Unit{CompDir: s.strs.get(u.compDir), Name: s.strs.get(u.name), Producer: s.strs.get(u.producer)}
+		res.Units = append(res.Units, cu)
+		if cu.Name != "" {
+			addFile(join(cu.CompDir, cu.Name))
+		}
+		if !u.hasStmt {
+			continue
+		}
+		t := s.tables[u.stmt]
+		for _, fe := range t.files {
+			name := s.strs.get(fe.name)
+			if name == "" {
+				continue
+			}
+			if isAbs(name) {
+				addFile(name)
+				continue
+			}
+			dir := ""
+			switch {
+			case t.version >= 5:
+				if fe.dir < uint64(len(t.dirs)) {
+					dir = s.strs.get(t.dirs[fe.dir])
+				}
+			case fe.dir == 0:
+				dir = cu.CompDir
+			case fe.dir <= uint64(len(t.dirs)):
+				dir = s.strs.get(t.dirs[fe.dir-1])
+			}
+			p := join(dir, name)
+			if !isAbs(p) {
+				p = join(cu.CompDir, p)
+			}
+			addFile(p)
+		}
+	}
+	for p := range seen {
+		res.Files = append(res.Files, p)
+	}
+	sort.Strings(res.Files)
+	return res, nil
+}
+
+type scanner struct {
+	bo         binary.ByteOrder
+	info, line *section
+	abbrevs    abbrevs
+	strs       strtab
+	units      []unit
+	tables     map[uint64]*lineTable
+}
+
+func isAbs(p string) bool { return strings.HasPrefix(p, "/") }
+
+// join joins the way gdb's path_join does: a "/" is added only between
+// two non-empty parts when the first does not end in one; nothing is
+// cleaned.
+func join(dir, name string) string {
+	switch {
+	case dir == "":
+		return name
+	case name == "":
+		return dir
+	case strings.HasSuffix(dir, "/"):
+		return dir + name
+	}
+	return dir + "/" + name
+}
+
+// newFile wraps elf.NewFile, maps its errors onto elfinfo's sentinels and
+// recovers from panics of the standard library's parser on hostile input.
+func newFile(r io.ReaderAt) (f *elf.File, err error) {
+	var magic [4]byte
+	if _, err := r.ReadAt(magic[:], 0); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, elfinfo.ErrNotELF
+		}
+		return nil, err
+	}
+	if string(magic[:]) != elf.ELFMAG {
+		return nil, elfinfo.ErrNotELF
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			f, err = nil, fmt.Errorf("%w: %v", elfinfo.ErrCorrupt, p)
+		}
+	}()
+	f, err = elf.NewFile(r)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", elfinfo.ErrCorrupt, err)
+	}
+	return f, nil
+}

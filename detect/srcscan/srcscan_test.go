@@ -1,0 +1,510 @@
+package srcscan
+
+import (
+	"bufio"
+	"bytes"
+	"debug/elf"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"sort"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/pyattach/pyattach/detect/elfinfo"
+)
+
+// requireTool fails the test in CI and skips it elsewhere when a tool the
+// test needs is not installed.
+func requireTool(t testing.TB, name string) string {
+	t.Helper()
+	p, err := exec.LookPath(name)
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("%s is required in CI: %v", name, err)
+		}
+		t.Skipf("%s not installed", name)
+	}
+	return p
+}
+
+// requireFile fails the test in CI and skips it elsewhere when a file the
+// test reads is missing.
+func requireFile(t testing.TB, path, hint string) {
+	t.Helper()
+	if _, err := os.Stat(path); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("%s is required in CI (%s): %v", path, hint, err)
+		}
+		t.Skipf("%s missing (%s)", path, hint)
+	}
+}
+
+// readelfFiles is the oracle: it runs readelf over path, parses the
+// first DIE of every unit and the directory and file tables readelf
+// prints, and joins them with the rule Scan documents.
+func readelfFiles(t *testing.T, path string) []string {
+	t.Helper()
+	readelf := requireTool(t, "readelf")
+	out, err := exec.Command(readelf, "--debug-dump=info", "--debug-dump=line", path).Output()
+	if err != nil {
+		t.Fatalf("readelf %s: %v", path, err)
+	}
+	type cu struct {
+		compDir, name string
+		stmt          uint64
+		hasStmt       bool
+	}
+	type table struct {
+		version uint64
+		dirs    []string
+		files   [][2]string // dir index, name
+	}
+	var cus []*cu
+	tables := map[uint64]*table{}
+	var cur *cu
+	var tab *table
+	mode := ""
+	value := func(s string) string {
+		// "(indirect line string, offset: 0x4): /tmp/x" or a plain string.
+		if strings.HasPrefix(s, "(indirect") {
+			if i := strings.Index(s, "): "); i >= 0 {
+				return s[i+3:]
+			}
+		}
+		return s
+	}
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		trim := strings.TrimSpace(line)
+		switch {
+		case strings.HasPrefix(trim, "Compilation Unit @"):
+			cur = nil
+		case strings.HasPrefix(trim, "<0><") && strings.Contains(trim, "_unit)"):
+			cur = &cu{}
+			cus = append(cus, cur)
+		case strings.HasPrefix(trim, "<1><"):
+			cur = nil
+		case cur != nil && strings.Contains(trim, "DW_AT_"):
+			k, v, _ := strings.Cut(trim, ": ")
+			f := strings.Fields(k)
+			if len(f) < 2 {
+				continue
+			}
+			v = value(strings.TrimSpace(v))
+			switch f[1] {
+			case "DW_AT_name":
+				cur.name = v
+			case "DW_AT_comp_dir":
+				cur.compDir = v
+			case "DW_AT_stmt_list":
+				n, err := strconv.ParseUint(v, 0, 64)
+				if err != nil {
+					t.Fatalf("stmt_list %q: %v", v, err)
+				}
+				cur.stmt, cur.hasStmt = n, true
+			}
+		case strings.HasPrefix(trim, "Offset:") && strings.HasPrefix(line, "  Offset:"):
+			n, err := strconv.ParseUint(strings.TrimSpace(strings.TrimPrefix(trim, "Offset:")), 0, 64)
+			if err != nil {
+				t.Fatalf("offset %q: %v", trim, err)
+			}
+			tab = &table{}
+			tables[n] = tab
+			mode = ""
+		case tab != nil && strings.HasPrefix(trim, "DWARF Version:"):
+			tab.version, _ = strconv.ParseUint(strings.TrimSpace(strings.TrimPrefix(trim, "DWARF Version:")), 10, 64)
+		case strings.HasPrefix(trim, "The Directory Table"):
+			mode = "dirs"
+		case strings.HasPrefix(trim, "The File Name Table"):
+			mode = "files"
+		case trim == "" || strings.HasPrefix(trim, "Line Number Statements") || strings.HasPrefix(trim, "No Line Number Statements"):
+			mode = ""
+		case strings.HasPrefix(trim, "Entry\t"):
+		case mode == "dirs" && tab != nil:
+			f := strings.SplitN(trim, "\t", 2)
+			tab.dirs = append(tab.dirs, value(f[len(f)-1]))
+		case mode == "files" && tab != nil:
+			f := strings.Split(trim, "\t")
+			if len(f) < 3 {
+				t.Fatalf("file row %q", line)
+			}
+			name := strings.Join(f[2:], "\t")
+			if tab.version < 5 {
+				name = strings.Join(f[4:], "\t")
+			}
+			tab.files = append(tab.files, [2]string{f[1], value(name)})
+		}
+	}
+	seen := map[string]bool{}
+	for _, c := range cus {
+		if c.name != "" {
+			seen[join(c.compDir, c.name)] = true
+		}
+		tb := tables[c.stmt]
+		if !c.hasStmt || tb == nil {
+			continue
+		}
+		for _, fe := range tb.files {
+			if strings.HasPrefix(fe[1], "/") {
+				seen[fe[1]] = true
+				continue
+			}
+			d, _ := strconv.Atoi(fe[0])
+			dir := ""
+			switch {
+			case tb.version >= 5:
+				if d < len(tb.dirs) {
+					dir = tb.dirs[d]
+				}
+			case d == 0:
+				dir = c.compDir
+			case d <= len(tb.dirs):
+				dir = tb.dirs[d-1]
+			}
+			p := join(dir, fe[1])
+			if !strings.HasPrefix(p, "/") {
+				p = join(c.compDir, p)
+			}
+			seen[p] = true
+		}
+	}
+	var files []string
+	for f := range seen {
+		files = append(files, f)
+	}
+	sort.Strings(files)
+	return files
+}
+
+func diffFiles(t *testing.T, got, want []string) {
+	t.Helper()
+	g := strings.Join(got, "\n")
+	w := strings.Join(want, "\n")
+	if g != w {
+		t.Errorf("files differ from readelf's tables\n got:\n%s\nwant:\n%s", g, w)
+	}
+}
+
+const mainC = `#include <stdio.h>
+#include "util.h"
+int main(void) { printf("%d\n", twice(21)); return 0; }
+`
+
+const utilH = `static inline int twice(int x) { return x * 2; }
+`
+
+const mainCC = `#include <vector>
+#include "util.hpp"
+int main() { std::vector<int> v{1, 2}; return twice(v[1]) - 4; }
+`
+
+const utilHPP = `template <typename T> T twice(T x) { return x * 2; }
+`
+
+// writeTree writes files (relative name -> content) under dir.
+func writeTree(t *testing.T, dir string, files map[string]string) {
+	t.Helper()
+	for name, body := range files {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// compile runs the compiler in dir with args.
+func compile(t *testing.T, dir, cc string, args ...string) {
+	t.Helper()
+	cmd := exec.Command(requireTool(t, cc), args...)
+	cmd.Dir = dir
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%s %v: %v\n%s", cc, args, err, b)
+	}
+}
+
+func TestGccFixturesAgreeWithReadelf(t *testing.T) {
+	dir := t.TempDir()
+	writeTree(t, dir, map[string]string{
+		"src/main.c":       mainC,
+		"inc/util.h":       utilH,
+		"src/main.cc":      mainCC,
+		"inc/util.hpp":     utilHPP,
+		"build/.keep":      "",
+		"src/sub/other.c":  "#include \"../../inc/util.h\"\nint other(void) { return twice(2); }\n",
+		"src/sub/.keep":    "",
+		"inc/abs/.keep":    "",
+		"inc/abs/absinc.h": "#define ABS 1\n",
+	})
+	inc := filepath.Join(dir, "inc")
+	cases := []struct {
+		name string
+		cc   string
+		args []string
+		// want holds paths Files must contain.
+		want []string
+	}{
+		{"dwarf4", "gcc", []string{"-gdwarf-4", "-O0", "-Iinc", "-o", "build/dwarf4", "src/main.c"},
+			[]string{dir + "/src/main.c", dir + "/inc/util.h", "/usr/include/stdio.h"}},
+		{"dwarf5", "gcc", []string{"-g", "-O2", "-Iinc", "-o", "build/dwarf5", "src/main.c"},
+			[]string{dir + "/src/main.c", dir + "/inc/util.h"}},
+		{"compressed", "gcc", []string{"-g", "-gz", "-O2", "-Iinc", "-o", "build/gz", "src/main.c"},
+			[]string{dir + "/src/main.c", dir + "/inc/util.h"}},
+		{"compressed-dwarf4", "gcc", []string{"-gdwarf-4", "-gz=zlib", "-Iinc", "-o", "build/gz4", "src/main.c"},
+			[]string{dir + "/src/main.c", dir + "/inc/util.h"}},
+		{"prefix-map", "gcc", []string{"-g", "-fdebug-prefix-map=" + dir + "=/nonexistent/proj", "-Iinc", "-o", "build/mapped", "src/main.c"},
+			[]string{"/nonexistent/proj/src/main.c", "/nonexistent/proj/inc/util.h"}},
+		{"cxx", "g++", []string{"-g", "-I" + inc, "-o", "build/cxx", "src/main.cc"},
+			[]string{dir + "/src/main.cc", inc + "/util.hpp"}},
+		{"relative-include", "gcc", []string{"-g", "-I", "../../inc", "-c", "-o", "../../build/other.o", "other.c"}, nil},
+		{"dotdot", "gcc", []string{"-g", "-I../inc", "-o", "../build/dotdot", "../src/main.c"},
+			[]string{dir + "/build/../src/main.c", dir + "/build/../inc/util.h"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			wd := dir
+			out := ""
+			for i, a := range c.args {
+				if a == "-o" {
+					out = c.args[i+1]
+				}
+			}
+			switch c.name {
+			case "relative-include":
+				wd = filepath.Join(dir, "src/sub")
+			case "dotdot":
+				wd = filepath.Join(dir, "build")
+			}
+			compile(t, wd, c.cc, c.args...)
+			bin := filepath.Join(wd, out)
+			if c.name == "relative-include" {
+				// A relocatable object holds unrelocated string offsets:
+				// link it so that the oracle and Scan read the same values.
+				compile(t, dir, "gcc", "-shared", "-nostdlib", "-o", "build/other.so", "build/other.o")
+				bin = filepath.Join(dir, "build/other.so")
+				c.want = []string{dir + "/src/sub/other.c", dir + "/src/sub/../../inc/util.h"}
+			}
+			res, err := ScanFile(bin)
+			if err != nil {
+				t.Fatal(err)
+			}
+			diffFiles(t, res.Files, readelfFiles(t, bin))
+			for _, w := range c.want {
+				if !contains(res.Files, w) {
+					t.Errorf("Files lack %s:\n%s", w, strings.Join(res.Files, "\n"))
+				}
+			}
+			if len(res.Units) == 0 || res.Units[0].Producer == "" || res.Units[0].CompDir == "" {
+				t.Errorf("units = %+v", res.Units)
+			}
+		})
+	}
+}
+
+func contains(list []string, s string) bool {
+	i := sort.SearchStrings(list, s)
+	return i < len(list) && list[i] == s
+}
+
+func TestJoin(t *testing.T) {
+	for _, c := range [][3]string{
+		{"/build/x/build-static", "../Modules/timemodule.c", "/build/x/build-static/../Modules/timemodule.c"},
+		{"/a/", "b.c", "/a/b.c"},
+		{"", "b.c", "b.c"},
+		{"/a", "", "/a"},
+		{"./build-static", "../x.c", "./build-static/../x.c"},
+	} {
+		if got := join(c[0], c[1]); got != c[2] {
+			t.Errorf("join(%q, %q) = %q, want %q", c[0], c[1], got, c[2])
+		}
+	}
+}
+
+func TestNotELF(t *testing.T) {
+	if _, err := Scan(bytes.NewReader([]byte("#!/bin/sh\n"))); !errors.Is(err, elfinfo.ErrNotELF) {
+		t.Errorf("err = %v, want ErrNotELF", err)
+	}
+	if _, err := Scan(bytes.NewReader([]byte("\x7fELF\x02\x01\x01"))); !errors.Is(err, elfinfo.ErrCorrupt) {
+		t.Errorf("err = %v, want ErrCorrupt", err)
+	}
+}
+
+func TestNoDWARF(t *testing.T) {
+	dir := t.TempDir()
+	writeTree(t, dir, map[string]string{"m.c": "int main(void) { return 0; }\n"})
+	compile(t, dir, "gcc", "-g0", "-o", "m", "m.c")
+	res, err := ScanFile(filepath.Join(dir, "m"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Units) != 0 || len(res.Files) != 0 {
+		t.Errorf("res = %+v", res)
+	}
+}
+
+// TestTruncatedSections cuts a fixture's DWARF at every few bytes: Scan
+// must return an error wrapping ErrCorrupt or a result, never panic.
+func TestTruncatedSections(t *testing.T) {
+	dir := t.TempDir()
+	writeTree(t, dir, map[string]string{"src/main.c": mainC, "inc/util.h": utilH})
+	compile(t, dir, "gcc", "-g", "-Iinc", "-o", "m", "src/main.c")
+	b, err := os.ReadFile(filepath.Join(dir, "m"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for n := 0; n < len(b); n += 97 {
+		_, err := Scan(bytes.NewReader(b[:n]))
+		if err != nil && !errors.Is(err, elfinfo.ErrCorrupt) && !errors.Is(err, elfinfo.ErrNotELF) {
+			t.Fatalf("cut at %d: %v", n, err)
+		}
+	}
+}
+
+// debianPython returns the build-id debug file of Debian's python3.11.
+func debianPython(t testing.TB) string {
+	t.Helper()
+	exe := "/usr/bin/python3.11"
+	requireFile(t, exe, "apt-get install python3.11")
+	id, err := elfinfo.ReadBuildIDFile(exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := "/usr/lib/debug/.build-id/" + id[:2] + "/" + id[2:] + ".debug"
+	requireFile(t, p, "apt-get install python3.11-dbg")
+	return p
+}
+
+func TestDebianPython(t *testing.T) {
+	p := debianPython(t)
+	res, err := ScanFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const compDir = "/build/reproducible-path/python3.11-3.11.2/build-static"
+	for _, w := range []string{compDir + "/../Modules/timemodule.c", compDir + "/../Python/ceval.c", "/usr/include/stdio.h"} {
+		if !contains(res.Files, w) {
+			t.Errorf("Files lack %s", w)
+		}
+	}
+	sawCompDir := false
+	for _, u := range res.Units {
+		if u.CompDir == compDir {
+			sawCompDir = true
+			break
+		}
+	}
+	if !sawCompDir || len(res.Units) < 100 {
+		t.Errorf("%d units, none with comp_dir %s", len(res.Units), compDir)
+	}
+	if testing.Short() {
+		return
+	}
+	diffFiles(t, res.Files, readelfFiles(t, p))
+}
+
+func TestPyenvLibpython(t *testing.T) {
+	home, _ := os.UserHomeDir()
+	p := filepath.Join(home, ".pyenv/versions/3.12.1/lib/libpython3.12.so.1.0")
+	requireFile(t, p, "pyenv install 3.12.1")
+	res, err := ScanFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var compDir string
+	for _, u := range res.Units {
+		if strings.HasPrefix(u.CompDir, "/tmp/python-build.") && strings.HasSuffix(u.CompDir, "/Python-3.12.1") {
+			compDir = u.CompDir
+			break
+		}
+	}
+	if compDir == "" {
+		t.Fatalf("no unit with comp_dir /tmp/python-build.*/Python-3.12.1: %+v", res.Units[:min(3, len(res.Units))])
+	}
+	if w := compDir + "/Python/ceval.c"; !contains(res.Files, w) {
+		t.Errorf("Files lack %s", w)
+	}
+	if !testing.Short() {
+		diffFiles(t, res.Files, readelfFiles(t, p))
+	}
+}
+
+// peakHeap runs fn with a low GC target and returns the largest live
+// heap seen while it ran, sampled every 100µs, above the heap before.
+func peakHeap(fn func()) uint64 {
+	old := debug.SetGCPercent(5)
+	defer debug.SetGCPercent(old)
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	base := ms.HeapAlloc
+	var peak atomic.Uint64
+	done := make(chan struct{})
+	stopped := make(chan struct{})
+	go func() {
+		defer close(stopped)
+		var ms runtime.MemStats
+		for {
+			runtime.ReadMemStats(&ms)
+			if ms.HeapAlloc > base && ms.HeapAlloc-base > peak.Load() {
+				peak.Store(ms.HeapAlloc - base)
+			}
+			select {
+			case <-done:
+				return
+			case <-time.After(100 * time.Microsecond):
+			}
+		}
+	}()
+	fn()
+	close(done)
+	<-stopped
+	return peak.Load()
+}
+
+// TestMemoryBounded checks that scanning the Debian debug file, whose
+// DWARF sections inflate to more than 7 MB (.debug_info alone 5.4 MB),
+// keeps a small live heap, and compares it with debug/dwarf, which holds
+// every section in memory.
+func TestMemoryBounded(t *testing.T) {
+	p := debianPython(t)
+	var err error
+	scan := peakHeap(func() { _, err = ScanFile(p) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	std := peakHeap(func() {
+		f, err := elf.Open(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		if _, err := f.DWARF(); err != nil {
+			t.Fatal(err)
+		}
+	})
+	t.Logf("peak live heap: srcscan.ScanFile %d KB, elf.File.DWARF alone %d KB", scan>>10, std>>10)
+	if scan > 4<<20 {
+		t.Errorf("peak heap %d bytes; streaming should need far less than the 5.4 MB .debug_info", scan)
+	}
+}
+
+func BenchmarkScanDebianPython(b *testing.B) {
+	p := debianPython(b)
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		if _, err := ScanFile(p); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
