@@ -44,6 +44,7 @@ type Globals struct {
 	Config   string   `help:"Configuration file to read instead of $XDG_CONFIG_HOME/pyattach/config.toml." placeholder:"FILE" type:"path"`
 	DebugDir []string `help:"Also search DIR for separate debug files (repeatable)." placeholder:"DIR" type:"path"`
 	Offline  bool     `help:"Never ask debuginfod servers; use local files and the debuginfod cache only."`
+	Source   []string `help:"A local source tree, DIR or NAME=DIR (repeatable): source paths recorded at build time are mapped onto it." placeholder:"[NAME=]DIR"`
 	Print    bool     `help:"gdb, lldb: print the script and the debugger's command line instead of running it."`
 	Script   string   `help:"gdb, lldb: write the script to FILE (and FILE.late / FILE.after) instead of the cache." placeholder:"FILE" type:"path"`
 	Fast     bool     `help:"gdb, lldb: load only what Python frames need (the interpreter, libpython, libc), not every shared library."`
@@ -70,6 +71,7 @@ type CLI struct {
 	Symbols        SymbolsCmd        `cmd:"" help:"Install, list and remove split debug-symbol packages (<wheel>-debug-symbols.zip)."`
 	GDB            GDBCmd            `cmd:"" name:"gdb" passthrough:"" help:"Start gdb with everything py-bt needs: pyattach [FLAGS] gdb GDB_ARGS..."`
 	LLDB           LLDBCmd           `cmd:"" name:"lldb" passthrough:"" help:"Start lldb with the debug files and source maps found: pyattach [FLAGS] lldb LLDB_ARGS..."`
+	Srcmap         SrcmapCmd         `cmd:"" help:"Map source paths recorded at build time onto local source trees (gdb substitute-path, lldb target.source-map)."`
 	Init           InitCmd           `cmd:"" help:"Write a project's .gdbinit, .lldbinit and VS Code attach configurations."`
 	FetchExtension FetchExtensionCmd `cmd:"" name:"fetch-extension" help:"Download CPython's gdb extension (libpython.py) for an interpreter's exact version."`
 }

@@ -29,6 +29,9 @@ type Config struct {
 	ExtensionBaseURL string `toml:"extension_base_url"`
 	// Offline, when true, never asks debuginfod servers (as --offline).
 	Offline bool `toml:"offline"`
+	// Sources maps names to local source trees (as --source NAME=DIR):
+	// [sources] echion = "~/src/echion".
+	Sources map[string]string `toml:"sources"`
 
 	// Files lists the configuration files that were read.
 	Files []string `toml:"-"`
@@ -116,7 +119,7 @@ func (c *Config) merge(file, home string) error {
 			keys = append(keys, k.String())
 		}
 		sort.Strings(keys)
-		return &configError{file, fmt.Errorf("%w: unknown key %s (known: debug_dirs, extensions, extension_base_url, offline)", errConfig, strings.Join(keys, ", "))}
+		return &configError{file, fmt.Errorf("%w: unknown key %s (known: debug_dirs, extensions, extension_base_url, offline, sources)", errConfig, strings.Join(keys, ", "))}
 	}
 	base := filepath.Dir(file)
 	for _, d := range f.DebugDirs {
@@ -131,6 +134,12 @@ func (c *Config) merge(file, home string) error {
 			return &configError{file, fmt.Errorf("%w: extension_base_url %q is not an http(s) URL", errConfig, f.ExtensionBaseURL)}
 		}
 		c.ExtensionBaseURL = u
+	}
+	for name, dir := range f.Sources {
+		if c.Sources == nil {
+			c.Sources = map[string]string{}
+		}
+		c.Sources[name] = expandPath(dir, base, home)
 	}
 	if md.IsDefined("offline") {
 		c.Offline = f.Offline

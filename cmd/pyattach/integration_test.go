@@ -47,9 +47,16 @@ outer()
 // startPython runs appPy under exe and returns its PID once it is ready.
 func startPython(t testing.TB, exe string, env ...string) int {
 	t.Helper()
+	return startPythonCode(t, exe, appPy, env...)
+}
+
+// startPythonCode runs code as app.py under exe and returns its PID once
+// it has printed its first line.
+func startPythonCode(t testing.TB, exe, code string, env ...string) int {
+	t.Helper()
 	dir := t.TempDir()
 	app := filepath.Join(dir, "app.py")
-	if err := os.WriteFile(app, []byte(appPy), 0o644); err != nil {
+	if err := os.WriteFile(app, []byte(code), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(exe, app)

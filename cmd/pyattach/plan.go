@@ -41,7 +41,7 @@ func buildPlan(ctx context.Context, t dbgTarget, g *Globals, app *App, cfg *Conf
 		p.Findings = append(p.Findings, fmt.Sprintf("core %s was dumped by %s", t.Core, exe))
 	default:
 		return p, nil, withHint(errors.New("no target in the debugger's command line"),
-			"name one as the debugger would take it: -p PID, -c CORE, a program, or --args PROGRAM ARGS...")
+			"name one as the debugger takes it: -p PID, -c CORE, a program, or a program and its arguments (gdb --args PROGRAM ARGS..., lldb -- PROGRAM ARGS...)")
 	}
 	p.Target = tgt
 	res, rerr := target.Resolve(ctx, tgt, target.Options{ProcRoot: g.ProcRoot, Env: app.Env, Cwd: app.Cwd})
@@ -112,6 +112,11 @@ func buildPlan(ctx context.Context, t dbgTarget, g *Globals, app *App, cfg *Conf
 		}
 	}
 	p.LLDBExtension = di.Extensions.LLDB
+	rules, err := sourceRules(res, di, g, cfg, app)
+	if err != nil {
+		return p, nil, err
+	}
+	p.SourceMap = rules
 	if g.Fast {
 		p.FastLibs = fastLibs(res)
 	}
@@ -182,7 +187,8 @@ func coreExecutable(path string) (string, error) {
 	defer f.Close()
 	info, err := core.Read(f)
 	if err != nil {
-		return "", fmt.Errorf("core %s: %w", path, err)
+		return "", withHint(fmt.Errorf("core %s: %w", path, err),
+			"the file after -c must be a core dump, as gcore or the kernel writes it; check it with: readelf -h %s", path)
 	}
 	if info.Exe == "" {
 		return "", withHint(fmt.Errorf("core %s does not name its executable", path),

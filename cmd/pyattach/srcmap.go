@@ -1,0 +1,238 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/pyattach/pyattach/detect/debugfile"
+	"github.com/pyattach/pyattach/detect/plan"
+	"github.com/pyattach/pyattach/detect/srcmap"
+	"github.com/pyattach/pyattach/detect/srcscan"
+	"github.com/pyattach/pyattach/detect/target"
+)
+
+// SrcmapCmd is `pyattach srcmap`.
+type SrcmapCmd struct {
+	Target string `arg:"" help:"A PID, or an ELF file (interpreter, venv, extension module)."`
+	JSON   bool   `help:"Print one JSON object: rules and unresolved groups."`
+}
+
+// Help is shown by `pyattach srcmap --help`.
+func (c *SrcmapCmd) Help() string {
+	return `Native frames point at files that exist only where the binary was built:
+an extension built in a manylinux container (/project/build/.../_deps/
+echion-src/echion/frame.cc), the interpreter's build tree
+(/tmp/python-build.*/Python-3.12.1, /build/reproducible-path/python3.11-3.11.2).
+srcmap reads the source file names from the DWARF of the interpreter,
+libpython and every loaded extension module, groups the missing ones by
+build layout, and finds for each group the prefix mapping onto your
+source trees (--source, or the config file's [sources]) that makes its
+files exist. Every rule is verified; the rules flow into every script
+pyattach gdb, lldb and init write.
+
+Examples:
+  pyattach --source echion=~/src/echion srcmap 1234
+  pyattach --source ~/src/cpython srcmap --json /usr/bin/python3.11
+  pyattach --source echion=~/src/echion gdb -p 1234`
+}
+
+// SrcmapResult is what `srcmap --json` prints.
+type SrcmapResult struct {
+	Rules      []SrcRule       `json:"rules"`
+	Unresolved []SrcUnresolved `json:"unresolved"`
+	// Modules lists the modules whose sources were read.
+	Modules []string `json:"modules"`
+}
+
+// SrcRule is one verified prefix rule.
+type SrcRule struct {
+	From     string `json:"from"`
+	To       string `json:"to"`
+	Resolved int    `json:"resolved"`
+	Total    int    `json:"total"`
+}
+
+// SrcUnresolved is a group of missing files no root resolves.
+type SrcUnresolved struct {
+	Prefix string `json:"prefix"`
+	Layout string `json:"layout"`
+	Files  int    `json:"files"`
+	Hint   string `json:"hint"`
+}
+
+// Run maps the target's sources.
+func (c *SrcmapCmd) Run(g *Globals, app *App, cfg *Config) error {
+	ctx := context.Background()
+	res, rerr := target.Resolve(ctx, c.Target, target.Options{ProcRoot: g.ProcRoot, Env: app.Env, Cwd: app.Cwd})
+	di, err := debugInfoFor(ctx, c.Target, res, rerr, g, app, cfg)
+	if err != nil {
+		return fmt.Errorf("srcmap %s: %w", c.Target, err)
+	}
+	roots, err := sourceRoots(g, cfg, app)
+	if err != nil {
+		return fmt.Errorf("srcmap: %w", err)
+	}
+	out, err := mapSources(res, di, roots)
+	if err != nil {
+		return fmt.Errorf("srcmap %s: %w", c.Target, err)
+	}
+	if c.JSON {
+		enc := json.NewEncoder(app.Stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(out)
+	}
+	printSrcmap(app.Stdout, out, len(roots))
+	return nil
+}
+
+// sourceRoots gathers --source and the config file's [sources].
+func sourceRoots(g *Globals, cfg *Config, app *App) ([]srcmap.Root, error) {
+	home := envValue(app.Env, "HOME")
+	var roots []srcmap.Root
+	for _, s := range g.Source {
+		name, dir, ok := strings.Cut(s, "=")
+		if !ok {
+			name, dir = "", s
+		}
+		dir = expandPath(dir, app.Cwd, home)
+		st, err := os.Stat(dir)
+		if err != nil || !st.IsDir() {
+			return nil, withHint(fmt.Errorf("--source %s: %s is not a directory", s, dir), "give a source tree: --source DIR or --source NAME=DIR")
+		}
+		roots = append(roots, srcmap.Root{Name: name, Dir: dir})
+	}
+	names := make([]string, 0, len(cfg.Sources))
+	for n := range cfg.Sources {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		if st, err := os.Stat(cfg.Sources[n]); err == nil && st.IsDir() {
+			roots = append(roots, srcmap.Root{Name: n, Dir: cfg.Sources[n]})
+		}
+	}
+	return roots, nil
+}
+
+// sourceModule reports whether a module's sources matter for Python
+// frames: the interpreter, libpython and extension modules.
+func sourceModule(path string, res *target.Result) bool {
+	if res != nil && (path == res.Exe || path == res.Interpreter || path == res.Libpython) {
+		return true
+	}
+	base := filepath.Base(path)
+	return strings.Contains(path, "/site-packages/") || strings.Contains(path, "/dist-packages/") ||
+		strings.Contains(path, "/lib-dynload/") || strings.Contains(base, ".cpython-") || strings.HasSuffix(base, ".abi3.so")
+}
+
+// mapSources scans the DWARF of the modules that matter, groups missing
+// files and infers rules onto the roots.
+func mapSources(res *target.Result, di *DebugInfo, roots []srcmap.Root) (*SrcmapResult, error) {
+	out := &SrcmapResult{Rules: []SrcRule{}, Unresolved: []SrcUnresolved{}}
+	seen := map[string]bool{}
+	var files []string
+	for _, m := range di.Modules {
+		if !sourceModule(m.Path, res) || m.Debug.Via == debugfile.ViaNone || m.Debug.Kind == debugfile.KindSymtab || m.Debug.Kind == debugfile.KindNone {
+			continue
+		}
+		p := m.Debug.Path
+		if m.Debug.Via == debugfile.ViaEmbedded && res != nil && res.Container {
+			p = filepath.Join(res.Root, m.Path)
+		}
+		if seen[p] {
+			continue
+		}
+		seen[p] = true
+		sr, err := srcscan.ScanFile(p)
+		if err != nil {
+			return nil, fmt.Errorf("read sources of %s: %w", m.Path, err)
+		}
+		out.Modules = append(out.Modules, m.Path)
+		files = append(files, sr.Files...)
+	}
+	missing := srcmap.Missing(files, fileExists)
+	groups := srcmap.GroupPaths(missing)
+	var idx *srcmap.FileIndex
+	if len(roots) > 0 {
+		var err error
+		idx, err = srcmap.IndexRoots(roots, 500000)
+		if err != nil {
+			return nil, err
+		}
+	}
+	var rules []srcmap.Rule
+	var unres []srcmap.Unresolved
+	if idx != nil {
+		rules, unres = srcmap.Infer(groups, roots, idx, fileExists)
+	} else {
+		_, unres = srcmap.Infer(groups, nil, emptyIndex{}, fileExists)
+	}
+	for _, r := range rules {
+		out.Rules = append(out.Rules, SrcRule{From: r.From, To: r.To, Resolved: r.Resolved, Total: r.Total})
+	}
+	for _, u := range unres {
+		out.Unresolved = append(out.Unresolved, SrcUnresolved{Prefix: u.Prefix, Layout: u.Layout, Files: u.Files, Hint: u.Hint})
+	}
+	return out, nil
+}
+
+type emptyIndex struct{}
+
+func (emptyIndex) Lookup(string) []string { return nil }
+
+func fileExists(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && st.Mode().IsRegular()
+}
+
+// sourceRules are the rules for a plan: nothing without source roots.
+func sourceRules(res *target.Result, di *DebugInfo, g *Globals, cfg *Config, app *App) ([]plan.SourceRule, error) {
+	roots, err := sourceRoots(g, cfg, app)
+	if err != nil || len(roots) == 0 {
+		return nil, err
+	}
+	m, err := mapSources(res, di, roots)
+	if err != nil {
+		return nil, err
+	}
+	var rules []plan.SourceRule
+	for _, r := range m.Rules {
+		rules = append(rules, plan.SourceRule{From: r.From, To: r.To})
+	}
+	return rules, nil
+}
+
+func printSrcmap(w io.Writer, out *SrcmapResult, nroots int) {
+	if len(out.Rules) > 0 {
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "FROM\tTO\tRESOLVED")
+		for _, r := range out.Rules {
+			fmt.Fprintf(tw, "%s\t%s\t%d/%d\n", r.From, r.To, r.Resolved, r.Total)
+		}
+		tw.Flush()
+	} else if nroots == 0 {
+		fmt.Fprintln(w, "no source roots given: --source DIR or --source NAME=DIR, or [sources] in the config file")
+	} else {
+		fmt.Fprintln(w, "no rule resolves any file under the given source roots")
+	}
+	for _, u := range out.Unresolved {
+		fmt.Fprintf(w, "missing: %s (%s, %d files): %s\n", u.Prefix, layoutName(u.Layout), u.Files, u.Hint)
+	}
+	if len(out.Rules) == 0 && len(out.Unresolved) == 0 {
+		fmt.Fprintf(w, "all source files of %d modules exist on this machine\n", len(out.Modules))
+	}
+}
+
+func layoutName(l string) string {
+	if l == "" {
+		return "unknown layout"
+	}
+	return l
+}

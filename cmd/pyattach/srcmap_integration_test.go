@@ -1,0 +1,137 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// echionSrc stands in for a file of echion that dd-trace-py vendors
+// through CMake FetchContent. The comment line is what the debuggers
+// must print back.
+const echionSrc = `#include <Python.h>
+
+static int echion_frame_depth(int depth)
+{
+    int doubled = depth * 2; // pyattach-echion-marker
+    return doubled + 1;
+}
+
+static PyObject *read_frame(PyObject *self, PyObject *arg)
+{
+    return PyLong_FromLong(echion_frame_depth((int)PyLong_AsLong(arg)));
+}
+
+static PyMethodDef methods[] = {
+    {"read_frame", read_frame, METH_O, "read a frame"},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_echion", NULL, -1, methods};
+
+extern "C" PyMODINIT_FUNC PyInit__echion(void)
+{
+    return PyModule_Create(&module);
+}
+`
+
+// The build directory dd-trace-py's wheels record, as in the seed
+// document: a manylinux container's /project/build/... tree.
+const echionBuildDir = "/project/build/cmake.linux-x86_64-cpython-311/ddtrace.internal.datadog.profiling.stack_v2._stack_v2/_deps/echion-src"
+
+// An extension built like dd-trace-py's (C++, -fdebug-prefix-map onto
+// /project/build/..., split into a debug zip, installed with symbols
+// install) is loaded by a running Python; with --source echion=DIR,
+// gdb's list and lldb's source list print its source lines.
+func TestSourceMapEchionLikeExtension(t *testing.T) {
+	gdb := needTool(t, "gdb")
+	gxx := needTool(t, "g++")
+	needTool(t, "objcopy")
+	needTool(t, "zip")
+	py := need(t, "/usr/bin/python3.11")
+	need(t, "/usr/include/python3.11/Python.h")
+	_ = gdb
+
+	work := t.TempDir()
+	checkout := filepath.Join(work, "checkout") // the user's clone of echion
+	if err := os.MkdirAll(filepath.Join(checkout, "echion"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(checkout, "echion", "frame.cc"), []byte(echionSrc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	venv := makeVenv(t, py, true)
+	sp := filepath.Join(venv, "lib", "python3.11", "site-packages")
+	so := filepath.Join(sp, "mypkg", "_echion.cpython-311-x86_64-linux-gnu.so")
+	os.MkdirAll(filepath.Dir(so), 0o755)
+	os.WriteFile(filepath.Join(sp, "mypkg", "__init__.py"), nil, 0o644)
+	cmd := exec.Command(gxx, "-g", "-O0", "-fPIC", "-shared", "-I/usr/include/python3.11",
+		"-fdebug-prefix-map="+checkout+"="+echionBuildDir, "-o", so, "echion/frame.cc")
+	cmd.Dir = checkout
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("g++: %v\n%s", err, out)
+	}
+	di := filepath.Join(sp, "mypkg-1.0.0.dist-info")
+	os.MkdirAll(di, 0o755)
+	os.WriteFile(filepath.Join(di, "RECORD"), []byte("mypkg/__init__.py,,\nmypkg/_echion.cpython-311-x86_64-linux-gnu.so,,\nmypkg-1.0.0.dist-info/RECORD,,\n"), 0o644)
+	os.WriteFile(filepath.Join(di, "WHEEL"), []byte("Wheel-Version: 1.0\nTag: cp311-cp311-linux_x86_64\n"), 0o644)
+	out := filepath.Join(work, "dist")
+	if o, err := runIn(t, "", nil, "bash", filepath.Join("..", "..", "scripts", "make-debug-zip.sh"), sp, out); err != nil {
+		t.Fatalf("make-debug-zip.sh: %v\n%s", err, o)
+	}
+	home := t.TempDir()
+	env := []string{"HOME=" + home, "XDG_DATA_HOME=" + filepath.Join(home, "data"), "XDG_CACHE_HOME=" + filepath.Join(home, "cache"), "XDG_CONFIG_HOME=" + filepath.Join(home, "config")}
+	bin := pyattachBin(t)
+	if o, err := runIn(t, "", env, bin, "symbols", "install", "--venv", venv, filepath.Join(out, "mypkg-1.0.0-cp311-cp311-linux_x86_64-debug-symbols.zip")); err != nil {
+		t.Fatalf("symbols install: %v\n%s", err, o)
+	}
+
+	// A process that has loaded the extension.
+	app := filepath.Join(work, "app.py")
+	os.WriteFile(app, []byte("import sys, time\nimport mypkg._echion as e\ne.read_frame(3)\nsys.stdout.write('ready\\n'); sys.stdout.flush()\ntime.sleep(600)\n"), 0o644)
+	pid := startPythonScript(t, filepath.Join(venv, "bin", "python"), app)
+
+	o, err := runIn(t, "", env, bin, "--offline", "--source", "echion="+checkout, "srcmap", "--json", strconv.Itoa(pid))
+	if err != nil {
+		t.Fatalf("srcmap: %v\n%s", err, o)
+	}
+	if !strings.Contains(o, `"from": "`+echionBuildDir+`"`) || !strings.Contains(o, `"to": "`+checkout+`"`) {
+		t.Errorf("srcmap has no echion rule:\n%s", o)
+	}
+
+	o, err = runIn(t, "", env, bin, "--offline", "--source", "echion="+checkout, "gdb", "-nx", "-batch", "-p", strconv.Itoa(pid), "-ex", "list echion_frame_depth")
+	if err != nil {
+		t.Fatalf("pyattach gdb: %v\n%s", err, o)
+	}
+	if !strings.Contains(o, "pyattach-echion-marker") {
+		t.Errorf("gdb list did not print echion's source:\n%s", o)
+	}
+	// Without the source root, gdb cannot: the test can fail.
+	o, _ = runIn(t, "", env, bin, "--offline", "gdb", "-nx", "-batch", "-p", strconv.Itoa(pid), "-ex", "list echion_frame_depth")
+	if strings.Contains(o, "pyattach-echion-marker") {
+		t.Errorf("gdb printed the source without a source root:\n%s", o)
+	}
+
+	needTool(t, "lldb")
+	o, err = runIn(t, "", env, bin, "--offline", "--source", "echion="+checkout, "lldb", "-b", "-p", strconv.Itoa(pid), "-o", "source list -n echion_frame_depth")
+	if err != nil {
+		t.Fatalf("pyattach lldb: %v\n%s", err, o)
+	}
+	if !strings.Contains(o, "pyattach-echion-marker") {
+		t.Errorf("lldb source list did not print echion's source:\n%s", o)
+	}
+}
+
+// startPythonScript runs a script that prints "ready" once set up.
+func startPythonScript(t testing.TB, exe, script string) int {
+	t.Helper()
+	data, err := os.ReadFile(script)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// startPython writes appPy; reuse its process handling with our code.
+	return startPythonCode(t, exe, string(data))
+}
