@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -134,4 +135,37 @@ func startPythonScript(t testing.TB, exe, script string) int {
 	}
 	// startPython writes appPy; reuse its process handling with our code.
 	return startPythonCode(t, exe, string(data))
+}
+
+// pyenv 3.12: libpython's DWARF names /tmp/python-build.<stamp>/Python-3.12.1;
+// a CPython 3.12.1 tree made for the test (the files at their relative
+// paths) is found by srcmap, and gdb then locates timemodule.c in it.
+func TestSourceMapPyenvBuildTree(t *testing.T) {
+	needTool(t, "gdb")
+	home, _ := os.UserHomeDir()
+	prefix := filepath.Join(home, ".pyenv", "versions", "3.12.1")
+	exe := need(t, filepath.Join(prefix, "bin", "python3.12"))
+	tree := filepath.Join(t.TempDir(), "cpython-3.12.1")
+	for _, f := range []string{"Modules/timemodule.c", "Python/ceval.c", "Objects/object.c", "Include/object.h"} {
+		p := filepath.Join(tree, f)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		os.WriteFile(p, []byte("/* "+f+" (a stand-in made by the test) */\n"), 0o644)
+	}
+	venv := makeVenv(t, exe, true)
+	bin := pyattachBin(t)
+	o, err := runIn(t, "", nil, bin, "--offline", "--source", tree, "srcmap", "--json", venv)
+	if err != nil {
+		t.Fatalf("srcmap: %v\n%s", err, o)
+	}
+	if !regexp.MustCompile(`"from": "/tmp/python-build\.[^"]*/Python-3\.12\.1",\s+"to": "` + regexp.QuoteMeta(tree) + `",\s+"resolved": 4,`).MatchString(o) {
+		t.Errorf("no rule mapping the pyenv build tree onto %s with 4 files resolved:\n%s", tree, o)
+	}
+	pid := startPython(t, filepath.Join(venv, "bin", "python"))
+	o, err = runIn(t, "", nil, bin, "--offline", "--source", tree, "gdb", "-nx", "-batch", "-p", strconv.Itoa(pid), "-ex", "frame function time_sleep", "-ex", "info source")
+	if err != nil {
+		t.Fatalf("pyattach gdb: %v\n%s", err, o)
+	}
+	if !strings.Contains(o, "Located in "+filepath.Join(tree, "Modules", "timemodule.c")) {
+		t.Errorf("gdb did not locate timemodule.c in the tree:\n%s", o)
+	}
 }
