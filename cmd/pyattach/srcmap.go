@@ -12,6 +12,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/pyattach/pyattach/detect/debugfile"
+	"github.com/pyattach/pyattach/detect/debuginfod"
 	"github.com/pyattach/pyattach/detect/plan"
 	"github.com/pyattach/pyattach/detect/srcmap"
 	"github.com/pyattach/pyattach/detect/srcscan"
@@ -57,6 +58,9 @@ type SrcRule struct {
 	To       string `json:"to"`
 	Resolved int    `json:"resolved"`
 	Total    int    `json:"total"`
+	// Via is "debuginfod" for a tree of files fetched from debuginfod
+	// servers ("" for a local source root).
+	Via string `json:"via,omitempty"`
 }
 
 // SrcUnresolved is a group of missing files no root resolves.
@@ -79,7 +83,7 @@ func (c *SrcmapCmd) Run(g *Globals, app *App, cfg *Config) error {
 	if err != nil {
 		return fmt.Errorf("srcmap: %w", err)
 	}
-	out, err := mapSources(res, di, roots)
+	out, err := mapSources(ctx, res, di, roots, sourceClient(di, app))
 	if err != nil {
 		return fmt.Errorf("srcmap %s: %w", c.Target, err)
 	}
@@ -134,12 +138,14 @@ func sourceModule(path string, res *target.Result) bool {
 
 // mapSources scans the DWARF of the modules that matter, groups missing
 // files and infers rules onto the roots.
-func mapSources(res *target.Result, di *DebugInfo, roots []srcmap.Root) (*SrcmapResult, error) {
+func mapSources(ctx context.Context, res *target.Result, di *DebugInfo, roots []srcmap.Root, src sourceFetcher) (*SrcmapResult, error) {
 	out := &SrcmapResult{Rules: []SrcRule{}, Unresolved: []SrcUnresolved{}}
 	seen := map[string]bool{}
 	var files []string
-	for _, m := range di.Modules {
-		if !sourceModule(m.Path, res) || m.Debug.Via == debugfile.ViaNone || m.Debug.Kind == debugfile.KindSymtab || m.Debug.Kind == debugfile.KindNone {
+	owner := map[string]string{} // source file -> build-id of a module naming it
+	for i, m := range di.Modules {
+		// A file target that is not Python: its own sources.
+		if !(sourceModule(m.Path, res) || res == nil && i == 0) || m.Debug.Via == debugfile.ViaNone || m.Debug.Kind == debugfile.KindSymtab || m.Debug.Kind == debugfile.KindNone {
 			continue
 		}
 		p := m.Debug.Path
@@ -156,6 +162,11 @@ func mapSources(res *target.Result, di *DebugInfo, roots []srcmap.Root) (*Srcmap
 		}
 		out.Modules = append(out.Modules, m.Path)
 		files = append(files, sr.Files...)
+		for _, f := range sr.Files {
+			if _, ok := owner[f]; !ok && m.BuildID != "" {
+				owner[f] = m.BuildID
+			}
+		}
 	}
 	missing := srcmap.Missing(files, fileExists)
 	groups := srcmap.GroupPaths(missing)
@@ -178,9 +189,127 @@ func mapSources(res *target.Result, di *DebugInfo, roots []srcmap.Root) (*Srcmap
 		out.Rules = append(out.Rules, SrcRule{From: r.From, To: r.To, Resolved: r.Resolved, Total: r.Total})
 	}
 	for _, u := range unres {
+		if src != nil {
+			if r, ok := fetchGroupSources(ctx, src, groupOf(groups, u.Prefix), owner); ok {
+				out.Rules = append(out.Rules, r)
+				continue
+			}
+		}
 		out.Unresolved = append(out.Unresolved, SrcUnresolved{Prefix: u.Prefix, Layout: u.Layout, Files: u.Files, Hint: u.Hint})
 	}
 	return out, nil
+}
+
+// sourceFetcher fetches one source file by the build-id of a module that
+// names it (the debuginfod client).
+type sourceFetcher interface {
+	FetchSource(ctx context.Context, buildID, path string) (string, error)
+}
+
+// maxFetchedSources bounds the files fetched for one group.
+const maxFetchedSources = 2000
+
+func groupOf(groups []srcmap.Group, prefix string) srcmap.Group {
+	for _, g := range groups {
+		if g.Prefix == prefix {
+			return g
+		}
+	}
+	return srcmap.Group{Prefix: prefix}
+}
+
+// fetchGroupSources asks debuginfod servers for the files of a group no
+// source root resolves, and lays those it gets out under pyattach's
+// cache (sources/<build-id>/<path as recorded>), so that one rule maps
+// the group's prefix onto them. Directories named on the way (such as
+// Debian's build-static before "..") are made too, so that the recorded
+// paths resolve as written.
+func fetchGroupSources(ctx context.Context, src sourceFetcher, g srcmap.Group, owner map[string]string) (SrcRule, bool) {
+	id := ""
+	for _, f := range g.Files {
+		if owner[f] != "" {
+			id = owner[f]
+			break
+		}
+	}
+	if id == "" || !validHexID(id) {
+		return SrcRule{}, false
+	}
+	base := filepath.Join(cacheDir(), "sources", id)
+	resolved := 0
+	for i, f := range g.Files {
+		if i >= maxFetchedSources || ctx.Err() != nil {
+			break
+		}
+		if owner[f] != id {
+			continue
+		}
+		cached, err := src.FetchSource(ctx, id, f)
+		if err != nil {
+			continue
+		}
+		if err := placeSource(base, f, cached); err != nil {
+			continue
+		}
+		resolved++
+	}
+	if resolved == 0 {
+		return SrcRule{}, false
+	}
+	return SrcRule{From: g.Prefix, To: inTree(base, g.Prefix), Resolved: resolved, Total: len(g.Files), Via: "debuginfod"}, true
+}
+
+func validHexID(id string) bool {
+	if len(id) < 4 {
+		return false
+	}
+	for _, c := range id {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// inTree is p (absolute, as recorded) inside base, never outside it:
+// ".." cannot climb above base.
+func inTree(base, p string) string {
+	return filepath.Join(base, filepath.Clean("/"+p))
+}
+
+// placeSource copies a fetched file to its recorded path inside base
+// (through a temporary file), making every directory the recorded path
+// names, so that "dir/../x.c" resolves in the tree as written.
+func placeSource(base, recorded, cached string) error {
+	parts := strings.Split(strings.TrimPrefix(recorded, "/"), "/")
+	cur := "/"
+	for _, c := range parts[:len(parts)-1] {
+		switch c {
+		case "", ".":
+			continue
+		case "..":
+			cur = filepath.Dir(cur)
+			continue
+		}
+		cur = filepath.Join(cur, c)
+		if err := os.MkdirAll(inTree(base, cur), 0o755); err != nil {
+			return err
+		}
+	}
+	data, err := os.ReadFile(cached)
+	if err != nil {
+		return err
+	}
+	return writeFileAtomic(inTree(base, recorded), data, 0o644)
+}
+
+// sourceClient is the debuginfod client for sources, or nil when no
+// server may be asked.
+func sourceClient(di *DebugInfo, app *App) sourceFetcher {
+	if di == nil || di.Debuginfod.Offline || len(di.Debuginfod.URLs) == 0 {
+		return nil
+	}
+	return debuginfod.FromEnv(app.Env)
 }
 
 type emptyIndex struct{}
@@ -194,11 +323,14 @@ func fileExists(p string) bool {
 
 // sourceRules are the rules for a plan: nothing without source roots.
 func sourceRules(res *target.Result, di *DebugInfo, g *Globals, cfg *Config, app *App) ([]plan.SourceRule, error) {
+	// Without roots, nothing to map: gdb's own debuginfod client (on
+	// when servers are set) fetches sources itself, and scanning on every
+	// debugger start would cost time.
 	roots, err := sourceRoots(g, cfg, app)
 	if err != nil || len(roots) == 0 {
 		return nil, err
 	}
-	m, err := mapSources(res, di, roots)
+	m, err := mapSources(context.Background(), res, di, roots, sourceClient(di, app))
 	if err != nil {
 		return nil, err
 	}
