@@ -49,3 +49,40 @@ need_debs() {
 		exit 1
 	fi
 }
+
+# need_deb_src makes Debian source packages available to apt-get source
+# (the tests fetch CPython's upstream tarball that way): when apt knows
+# no deb-src entry, it adds one mirroring the machine's own deb entries,
+# as root; otherwise it prints what to do and returns 1.
+need_deb_src() {
+	if apt-cache showsrc "$1" >/dev/null 2>&1 && [ -n "$(apt-cache showsrc "$1" 2>/dev/null)" ]; then
+		return 0
+	fi
+	local out=/etc/apt/sources.list.d/pyattach-deb-src.sources
+	if [ "$(id -u)" -ne 0 ]; then
+		echo "$0: error: apt has no deb-src entries, needed for: apt-get source $1" >&2
+		echo "  hint: add deb-src lines beside your deb lines (see sources.list(5)), then: sudo apt-get update" >&2
+		return 1
+	fi
+	local f tmp
+	tmp=$(mktemp)
+	for f in /etc/apt/sources.list.d/*.sources; do
+		[ -e "$f" ] && [ "$f" != "$out" ] || continue
+		sed -n '/^Types:.*\bdeb\b/,/^$/p' "$f" | sed 's/^Types:.*/Types: deb-src/' >>"$tmp"
+		echo >>"$tmp"
+	done
+	if [ -f /etc/apt/sources.list ]; then
+		grep -E '^deb ' /etc/apt/sources.list | sed 's/^deb /deb-src /' >"$tmp.list" || true
+	fi
+	if [ -s "$tmp" ]; then
+		mv "$tmp" "$out"
+		chmod 644 "$out"
+		echo "$0: added deb-src entries in $out (mirroring the deb entries)" >&2
+	fi
+	if [ -s "$tmp.list" ]; then
+		mv "$tmp.list" /etc/apt/sources.list.d/pyattach-deb-src.list
+		chmod 644 /etc/apt/sources.list.d/pyattach-deb-src.list
+	fi
+	rm -f "$tmp" "$tmp.list"
+	apt-get update -qq
+}

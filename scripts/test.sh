@@ -16,6 +16,8 @@ cd "$(dirname "$0")/.."
 need_debs gdb lldb python3-lldb-14 python3.11 python3.11-dbg python3.11-venv \
 	elfutils debuginfod gcc g++ binutils zip unzip util-linux procps
 need_go
+# CPython's upstream sources for Debian's python3.11 (a srcmap test).
+need_deb_src python3.11 || [ "${CI:-}" != true ] || exit 1
 
 unformatted=$(gofmt -l cmd detect gdbgen lldbgen venv 2>/dev/null || true)
 if [ -n "$unformatted" ]; then

@@ -169,3 +169,76 @@ func TestSourceMapPyenvBuildTree(t *testing.T) {
 		t.Errorf("gdb did not locate timemodule.c in the tree:\n%s", o)
 	}
 }
+
+// cpythonDebianSources returns CPython's upstream source tree of Debian's
+// python3.11 (the orig tarball of `apt-get source python3.11`, which
+// scripts/test.sh makes available), downloaded once into the user's
+// cache.
+func cpythonDebianSources(t *testing.T) string {
+	t.Helper()
+	cacheRoot, err := os.UserCacheDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cache := filepath.Join(cacheRoot, "pyattach-test", "python3.11-src")
+	tree := filepath.Join(cache, "Python-3.11.2")
+	if _, err := os.Stat(filepath.Join(tree, "Modules", "timemodule.c")); err == nil {
+		return tree
+	}
+	needTool(t, "apt-get")
+	needTool(t, "tar")
+	if err := os.MkdirAll(cache, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// The orig tarball is enough; apt-get may fail on the Debian parts.
+	out, _ := runIn(t, cache, nil, "apt-get", "source", "--download-only", "-qq", "python3.11")
+	origs, _ := filepath.Glob(filepath.Join(cache, "python3.11_3.11.2.orig.tar.*"))
+	if len(origs) == 0 {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("apt-get source python3.11 gave no orig tarball (scripts/test.sh adds deb-src entries):\n%s", out)
+		}
+		t.Skipf("no CPython 3.11.2 sources: apt-get source python3.11 needs deb-src entries:\n%s", out)
+	}
+	tmp, err := os.MkdirTemp(cache, "extract")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(tmp)
+	if o, err := runIn(t, "", nil, "tar", "xf", origs[0], "-C", tmp); err != nil {
+		t.Fatalf("tar: %v\n%s", err, o)
+	}
+	if err := os.Rename(filepath.Join(tmp, "Python-3.11.2"), tree); err != nil {
+		t.Fatal(err)
+	}
+	return tree
+}
+
+// Debian's python3.11 with the upstream CPython 3.11.2 sources: its DWARF
+// says /build/reproducible-path/python3.11-3.11.2/build-static with names
+// like ../Modules/timemodule.c; srcmap maps that onto the tree, and gdb's
+// info source on a Python frame locates the file in it.
+func TestSourceMapDebianUpstreamSources(t *testing.T) {
+	needTool(t, "gdb")
+	py := need(t, "/usr/bin/python3.11")
+	id := readelfID(t, py)
+	need(t, filepath.Join("/usr/lib/debug/.build-id", id[:2], id[2:]+".debug"))
+	tree := cpythonDebianSources(t)
+	venv := makeVenv(t, py, true)
+	pid := startPython(t, filepath.Join(venv, "bin", "python"))
+	bin := pyattachBin(t)
+	o, err := runIn(t, "", nil, bin, "--offline", "--source", "cpython="+tree, "srcmap", "--json", strconv.Itoa(pid))
+	if err != nil {
+		t.Fatalf("srcmap: %v\n%s", err, o)
+	}
+	if !strings.Contains(o, `"from": "/build/reproducible-path/python3.11-3.11.2/build-static"`) ||
+		!strings.Contains(o, `"from": "/build/reproducible-path/python3.11-3.11.2",`) {
+		t.Errorf("srcmap lacks the Debian build tree rules:\n%s", o)
+	}
+	o, err = runIn(t, "", nil, bin, "--offline", "--source", "cpython="+tree, "gdb", "-nx", "-batch", "-p", strconv.Itoa(pid), "-ex", "frame function time_sleep", "-ex", "info source")
+	if err != nil {
+		t.Fatalf("pyattach gdb: %v\n%s", err, o)
+	}
+	if !regexp.MustCompile(`Located in ` + regexp.QuoteMeta(tree) + `/(\w+/\.\./)?Modules/timemodule\.c`).MatchString(o) {
+		t.Errorf("gdb did not locate timemodule.c in %s:\n%s", tree, o)
+	}
+}
