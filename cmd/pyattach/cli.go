@@ -42,9 +42,9 @@ func buildVersion() string {
 type Globals struct {
 	ProcRoot string   `hidden:"" default:"/proc" env:"PYATTACH_PROC_ROOT" help:"Root of the proc file system (for tests)."`
 	Config   string   `help:"Configuration file to read instead of $XDG_CONFIG_HOME/pyattach/config.toml." placeholder:"FILE" type:"path"`
-	DebugDir []string `help:"Also search DIR for separate debug files (repeatable)." placeholder:"DIR" type:"path"`
+	DebugDir []string `sep:"none" help:"Also search DIR for separate debug files (repeatable)." placeholder:"DIR" type:"path"`
 	Offline  bool     `help:"Never ask debuginfod servers; use local files and the debuginfod cache only."`
-	Source   []string `help:"A local source tree, DIR or NAME=DIR (repeatable): source paths recorded at build time are mapped onto it." placeholder:"[NAME=]DIR"`
+	Source   []string `sep:"none" help:"A local source tree, DIR or NAME=DIR (repeatable): source paths recorded at build time are mapped onto it." placeholder:"[NAME=]DIR"`
 	Print    bool     `help:"gdb, lldb: print the script and the debugger's command line instead of running it."`
 	Script   string   `help:"gdb, lldb: write the script to FILE (and FILE.late / FILE.after) instead of the cache." placeholder:"FILE" type:"path"`
 	Fast     bool     `help:"gdb, lldb: load only what Python frames need (the interpreter, libpython, libc), not every shared library."`
@@ -78,11 +78,16 @@ type CLI struct {
 
 const description = `Make native debugging of Python processes with gdb and lldb work the first time.
 
-pyattach resolves a PID, an executable, a virtualenv or a script to the real
-Python interpreter (proved by equal ELF build-id), and tells what a debugger
-needs to show Python stacks.
+pyattach resolves a PID, an executable, a virtualenv, a script or a core to
+the real Python interpreter (proved by equal ELF build-id), finds the debug
+files and the CPython extension that match it, and starts gdb or lldb with
+all of it. Put it in front of a debugger command line; pyattach's own flags
+go before "gdb" or "lldb", everything after is the debugger's.
 
 Examples:
+  pyattach gdb -p 12345 -batch -ex py-bt
+  pyattach --source echion=~/src/echion lldb -p 12345
+  pyattach init --gdb --trust         # a project .gdbinit for plain gdb -p
   pyattach resolve 12345              # a running process
   pyattach resolve .venv              # a virtualenv (copies or symlinks)
   pyattach resolve --json ./app.py    # a script, through its #! line
