@@ -339,3 +339,6 @@ func printDebugInfo(w io.Writer, di *DebugInfo) {
 		fmt.Fprintf(w, "debuginfod:     offline; servers %s not asked\n", strings.Join(di.Debuginfod.URLs, " "))
 	}
 }
+
+// isTerminal reports whether f is a terminal.
+func isTerminal(f *os.File) bool { return term.IsTerminal(int(f.Fd())) }

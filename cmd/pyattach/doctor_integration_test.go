@@ -1,0 +1,106 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+type doctorOut struct {
+	Checks []Check `json:"checks"`
+}
+
+func runDoctor(t *testing.T, env []string, args ...string) doctorOut {
+	t.Helper()
+	o, _ := runIn(t, "", env, pyattachBin(t), append([]string{"--offline", "doctor", "--json"}, args...)...)
+	var d doctorOut
+	if err := json.Unmarshal([]byte(o), &d); err != nil {
+		t.Fatalf("doctor --json: %v\n%s", err, o)
+	}
+	return d
+}
+
+func findCheck(t *testing.T, d doctorOut, id string) Check {
+	t.Helper()
+	for _, c := range d.Checks {
+		if c.ID == id {
+			return c
+		}
+	}
+	t.Fatalf("no check %s in %+v", id, d.Checks)
+	return Check{}
+}
+
+// The Debian --copies venv process: doctor says why plain gdb has no
+// py-bt, and both fixes it prints, run as given, make py-bt work.
+func TestDoctorVenvCopiesFixesWork(t *testing.T) {
+	needTool(t, "gdb")
+	py := need(t, "/usr/bin/python3.11")
+	venv := makeVenv(t, py, true)
+	pid := startPython(t, filepath.Join(venv, "bin", "python"))
+	c := findCheck(t, runDoctor(t, nil, strconv.Itoa(pid)), "venv")
+	if c.Status != "warn" || !strings.Contains(c.Summary, "is a copy of /usr/bin/python3.11") {
+		t.Fatalf("venv check: %+v", c)
+	}
+	lines := strings.Split(c.Fix, "\n")
+	if len(lines) != 2 || lines[0] != "pyattach gdb -p "+strconv.Itoa(pid) || !strings.HasPrefix(lines[1], "or plain gdb: ") {
+		t.Fatalf("fix: %q", c.Fix)
+	}
+	bin := pyattachBin(t)
+	o, _ := runIn(t, "", nil, "sh", "-c", strings.Replace(lines[0], "pyattach", shellQuote(bin), 1)+" -batch -ex py-bt")
+	checkPyBt(t, "doctor's pyattach fix", o)
+	o, _ = runIn(t, "", nil, "sh", "-c", strings.TrimPrefix(lines[1], "or plain gdb: ")+" -batch -ex py-bt")
+	checkPyBt(t, "doctor's plain gdb fix", o)
+}
+
+// A stripped copy of pyenv's libpython with no debug file anywhere.
+func TestDoctorStrippedLibpython(t *testing.T) {
+	needTool(t, "strip")
+	home, _ := os.UserHomeDir()
+	prefix := filepath.Join(home, ".pyenv", "versions", "3.12.1")
+	need(t, filepath.Join(prefix, "bin", "python3.12"))
+	dir := t.TempDir()
+	lib := filepath.Join(dir, "lib", "libpython3.12.so.1.0")
+	copyFile(t, filepath.Join(prefix, "lib", "libpython3.12.so.1.0"), lib)
+	if o, err := runIn(t, "", nil, "strip", "--strip-all", lib); err != nil {
+		t.Fatalf("strip: %v\n%s", err, o)
+	}
+	// LD_LIBRARY_PATH comes before DT_RUNPATH: the process maps the copy.
+	pid := startPython(t, filepath.Join(prefix, "bin", "python3.12"), "LD_LIBRARY_PATH="+filepath.Join(dir, "lib"))
+	d := runDoctor(t, nil, strconv.Itoa(pid))
+	c := findCheck(t, d, "debug.libpython3.12.so.1.0")
+	if c.Status != "fail" || !strings.Contains(c.Summary, lib+" has no debug information") || c.Fix == "" {
+		t.Errorf("stripped libpython: %+v", c)
+	}
+}
+
+// Debian's lldb 14 names a wrong Python path: doctor says so, and its
+// fix for plain lldb, run as given, makes `script` work.
+func TestDoctorLLDBPythonPath(t *testing.T) {
+	needTool(t, "lldb")
+	c := findCheck(t, runDoctor(t, nil), "lldb")
+	if c.Status == "ok" {
+		t.Skip("this lldb's script command works as installed")
+	}
+	m := regexp.MustCompile(`for plain lldb: (PYTHONPATH=\S+ \S+)$`).FindStringSubmatch(c.Fix)
+	if m == nil {
+		t.Fatalf("lldb check: %+v", c)
+	}
+	o, _ := runIn(t, "", nil, "sh", "-c", m[1]+" -b -o 'script print(6*7)'")
+	if !regexp.MustCompile(`(?m)^42$`).MatchString(o) {
+		t.Errorf("the fix %q did not make script work:\n%s", m[1], o)
+	}
+}
+
+// A debug build is recognised.
+func TestDoctorDebugBuild(t *testing.T) {
+	py := need(t, "/usr/bin/python3.11d")
+	c := findCheck(t, runDoctor(t, nil, py), "python.debug-build")
+	if c.Status != "ok" || !strings.Contains(c.Summary, "Py_DEBUG") {
+		t.Errorf("debug build: %+v", c)
+	}
+}
