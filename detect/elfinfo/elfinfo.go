@@ -81,6 +81,9 @@ type Info struct {
 	// RunPath holds DT_RUNPATH (or DT_RPATH when there is no RUNPATH),
 	// split on ':', unexpanded ($ORIGIN kept as is).
 	RunPath []string `json:"runpath,omitempty"`
+	// RPath is true when RunPath came from the legacy DT_RPATH, which the
+	// dynamic loader searches before LD_LIBRARY_PATH (DT_RUNPATH after).
+	RPath bool `json:"rpath,omitempty"`
 }
 
 // Options selects the optional, more expensive reads.
@@ -233,6 +236,7 @@ func readDynamic(f *elf.File, info *Info) (err error) {
 	rp, _ := f.DynString(elf.DT_RUNPATH)
 	if len(rp) == 0 {
 		rp, _ = f.DynString(elf.DT_RPATH)
+		info.RPath = len(rp) > 0
 	}
 	for _, s := range rp {
 		for _, d := range bytes.Split([]byte(s), []byte(":")) {

@@ -319,7 +319,13 @@ func fillPython(res *Result, interp, root string, ldPath []string) error {
 			realInterp = p
 		}
 	}
-	lib, err := pyinfo.FindLibrary(facts.LibpythonNeeded, info.RunPath, filepath.Dir(realInterp), rootOrSlash(root), ldPath)
+	// The dynamic loader's order: DT_RPATH, LD_LIBRARY_PATH, then
+	// DT_RUNPATH (RUNPATH does not override the environment).
+	dirs, extra := info.RunPath, ldPath
+	if !info.RPath {
+		dirs, extra = append(append([]string(nil), ldPath...), info.RunPath...), nil
+	}
+	lib, err := pyinfo.FindLibrary(facts.LibpythonNeeded, dirs, filepath.Dir(realInterp), rootOrSlash(root), extra)
 	if err != nil {
 		return fmt.Errorf("%s needs %s, which was not found: %w", interp, facts.LibpythonNeeded, err)
 	}
