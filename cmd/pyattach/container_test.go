@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -14,7 +13,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -396,32 +394,8 @@ func startInContainer(t *testing.T, root string) int {
 		chroot, root, "/py/bin/python3.12", "/app.py")
 	// A clean environment: nothing of the host's Python setup leaks in.
 	cmd.Env = []string{"PATH=/usr/bin:/bin", "LD_LIBRARY_PATH=/py/lib", "PYTHONDONTWRITEBYTECODE=1"}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		cmd.Wait()
-	})
-	ready := make(chan string, 1)
-	go func() {
-		line, _ := bufio.NewReader(out).ReadString('\n')
-		ready <- line
-	}()
-	select {
-	case line := <-ready:
-		if line != "ready\n" {
-			t.Fatalf("app.py in the chroot did not start: stdout %q\nstderr: %s", line, stderr.String())
-		}
-	case <-time.After(8 * time.Second):
-		t.Fatalf("app.py in the chroot not ready after 8s\nstderr: %s", stderr.String())
+	if line := startReady(t, cmd, 8*time.Second); line != "ready\n" {
+		t.Fatalf("app.py in the chroot did not start: stdout %q", line)
 	}
 	kids, err := childPIDs(cmd.Process.Pid)
 	if err != nil || len(kids) != 1 {

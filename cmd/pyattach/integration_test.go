@@ -61,6 +61,18 @@ func startPythonCode(t testing.TB, exe, code string, env ...string) int {
 	}
 	cmd := exec.Command(exe, app)
 	cmd.Env = append(os.Environ(), env...)
+	line := startReady(t, cmd, 30*time.Second)
+	if line == "" {
+		t.Fatalf("%s app.py printed nothing", exe)
+	}
+	return cmd.Process.Pid
+}
+
+// startReady starts cmd in its own process group, kills the group when
+// the test ends, and returns the first line the process prints on stdout
+// (its "ready" signal) once it has printed it.
+func startReady(t testing.TB, cmd *exec.Cmd, limit time.Duration) string {
+	t.Helper()
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -75,20 +87,25 @@ func startPythonCode(t testing.TB, exe, code string, env ...string) int {
 		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 		cmd.Wait()
 	})
-	ready := make(chan error, 1)
+	type result struct {
+		line string
+		err  error
+	}
+	ready := make(chan result, 1)
 	go func() {
-		_, err := bufio.NewReader(out).ReadString('\n')
-		ready <- err
+		line, err := bufio.NewReader(out).ReadString('\n')
+		ready <- result{line, err}
 	}()
 	select {
-	case err := <-ready:
-		if err != nil {
-			t.Fatalf("%s app.py exited early: %v\n%s", exe, err, stderr.String())
+	case r := <-ready:
+		if r.err != nil {
+			t.Fatalf("%s exited before it was ready: %v\n%s", cmd.Path, r.err, stderr.String())
 		}
-	case <-time.After(30 * time.Second):
-		t.Fatalf("%s app.py not ready after 30s", exe)
+		return r.line
+	case <-time.After(limit):
+		t.Fatalf("%s not ready after %v\n%s", cmd.Path, limit, stderr.String())
 	}
-	return cmd.Process.Pid
+	return ""
 }
 
 // runJSON runs `pyattach resolve --json TARGET` in-process.
