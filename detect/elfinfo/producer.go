@@ -4,11 +4,12 @@ import (
 	"bytes"
 	"debug/elf"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"io"
 	"regexp"
 	"strings"
+
+	"github.com/pyattach/pyattach/detect/dwarfform"
 )
 
 // Producer is a parsed DW_AT_producer string, such as
@@ -336,8 +337,6 @@ func findAbbrev(b []byte, code uint64) ([]abbrevAttr, error) {
 	return nil, fmt.Errorf("%w: abbreviation %d not found", ErrCorrupt, code)
 }
 
-var errUnknownForm = errors.New("unknown DWARF form")
-
 func readStringForm(r *dreader, form uint64, offsz int, str func(string, uint64) (string, error)) (string, error) {
 	switch form {
 	case 0x08: // DW_FORM_string
@@ -366,50 +365,16 @@ func skipForm(r *dreader, form uint64, implicit bool, offsz int, addrsz, version
 	if implicit {
 		return
 	}
-	refAddr := uint64(offsz)
-	if version == 2 {
-		refAddr = addrsz
-	}
-	switch form {
-	case 0x01: // addr
-		r.skip(addrsz)
-	case 0x03: // block2
-		r.skip(r.n(2))
-	case 0x04: // block4
-		r.skip(r.n(4))
-	case 0x05, 0x12, 0x26, 0x2a: // data2, ref2, strx2, addrx2
-		r.skip(2)
-	case 0x06, 0x13, 0x1c, 0x28, 0x2c: // data4, ref4, ref_sup4, strx4, addrx4
-		r.skip(4)
-	case 0x07, 0x14, 0x20, 0x24: // data8, ref8, ref_sig8, ref_sup8
-		r.skip(8)
-	case 0x1e: // data16
-		r.skip(16)
-	case 0x08: // string
-		r.cstr()
-	case 0x09, 0x18: // block, exprloc
-		r.skip(r.uleb())
-	case 0x0a: // block1
-		r.skip(r.u8())
-	case 0x0b, 0x0c, 0x11, 0x25, 0x29: // data1, flag, ref1, strx1, addrx1
-		r.skip(1)
-	case 0x0d, 0x0f, 0x15, 0x1a, 0x1b, 0x22, 0x23: // sdata, udata, ref_udata, strx, addrx, loclistx, rnglistx
-		r.uleb()
-	case 0x0e, 0x17, 0x1d, 0x1f, 0x1f01, 0x1f20, 0x1f21: // strp, sec_offset, strp_sup, line_strp, GNU alt forms
-		r.skip(uint64(offsz))
-	case 0x10: // ref_addr
-		r.skip(refAddr)
-	case 0x19: // flag_present
-	case 0x27, 0x2b: // strx3, addrx3
-		r.skip(3)
-	case 0x16: // indirect
-		f := r.uleb()
-		if f == 0x16 {
-			r.err = fmt.Errorf("%w: nested DW_FORM_indirect", ErrCorrupt)
-			return
-		}
-		skipForm(r, f, false, offsz, addrsz, version)
-	default:
-		r.err = fmt.Errorf("%w: %w %#x", ErrCorrupt, errUnknownForm, form)
+	if err := dwarfform.Skip(formReader{r}, form, offsz, addrsz, version); err != nil && r.err == nil {
+		r.err = fmt.Errorf("%w: %w", ErrCorrupt, err)
 	}
 }
+
+// formReader lets dwarfform skip values through a dreader.
+type formReader struct{ r *dreader }
+
+func (f formReader) U8() uint64         { return f.r.u8() }
+func (f formReader) Fixed(n int) uint64 { return f.r.n(n) }
+func (f formReader) ULEB() uint64       { return f.r.uleb() }
+func (f formReader) Skip(n uint64)      { f.r.skip(n) }
+func (f formReader) CStr()              { f.r.cstr() }

@@ -3,6 +3,8 @@ package srcscan
 import (
 	"fmt"
 
+	"github.com/pyattach/pyattach/detect/dwarfform"
+
 	"github.com/pyattach/pyattach/detect/elfinfo"
 )
 
@@ -23,7 +25,7 @@ const (
 	utSkeleton     = 0x04
 	utSplitCompile = 0x05
 
-	formImplicitConst = 0x21
+	formImplicitConst = dwarfform.ImplicitConst
 )
 
 // maxAttrs bounds the attributes of one abbreviation.
@@ -281,50 +283,16 @@ func (s *scanner) readString(r *stream, form uint64, offsz int, addrsz, version 
 
 // skipForm skips one attribute value of the given form.
 func skipForm(r *stream, form uint64, offsz int, addrsz, version uint64) {
-	switch form {
-	case 0x01: // addr
-		r.skip(addrsz)
-	case 0x03: // block2
-		r.skip(r.fixed(2))
-	case 0x04: // block4
-		r.skip(r.fixed(4))
-	case 0x05, 0x12, 0x26, 0x2a: // data2, ref2, strx2, addrx2
-		r.skip(2)
-	case 0x06, 0x13, 0x1c, 0x28, 0x2c: // data4, ref4, ref_sup4, strx4, addrx4
-		r.skip(4)
-	case 0x07, 0x14, 0x20, 0x24: // data8, ref8, ref_sig8, ref_sup8
-		r.skip(8)
-	case 0x1e: // data16
-		r.skip(16)
-	case 0x08: // string
-		r.cstr()
-	case 0x09, 0x18: // block, exprloc
-		r.skip(r.uleb())
-	case 0x0a: // block1
-		r.skip(r.u8())
-	case 0x0b, 0x0c, 0x11, 0x25, 0x29: // data1, flag, ref1, strx1, addrx1
-		r.skip(1)
-	case 0x0d, 0x0f, 0x15, 0x1a, 0x1b, 0x22, 0x23, 0x1f02, 0x1f03: // sdata, udata, ref_udata, strx, addrx, loclistx, rnglistx, GNU_addr_index, GNU_str_index
-		r.uleb()
-	case 0x0e, 0x17, 0x1d, 0x1f, 0x1f20, 0x1f21: // strp, sec_offset, strp_sup, line_strp, GNU_ref_alt, GNU_strp_alt
-		r.skip(uint64(offsz))
-	case 0x10: // ref_addr: address-sized in DWARF 2
-		if version == 2 {
-			r.skip(addrsz)
-		} else {
-			r.skip(uint64(offsz))
-		}
-	case 0x19, formImplicitConst: // flag_present; implicit_const lives in the abbreviation
-	case 0x27, 0x2b: // strx3, addrx3
-		r.skip(3)
-	case 0x16: // indirect
-		f := r.uleb()
-		if f == 0x16 || f == formImplicitConst {
-			r.fail(fmt.Errorf("%w: bad DW_FORM_indirect", elfinfo.ErrCorrupt))
-			return
-		}
-		skipForm(r, f, offsz, addrsz, version)
-	default:
-		r.fail(fmt.Errorf("%w: unknown DWARF form %#x", elfinfo.ErrCorrupt, form))
+	if err := dwarfform.Skip(formReader{r}, form, offsz, addrsz, version); err != nil {
+		r.fail(fmt.Errorf("%w: %v", elfinfo.ErrCorrupt, err))
 	}
 }
+
+// formReader lets dwarfform skip values through a stream.
+type formReader struct{ r *stream }
+
+func (f formReader) U8() uint64         { return f.r.u8() }
+func (f formReader) Fixed(n int) uint64 { return f.r.fixed(n) }
+func (f formReader) ULEB() uint64       { return f.r.uleb() }
+func (f formReader) Skip(n uint64)      { f.r.skip(n) }
+func (f formReader) CStr()              { f.r.cstr() }
