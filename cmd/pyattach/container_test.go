@@ -273,18 +273,8 @@ func buildContainerRoot(t *testing.T, root, prefix string) map[string]string {
 	return libs
 }
 
-// containerAppPy says it is ready, then sleeps in outer -> middle -> inner.
-const containerAppPy = `import sys, time
-def inner():
-    sys.stdout.write("ready\n")
-    sys.stdout.flush()
-    time.sleep(600)
-def middle():
-    inner()
-def outer():
-    middle()
-outer()
-`
+// containerAppPy is appPy: ready, then sleeping in outer -> middle -> inner.
+const containerAppPy = appPy
 
 var lddLine = regexp.MustCompile(`(?:=>\s*)?(/\S+)\s+\(0x[0-9a-f]+\)`)
 
