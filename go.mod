@@ -8,12 +8,12 @@ require (
 	github.com/alecthomas/kong v1.17.0
 	github.com/rogpeppe/go-internal v1.16.0
 	github.com/schollz/progressbar/v3 v3.19.1
+	golang.org/x/sys v0.46.0
 	golang.org/x/term v0.44.0
 )
 
 require (
 	github.com/mitchellh/colorstring v0.0.0-20190213212951-d06e56a500db // indirect
 	github.com/rivo/uniseg v0.4.7 // indirect
-	golang.org/x/sys v0.46.0 // indirect
 	golang.org/x/tools v0.26.0 // indirect
 )

@@ -1,0 +1,13 @@
+// Package safefs knows which files pyattach may let a debugger run, and
+// how pyattach keeps its own files.
+//
+// pyattach often runs as root, and gdb or lldb runs whatever script it is
+// handed. A file may become such code (an extension, a debug directory
+// that gdb auto-loads scripts from, a project's configuration) only when
+// nobody but its reader or root can change it: CheckTrusted walks the
+// path from "/" one component at a time, through file descriptors, and
+// refuses a component owned by another user, a directory or file that
+// its group or others may write (a sticky directory such as /tmp is
+// fine: only owners replace entries there), and a symbolic link owned by
+// another user.
+package safefs
