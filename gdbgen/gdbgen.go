@@ -539,3 +539,26 @@ func debugFilesBlock(pairs []plan.SymbolFile) []string {
 	}
 	return append(lines, "])", "del _pyattach_debug_files", "end")
 }
+
+// SafePathLine returns the command that adds exactly the file name to
+// gdb's auto-load safe path, written so that gdb reads it back
+// literally (no pattern, no list separator, no line break), or an
+// error naming why that cannot be done.
+func SafePathLine(name string) (string, error) {
+	e, err := safePathEntry(name)
+	if err != nil {
+		return "", err
+	}
+	return "add-auto-load-safe-path " + e, nil
+}
+
+// SourceLine returns a gdb `source` command for the file name. gdb 13
+// takes the rest of the line as the file name with no quoting, drops
+// trailing blanks and tilde-expands it, so a name that would not come
+// back as it is is refused.
+func SourceLine(name string) (string, error) {
+	if err := checkRaw("script", name); err != nil {
+		return "", err
+	}
+	return "source " + name, nil
+}

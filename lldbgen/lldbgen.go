@@ -328,3 +328,14 @@ var pythonKeywords = map[string]bool{
 	"pass": true, "raise": true, "return": true, "try": true,
 	"while": true, "with": true, "yield": true,
 }
+
+// SourceCommand returns an lldb `command source` command for the file
+// name, quoted so that lldb reads it back byte for byte (a backtick is
+// not evaluated), or an error naming why it cannot be written.
+func SourceCommand(name string) (string, error) {
+	q, err := quotedPath("command file", name)
+	if err != nil {
+		return "", err
+	}
+	return "command source " + q, nil
+}
