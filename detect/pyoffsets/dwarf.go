@@ -1,0 +1,160 @@
+package pyoffsets
+
+import (
+	"debug/dwarf"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// ErrNoTypes means the DWARF lacks the interpreter's own types: it is
+// not the debug information of a CPython build, or it holds line tables
+// only (-g1).
+var ErrNoTypes = errors.New("no CPython types in the DWARF")
+
+// FromDWARF reads the offsets of fields and the sizes of sizes from d,
+// the DWARF of a libpython or a static interpreter.
+func FromDWARF(d *dwarf.Data) (map[string]int64, error) {
+	want := map[string]bool{}
+	for _, f := range fields {
+		want[strings.SplitN(f, ".", 2)[0]] = true
+	}
+	for _, s := range sizes {
+		want[s] = true
+	}
+	types, err := findTypes(d, want)
+	if err != nil {
+		return nil, err
+	}
+	if types["PyObject"] == nil || types["PyCodeObject"] == nil {
+		return nil, ErrNoTypes
+	}
+	out := map[string]int64{}
+	for _, f := range fields {
+		name, path, _ := strings.Cut(f, ".")
+		st := types[name]
+		if st == nil {
+			continue
+		}
+		m, ok := member(st, strings.Split(path, "."))
+		if !ok {
+			continue
+		}
+		if m.bitSize > 0 {
+			out[f+":bit_offset"] = m.bit
+			out[f+":bit_size"] = m.bitSize
+			continue
+		}
+		out[f] = m.bit / 8
+	}
+	for _, s := range sizes {
+		if st := types[s]; st != nil {
+			out["sizeof("+s+")"] = st.ByteSize
+		}
+	}
+	return out, nil
+}
+
+// findTypes returns the complete struct definition of every wanted name,
+// a struct tag or a typedef of one. Only the top level of each unit is
+// read: C types are defined there.
+func findTypes(d *dwarf.Data, want map[string]bool) (map[string]*dwarf.StructType, error) {
+	out := map[string]*dwarf.StructType{}
+	r := d.Reader()
+	for len(out) < len(want) {
+		e, err := r.Next()
+		if err != nil {
+			return nil, fmt.Errorf("read DWARF: %w", err)
+		}
+		if e == nil {
+			break
+		}
+		if e.Tag == dwarf.TagCompileUnit || e.Tag == 0 {
+			continue
+		}
+		name, _ := e.Val(dwarf.AttrName).(string)
+		if (e.Tag == dwarf.TagTypedef || e.Tag == dwarf.TagStructType) && want[name] && out[name] == nil {
+			t, err := d.Type(e.Offset)
+			if err == nil {
+				if st, ok := structOf(t); ok && !st.Incomplete {
+					out[name] = st
+				}
+			}
+		}
+		if e.Children {
+			r.SkipChildren()
+		}
+	}
+	return out, nil
+}
+
+// structOf follows typedefs and qualifiers to a struct or union.
+func structOf(t dwarf.Type) (*dwarf.StructType, bool) {
+	for i := 0; i < 16; i++ {
+		switch v := t.(type) {
+		case *dwarf.StructType:
+			return v, true
+		case *dwarf.TypedefType:
+			t = v.Type
+		case *dwarf.QualType:
+			t = v.Type
+		default:
+			return nil, false
+		}
+	}
+	return nil, false
+}
+
+// place is a member's position in bits from the start of the outer type.
+type place struct {
+	bit     int64
+	bitSize int64 // 0 unless a bit field
+}
+
+// member finds path in st, looking through anonymous structs and unions
+// as C does.
+func member(st *dwarf.StructType, path []string) (place, bool) {
+	for _, f := range st.Field {
+		if f.Name == "" {
+			inner, ok := structOf(f.Type)
+			if !ok {
+				continue
+			}
+			if p, ok := member(inner, path); ok {
+				return place{bit: f.ByteOffset*8 + p.bit, bitSize: p.bitSize}, true
+			}
+			continue
+		}
+		if f.Name != path[0] {
+			continue
+		}
+		here := place{bit: f.ByteOffset * 8}
+		if f.BitSize > 0 {
+			here = place{bit: fieldBit(f), bitSize: f.BitSize}
+		}
+		if len(path) == 1 {
+			return here, true
+		}
+		inner, ok := structOf(f.Type)
+		if !ok || here.bitSize > 0 {
+			return place{}, false
+		}
+		p, ok := member(inner, path[1:])
+		if !ok {
+			return place{}, false
+		}
+		return place{bit: here.bit + p.bit, bitSize: p.bitSize}, true
+	}
+	return place{}, false
+}
+
+// fieldBit is a bit field's first bit, counted from the least significant
+// bit of the struct's start as on a little-endian machine. DWARF 4 and
+// later give DW_AT_data_bit_offset; DWARF 2 and 3 a DW_AT_bit_offset from
+// the most significant bit of a storage unit of ByteSize bytes.
+func fieldBit(f *dwarf.StructField) int64 {
+	if f.DataBitOffset != 0 || f.BitOffset == 0 {
+		return f.DataBitOffset
+	}
+	return f.ByteOffset*8 + f.ByteSize*8 - f.BitOffset - f.BitSize
+}

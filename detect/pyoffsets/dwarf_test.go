@@ -1,0 +1,115 @@
+package pyoffsets
+
+import (
+	"debug/elf"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+)
+
+// A C file with the shapes FromDWARF must read: typedefs of tagged
+// structs, nested and anonymous members, and bit fields.
+const fixtureC = `
+typedef struct _object { long ob_refcnt; void *ob_type; } PyObject;
+typedef struct { PyObject ob_base; long ob_size; } PyVarObject;
+typedef struct {
+	PyObject ob_base;
+	long length;
+	long hash;
+	struct { unsigned int interned:2; unsigned int kind:3; unsigned int compact:1; unsigned int ascii:1; unsigned int statically_allocated:1; } state;
+} PyASCIIObject;
+struct _is { struct _is *next; long id; struct { int count; void *head; } threads; };
+typedef struct _is PyInterpreterState;
+typedef struct { PyObject ob_base; union { int a; long b; }; void *co_filename; int co_firstlineno; } PyCodeObject;
+PyASCIIObject s; PyInterpreterState i; PyCodeObject c; PyVarObject v;
+int main(void) { return 0; }
+`
+
+func fixtureDWARF(t *testing.T, flag string) map[string]int64 {
+	t.Helper()
+	cc, err := exec.LookPath("gcc")
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("gcc is required in CI")
+		}
+		t.Skip("needs gcc")
+	}
+	dir := t.TempDir()
+	src := filepath.Join(dir, "f.c")
+	os.WriteFile(src, []byte(fixtureC), 0o644)
+	out := filepath.Join(dir, "f")
+	if b, err := exec.Command(cc, flag, "-O0", "-o", out, src).CombinedOutput(); err != nil {
+		t.Fatalf("gcc %s: %v\n%s", flag, err, b)
+	}
+	f, err := elf.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	d, err := f.DWARF()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := FromDWARF(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func TestFromDWARF(t *testing.T) {
+	want := map[string]int64{
+		"PyObject.ob_type":                        8,
+		"PyVarObject.ob_size":                     16,
+		"PyASCIIObject.length":                    16,
+		"PyASCIIObject.state":                     32,
+		"PyASCIIObject.state.interned:bit_offset": 256,
+		"PyASCIIObject.state.interned:bit_size":   2,
+		"PyASCIIObject.state.kind:bit_offset":     258,
+		"PyASCIIObject.state.kind:bit_size":       3,
+		"PyASCIIObject.state.compact:bit_offset":  261,
+		"PyASCIIObject.state.ascii:bit_offset":    262,
+		"PyInterpreterState.next":                 0,
+		"PyInterpreterState.threads.head":         24,
+		"PyCodeObject.co_filename":                24,
+		"PyCodeObject.co_firstlineno":             32,
+		"sizeof(PyObject)":                        16,
+		"sizeof(PyASCIIObject)":                   40,
+	}
+	// DWARF 4 gives bit fields as DW_AT_data_bit_offset in gcc 12, DWARF
+	// 2 as DW_AT_bit_offset from the storage unit's top: both must agree.
+	for _, flag := range []string{"-gdwarf-5", "-gdwarf-4", "-gdwarf-2"} {
+		got := fixtureDWARF(t, flag)
+		for k, v := range want {
+			if g, ok := got[k]; !ok || g != v {
+				t.Errorf("%s: %s = %d (present %v), want %d", flag, k, g, ok, v)
+			}
+		}
+		for _, absent := range []string{"PyASCIIObject.state.ready:bit_offset", "PyThreadState.next", "PyInterpreterState.tstate_head"} {
+			if _, ok := got[absent]; ok {
+				t.Errorf("%s: %s should be absent", flag, absent)
+			}
+		}
+	}
+}
+
+func TestFromDWARFNotPython(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := elf.Open(exe)
+	if err != nil {
+		t.Skip("test binary is not ELF")
+	}
+	defer f.Close()
+	d, err := f.DWARF()
+	if err != nil {
+		t.Skip("test binary has no DWARF")
+	}
+	if _, err := FromDWARF(d); !errors.Is(err, ErrNoTypes) {
+		t.Fatalf("Go test binary: %v, want ErrNoTypes", err)
+	}
+}

@@ -1,0 +1,142 @@
+package pyoffsets
+
+import (
+	"debug/elf"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/pyattach/pyattach/detect/elfinfo"
+	"github.com/pyattach/pyattach/detect/pyinfo"
+)
+
+// A Source is a build whose DWARF a table is generated from or checked
+// against.
+type Source struct {
+	Kind     string // "pyenv" or "system"
+	Path     string // the interpreter or libpython
+	Debug    string // the file holding its DWARF (Path, or a separate file)
+	BuildID  string
+	Version  string // "3.11.7"
+	ABIFlags string // "" or "d", "t", "td": the flags that change layouts
+}
+
+// Key is the table a source belongs to: "3.11", "3.11d", "3.13t".
+func (s Source) Key() string { return minor(s.Version) + s.ABIFlags }
+
+func minor(v string) string {
+	parts := strings.SplitN(v, ".", 3)
+	if len(parts) < 2 {
+		return v
+	}
+	n := parts[1]
+	for i, c := range n {
+		if c < '0' || c > '9' {
+			n = n[:i]
+			break
+		}
+	}
+	return parts[0] + "." + n
+}
+
+// layoutFlags keeps the ABI flags that change struct layouts: d
+// (Py_DEBUG, and with it Py_TRACE_REFS before 3.13) and t (free-threaded).
+func layoutFlags(f string) string {
+	var b strings.Builder
+	for _, c := range f {
+		if c == 't' || c == 'd' {
+			b.WriteRune(c)
+		}
+	}
+	s := b.String()
+	if s == "dt" {
+		s = "td"
+	}
+	return s
+}
+
+// Discover finds CPython 3 builds with DWARF on this machine: pyenv's
+// versions (under pyenvRoot) with their embedded DWARF, and the system's
+// /usr/bin/python3.* with separate debug files under debugDir. Sources are
+// sorted pyenv first, then by version and path.
+func Discover(pyenvRoot, debugDir string) []Source {
+	var out []Source
+	libs, _ := filepath.Glob(filepath.Join(pyenvRoot, "versions", "*", "lib", "libpython3.*.so.1.0"))
+	for _, l := range libs {
+		if s, ok := sourceOf("pyenv", l, debugDir); ok {
+			out = append(out, s)
+		}
+	}
+	exes, _ := filepath.Glob("/usr/bin/python3.*")
+	for _, e := range exes {
+		if fi, err := os.Lstat(e); err != nil || !fi.Mode().IsRegular() {
+			continue
+		}
+		if s, ok := sourceOf("system", e, debugDir); ok {
+			out = append(out, s)
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if out[i].Kind != out[j].Kind {
+			return out[i].Kind == "pyenv"
+		}
+		if out[i].Version != out[j].Version {
+			return out[i].Version < out[j].Version
+		}
+		return out[i].Path < out[j].Path
+	})
+	return out
+}
+
+func sourceOf(kind, path, debugDir string) (Source, bool) {
+	f, err := os.Open(path)
+	if err != nil {
+		return Source{}, false
+	}
+	defer f.Close()
+	facts, err := pyinfo.Read(f, path)
+	if err != nil || !facts.HasRuntime || facts.Version == "" || strings.HasPrefix(facts.Version, "2.") {
+		return Source{}, false
+	}
+	id, _ := elfinfo.ReadBuildID(f)
+	s := Source{Kind: kind, Path: path, BuildID: id, Version: facts.Version, ABIFlags: layoutFlags(facts.ABIFlags)}
+	if hasDWARF(path) {
+		s.Debug = path
+	} else if len(id) > 2 {
+		d := filepath.Join(debugDir, ".build-id", id[:2], id[2:]+".debug")
+		if hasDWARF(d) {
+			s.Debug = d
+		}
+	}
+	return s, s.Debug != ""
+}
+
+func hasDWARF(path string) bool {
+	f, err := elf.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	s := f.Section(".debug_info")
+	return s != nil && s.Type != elf.SHT_NOBITS
+}
+
+// Generate reads the offsets from a source's DWARF.
+func Generate(s Source) (map[string]int64, error) {
+	f, err := elf.Open(s.Debug)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	d, err := f.DWARF()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", s.Debug, err)
+	}
+	m, err := FromDWARF(d)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", s.Debug, err)
+	}
+	return m, nil
+}

@@ -1,0 +1,95 @@
+package pyoffsets
+
+// A field names a struct member by type and member path, as C writes it
+// ("PyThreadState.next", "_PyRuntimeState.interpreters.head"). Members
+// that a version lacks are left out of its table, so one list serves
+// every version. A bit field gets two keys, NAME:bit_offset (from the
+// start of the type) and NAME:bit_size; a type's size is sizeof(TYPE).
+var fields = []string{
+	// The runtime, interpreters and threads.
+	"_PyRuntimeState.interpreters.head",
+	"_PyRuntimeState.interpreters.main",
+	"PyInterpreterState.next",
+	"PyInterpreterState.id",
+	"PyInterpreterState.tstate_head",  // 3.7-3.10
+	"PyInterpreterState.threads.head", // 3.11+
+	"PyThreadState.next",
+	"PyThreadState.interp",
+	"PyThreadState.frame",            // 3.7-3.10: the PyFrameObject
+	"PyThreadState.cframe",           // 3.10-3.12
+	"PyThreadState.current_frame",    // 3.13+
+	"PyThreadState.thread_id",        // pthread_t
+	"PyThreadState.native_thread_id", // 3.8+: the kernel's tid
+	"_PyCFrame.current_frame",        // 3.11, 3.12
+
+	// Frames: heap frame objects up to 3.10, interpreter frames after.
+	"PyFrameObject.f_back",
+	"PyFrameObject.f_code",
+	"PyFrameObject.f_lasti",
+	"PyFrameObject.f_lineno",
+	"PyFrameObject.f_localsplus",
+	"PyFrameObject.f_frame",
+	"_PyInterpreterFrame.f_code",       // 3.11, 3.12
+	"_PyInterpreterFrame.f_executable", // 3.13+
+	"_PyInterpreterFrame.previous",
+	"_PyInterpreterFrame.prev_instr", // 3.11, 3.12
+	"_PyInterpreterFrame.instr_ptr",  // 3.13+
+	"_PyInterpreterFrame.localsplus",
+	"_PyInterpreterFrame.stacktop",
+	"_PyInterpreterFrame.owner",
+	"_PyInterpreterFrame.is_entry", // 3.11
+	"_PyInterpreterFrame.f_locals",
+	"_PyInterpreterFrame.f_globals",
+
+	// Code objects.
+	"PyCodeObject.co_argcount",
+	"PyCodeObject.co_nlocals",
+	"PyCodeObject.co_flags",
+	"PyCodeObject.co_firstlineno",
+	"PyCodeObject.co_code",          // up to 3.10
+	"PyCodeObject.co_code_adaptive", // 3.11+
+	"PyCodeObject.co_varnames",      // up to 3.10
+	"PyCodeObject.co_cellvars",
+	"PyCodeObject.co_freevars",
+	"PyCodeObject.co_localsplusnames", // 3.11+
+	"PyCodeObject.co_localspluskinds", // 3.11+
+	"PyCodeObject.co_nlocalsplus",     // 3.11+
+	"PyCodeObject.co_filename",
+	"PyCodeObject.co_name",
+	"PyCodeObject.co_qualname", // 3.11+
+	"PyCodeObject.co_lnotab",   // up to 3.9
+	"PyCodeObject.co_linetable",
+	"PyCodeObject._co_firsttraceable", // 3.12+
+
+	// Objects and the types whose values py-locals shows.
+	"PyObject.ob_refcnt",
+	"PyObject.ob_type",
+	"PyVarObject.ob_size",
+	"PyTypeObject.tp_name",
+	"PyTypeObject.tp_flags",
+	"PyASCIIObject.length",
+	"PyASCIIObject.state",
+	"PyASCIIObject.state.interned",
+	"PyASCIIObject.state.kind",
+	"PyASCIIObject.state.compact",
+	"PyASCIIObject.state.ascii",
+	"PyASCIIObject.state.ready", // up to 3.11
+	"PyBytesObject.ob_sval",
+	"PyTupleObject.ob_item",
+	"PyListObject.ob_item",
+	"PyLongObject.ob_digit",            // up to 3.11
+	"PyLongObject.long_value.lv_tag",   // 3.12+
+	"PyLongObject.long_value.ob_digit", // 3.12+
+	"PyFloatObject.ob_fval",
+}
+
+// sizes are the types whose sizes the walker needs (a compact string's
+// characters follow its header).
+var sizes = []string{
+	"PyObject",
+	"PyVarObject",
+	"PyASCIIObject",
+	"PyCompactUnicodeObject",
+	"_PyInterpreterFrame",
+	"PyThreadState",
+}

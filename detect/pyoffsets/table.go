@@ -1,0 +1,81 @@
+package pyoffsets
+
+import (
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"sync"
+)
+
+// A Table is one minor version's offsets, for one set of layout flags.
+type Table struct {
+	// Key is the minor version and layout flags: "3.11", "3.11d".
+	Key string `json:"key"`
+	// From names the build the table was generated from.
+	From From `json:"generated_from"`
+	// Fields maps "Type.member" to a byte offset, "Type.member:bit_offset"
+	// and ":bit_size" for bit fields, and "sizeof(Type)" to a size.
+	Fields map[string]int64 `json:"fields"`
+}
+
+// From identifies a build without naming a machine's paths.
+type From struct {
+	Version string `json:"version"`
+	File    string `json:"file"`
+	BuildID string `json:"build_id"`
+}
+
+// File is what offsets.json holds.
+type File struct {
+	Tables []Table `json:"tables"`
+}
+
+//go:embed offsets.json
+var raw []byte
+
+var (
+	once   sync.Once
+	tables map[string]Table
+)
+
+// Raw is offsets.json as generated, for the debugger extension.
+func Raw() []byte { return raw }
+
+// Lookup returns the table for a minor version and layout flags
+// ("3.11", "d").
+func Lookup(minorVersion, flags string) (Table, bool) {
+	once.Do(func() {
+		tables = map[string]Table{}
+		for _, t := range All() {
+			tables[t.Key] = t
+		}
+	})
+	t, ok := tables[minorVersion+layoutFlags(flags)]
+	return t, ok
+}
+
+// SortTables orders tables by version, then flags.
+func SortTables(ts []Table) {
+	key := func(t Table) [3]int {
+		var maj, min int
+		fmt.Sscanf(t.Key, "%d.%d", &maj, &min)
+		return [3]int{maj, min, len(t.Key)}
+	}
+	sort.Slice(ts, func(i, j int) bool {
+		a, b := key(ts[i]), key(ts[j])
+		if a != b {
+			return a[0] < b[0] || a[0] == b[0] && (a[1] < b[1] || a[1] == b[1] && a[2] < b[2])
+		}
+		return ts[i].Key < ts[j].Key
+	})
+}
+
+// All returns every table, in version order.
+func All() []Table {
+	var f File
+	if json.Unmarshal(raw, &f) != nil {
+		return nil
+	}
+	return f.Tables
+}
