@@ -1,0 +1,125 @@
+"""lldb adapter of pyattach's memory-only Python stack walker.
+
+`command script import` this file, then call setup() (pyattach's scripts
+do both). Commands: py-bt (selected thread), py-bt all (every thread).
+"""
+
+import lldb
+
+import pyattach_walk as walk
+
+_config = {}
+_walkers = {}
+
+
+def setup(version="", flags="", root="", tables=None):
+    _config.update(version=version, flags=flags, root=root)
+    _config["tables"] = tables
+
+
+def __lldb_init_module(debugger, internal_dict):
+    debugger.HandleCommand("command script add -f %s.py_bt py-bt" % __name__)
+    debugger.HandleCommand("command script add -f %s.py_bt pyattach-bt" % __name__)
+
+
+def _reader(process, target):
+    def read(addr, size):
+        err = lldb.SBError()
+        b = process.ReadMemory(addr, size, err)
+        if err.Success() and b is not None and len(b) == size:
+            return b
+        # lldb 14 on a core cannot read read-only data that lives only in
+        # the library file: read it from the file.
+        err2 = lldb.SBError()
+        b = target.ReadMemory(lldb.SBAddress(addr, target), size, err2)
+        if err2.Success() and b is not None and len(b) == size:
+            return b
+        raise walk.WalkError(err.GetCString() or "read failed")
+
+    return read
+
+
+def _symbol(target, name):
+    for ctx in target.FindSymbols(name):
+        sym = ctx.GetSymbol()
+        if sym.IsValid():
+            a = sym.GetStartAddress().GetLoadAddress(target)
+            if a != lldb.LLDB_INVALID_ADDRESS:
+                return a
+    return None
+
+
+def _walker(target, process):
+    key = (target.GetExecutable().fullpath, process.GetProcessID())
+    w = _walkers.get(key)
+    if w is not None:
+        return w
+    runtime = _symbol(target, "_PyRuntime")
+    if not runtime:
+        raise walk.WalkError("no _PyRuntime symbol: is this a Python 3.7+ process?")
+    read = _reader(process, target)
+    version = _config.get("version")
+    if not version:
+        addr = _symbol(target, "Py_Version")
+        if not addr:
+            raise walk.WalkError("the Python version is not known; start lldb through pyattach")
+        v = int.from_bytes(read(addr, 4), "little")
+        version = "%d.%d.%d" % (v >> 24, (v >> 16) & 0xFF, (v >> 8) & 0xFF)
+    tables = _config.get("tables") or walk.load_tables()
+    layout = walk.Layout.for_version(version, _config.get("flags", ""), tables)
+    w = walk.Walker(read, runtime, layout)
+    _walkers[key] = w
+    return w
+
+
+def _fs_base(thread):
+    frame = thread.GetFrameAtIndex(0)
+    if frame.IsValid():
+        reg = frame.FindRegister("fs_base")
+        if reg.IsValid():
+            return reg.GetValueAsUnsigned()
+    return None
+
+
+def _thread_state(w, thread, process):
+    nthreads = process.GetNumThreads()
+    t = w.thread_for(native_id=thread.GetThreadID(), pthread_id=_fs_base(thread))
+    if t is None:
+        tids = [process.GetThreadAtIndex(i).GetThreadID() for i in range(nthreads)]
+        t = w.match_tids(tids).get(thread.GetThreadID())
+    if t is None:
+        threads = w.threads()
+        if len(threads) == 1 and nthreads == 1:
+            t = threads[0]
+    return t
+
+
+def py_bt(debugger, command, exe_ctx, result, internal_dict):
+    """py-bt [all]: the Python stack of the selected thread (or every
+    thread), read from memory."""
+    target = exe_ctx.GetTarget()
+    process = exe_ctx.GetProcess()
+    if not process.IsValid():
+        result.SetError("no process: attach to a Python process or load a core first")
+        return
+    try:
+        w = _walker(target, process)
+        if command.strip() == "all":
+            threads = [process.GetThreadAtIndex(i) for i in range(process.GetNumThreads())]
+        else:
+            threads = [exe_ctx.GetThread()]
+        live = process.GetPluginName() != "elf-core"
+        root, cwd = walk.process_dirs(process.GetProcessID(), live, _config.get("root", ""))
+        out = []
+        for th in threads:
+            if len(threads) > 1:
+                out.append("thread #%d, tid %d%s" % (th.GetIndexID(), th.GetThreadID(), (", name '%s'" % th.GetName()) if th.GetName() else ""))
+            t = _thread_state(w, th, process)
+            frames = w.frames(t.tstate) if t is not None else []
+            if not frames:
+                out.append("Unable to locate python frame")
+                continue
+            out.append(walk.format_frames(frames, root, cwd).rstrip("\n"))
+        result.AppendMessage("\n".join(out))
+    except walk.WalkError as e:
+        result.SetError("pyattach: %s" % e)

@@ -1,0 +1,458 @@
+"""pyattach's memory-only walker of Python stacks.
+
+Shared by the gdb and lldb adapters: it is given a function that reads
+the inferior's memory, the address of _PyRuntime, the Python version and
+a table of struct offsets (generated from real builds' DWARF by pyattach),
+and reads interpreters, threads, frames and code objects from memory
+alone: no DWARF, no CPython headers, no code run in the inferior.
+"""
+
+import json
+import os
+import struct
+
+__all__ = ["Walker", "Layout", "WalkError", "load_tables", "format_frames", "process_dirs", "source_line"]
+
+
+class WalkError(Exception):
+    """Memory that should hold an interpreter structure could not be read."""
+
+
+def _version_tuple(version):
+    parts = []
+    for p in version.split(".")[:2]:
+        digits = ""
+        for c in p:
+            if not c.isdigit():
+                break
+            digits += c
+        parts.append(int(digits or 0))
+    while len(parts) < 2:
+        parts.append(0)
+    return tuple(parts)
+
+
+def load_tables(path=None):
+    """The offset tables shipped beside this file, by key ("3.11", "3.11d")."""
+    if path is None:
+        path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "offsets.json")
+    with open(path) as f:
+        data = json.load(f)
+    return dict((t["key"], t["fields"]) for t in data["tables"])
+
+
+class Layout(object):
+    """Offsets of one interpreter build."""
+
+    def __init__(self, version, flags, fields):
+        self.version = version
+        self.minor = _version_tuple(version)
+        self.flags = flags or ""
+        self.f = fields
+
+    @classmethod
+    def for_version(cls, version, flags, tables):
+        minor = "%d.%d" % _version_tuple(version)
+        keep = "".join(c for c in (flags or "") if c in "td")
+        for key in (minor + keep, minor + keep.replace("d", ""), minor):
+            if key in tables:
+                return cls(version, keep, tables[key])
+        raise WalkError("no offsets for Python %s%s (known: %s)" % (minor, keep, ", ".join(sorted(tables))))
+
+    def has(self, name):
+        return name in self.f
+
+    def off(self, name):
+        try:
+            return self.f[name]
+        except KeyError:
+            raise WalkError("Python %s: no offset for %s" % (self.version, name))
+
+    def bits(self, name):
+        return self.f[name + ":bit_offset"], self.f[name + ":bit_size"]
+
+
+class Frame(object):
+    __slots__ = ("filename", "name", "qualname", "lineno", "code", "addr", "entry")
+
+    def __init__(self, filename, name, qualname, lineno, code, addr, entry=False):
+        self.filename = filename
+        self.name = name
+        self.qualname = qualname
+        self.lineno = lineno
+        self.code = code
+        self.addr = addr
+        self.entry = entry
+
+    def as_dict(self):
+        return {"function": self.name, "file": self.filename, "line": self.lineno}
+
+
+class Thread(object):
+    __slots__ = ("tstate", "thread_id", "native_id", "interp")
+
+    def __init__(self, tstate, thread_id, native_id, interp):
+        self.tstate = tstate
+        self.thread_id = thread_id
+        self.native_id = native_id
+        self.interp = interp
+
+
+# _PyInterpreterFrame.owner values.
+_OWNED_BY_GENERATOR = 1
+_OWNED_BY_CSTACK = {(3, 12): 3, (3, 13): 3}
+
+_MAX_FRAMES = 4096
+_MAX_THREADS = 4096
+_MAX_STR = 1 << 16
+
+
+class Walker(object):
+    """Reads Python stacks through read(addr, size) -> bytes."""
+
+    def __init__(self, read, runtime, layout, ptr_size=8):
+        self._read = read
+        self.runtime = runtime
+        self.L = layout
+        self.ptr = ptr_size
+        self._codes = {}
+
+    # Memory.
+    def read(self, addr, size):
+        if not addr:
+            raise WalkError("read of NULL")
+        try:
+            b = self._read(addr, size)
+        except Exception as e:
+            raise WalkError("cannot read %d bytes at 0x%x: %s" % (size, addr, e))
+        if b is None or len(b) != size:
+            raise WalkError("cannot read %d bytes at 0x%x" % (size, addr))
+        return bytes(b)
+
+    def u64(self, addr):
+        return struct.unpack("<Q", self.read(addr, 8))[0]
+
+    def i64(self, addr):
+        return struct.unpack("<q", self.read(addr, 8))[0]
+
+    def u32(self, addr):
+        return struct.unpack("<I", self.read(addr, 4))[0]
+
+    def i32(self, addr):
+        return struct.unpack("<i", self.read(addr, 4))[0]
+
+    def ptrv(self, addr):
+        return self.u64(addr)
+
+    # Interpreters and threads.
+    def interpreters(self):
+        L = self.L
+        interp = self.ptrv(self.runtime + L.off("_PyRuntimeState.interpreters.head"))
+        seen = set()
+        while interp and interp not in seen and len(seen) < 256:
+            seen.add(interp)
+            yield interp
+            interp = self.ptrv(interp + L.off("PyInterpreterState.next"))
+
+    def threads(self):
+        L = self.L
+        head = "PyInterpreterState.threads.head" if L.has("PyInterpreterState.threads.head") else "PyInterpreterState.tstate_head"
+        out = []
+        for interp in self.interpreters():
+            t = self.ptrv(interp + L.off(head))
+            seen = set()
+            while t and t not in seen and len(seen) < _MAX_THREADS:
+                seen.add(t)
+                tid = self.u64(t + L.off("PyThreadState.thread_id"))
+                native = None
+                if L.has("PyThreadState.native_thread_id"):
+                    native = self.u64(t + L.off("PyThreadState.native_thread_id"))
+                out.append(Thread(t, tid, native, interp))
+                t = self.ptrv(t + L.off("PyThreadState.next"))
+        return out
+
+    def thread_for(self, native_id=None, pthread_id=None):
+        """The thread state of an OS thread, by kernel tid or pthread_t."""
+        for th in self.threads():
+            if native_id is not None and th.native_id and th.native_id == native_id:
+                return th
+            if pthread_id is not None and th.thread_id == pthread_id:
+                return th
+        return None
+
+    def match_tids(self, tids):
+        """Maps kernel thread ids to thread states for builds that record
+        only the pthread_t (3.7-3.10): glibc's struct pthread, which the
+        pthread_t points at, holds the thread's tid at one fixed offset
+        (0x2d0 in glibc 2.36 on x86-64). The offset where the most
+        threads' tids are found is taken."""
+        threads = self.threads()
+        want = set(t for t in tids if t)
+        if not want:
+            return {}
+        hits = {}
+        for th in threads:
+            if th.native_id:
+                continue
+            try:
+                block = self.read(th.thread_id, 0x800)
+            except WalkError:
+                continue
+            for off in range(0, len(block) - 3, 4):
+                v = struct.unpack_from("<I", block, off)[0]
+                if v in want:
+                    hits.setdefault(off, []).append((v, th))
+        out = dict((th.native_id, th) for th in threads if th.native_id)
+        if hits:
+            best = sorted(hits, key=lambda o: (-len(hits[o]), o))[0]
+            for v, th in hits[best]:
+                out.setdefault(v, th)
+        return out
+
+    # Frames.
+    def frames(self, tstate):
+        """The Python frames of a thread, innermost first."""
+        if self.L.minor >= (3, 11):
+            return list(self._frames_311(tstate))
+        return list(self._frames_37(tstate))
+
+    def _frames_37(self, tstate):
+        L = self.L
+        f = self.ptrv(tstate + L.off("PyThreadState.frame"))
+        n = 0
+        while f and n < _MAX_FRAMES:
+            n += 1
+            code = self.ptrv(f + L.off("PyFrameObject.f_code"))
+            lasti = self.i32(f + L.off("PyFrameObject.f_lasti"))
+            c = self.code(code)
+            if self.L.minor >= (3, 10):
+                line = self._line_310(c, lasti * 2 if lasti >= 0 else -1)
+            else:
+                line = self._line_lnotab(c, lasti)
+            yield Frame(c["filename"], c["name"], c["name"], line, code, f)
+            f = self.ptrv(f + L.off("PyFrameObject.f_back"))
+
+    def _first_frame_311(self, tstate):
+        L = self.L
+        if L.has("PyThreadState.current_frame"):
+            return self.ptrv(tstate + L.off("PyThreadState.current_frame"))
+        cframe = self.ptrv(tstate + L.off("PyThreadState.cframe"))
+        if not cframe:
+            return 0
+        return self.ptrv(cframe + L.off("_PyCFrame.current_frame"))
+
+    def _frames_311(self, tstate):
+        L = self.L
+        f = self._first_frame_311(tstate)
+        code_field = "_PyInterpreterFrame.f_code" if L.has("_PyInterpreterFrame.f_code") else "_PyInterpreterFrame.f_executable"
+        instr_field = "_PyInterpreterFrame.prev_instr" if L.has("_PyInterpreterFrame.prev_instr") else "_PyInterpreterFrame.instr_ptr"
+        cstack = _OWNED_BY_CSTACK.get(L.minor)
+        n = 0
+        while f and n < _MAX_FRAMES:
+            n += 1
+            owner = struct.unpack("<b", self.read(f + L.off("_PyInterpreterFrame.owner"), 1))[0]
+            code = self.ptrv(f + L.off(code_field))
+            if cstack is not None and owner == cstack or not code:
+                f = self.ptrv(f + L.off("_PyInterpreterFrame.previous"))
+                continue
+            c = self.code(code)
+            instr = self.ptrv(f + L.off(instr_field))
+            index = (instr - c["code_start"]) // 2
+            if owner != _OWNED_BY_GENERATOR and index < c["firsttraceable"]:
+                # An incomplete frame: not yet started, skipped as CPython does.
+                f = self.ptrv(f + L.off("_PyInterpreterFrame.previous"))
+                continue
+            line = self._line_311(c, index * 2)
+            yield Frame(c["filename"], c["name"], c["qualname"], line, code, f)
+            f = self.ptrv(f + L.off("_PyInterpreterFrame.previous"))
+
+    # Code objects.
+    def code(self, addr):
+        c = self._codes.get(addr)
+        if c is not None:
+            return c
+        L = self.L
+        c = {
+            "filename": self.string(self.ptrv(addr + L.off("PyCodeObject.co_filename"))),
+            "name": self.string(self.ptrv(addr + L.off("PyCodeObject.co_name"))),
+            "firstlineno": self.i32(addr + L.off("PyCodeObject.co_firstlineno")),
+        }
+        c["qualname"] = c["name"]
+        if L.has("PyCodeObject.co_qualname"):
+            c["qualname"] = self.string(self.ptrv(addr + L.off("PyCodeObject.co_qualname")))
+        table = "PyCodeObject.co_linetable" if L.has("PyCodeObject.co_linetable") else "PyCodeObject.co_lnotab"
+        c["linetable"] = self.bytes_obj(self.ptrv(addr + L.off(table)))
+        if L.has("PyCodeObject.co_code_adaptive"):
+            c["code_start"] = addr + L.off("PyCodeObject.co_code_adaptive")
+            c["firsttraceable"] = 0
+            if L.has("PyCodeObject._co_firsttraceable"):
+                c["firsttraceable"] = self.i32(addr + L.off("PyCodeObject._co_firsttraceable"))
+        self._codes[addr] = c
+        return c
+
+    def string(self, addr):
+        """A str object's value ("<?>" when it cannot be decoded)."""
+        L = self.L
+        if not addr:
+            return "<NULL>"
+        try:
+            length = self.i64(addr + L.off("PyASCIIObject.length"))
+            word = self.u32(addr + L.off("PyASCIIObject.state"))
+            base = L.off("PyASCIIObject.state") * 8
+
+            def bit(name):
+                off, size = L.bits("PyASCIIObject.state." + name)
+                return (word >> (off - base)) & ((1 << size) - 1)
+
+            kind, compact, ascii_ = bit("kind"), bit("compact"), bit("ascii")
+            if not compact or length < 0 or length > _MAX_STR or kind not in (1, 2, 4):
+                return "<?>"
+            if ascii_:
+                data = self.read(addr + L.off("sizeof(PyASCIIObject)"), length)
+                return data.decode("ascii", "replace")
+            data = self.read(addr + L.off("sizeof(PyCompactUnicodeObject)"), length * kind)
+            enc = {1: "latin-1", 2: "utf-16-le", 4: "utf-32-le"}[kind]
+            return data.decode(enc, "replace")
+        except WalkError:
+            return "<?>"
+
+    def bytes_obj(self, addr):
+        if not addr:
+            return b""
+        size = self.i64(addr + self.L.off("PyVarObject.ob_size"))
+        if size <= 0 or size > (1 << 24):
+            return b""
+        return self.read(addr + self.L.off("PyBytesObject.ob_sval"), size)
+
+    # Line numbers.
+    @staticmethod
+    def _line_lnotab(c, lasti):
+        """3.7-3.9: co_lnotab pairs of (bytecode offset, line) increments."""
+        line = c["firstlineno"]
+        tab = bytearray(c["linetable"])
+        addr = 0
+        for i in range(0, len(tab) - 1, 2):
+            addr += tab[i]
+            if addr > lasti:
+                break
+            inc = tab[i + 1]
+            line += inc - 256 if inc >= 128 else inc
+        return line
+
+    @staticmethod
+    def _line_310(c, addr):
+        """3.10: co_linetable pairs of (bytes covered, line increment);
+        -128 marks a range with no line."""
+        if addr < 0:
+            return c["firstlineno"]
+        tab = bytearray(c["linetable"])
+        line = c["firstlineno"]
+        start = 0
+        for i in range(0, len(tab) - 1, 2):
+            sdelta, ldelta = tab[i], tab[i + 1]
+            ldelta = ldelta - 256 if ldelta >= 128 else ldelta
+            end = start + sdelta
+            if ldelta != -128:
+                line += ldelta
+            if start <= addr < end:
+                return None if ldelta == -128 else line
+            start = end
+        return line
+
+    @staticmethod
+    def _line_311(c, addr):
+        """3.11+: the location table of PEP 657, one entry per run of code
+        units: a first byte with bit 7 set, a code in bits 3-6 and the
+        length minus one in bits 0-2, then the code's varints."""
+        tab = bytearray(c["linetable"])
+        line = c["firstlineno"]
+        pos = 0
+        start = 0
+        n = len(tab)
+
+        def varint(p):
+            b = tab[p]
+            p += 1
+            val = b & 63
+            shift = 0
+            while b & 64 and p < n:
+                b = tab[p]
+                p += 1
+                shift += 6
+                val |= (b & 63) << shift
+            return val, p
+
+        def svarint(p):
+            v, p = varint(p)
+            return (-(v >> 1) if v & 1 else v >> 1), p
+
+        while pos < n:
+            first = tab[pos]
+            pos += 1
+            code = (first >> 3) & 15
+            length = ((first & 7) + 1) * 2
+            has_line = True
+            if code == 15:
+                has_line = False
+            elif code == 14:
+                delta, pos = svarint(pos)
+                line += delta
+                _, pos = varint(pos)
+                _, pos = varint(pos)
+                _, pos = varint(pos)
+            elif code == 13:
+                delta, pos = svarint(pos)
+                line += delta
+            elif code >= 10:
+                line += code - 10
+                pos += 2
+            else:
+                pos += 1
+            end = start + length
+            if start <= addr < end:
+                return line if has_line else None
+            start = end
+        return None
+
+
+def source_line(filename, lineno, root="", cwd=""):
+    """The stripped source line, read as the process sees the file: an
+    absolute name under root (/proc/PID/root of a live process, the
+    container's root), a relative one under cwd (/proc/PID/cwd); or None."""
+    if not filename or lineno is None or filename.startswith("<"):
+        return None
+    path = filename
+    if os.path.isabs(filename):
+        if root:
+            path = os.path.join(root, filename.lstrip("/"))
+    elif cwd:
+        path = os.path.join(cwd, filename)
+    try:
+        with open(path, "rb") as f:
+            for i, line in enumerate(f, 1):
+                if i == lineno:
+                    return line.decode("utf-8", "replace").strip()
+    except (IOError, OSError):
+        return None
+    return None
+
+
+def process_dirs(pid, live, root=""):
+    """root and cwd for source_line: a live process's own view through
+    /proc, else the root pyattach gave (a core's container root)."""
+    if live and pid and os.path.isdir("/proc/%d" % pid):
+        return "/proc/%d/root" % pid, "/proc/%d/cwd" % pid
+    return root, ""
+
+
+def format_frames(frames, root="", cwd="", with_source=True):
+    """Frames as CPython's py-bt prints them."""
+    out = ["Traceback (most recent call first):"]
+    for fr in frames:
+        line = "?" if fr.lineno is None else str(fr.lineno)
+        out.append('  File "%s", line %s, in %s' % (fr.filename, line, fr.name))
+        if with_source:
+            src = source_line(fr.filename, fr.lineno, root, cwd)
+            if src:
+                out.append("    " + src)
+    return "\n".join(out) + "\n"

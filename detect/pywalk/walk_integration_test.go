@@ -1,0 +1,374 @@
+package pywalk
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// The program every interpreter runs: a main thread three calls deep and
+// a named worker thread, both asleep, so that their stacks hold still.
+const appPy = `import sys, time, threading
+
+def leaf(n):
+    time.sleep(1000)
+
+def middle(n):
+    return leaf(n + 1)
+
+class Handler:
+    def handle(self):
+        middle(0)
+
+def worker():
+    time.sleep(1000)
+
+t = threading.Thread(target=worker, name="worker-1", daemon=True)
+t.start()
+while t.ident is None:
+    time.sleep(0.01)
+print("ready", flush=True)
+Handler().handle()
+`
+
+func need(t testing.TB, tool string) string {
+	t.Helper()
+	p, err := exec.LookPath(tool)
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("%s is required in CI: %v", tool, err)
+		}
+		t.Skipf("needs %s", tool)
+	}
+	return p
+}
+
+// interp is one interpreter found on this machine.
+type interp struct {
+	name    string // "pyenv-3.12.1", "system-python3.11"
+	exe     string
+	version string
+	flags   string
+	lib     string // its libpython, "" for a static interpreter
+	oracle  string // CPython's own gdb extension for it, "" if none
+}
+
+// interpreters discovers CPython 3.7+ builds: pyenv's versions and the
+// system's /usr/bin/python3.N[d]. Nothing is named in advance.
+func interpreters(t *testing.T) []interp {
+	t.Helper()
+	root := os.Getenv("PYENV_ROOT")
+	if root == "" {
+		home, _ := os.UserHomeDir()
+		root = filepath.Join(home, ".pyenv")
+	}
+	var cands []string
+	vers, _ := filepath.Glob(filepath.Join(root, "versions", "*", "bin", "python3"))
+	cands = append(cands, vers...)
+	sys, _ := filepath.Glob("/usr/bin/python3.*")
+	for _, s := range sys {
+		if fi, err := os.Lstat(s); err == nil && fi.Mode().IsRegular() && regexp.MustCompile(`/python3\.\d+d?$`).MatchString(s) {
+			cands = append(cands, s)
+		}
+	}
+	var out []interp
+	for _, c := range cands {
+		b, err := exec.Command(c, "-c", "import sys; print('%d.%d.%d' % sys.version_info[:3], getattr(sys, 'abiflags', ''))").Output()
+		if err != nil {
+			continue
+		}
+		f := strings.Fields(string(b))
+		if len(f) == 0 {
+			continue
+		}
+		in := interp{exe: c, version: f[0]}
+		if len(f) > 1 {
+			in.flags = f[1]
+		}
+		var maj, min int
+		fmt.Sscanf(in.version, "%d.%d", &maj, &min)
+		if maj != 3 || min < 7 {
+			continue
+		}
+		real, _ := filepath.EvalSymlinks(c)
+		if strings.HasPrefix(c, root) {
+			prefix := filepath.Dir(filepath.Dir(c))
+			in.name = "pyenv-" + filepath.Base(prefix)
+			libs, _ := filepath.Glob(filepath.Join(prefix, "lib", fmt.Sprintf("libpython%d.%d*.so.1.0", maj, min)))
+			if len(libs) > 0 {
+				in.lib = libs[0]
+			}
+			if ext, _ := filepath.Glob(real + "-gdb.py"); len(ext) > 0 {
+				in.oracle = ext[0]
+			}
+		} else {
+			in.name = "system-" + filepath.Base(c)
+			if _, err := os.Stat("/usr/share/gdb/auto-load" + real + "-gdb.py"); err == nil {
+				in.oracle = "/usr/share/gdb/auto-load" + real + "-gdb.py"
+			}
+		}
+		out = append(out, in)
+	}
+	if len(out) == 0 {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("no CPython 3.7+ interpreter found (pyenv versions, /usr/bin/python3.N)")
+		}
+		t.Skip("no CPython 3.7+ interpreter found")
+	}
+	return out
+}
+
+// walkerDir writes the walker's files where the debuggers import them.
+func walkerDir(t *testing.T) string {
+	d := t.TempDir()
+	for name, b := range Files() {
+		if err := os.WriteFile(filepath.Join(d, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return d
+}
+
+// strippedCopy copies the interpreter (and its libpython) with every
+// symbol table and debug section removed but the dynamic symbols, as uv's
+// and Docker's builds ship; it returns the copy and the environment that
+// makes it run (LD_LIBRARY_PATH to the stripped libpython, PYTHONHOME to
+// the original prefix for the standard library).
+func strippedCopy(t *testing.T, in interp) (string, []string) {
+	strip := need(t, "strip")
+	d := t.TempDir()
+	exe := filepath.Join(d, "bin", filepath.Base(in.exe))
+	os.MkdirAll(filepath.Dir(exe), 0o755)
+	if out, err := exec.Command(strip, "--strip-all", "-o", exe, in.exe).CombinedOutput(); err != nil {
+		t.Fatalf("strip: %v\n%s", err, out)
+	}
+	env := []string{}
+	if in.lib != "" {
+		lib := filepath.Join(d, "lib", filepath.Base(in.lib))
+		os.MkdirAll(filepath.Dir(lib), 0o755)
+		if out, err := exec.Command(strip, "--strip-all", "-o", lib, in.lib).CombinedOutput(); err != nil {
+			t.Fatalf("strip: %v\n%s", err, out)
+		}
+		env = append(env, "LD_LIBRARY_PATH="+filepath.Dir(lib))
+	}
+	prefix := filepath.Dir(filepath.Dir(in.exe))
+	if out, err := exec.Command(in.exe, "-c", "import sys; print(sys.base_prefix)").Output(); err == nil {
+		prefix = strings.TrimSpace(string(out))
+	}
+	env = append(env, "PYTHONHOME="+prefix)
+	return exe, env
+}
+
+// start runs app.py and waits for its ready line.
+func start(t *testing.T, exe string, env []string) *exec.Cmd {
+	t.Helper()
+	d := t.TempDir()
+	app := filepath.Join(d, "app.py")
+	os.WriteFile(app, []byte(appPy), 0o644)
+	cmd := exec.Command(exe, app)
+	cmd.Dir = d
+	cmd.Env = append(os.Environ(), env...)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	ready := make(chan bool, 1)
+	go func() {
+		s := bufio.NewScanner(out)
+		ok := s.Scan() && s.Text() == "ready"
+		ready <- ok
+		for s.Scan() {
+		}
+	}()
+	select {
+	case ok := <-ready:
+		if !ok {
+			t.Fatalf("%s app.py did not start", exe)
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatalf("%s app.py printed no ready line", exe)
+	}
+	// Let both threads reach their sleep.
+	time.Sleep(200 * time.Millisecond)
+	return cmd
+}
+
+func run(t *testing.T, env []string, name string, args ...string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Env = append(os.Environ(), env...)
+	out, _ := cmd.CombinedOutput()
+	return string(out)
+}
+
+type frame struct {
+	file, name string
+	line       string
+}
+
+var (
+	gdbThreadRe  = regexp.MustCompile(`^Thread \d+ \(.*\(LWP (\d+)\)`)
+	lldbThreadRe = regexp.MustCompile(`^thread #\d+, tid (\d+)`)
+	fileLineRe   = regexp.MustCompile(`^  File "(.*)", line (\S+), in (.*)$`)
+)
+
+// stacks parses py-bt output for every thread, by kernel thread id.
+func stacks(out string, threadRe *regexp.Regexp) map[int][]frame {
+	res := map[int][]frame{}
+	cur := -1
+	for _, l := range strings.Split(out, "\n") {
+		if m := threadRe.FindStringSubmatch(l); m != nil {
+			cur, _ = strconv.Atoi(m[1])
+			res[cur] = nil
+			continue
+		}
+		if m := fileLineRe.FindStringSubmatch(l); m != nil && cur >= 0 {
+			res[cur] = append(res[cur], frame{filepath.Base(m[1]), m[3], m[2]})
+		}
+	}
+	return res
+}
+
+// wantStacks is what app.py's threads must show, innermost first, in
+// app.py itself (the threading module's frames vary by version).
+func checkApp(t *testing.T, what string, got map[int][]frame) {
+	t.Helper()
+	var main, worker []frame
+	for _, fs := range got {
+		var app []frame
+		for _, f := range fs {
+			if f.file == "app.py" {
+				app = append(app, f)
+			}
+		}
+		if len(app) > 0 && app[0].name == "leaf" {
+			main = app
+		}
+		if len(app) > 0 && app[0].name == "worker" {
+			worker = app
+		}
+	}
+	wantMain := []frame{{"app.py", "leaf", "4"}, {"app.py", "middle", "7"}, {"app.py", "handle", "11"}, {"app.py", "<module>", "21"}}
+	if fmt.Sprint(main) != fmt.Sprint(wantMain) {
+		t.Errorf("%s: main thread %v, want %v", what, main, wantMain)
+	}
+	if fmt.Sprint(worker) != fmt.Sprint([]frame{{"app.py", "worker", "14"}}) {
+		t.Errorf("%s: worker thread %v", what, worker)
+	}
+}
+
+func sameStacks(t *testing.T, what string, got, want map[int][]frame) {
+	t.Helper()
+	keys := func(m map[int][]frame) []int {
+		var k []int
+		for id := range m {
+			k = append(k, id)
+		}
+		sort.Ints(k)
+		return k
+	}
+	if fmt.Sprint(keys(got)) != fmt.Sprint(keys(want)) {
+		t.Errorf("%s: threads %v, CPython's py-bt saw %v", what, keys(got), keys(want))
+	}
+	for id, w := range want {
+		if fmt.Sprint(got[id]) != fmt.Sprint(w) {
+			t.Errorf("%s: thread %d:\n got %v\nwant %v (CPython's py-bt)", what, id, got[id], w)
+		}
+	}
+}
+
+func gdbArgs(dir string, in interp, extra ...string) []string {
+	args := []string{"-nx", "-batch",
+		"-iex", "set auto-load off",
+		"-ex", fmt.Sprintf("python import sys; sys.path.insert(0, %q)", dir),
+		"-ex", fmt.Sprintf("python import pyattach_gdb; pyattach_gdb.setup(version=%q, flags=%q)", in.version, in.flags),
+	}
+	return append(args, extra...)
+}
+
+func lldbArgs(dir string, in interp, extra ...string) []string {
+	args := []string{"-b"}
+	args = append(args, extra...)
+	return append(args,
+		"-o", "command script import "+filepath.Join(dir, "pyattach_lldb.py"),
+		"-o", fmt.Sprintf("script pyattach_lldb.setup(version=%q, flags=%q)", in.version, in.flags),
+		"-o", "py-bt all")
+}
+
+// lldbEnv gives Debian's lldb 14 its Python package (its own -P is wrong).
+func lldbEnv() []string {
+	if m, _ := filepath.Glob("/usr/lib/llvm-*/lib/python3*/dist-packages/lldb/__init__.py"); len(m) > 0 {
+		return []string{"PYTHONPATH=" + filepath.Dir(filepath.Dir(m[0]))}
+	}
+	return nil
+}
+
+// TestWalkerEveryInterpreter: for every interpreter here, unstripped and
+// stripped, live and from a gcore core, in gdb and in lldb, the walker's
+// py-bt prints app.py's frames and lines; where CPython's own extension
+// works (the unstripped build in gdb) it prints exactly what that prints.
+func TestWalkerEveryInterpreter(t *testing.T) {
+	need(t, "gdb")
+	need(t, "lldb")
+	dir := walkerDir(t)
+	for _, in := range interpreters(t) {
+		in := in
+		t.Run(in.name, func(t *testing.T) {
+			cmd := start(t, in.exe, nil)
+			pid := strconv.Itoa(cmd.Process.Pid)
+			ours := run(t, nil, "gdb", gdbArgs(dir, in, "-p", pid, "-ex", "thread apply all py-bt")...)
+			got := stacks(ours, gdbThreadRe)
+			checkApp(t, "gdb", got)
+			if in.oracle != "" {
+				cp := run(t, nil, "gdb", "-nx", "-batch", "-iex", "set auto-load off", "-p", pid, "-ex", "source "+in.oracle, "-ex", "thread apply all py-bt")
+				sameStacks(t, "gdb", got, stacks(cp, gdbThreadRe))
+			}
+			lldbOut := run(t, lldbEnv(), "lldb", lldbArgs(dir, in, "-p", pid)...)
+			sameStacks(t, "lldb", stacks(lldbOut, lldbThreadRe), got)
+
+			// A core of the same process.
+			core := filepath.Join(t.TempDir(), "core")
+			run(t, nil, "gdb", "-nx", "-batch", "-p", pid, "-ex", "gcore "+core)
+			if _, err := os.Stat(core); err != nil {
+				t.Fatalf("gcore wrote no core: %v", err)
+			}
+			coreOut := run(t, nil, "gdb", gdbArgs(dir, in, in.exe, core, "-ex", "thread apply all py-bt")...)
+			sameStacks(t, "gdb core", stacks(coreOut, gdbThreadRe), got)
+			lldbCore := run(t, lldbEnv(), "lldb", lldbArgs(dir, in, "-c", core, in.exe)...)
+			sameStacks(t, "lldb core", stacks(lldbCore, lldbThreadRe), got)
+			if t.Failed() {
+				t.Logf("gdb:\n%s\nlldb:\n%s\ngdb core:\n%s\nlldb core:\n%s", ours, lldbOut, coreOut, lldbCore)
+			}
+			cmd.Process.Signal(syscall.SIGKILL)
+		})
+		t.Run(in.name+"-stripped", func(t *testing.T) {
+			exe, env := strippedCopy(t, in)
+			cmd := start(t, exe, env)
+			pid := strconv.Itoa(cmd.Process.Pid)
+			ours := run(t, nil, "gdb", gdbArgs(dir, in, "-p", pid, "-ex", "thread apply all py-bt")...)
+			checkApp(t, "gdb stripped", stacks(ours, gdbThreadRe))
+			lldbOut := run(t, lldbEnv(), "lldb", lldbArgs(dir, in, "-p", pid)...)
+			checkApp(t, "lldb stripped", stacks(lldbOut, lldbThreadRe))
+			if t.Failed() {
+				t.Logf("gdb:\n%s\nlldb:\n%s", ours, lldbOut)
+			}
+		})
+	}
+}
