@@ -128,6 +128,9 @@ func (c *DebuginfoCmd) Run(g *Globals, app *App, cfg *Config) error {
 	if err != nil {
 		return fmt.Errorf("debuginfo %s: %w", c.Target, err)
 	}
+	if err := ctx.Err(); err != nil {
+		return err // interrupted: print no half-filled table
+	}
 	if c.JSON {
 		enc := json.NewEncoder(app.Stdout)
 		enc.SetIndent("", "  ")
