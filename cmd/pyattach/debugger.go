@@ -9,10 +9,12 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 
 	"github.com/adrg/xdg"
+	"golang.org/x/sys/unix"
 
 	"github.com/pyattach/pyattach/detect/safefs"
 	"github.com/pyattach/pyattach/gdbgen"
@@ -265,6 +267,15 @@ func writeFileAtomic(name string, data []byte, perm os.FileMode) error {
 // gives a background job, stays ignored).
 func execDebugger(path string, argv, env []string) error {
 	signal.Reset(os.Interrupt, syscall.SIGTERM)
+	// The mask of the thread that calls execve is the debugger's; once
+	// os/signal has handled these signals, Go may leave them blocked on
+	// it (seen with Go 1.26), and gdb would then never see a Ctrl-C.
+	runtime.LockOSThread()
+	var set unix.Sigset_t
+	for _, s := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+		set.Val[(s-1)/64] |= 1 << ((s - 1) % 64)
+	}
+	unix.PthreadSigmask(unix.SIG_UNBLOCK, &set, nil)
 	err := syscall.Exec(path, argv, env)
 	return fmt.Errorf("start %s: %w", path, err)
 }
