@@ -82,6 +82,9 @@ func (c *GDBCmd) Run(g *Globals, app *App, cfg *Config) error {
 	if err != nil {
 		return fmt.Errorf("gdb: %w", err)
 	}
+	if err := app.Ctx.Err(); err != nil {
+		return err // interrupted: do not start the debugger
+	}
 	sc, err := gdbgen.Generate(p)
 	if err != nil {
 		return withHint(fmt.Errorf("gdb: %w", err), "the debugger cannot read this path back exactly; move or rename the file or directory (see the reason above)")
@@ -119,6 +122,9 @@ func (c *LLDBCmd) Run(g *Globals, app *App, cfg *Config) error {
 	p, _, err := buildPlan(app.Ctx, t, g, app, cfg)
 	if err != nil {
 		return fmt.Errorf("lldb: %w", err)
+	}
+	if err := app.Ctx.Err(); err != nil {
+		return err // interrupted: do not start the debugger
 	}
 	lldb, err := findDebugger(app.Env, "lldb", "lldb-14", "lldb-15", "lldb-16", "lldb-17", "lldb-18", "lldb-19")
 	if err != nil {
