@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/hex"
 	"errors"
 	"io/fs"
 	"net/http"
@@ -16,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pyattach/pyattach/detect/elfinfo"
 	"github.com/pyattach/pyattach/detect/safefs"
 )
 
@@ -178,4 +180,73 @@ func TestSecuritySignalKilledRunSwept(t *testing.T) {
 	if left := tempFiles(t, cache); len(left) != 0 {
 		t.Errorf("stale temporary files of the killed run kept: %v", left)
 	}
+}
+
+// Ctrl-C while pyattach gdb is still fetching debug files stops
+// pyattach with 130; the debugger is not started. (Issue 9, class 9.)
+func TestSecuritySignalBeforeExec(t *testing.T) {
+	prog := pythonNewBuildID(t)
+	srv := newStallingDebuginfod(t)
+	cache := filepath.Join(t.TempDir(), "cache")
+	home := t.TempDir()
+	fake := t.TempDir()
+	marker := filepath.Join(home, "gdb-started")
+	os.WriteFile(filepath.Join(fake, "gdb"), []byte("#!/bin/sh\ntouch "+marker+"\n"), 0o755)
+	env := debuginfodEnv(home, srv.URL, cache)
+	for i, kv := range env {
+		if strings.HasPrefix(kv, "PATH=") {
+			env[i] = "PATH=" + fake + ":" + strings.TrimPrefix(kv, "PATH=")
+		}
+	}
+	cmd := exec.Command(pyattachBin(t), "gdb", "--args", prog)
+	cmd.Env = env
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill() })
+	select {
+	case <-srv.started:
+	case <-time.After(60 * time.Second):
+		t.Fatalf("the download never started; stderr:\n%s", &stderr)
+	}
+	cmd.Process.Signal(syscall.SIGINT)
+	cmd.Wait()
+	if code := cmd.ProcessState.ExitCode(); code != 130 || stderr.String() != "pyattach: interrupted by SIGINT\n" {
+		t.Errorf("exit code %d, stderr %q", code, &stderr)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Error("gdb was started after Ctrl-C")
+	}
+	if left := tempFiles(t, cache); len(left) != 0 {
+		t.Errorf("temporary files left: %v", left)
+	}
+}
+
+// pythonNewBuildID is a copy of Debian's python3.11 with one byte of its
+// build-id changed: still Python, but no local debug file matches it, so
+// pyattach asks debuginfod.
+func pythonNewBuildID(t *testing.T) string {
+	t.Helper()
+	py := need(t, "/usr/bin/python3.11")
+	id, err := elfinfo.ReadBuildIDFile(py)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := hex.DecodeString(id)
+	data, err := os.ReadFile(py)
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := bytes.Index(data, append([]byte("GNU\x00"), raw...))
+	if i < 0 {
+		t.Fatalf("build-id %s not found in %s", id, py)
+	}
+	data[i+4] ^= 0xff
+	p := filepath.Join(t.TempDir(), "python3.11")
+	if err := os.WriteFile(p, data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
