@@ -1,12 +1,15 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"runtime/debug"
 	"strings"
+	"syscall"
 
 	"github.com/alecthomas/kong"
 )
@@ -53,6 +56,9 @@ type Globals struct {
 // App carries what commands need from the outside world; tests replace
 // every part of it.
 type App struct {
+	// Ctx is cancelled when pyattach receives SIGINT or SIGTERM; every
+	// command runs under it.
+	Ctx    context.Context
 	Stdin  io.Reader
 	Stdout io.Writer
 	Stderr io.Writer
@@ -103,7 +109,12 @@ type exitError int
 // Main runs pyattach with args and returns its exit code.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, env []string) (code int) {
 	cwd, _ := os.Getwd()
-	app := &App{Stdin: stdin, Stdout: stdout, Stderr: stderr, Env: env, Cwd: cwd}
+	// Two contexts, so that the exit code can tell which signal came.
+	intCtx, stopInt := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stopInt()
+	ctx, stopTerm := signal.NotifyContext(intCtx, syscall.SIGTERM)
+	defer stopTerm()
+	app := &App{Ctx: ctx, Stdin: stdin, Stdout: stdout, Stderr: stderr, Env: env, Cwd: cwd}
 	var cli CLI
 	defer func() {
 		if r := recover(); r != nil {
@@ -145,7 +156,17 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, env []string
 		report(stderr, err)
 		return 2
 	}
-	if err := kctx.Run(&cli.Globals, cfg); err != nil {
+	err = kctx.Run(&cli.Globals, cfg)
+	if ctx.Err() != nil {
+		// Interrupted: the command's own error is only the cancellation.
+		sig, code := syscall.SIGTERM, 143
+		if intCtx.Err() != nil {
+			sig, code = syscall.SIGINT, 130
+		}
+		fmt.Fprintf(stderr, "pyattach: interrupted by %s\n", signalName(sig))
+		return code
+	}
+	if err != nil {
 		var ee exitError
 		if errors.As(err, &ee) {
 			return int(ee)
@@ -154,6 +175,14 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, env []string
 		return 1
 	}
 	return 0
+}
+
+// signalName is "SIGINT" or "SIGTERM".
+func signalName(s syscall.Signal) string {
+	if s == syscall.SIGINT {
+		return "SIGINT"
+	}
+	return "SIGTERM"
 }
 
 func (e exitError) Error() string { return fmt.Sprintf("exit %d", int(e)) }

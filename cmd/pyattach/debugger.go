@@ -1,16 +1,22 @@
 package main
 
 import (
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 
+	"github.com/adrg/xdg"
+	"golang.org/x/sys/unix"
+
+	"github.com/pyattach/pyattach/detect/safefs"
 	"github.com/pyattach/pyattach/gdbgen"
 	"github.com/pyattach/pyattach/lldbgen"
 )
@@ -72,9 +78,12 @@ func (c *GDBCmd) Run(g *Globals, app *App, cfg *Config) error {
 	if err != nil {
 		return withHint(err, "pyattach passes everything after \"gdb\" to gdb; check gdb's own options with: gdb --help")
 	}
-	p, _, err := buildPlan(context.Background(), t, g, app, cfg)
+	p, _, err := buildPlan(app.Ctx, t, g, app, cfg)
 	if err != nil {
 		return fmt.Errorf("gdb: %w", err)
+	}
+	if err := app.Ctx.Err(); err != nil {
+		return err // interrupted: do not start the debugger
 	}
 	sc, err := gdbgen.Generate(p)
 	if err != nil {
@@ -110,9 +119,12 @@ func (c *LLDBCmd) Run(g *Globals, app *App, cfg *Config) error {
 	if err != nil {
 		return withHint(err, "pyattach passes everything after \"lldb\" to lldb; check lldb's own options with: lldb --help")
 	}
-	p, _, err := buildPlan(context.Background(), t, g, app, cfg)
+	p, _, err := buildPlan(app.Ctx, t, g, app, cfg)
 	if err != nil {
 		return fmt.Errorf("lldb: %w", err)
+	}
+	if err := app.Ctx.Err(); err != nil {
+		return err // interrupted: do not start the debugger
 	}
 	lldb, err := findDebugger(app.Env, "lldb", "lldb-14", "lldb-15", "lldb-16", "lldb-17", "lldb-18", "lldb-19")
 	if err != nil {
@@ -173,18 +185,32 @@ func lldbPythonPath(lldb string) string {
 
 // scriptPaths writes the two parts of a script and returns their paths:
 // to FILE and FILE.late (or FILE.after) with --script, else into the
-// cache, named by the hash of their content.
+// cache, named by the hash of their content. The directory must be one
+// only the user (or root) can change, so that nobody can replace a
+// script between pyattach writing it and the debugger reading it: the
+// cache's is made private (safefs.PrivateDir), --script's is checked.
 func scriptPaths(script, kind, first, second string) (string, string, error) {
 	var p1, p2 string
 	suffix := map[string]string{"gdb": ".late", "lldb": ".after"}[kind]
 	if script != "" {
-		p1 = script
+		abs, err := filepath.Abs(script)
+		if err != nil {
+			return "", "", err
+		}
+		if _, err := safefs.PrivateDir(filepath.Dir(abs)); err != nil {
+			return "", "", scriptDirError(script, err)
+		}
+		p1 = abs
 		if second != "" {
-			p2 = script + suffix
+			p2 = abs + suffix
 		}
 	} else {
+		dir, err := safefs.PrivateDir(xdg.CacheHome, "pyattach", "scripts")
+		if err != nil {
+			return "", "", scriptCacheError(err)
+		}
 		sum := sha256.Sum256([]byte(first + "\x00" + second))
-		base := filepath.Join(cacheDir(), "scripts", kind+"-"+hex.EncodeToString(sum[:8]))
+		base := filepath.Join(dir, kind+"-"+hex.EncodeToString(sum[:8]))
 		p1 = base + ".early." + kind
 		if kind == "lldb" {
 			p1 = base + ".before.lldb"
@@ -193,50 +219,69 @@ func scriptPaths(script, kind, first, second string) (string, string, error) {
 			p2 = base + suffix + "." + kind
 		}
 	}
-	if err := writeFileAtomic(p1, []byte(first), 0o644); err != nil {
-		return "", "", err
-	}
-	if p2 != "" {
-		if err := writeFileAtomic(p2, []byte(second), 0o644); err != nil {
-			return "", "", err
+	for _, f := range []struct{ path, text string }{{p1, first}, {p2, second}} {
+		if f.path == "" {
+			continue
+		}
+		if err := safefs.WriteFile(f.path, []byte(f.text), 0o644); err != nil {
+			err = fmt.Errorf("write %s: %w", f.path, err)
+			if script != "" {
+				return "", "", scriptDirError(script, err)
+			}
+			return "", "", scriptCacheError(err)
 		}
 	}
 	return p1, p2, nil
 }
 
-// writeFileAtomic writes data to a temporary file beside name and renames
-// it into place, so that name is never half-written.
+// scriptCacheError is the error for a script cache that cannot be made
+// or written.
+func scriptCacheError(err error) error {
+	err = fmt.Errorf("cannot write the script cache: %w", err)
+	if errors.Is(err, safefs.ErrUntrusted) {
+		return withHint(err, "another user could replace the scripts the debugger runs; remove what they own there, or set XDG_CACHE_HOME to a directory of your own, or pass --script FILE in a directory only you can write")
+	}
+	return withHint(err, "set XDG_CACHE_HOME to a writable directory of your own (export XDG_CACHE_HOME=$(mktemp -d)), or pass --script FILE to write the script elsewhere")
+}
+
+// scriptDirError is the error for a --script FILE that cannot be
+// written safely.
+func scriptDirError(script string, err error) error {
+	err = fmt.Errorf("--script %s: %w", script, err)
+	if errors.Is(err, safefs.ErrUntrusted) {
+		return withHint(err, "another user could replace the script before the debugger reads it; give --script a file in a directory only you (or root) can write, or leave --script out to use pyattach's private cache")
+	}
+	return withHint(err, "give --script a file in a directory you can write, or leave --script out to use pyattach's cache")
+}
+
+// writeFileAtomic writes data to name (making its directory, 0755, when
+// missing) with safefs.WriteFile, so that name is never half-written.
 func writeFileAtomic(name string, data []byte, perm os.FileMode) error {
-	dir := filepath.Dir(name)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
 		return err
 	}
-	f, err := os.CreateTemp(dir, "."+filepath.Base(name)+".tmp*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	_, werr := f.Write(data)
-	cerr := f.Close()
-	if werr == nil {
-		werr = cerr
-	}
-	if werr == nil {
-		werr = os.Chmod(tmp, perm)
-	}
-	if werr == nil {
-		werr = os.Rename(tmp, name)
-	}
-	if werr != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("write %s: %w", name, werr)
+	if err := safefs.WriteFile(name, data, perm); err != nil {
+		return fmt.Errorf("write %s: %w", name, err)
 	}
 	return nil
 }
 
 // execDebugger replaces pyattach with the debugger, so that the terminal,
-// signals and the exit code are the debugger's own.
+// signals and the exit code are the debugger's own. pyattach's handling
+// of SIGINT and SIGTERM is undone first: the debugger starts with the
+// dispositions pyattach was started with (an ignored SIGINT, as a shell
+// gives a background job, stays ignored).
 func execDebugger(path string, argv, env []string) error {
+	signal.Reset(os.Interrupt, syscall.SIGTERM)
+	// The mask of the thread that calls execve is the debugger's; once
+	// os/signal has handled these signals, Go may leave them blocked on
+	// it (seen with Go 1.26), and gdb would then never see a Ctrl-C.
+	runtime.LockOSThread()
+	var set unix.Sigset_t
+	for _, s := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+		set.Val[(s-1)/64] |= 1 << ((s - 1) % 64)
+	}
+	unix.PthreadSigmask(unix.SIG_UNBLOCK, &set, nil)
 	err := syscall.Exec(path, argv, env)
 	return fmt.Errorf("start %s: %w", path, err)
 }

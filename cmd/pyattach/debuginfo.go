@@ -18,6 +18,7 @@ import (
 	"github.com/pyattach/pyattach/detect/debuginfod"
 	"github.com/pyattach/pyattach/detect/elfinfo"
 	"github.com/pyattach/pyattach/detect/pyext"
+	"github.com/pyattach/pyattach/detect/safefs"
 	"github.com/pyattach/pyattach/detect/target"
 )
 
@@ -88,8 +89,20 @@ type Extensions struct {
 // storeDir is pyattach's private debug directory (symbols install).
 func storeDir() string { return filepath.Join(xdg.DataHome, "pyattach", "debug") }
 
-// cacheDir is pyattach's cache (fetched extensions).
+// cacheDir is pyattach's cache (fetched extensions, scripts, sources).
 func cacheDir() string { return filepath.Join(xdg.CacheHome, "pyattach") }
+
+// privateCacheDir is cacheDir()/sub..., made or checked private (mode
+// 0700, the user's own, reached through no other user's link) before
+// anything is written there.
+func privateCacheDir(sub ...string) (string, error) {
+	return safefs.PrivateDir(xdg.CacheHome, append([]string{"pyattach"}, sub...)...)
+}
+
+// privateStoreDir is storeDir(), made or checked private.
+func privateStoreDir() (string, error) {
+	return safefs.PrivateDir(xdg.DataHome, "pyattach", "debug")
+}
 
 // debugDirs is the search list: gdb's default, pyattach's store, the
 // config file's, then --debug-dir, without duplicates.
@@ -110,10 +123,13 @@ func debugDirs(g *Globals, cfg *Config) []string {
 
 // Run finds the debug information of every module of the target.
 func (c *DebuginfoCmd) Run(g *Globals, app *App, cfg *Config) error {
-	ctx := context.Background()
+	ctx := app.Ctx
 	di, err := collectDebugInfo(ctx, c.Target, g, app, cfg)
 	if err != nil {
 		return fmt.Errorf("debuginfo %s: %w", c.Target, err)
+	}
+	if err := ctx.Err(); err != nil {
+		return err // interrupted: print no half-filled table
 	}
 	if c.JSON {
 		enc := json.NewEncoder(app.Stdout)

@@ -61,7 +61,7 @@ const doctorTimeout = 3 * time.Second
 
 // Run runs the checks, in parallel where they are independent.
 func (c *DoctorCmd) Run(g *Globals, app *App, cfg *Config) error {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(app.Ctx, 10*time.Second)
 	defer cancel()
 	var mu sync.Mutex
 	var checks []Check
@@ -517,7 +517,7 @@ func sourceChecks(res *target.Result, di *DebugInfo, g *Globals, cfg *Config, ap
 	if err != nil {
 		return []Check{{ID: "sources", Status: statusWarn, Summary: oneLine(err.Error())}}
 	}
-	m, err := mapSources(context.Background(), res, di, roots, nil)
+	m, err := mapSources(app.Ctx, res, di, roots, nil)
 	if err != nil {
 		return []Check{{ID: "sources", Status: statusSkip, Summary: oneLine(err.Error())}}
 	}

@@ -40,7 +40,7 @@ func (c *FetchExtensionCmd) Run(g *Globals, app *App, cfg *Config) error {
 		if c.Target == "" {
 			return withHint(fmt.Errorf("fetch-extension: no target and no --python-version"), "name a PID or interpreter, or give --python-version X.Y.Z")
 		}
-		res, err := target.Resolve(context.Background(), c.Target, target.Options{ProcRoot: g.ProcRoot, Env: app.Env, Cwd: app.Cwd, NoModules: true})
+		res, err := target.Resolve(app.Ctx, c.Target, target.Options{ProcRoot: g.ProcRoot, Env: app.Env, Cwd: app.Cwd, NoModules: true})
 		if err != nil {
 			return fmt.Errorf("fetch-extension %s: %w", c.Target, err)
 		}
@@ -54,9 +54,13 @@ func (c *FetchExtensionCmd) Run(g *Globals, app *App, cfg *Config) error {
 	if base == "" {
 		base = cfg.ExtensionBaseURL
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(app.Ctx, 2*time.Minute)
 	defer cancel()
-	p, err := pyext.Fetch(ctx, &http.Client{Timeout: time.Minute}, base, version, cacheDir())
+	cache, err := privateCacheDir()
+	if err != nil {
+		return withHint(fmt.Errorf("fetch-extension: cannot write pyattach's cache: %w", err), "set XDG_CACHE_HOME to a writable directory of your own")
+	}
+	p, err := pyext.Fetch(ctx, &http.Client{Timeout: time.Minute}, base, version, cache)
 	if errors.Is(err, pyext.ErrInvalidVersion) {
 		return withHint(fmt.Errorf("fetch-extension %s: %w", version, err),
 			"give the exact version: pyattach fetch-extension --python-version X.Y.Z (python3 -c 'import platform; print(platform.python_version())' prints it)")

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -67,7 +66,7 @@ func (c *InitCmd) Run(g *Globals, app *App, cfg *Config) error {
 	}
 	// The files are read by a debugger that is given the program or PID
 	// later: the plan is that of a launch of the project's interpreter.
-	p, _, err := buildPlan(context.Background(), dbgTarget{Program: python, Launch: true}, g, app, cfg)
+	p, _, err := buildPlan(app.Ctx, dbgTarget{Program: python, Launch: true}, g, app, cfg)
 	if err != nil {
 		return fmt.Errorf("init: %w", err)
 	}

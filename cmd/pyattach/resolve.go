@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -33,7 +32,7 @@ A venv copy is resolved to the interpreter with the same ELF build-id.`
 
 // Run resolves the target and prints the result.
 func (c *ResolveCmd) Run(g *Globals, app *App) error {
-	res, err := target.Resolve(context.Background(), c.Target, target.Options{
+	res, err := target.Resolve(app.Ctx, c.Target, target.Options{
 		ProcRoot: g.ProcRoot,
 		Env:      app.Env,
 		Cwd:      app.Cwd,

@@ -73,7 +73,7 @@ type SrcUnresolved struct {
 
 // Run maps the target's sources.
 func (c *SrcmapCmd) Run(g *Globals, app *App, cfg *Config) error {
-	ctx := context.Background()
+	ctx := app.Ctx
 	res, rerr := target.Resolve(ctx, c.Target, target.Options{ProcRoot: g.ProcRoot, Env: app.Env, Cwd: app.Cwd})
 	di, err := debugInfoFor(ctx, c.Target, res, rerr, g, app, cfg)
 	if err != nil {
@@ -235,7 +235,11 @@ func fetchGroupSources(ctx context.Context, src sourceFetcher, g srcmap.Group, o
 	if id == "" || !validHexID(id) {
 		return SrcRule{}, false
 	}
-	base := filepath.Join(cacheDir(), "sources", id)
+	sources, err := privateCacheDir("sources")
+	if err != nil {
+		return SrcRule{}, false
+	}
+	base := filepath.Join(sources, id)
 	resolved := 0
 	for i, f := range g.Files {
 		if i >= maxFetchedSources || ctx.Err() != nil {
@@ -330,7 +334,7 @@ func sourceRules(res *target.Result, di *DebugInfo, g *Globals, cfg *Config, app
 	if err != nil || len(roots) == 0 {
 		return nil, err
 	}
-	m, err := mapSources(context.Background(), res, di, roots, sourceClient(di, app))
+	m, err := mapSources(app.Ctx, res, di, roots, sourceClient(di, app))
 	if err != nil {
 		return nil, err
 	}

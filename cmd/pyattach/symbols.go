@@ -82,7 +82,11 @@ func (c *SymbolsInstallCmd) Run(app *App) error {
 	if err != nil {
 		return fmt.Errorf("symbols install %s: %w", c.Zip, err)
 	}
-	store := &symbols.Store{Dir: storeDir()}
+	dir, err := privateStoreDir()
+	if err != nil {
+		return withHint(fmt.Errorf("symbols: cannot write the debug store: %w", err), "set XDG_DATA_HOME to a writable directory of your own")
+	}
+	store := &symbols.Store{Dir: dir}
 	rep, err := store.Install(c.Zip, dist)
 	if rep != nil && c.JSON {
 		enc := json.NewEncoder(app.Stdout)
@@ -144,7 +148,11 @@ type SymbolsRemoveCmd struct {
 
 // Run removes an install.
 func (c *SymbolsRemoveCmd) Run(app *App) error {
-	store := &symbols.Store{Dir: storeDir()}
+	dir, err := privateStoreDir()
+	if err != nil {
+		return withHint(fmt.Errorf("symbols: cannot write the debug store: %w", err), "set XDG_DATA_HOME to a writable directory of your own")
+	}
+	store := &symbols.Store{Dir: dir}
 	removed, err := store.Remove(c.Name)
 	if err != nil {
 		return fmt.Errorf("symbols remove %s: %w", c.Name, err)

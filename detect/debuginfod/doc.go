@@ -46,12 +46,13 @@
 // 0000, which every elfutils release recognises. Timeouts and other
 // failures leave no negative entry, as in elfutils.
 //
-// Files are downloaded to a temporary file in the entry's directory,
-// checked, and renamed into place, so a reader never sees a partial
-// file and a failed, cancelled, oversized or wrong download leaves
-// nothing behind. There is no fsync: the cache can always be refilled, an
-// ELF entry is checked every time this package reads it, and rename over
-// a new file is what elfutils does too. Cleaning the cache
+// Files are downloaded to a temporary file in the entry's directory
+// (safefs.CreateTemp: named after the writer's pid), checked, flushed and
+// renamed into place (Commit), so a reader never sees a partial file and
+// a failed, cancelled, oversized or wrong download leaves nothing behind.
+// A temporary file that a killed run could not remove is swept the next
+// time its entry is looked up (safefs.Sweep: only when its writer no
+// longer runs, or it is a day old). Cleaning the cache
 // (cache_clean_interval_s, max_unused_age_s) is left to elfutils, whose
 // next run cleans our entries as its own.
 //

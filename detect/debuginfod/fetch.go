@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/pyattach/pyattach/detect/elfinfo"
+	"github.com/pyattach/pyattach/detect/safefs"
 )
 
 // userAgent names this client to servers.
@@ -135,6 +136,10 @@ func (c *Client) fetchOne(ctx context.Context, t target, prog *progress) Result 
 	if t.verify {
 		verifyID = t.id
 	}
+	if c.CacheDir != "" {
+		// What a run killed mid-download left in this entry's directory.
+		safefs.Sweep(filepath.Join(c.CacheDir, t.id))
+	}
 	p, state, cacheErr := c.lookupCache(t.id, t.name, verifyID)
 	switch state {
 	case cacheHit:
@@ -184,7 +189,7 @@ func (c *Client) download(ctx context.Context, t target, prog *progress) (path, 
 	} else if !errors.Is(err, fs.ErrExist) {
 		return "", "", notWritable(c.CacheDir, err)
 	}
-	tmp, err := os.CreateTemp(dir, ".pyattach-tmp-*")
+	tmp, err := safefs.CreateTemp(dir)
 	if err != nil {
 		if madeDir {
 			os.Remove(dir)
@@ -192,8 +197,7 @@ func (c *Client) download(ctx context.Context, t target, prog *progress) (path, 
 		return "", "", notWritable(dir, err)
 	}
 	defer func() {
-		tmp.Close()
-		os.Remove(tmp.Name())
+		tmp.Cleanup()
 		if madeDir && err != nil {
 			os.Remove(dir) // fails, as it should, when not empty
 		}
@@ -236,32 +240,21 @@ func (c *Client) download(ctx context.Context, t target, prog *progress) (path, 
 
 // install moves the checked download tmp to path, read-only, dated as
 // the server dates it, as elfutils does.
-func install(tmp *os.File, path string, modTime time.Time) error {
+func install(tmp *safefs.TempFile, path string, modTime time.Time) error {
 	if err := tmp.Chmod(0o400); err != nil {
-		return err
-	}
-	if err := tmp.Close(); err != nil {
 		return err
 	}
 	if !modTime.IsZero() {
 		os.Chtimes(tmp.Name(), time.Time{}, modTime)
 	}
-	return os.Rename(tmp.Name(), path)
+	return tmp.Commit(path)
 }
 
 // writeNegative leaves the negative entry elfutils also leaves when every
 // server answered 404: an empty file, here mode 0000. Failing to write it
 // only costs a query next time.
 func (c *Client) writeNegative(dir, name string) {
-	f, err := os.CreateTemp(dir, ".pyattach-tmp-*")
-	if err != nil {
-		return
-	}
-	f.Chmod(0)
-	f.Close()
-	if err := os.Rename(f.Name(), filepath.Join(dir, name)); err != nil {
-		os.Remove(f.Name())
-	}
+	safefs.WriteFile(filepath.Join(dir, name), nil, 0)
 }
 
 // outcome is how one server answered.
@@ -275,7 +268,7 @@ type outcome struct {
 
 // race asks servers at once for t. The first to answer 200 is read into
 // tmp, and the requests to the others are cancelled.
-func (c *Client) race(ctx context.Context, servers []string, t target, tmp *os.File, prog *progress) []outcome {
+func (c *Client) race(ctx context.Context, servers []string, t target, tmp *safefs.TempFile, prog *progress) []outcome {
 	out := make([]outcome, len(servers))
 	cancels := make([]context.CancelCauseFunc, len(servers))
 	ctxs := make([]context.Context, len(servers))
@@ -388,7 +381,7 @@ func (cr *countingReader) Read(p []byte) (int, error) {
 
 // ask asks one server for t. It reads the answer into tmp only when claim
 // says this server is the first to answer.
-func (c *Client) ask(ctx context.Context, cancel context.CancelCauseFunc, server string, t target, claim func() bool, tmp *os.File, prog *progress) (o outcome) {
+func (c *Client) ask(ctx context.Context, cancel context.CancelCauseFunc, server string, t target, claim func() bool, tmp *safefs.TempFile, prog *progress) (o outcome) {
 	wd := startWatchdog(c.Timeout, cancel)
 	defer wd.stop()
 	// why tells a cancelled request apart: lost race, watchdog, caller.

@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/pyattach/pyattach/detect/safefs"
 )
 
 // DefaultBaseURL serves CPython's files by tag:
@@ -79,8 +81,8 @@ func Fetch(ctx context.Context, client *http.Client, baseURL, version, cacheDir 
 	return store(filepath.Join(cacheDir, "extensions", version), "libpython.py", body)
 }
 
-// store writes data to dir/name through a temporary file in dir,
-// creating dir as needed; on failure it removes what it made.
+// store writes data to dir/name atomically (safefs.WriteFile), creating
+// dir as needed; on failure it removes the directories it made.
 func store(dir, name string, data []byte) (_ string, err error) {
 	made, err := mkdirAllTracked(dir)
 	defer func() {
@@ -93,38 +95,14 @@ func store(dir, name string, data []byte) (_ string, err error) {
 	if err != nil {
 		return "", fmt.Errorf("fetch extension: %w", err)
 	}
-	f, err := os.CreateTemp(dir, "."+name+".*.tmp")
-	if err != nil {
-		return "", fmt.Errorf("fetch extension: %w", err)
-	}
-	tmp := f.Name()
-	fail := func(e error) (string, error) {
-		f.Close()
-		os.Remove(tmp)
-		return "", fmt.Errorf("fetch extension: write %s: %w", tmp, e)
-	}
-	if _, err := f.Write(data); err != nil {
-		return fail(err)
-	}
-	if err := f.Chmod(0o644); err != nil {
-		return fail(err)
-	}
-	if err := f.Sync(); err != nil {
-		return fail(err)
-	}
-	if err := f.Close(); err != nil {
-		os.Remove(tmp)
-		return "", fmt.Errorf("fetch extension: write %s: %w", tmp, err)
-	}
 	final := filepath.Join(dir, name)
-	if err := os.Rename(tmp, final); err != nil {
-		os.Remove(tmp)
-		return "", fmt.Errorf("fetch extension: %w", err)
+	if err := safefs.WriteFile(final, data, 0o644); err != nil {
+		return "", fmt.Errorf("fetch extension: write %s: %w", final, err)
 	}
 	return final, nil
 }
 
-// mkdirAllTracked is os.MkdirAll(dir, 0o755) that returns the
+// mkdirAllTracked is os.MkdirAll(dir, 0o700) that returns the
 // directories it created, outermost first.
 func mkdirAllTracked(dir string) ([]string, error) {
 	var missing []string
@@ -141,7 +119,7 @@ func mkdirAllTracked(dir string) ([]string, error) {
 	}
 	var made []string
 	for i := len(missing) - 1; i >= 0; i-- {
-		err := os.Mkdir(missing[i], 0o755)
+		err := os.Mkdir(missing[i], 0o700)
 		switch {
 		case err == nil:
 			made = append(made, missing[i])

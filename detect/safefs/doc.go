@@ -10,4 +10,13 @@
 // its group or others may write (a sticky directory such as /tmp is
 // fine: only owners replace entries there), and a symbolic link owned by
 // another user.
+//
+// pyattach's own directories (its cache, its scripts, its debug store)
+// come from PrivateDir: mode 0700, owned by the user, never reached
+// through another user's link. Every file pyattach writes goes through
+// one atomic writer, WriteFile (or CreateTemp and Commit for a download
+// streamed to disk): a temporary file TempPrefix<pid>-<random> in the
+// same directory, flushed, renamed into place, the directory flushed.
+// Sweep removes the temporary files a killed run left behind, never a
+// live writer's.
 package safefs

@@ -19,6 +19,7 @@ import (
 	"syscall"
 
 	"github.com/pyattach/pyattach/detect/elfinfo"
+	"github.com/pyattach/pyattach/detect/safefs"
 )
 
 // Sentinel errors, checked with errors.Is.
@@ -461,11 +462,11 @@ func extract(dir string, f *zip.File, e *debugEntry) (err error) {
 		return fmt.Errorf("%w: open entry %q: %w", ErrNotDebugZip, f.Name, err)
 	}
 	defer rc.Close()
-	tmp, err := os.CreateTemp(dir, ".install-*.tmp")
+	tmp, err := safefs.CreateTemp(dir)
 	if err != nil {
 		return fmt.Errorf("debug store: %w", err)
 	}
-	e.tmp = tmp.Name()
+	e.tmp = tmp.Name() // checked by name, then renamed by commit
 	defer func() {
 		if cerr := tmp.Close(); err == nil && cerr != nil {
 			err = fmt.Errorf("debug store: %w", cerr)
@@ -676,8 +677,7 @@ func readManifest(dir string) (*manifest, error) {
 	return &m, nil
 }
 
-// writeManifest writes m to a temporary file and renames it over
-// manifest.json.
+// writeManifest writes m to manifest.json atomically.
 func writeManifest(dir string, m *manifest) error {
 	out := manifest{Version: manifestVersion}
 	for _, inst := range m.Installs {
@@ -701,25 +701,7 @@ func writeManifest(dir string, m *manifest) error {
 		return err
 	}
 	b = append(b, '\n')
-	tmp, err := os.CreateTemp(dir, ".manifest-*.tmp")
-	if err != nil {
-		return fmt.Errorf("debug store: %w", err)
-	}
-	_, err = tmp.Write(b)
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(tmp.Name(), 0o644)
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), filepath.Join(dir, ManifestName))
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
+	if err := safefs.WriteFile(filepath.Join(dir, ManifestName), b, 0o644); err != nil {
 		return fmt.Errorf("debug store: write manifest: %w", err)
 	}
 	return nil

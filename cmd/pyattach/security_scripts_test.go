@@ -1,0 +1,266 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// scriptEnv is the test's environment with HOME and the XDG directories
+// in home, then extra.
+func scriptEnv(home string, extra ...string) []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "XDG_") && !strings.HasPrefix(kv, "HOME=") && !strings.HasPrefix(kv, "DEBUGINFOD_") {
+			env = append(env, kv)
+		}
+	}
+	env = append(env, "HOME="+home, "XDG_CACHE_HOME="+filepath.Join(home, ".cache"),
+		"XDG_CONFIG_HOME="+filepath.Join(home, ".config"), "XDG_DATA_HOME="+filepath.Join(home, ".local", "share"),
+		"DEBUGINFOD_URLS=")
+	return append(env, extra...)
+}
+
+// runPyattach runs the built pyattach with env and returns its exit
+// code, stdout and stderr.
+func runPyattach(t *testing.T, bin string, env []string, args ...string) (int, string, string) {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	cmd.Env = env
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	if _, ok := err.(*exec.ExitError); err != nil && !ok {
+		t.Fatal(err)
+	}
+	return cmd.ProcessState.ExitCode(), stdout.String(), stderr.String()
+}
+
+// gdbLaunchArgs make real gdb load pyattach's scripts for Python and
+// stop: the program is never run.
+func gdbLaunchArgs(t *testing.T) []string {
+	needTool(t, "gdb")
+	py := need(t, "/usr/bin/python3.11")
+	return []string{"gdb", "-nx", "-batch", "-ex", "info inferiors", "--args", py, "-c", "pass"}
+}
+
+func emptyDir(t *testing.T, dir string) {
+	t.Helper()
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ents {
+		if e.Name() != "planted.gdb" {
+			t.Errorf("written through the planted link: %s", filepath.Join(dir, e.Name()))
+		}
+	}
+}
+
+// A symbolic link planted by uid 65534 (nobody) in place of the scripts
+// directory, or of pyattach's cache directory, is never followed:
+// pyattach gdb refuses, names the link's owner and the fixes, and writes
+// nothing where the link points. (Issue 9, class 4.)
+func TestSecurityScriptsCachePlantedLink(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to plant a link owned by uid 65534")
+	}
+	args := gdbLaunchArgs(t)
+	bin := pyattachBin(t)
+	for _, at := range []string{"pyattach/scripts", "pyattach"} {
+		t.Run(strings.ReplaceAll(at, "/", "_"), func(t *testing.T) {
+			home := t.TempDir()
+			attacker := filepath.Join(t.TempDir(), "attacker")
+			os.Mkdir(attacker, 0o755)
+			os.WriteFile(filepath.Join(attacker, "planted.gdb"), []byte("shell touch "+filepath.Join(home, "PWNED")+"\n"), 0o644)
+			os.Chown(attacker, 65534, 65534)
+			link := filepath.Join(home, ".cache", at)
+			os.MkdirAll(filepath.Dir(link), 0o700)
+			if err := os.Symlink(attacker, link); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Lchown(link, 65534, 65534); err != nil {
+				t.Fatal(err)
+			}
+			code, _, stderr := runPyattach(t, bin, scriptEnv(home), args...)
+			if code != 1 {
+				t.Fatalf("exit code %d, want 1; stderr:\n%s", code, stderr)
+			}
+			for _, want := range []string{"pyattach: error: cannot write the script cache", "symbolic link owned by uid 65534 (nobody)", "hint: ", "XDG_CACHE_HOME", "--script"} {
+				if !strings.Contains(stderr, want) {
+					t.Errorf("stderr lacks %q:\n%s", want, stderr)
+				}
+			}
+			emptyDir(t, attacker)
+			if _, err := os.Stat(filepath.Join(home, "PWNED")); err == nil {
+				t.Error("the planted script ran")
+			}
+		})
+	}
+}
+
+// The scripts real gdb reads are in a directory only the user can
+// change: made 0700, and an existing one with a wider mode (an older
+// pyattach made it 0755) is tightened before a script is written into
+// it. (Issue 9, class 4.)
+func TestSecurityScriptsCachePrivate(t *testing.T) {
+	args := gdbLaunchArgs(t)
+	home := t.TempDir()
+	scripts := filepath.Join(home, ".cache", "pyattach", "scripts")
+	os.MkdirAll(scripts, 0o755)
+	os.Chmod(scripts, 0o777)
+	code, stdout, stderr := runPyattach(t, pyattachBin(t), scriptEnv(home), args...)
+	if code != 0 {
+		t.Fatalf("pyattach gdb: exit code %d\n%s%s", code, stdout, stderr)
+	}
+	for _, d := range []string{filepath.Dir(scripts), scripts} {
+		st, err := os.Stat(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Mode().Perm() != 0o700 {
+			t.Errorf("%s: mode %o, want 700", d, st.Mode().Perm())
+		}
+	}
+	ents, _ := os.ReadDir(scripts)
+	if len(ents) == 0 {
+		t.Errorf("no script in %s", scripts)
+	}
+}
+
+// --script FILE in a directory another user may write (mode 0777, not
+// sticky) is refused: someone could replace the script before gdb reads
+// it. In a directory of the user's own it is written. (Issue 9, class 4.)
+func TestSecurityScriptFlagSharedDir(t *testing.T) {
+	args := gdbLaunchArgs(t)
+	bin := pyattachBin(t)
+	home := t.TempDir()
+	shared := filepath.Join(t.TempDir(), "shared")
+	os.Mkdir(shared, 0o777)
+	os.Chmod(shared, 0o777)
+	script := filepath.Join(shared, "attach.gdb")
+	code, _, stderr := runPyattach(t, bin, scriptEnv(home), append([]string{"--script", script}, args...)...)
+	if code != 1 || !strings.Contains(stderr, "--script "+script+": ") || !strings.Contains(stderr, "writable by") || !strings.Contains(stderr, "hint: another user could replace the script") {
+		t.Errorf("exit code %d, stderr:\n%s", code, stderr)
+	}
+	if _, err := os.Lstat(script); err == nil {
+		t.Errorf("%s written in a directory others can write", script)
+	}
+	own := filepath.Join(t.TempDir(), "mine", "attach.gdb")
+	if code, out, stderr := runPyattach(t, bin, scriptEnv(home), append([]string{"--script", own}, args...)...); code != 0 {
+		t.Fatalf("--script in an own directory: exit code %d\n%s%s", code, out, stderr)
+	}
+	if _, err := os.Stat(own); err != nil {
+		t.Error(err)
+	}
+}
+
+// A cache that cannot be written (XDG_CACHE_HOME is a file; HOME does
+// not exist for an unprivileged user) says so, and the hint names the
+// fixes: XDG_CACHE_HOME, --script. (Issue 9, class 10.)
+func TestSecurityScriptsCacheUnwritable(t *testing.T) {
+	args := gdbLaunchArgs(t)
+	bin := pyattachBin(t)
+	check := func(t *testing.T, code int, stderr string) {
+		t.Helper()
+		if code != 1 {
+			t.Fatalf("exit code %d, want 1; stderr:\n%s", code, stderr)
+		}
+		lines := strings.Split(strings.TrimSuffix(stderr, "\n"), "\n")
+		if len(lines) != 2 || !strings.HasPrefix(lines[0], "pyattach: error: cannot write the script cache: ") ||
+			!strings.Contains(lines[1], "hint: set XDG_CACHE_HOME to a writable directory of your own") || !strings.Contains(lines[1], "--script FILE") {
+			t.Errorf("stderr:\n%s", stderr)
+		}
+	}
+	t.Run("file", func(t *testing.T) {
+		home := t.TempDir()
+		file := filepath.Join(home, "cache-file")
+		os.WriteFile(file, nil, 0o644)
+		code, _, stderr := runPyattach(t, bin, scriptEnv(home, "XDG_CACHE_HOME="+file), args...)
+		check(t, code, stderr)
+	})
+	t.Run("nobody", func(t *testing.T) {
+		if os.Geteuid() != 0 {
+			t.Skip("needs root to run as uid 65534")
+		}
+		setpriv := needTool(t, "setpriv")
+		// A copy of the binary that uid 65534 may run.
+		dir := t.TempDir()
+		os.Chmod(dir, 0o755)
+		data, err := os.ReadFile(bin)
+		if err != nil {
+			t.Fatal(err)
+		}
+		nbin := filepath.Join(dir, "pyattach")
+		if err := os.WriteFile(nbin, data, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		var env []string
+		for _, kv := range scriptEnv("/nonexistent") {
+			if !strings.HasPrefix(kv, "XDG_") {
+				env = append(env, kv)
+			}
+		}
+		code, _, stderr := runPyattach(t, setpriv, env, append([]string{"--reuid=65534", "--regid=65534", "--clear-groups", nbin}, args...)...)
+		check(t, code, stderr)
+		if !strings.Contains(stderr, "/nonexistent") {
+			t.Errorf("the error does not name the directory:\n%s", stderr)
+		}
+	})
+}
+
+// gdb starts with the signal dispositions pyattach was started with:
+// pyattach's SIGINT/SIGTERM handling is undone before exec, so a SIGINT
+// ignored by the shell (a background job) stays ignored in the debugger.
+// (Issue 9, class 9.)
+func TestSecuritySignalDispositionsAtExec(t *testing.T) {
+	py := need(t, "/usr/bin/python3.11")
+	bin := pyattachBin(t)
+	home := t.TempDir()
+	fake := filepath.Join(t.TempDir(), "bin")
+	os.Mkdir(fake, 0o755)
+	// A "gdb" that prints its ignored and blocked signal masks.
+	os.WriteFile(filepath.Join(fake, "gdb"), []byte("#!/bin/sh\ngrep -E '^Sig(Ign|Blk):' /proc/$$/status\n"), 0o755)
+	env := scriptEnv(home)
+	for i, kv := range env {
+		if strings.HasPrefix(kv, "PATH=") {
+			env[i] = "PATH=" + fake + ":" + strings.TrimPrefix(kv, "PATH=")
+		}
+	}
+	mask := func(out, name string) uint64 {
+		for _, l := range strings.Split(out, "\n") {
+			if v, ok := strings.CutPrefix(l, name+":"); ok {
+				n, err := strconv.ParseUint(strings.TrimSpace(v), 16, 64)
+				if err == nil {
+					return n
+				}
+			}
+		}
+		t.Fatalf("no %s in:\n%s", name, out)
+		return 0
+	}
+	const sigint, sigterm = 1 << (2 - 1), 1 << (15 - 1)
+	for _, tc := range []struct {
+		name    string
+		trap    string
+		ignored uint64
+	}{{"default", "", 0}, {"sigint_ignored", `trap "" INT; `, sigint}} {
+		t.Run(tc.name, func(t *testing.T) {
+			cmd := exec.Command("/bin/sh", "-c", tc.trap+`exec "$0" "$@"`, bin, "gdb", "--args", py, "-c", "pass")
+			cmd.Env = env
+			out, err := cmd.CombinedOutput()
+			if err != nil {
+				t.Fatalf("%v\n%s", err, out)
+			}
+			if got := mask(string(out), "SigIgn") & (sigint | sigterm); got != tc.ignored {
+				t.Errorf("gdb's ignored SIGINT/SIGTERM mask %#x, want %#x:\n%s", got, tc.ignored, out)
+			}
+			if got := mask(string(out), "SigBlk") & (sigint | sigterm); got != 0 {
+				t.Errorf("gdb starts with SIGINT/SIGTERM blocked (%#x)", got)
+			}
+		})
+	}
+}
