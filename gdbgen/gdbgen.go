@@ -208,6 +208,16 @@ func build(p plan.Plan) (gen, error) {
 		}
 		g.early = append(g.early, block{"Source paths recorded at build time, and where they are here.", lines})
 	}
+	if w := p.Walker; w != nil {
+		lines, err := walkerBlock(w)
+		if err != nil {
+			return g, err
+		}
+		g.early = append(g.early, block{
+			"pyattach's Python stack walker: py-bt from memory alone (stripped and optimised builds too).",
+			lines,
+		})
+	}
 	if p.Program != "" && (p.PID != 0 || p.Core != "") {
 		q, err := quoteArg("program", p.Program, true)
 		if err != nil {
@@ -227,6 +237,12 @@ func build(p plan.Plan) (gen, error) {
 		g.late = append(g.late, block{
 			"CPython's gdb extension (py-bt, py-list, py-locals), run as gdb's source command runs it.",
 			sourceBlock(p.GDBExtension),
+		})
+	}
+	if p.Walker != nil {
+		g.late = append(g.late, block{
+			"py-bt: CPython's extension answers when it reads every frame, pyattach's walker otherwise.",
+			[]string{"python", "import pyattach_gdb", "pyattach_gdb.claim()", "end"},
 		})
 	}
 	if p.Fast && len(p.FastLibs) > 0 {
@@ -459,6 +475,27 @@ func pyStr(s string) string {
 	}
 	b.WriteByte('"')
 	return b.String()
+}
+
+// walkerBlock imports pyattach's walker from its directory and tells it
+// the interpreter's version, flags and root.
+func walkerBlock(w *plan.Walker) ([]string, error) {
+	if err := checkPy("walker directory", w.Dir, false); err != nil {
+		return nil, err
+	}
+	if w.Root != "" {
+		if err := checkPy("walker root", w.Root, false); err != nil {
+			return nil, err
+		}
+	}
+	return []string{
+		"python",
+		"import sys",
+		"sys.path.insert(0, " + pyStr(w.Dir) + ")",
+		"import pyattach_gdb",
+		"pyattach_gdb.setup(version=" + pyStr(w.Version) + ", flags=" + pyStr(w.ABIFlags) + ", root=" + pyStr(w.Root) + ")",
+		"end",
+	}, nil
 }
 
 // sourceBlock runs a Python file as gdb's `source` does: in __main__,

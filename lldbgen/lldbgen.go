@@ -168,6 +168,22 @@ func build(p plan.Plan) (commands, error) {
 		}
 		b.WriteString("command script import -- " + q + "\n")
 	}
+	if w := p.Walker; w != nil {
+		mod := path.Join(w.Dir, "pyattach_lldb.py")
+		q, err := quotedPath("walker", mod)
+		if err != nil {
+			return c, err
+		}
+		if err := checkModuleName(mod); err != nil {
+			return c, err
+		}
+		if w.Root != "" && !utf8.ValidString(w.Root) {
+			return c, &PathError{"walker root", w.Root, "is not valid UTF-8; lldb hands it to Python as text"}
+		}
+		comment(&b, "pyattach's Python stack walker: py-bt and py-bt all, from memory alone (it answers py-bt, also over cpython_lldb's)")
+		b.WriteString("command script import -- " + q + "\n")
+		b.WriteString("script pyattach_lldb.setup(version=" + pyLiteral(w.Version) + ", flags=" + pyLiteral(w.ABIFlags) + ", root=" + pyLiteral(w.Root) + ")\n")
+	}
 	if len(p.SourceMap) > 0 {
 		args := make([]string, 0, 2*len(p.SourceMap))
 		for _, r := range p.SourceMap {
@@ -338,4 +354,32 @@ func SourceCommand(name string) (string, error) {
 		return "", err
 	}
 	return "command source " + q, nil
+}
+
+// pyLiteral is s as a Python string literal of printable ASCII for an
+// lldb "script" line: lldb evaluates backticks in every command line,
+// "script" too, so a backtick is written as \x60, like every byte that
+// is not printable ASCII.
+func pyLiteral(s string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for _, r := range s {
+		switch {
+		case r == '"' || r == '\\':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case r == '`':
+			b.WriteString(`\x60`)
+		case r >= 0x20 && r < 0x7f:
+			b.WriteRune(r)
+		case r <= 0xff:
+			fmt.Fprintf(&b, "\\x%02x", r)
+		case r <= 0xffff:
+			fmt.Fprintf(&b, "\\u%04x", r)
+		default:
+			fmt.Fprintf(&b, "\\U%08x", r)
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
 }

@@ -49,6 +49,10 @@ type Plan struct {
 	// 14); "" when lldb's own answer is right.
 	LLDBPythonPath string
 
+	// Walker is pyattach's memory-only Python stack walker
+	// (detect/pywalk), loaded into both debuggers; nil when not wanted.
+	Walker *Walker
+
 	// SourceMap rewrites source paths recorded at build time to local
 	// ones (gdb substitute-path, lldb target.source-map).
 	SourceMap []SourceRule
@@ -91,4 +95,18 @@ type Debuginfod struct {
 	Enabled bool
 	// URLs are the servers, when Enabled.
 	URLs []string
+}
+
+// Walker says where pyattach wrote its stack walker and what to tell it.
+type Walker struct {
+	// Dir holds the walker's files (pywalk.Files): a private directory
+	// of pyattach's, so that nobody else can change them.
+	Dir string
+	// Version and ABIFlags are the interpreter's ("3.11.2", "d"): they
+	// pick the offset table.
+	Version  string
+	ABIFlags string
+	// Root is where a core's files are read for source lines (a
+	// container's root); live processes are read through /proc.
+	Root string
 }

@@ -12,22 +12,62 @@ _config = {}
 _walker = None
 
 
-def setup(version="", flags="", root="", tables=None, replace=False):
-    """Registers the commands. replace: also answer py-bt when CPython's
-    own extension defined it (it cannot read this build's frames)."""
+def setup(version="", flags="", root="", tables=None):
+    """Registers pyattach-bt, and py-bt (see PyBt). Called once, before
+    the program is loaded; claim() runs again whenever CPython's own
+    extension may have been loaded since and taken py-bt over."""
     _config.update(version=version, flags=flags, root=root)
     _config["tables"] = tables
     PyattachBt("pyattach-bt")
-    if replace or not _defined("py-bt"):
-        PyattachBt("py-bt")
+    PyBt()
+    for ev in ("new_objfile", "stop", "before_prompt"):
+        reg = getattr(gdb.events, ev, None)
+        if reg is not None:
+            reg.connect(claim)
 
 
-def _defined(name):
+def claim(*_):
+    """Takes py-bt back after CPython's extension registered its own."""
+    if _cpython_bt() is not None and _claimed.get("cls") is not _cpython_bt():
+        _claimed["cls"] = _cpython_bt()
+        PyBt()
+
+
+_claimed = {}
+
+
+def _cpython_bt():
+    """CPython's PyBacktrace class, when its extension (libpython.py,
+    python3.X-gdb.py) was sourced or auto-loaded: gdb runs those in
+    __main__."""
+    import __main__
+
+    return getattr(__main__, "PyBacktrace", None)
+
+
+_CPYTHON_FAILED = (
+    "Unable to locate python frame",
+    "(unable to read python frame information)",
+    "(frame information optimized out)",
+)
+
+
+def _run_cpython_bt(cls, args, from_tty):
+    """CPython's py-bt output, or None when it raised."""
+    import io
+    import sys
+
+    cmd = cls.__new__(cls)
+    old = sys.stdout
+    buf = io.StringIO()
+    sys.stdout = buf
     try:
-        gdb.execute("help " + name, to_string=True)
-        return True
-    except gdb.error:
-        return False
+        cmd.invoke(args, from_tty)
+    except Exception:
+        return None
+    finally:
+        sys.stdout = old
+    return buf.getvalue()
 
 
 def _read(addr, size):
@@ -123,3 +163,24 @@ for every thread."""
         live = getattr(getattr(inf, "connection", None), "type", "") == "native"
         root, cwd = walk.process_dirs(inf.pid, live, _config.get("root", ""))
         gdb.write(walk.format_frames(frames, root, cwd))
+
+
+class PyBt(PyattachBt):
+    """Print the Python stack of the selected thread.
+
+When CPython's own extension is loaded and reads every frame, its output
+is printed (it also shows C functions called from Python); otherwise
+pyattach's memory-only walker answers (stripped interpreters, optimised
+3.13+ builds, no extension). "pyattach-bt" always runs the walker."""
+
+    def __init__(self):
+        super(PyBt, self).__init__("py-bt")
+
+    def invoke(self, args, from_tty):
+        cls = _cpython_bt()
+        if cls is not None:
+            out = _run_cpython_bt(cls, args, from_tty)
+            if out and "  File " in out and not any(m in out for m in _CPYTHON_FAILED):
+                gdb.write(out)
+                return
+        PyattachBt.invoke(self, args, from_tty)

@@ -18,8 +18,10 @@ def setup(version="", flags="", root="", tables=None):
 
 
 def __lldb_init_module(debugger, internal_dict):
-    debugger.HandleCommand("command script add -f %s.py_bt py-bt" % __name__)
-    debugger.HandleCommand("command script add -f %s.py_bt pyattach-bt" % __name__)
+    # -o: replaces cpython_lldb's py-bt (it stops at 3.10) when that was
+    # imported first; its other commands stay.
+    debugger.HandleCommand("command script add -o -f %s.py_bt py-bt" % __name__)
+    debugger.HandleCommand("command script add -o -f %s.py_bt pyattach-bt" % __name__)
 
 
 def _reader(process, target):
