@@ -1,0 +1,57 @@
+package main
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"path/filepath"
+
+	"github.com/adrg/xdg"
+
+	"github.com/pyattach/pyattach/detect/plan"
+	"github.com/pyattach/pyattach/detect/pywalk"
+	"github.com/pyattach/pyattach/detect/safefs"
+	"github.com/pyattach/pyattach/detect/target"
+)
+
+// walkerFor writes pyattach's stack walker into a private directory
+// named by its content ($XDG_DATA_HOME/pyattach/walker/<hash>, kept
+// across runs for the init files that name it) and returns what the
+// generators need to load it for the resolved interpreter.
+func walkerFor(res *target.Result) (*plan.Walker, error) {
+	if res == nil || res.Python.Version == "" {
+		return nil, nil
+	}
+	dir, err := writeWalker()
+	if err != nil {
+		return nil, err
+	}
+	w := &plan.Walker{Dir: dir, Version: res.Python.Version, ABIFlags: res.Python.ABIFlags}
+	if res.Container {
+		w.Root = res.Root
+	}
+	return w, nil
+}
+
+// writeWalker writes the walker's files once per content and returns
+// their directory.
+func writeWalker() (string, error) {
+	files := pywalk.Files()
+	h := sha256.New()
+	for _, n := range pywalk.Names() {
+		fmt.Fprintf(h, "%s\x00%d\x00", n, len(files[n]))
+		h.Write(files[n])
+	}
+	sum := hex.EncodeToString(h.Sum(nil)[:8])
+	dir, err := safefs.PrivateDir(xdg.DataHome, "pyattach", "walker", sum)
+	if err != nil {
+		return "", withHint(fmt.Errorf("cannot write pyattach's stack walker: %w", err),
+			"set XDG_DATA_HOME to a directory of your own (export XDG_DATA_HOME=$(mktemp -d))")
+	}
+	for n, b := range files {
+		if err := safefs.WriteFile(filepath.Join(dir, n), b, 0o644); err != nil {
+			return "", fmt.Errorf("cannot write pyattach's stack walker: %w", err)
+		}
+	}
+	return dir, nil
+}
