@@ -104,8 +104,9 @@ func (c *InitCmd) Run(g *Globals, app *App, cfg *Config) error {
 				"VS Code's debuggers cannot be given this path exactly; move or rename the directory, or run init without --vscode")
 		}
 	}
-	var trustLine, userInit string
+	var trustLine, userInit, userTarget string
 	var trustErr error
+	const userInitHint = "gdb runs that file as you: fix its owner or mode, or add this line to your gdb init file yourself: %s"
 	if c.GDB || c.VSCode {
 		trustLine, trustErr = safePathLine(dir)
 		if c.Trust {
@@ -120,6 +121,11 @@ func (c *InitCmd) Run(g *Globals, app *App, cfg *Config) error {
 		}
 		if userInit, err = userGDBInit(app.Env, app.Cwd); err != nil && c.Trust {
 			return withHint(fmt.Errorf("init --trust: %w", err), "set HOME to your home directory")
+		}
+		if c.Trust {
+			if userTarget, err = userInitTarget(userInit, os.Geteuid()); err != nil {
+				return withHint(fmt.Errorf("init --trust: %w", err), userInitHint, trustLine)
+			}
 		}
 	}
 
@@ -148,10 +154,9 @@ func (c *InitCmd) Run(g *Globals, app *App, cfg *Config) error {
 	if c.GDB || c.VSCode {
 		switch {
 		case c.Trust:
-			added, err := addTrustLine(userInit, trustLine, "add-auto-load-safe-path "+gdbinit, os.Geteuid(), app)
+			added, err := addTrustLine(userInit, userTarget, trustLine, "add-auto-load-safe-path "+gdbinit, os.Geteuid(), app)
 			if err != nil {
-				return withHint(fmt.Errorf("init --trust: %w", err),
-					"gdb runs that file as you: fix its owner or mode, or add this line to your gdb init file yourself: %s", trustLine)
+				return withHint(fmt.Errorf("init --trust: %w", err), userInitHint, trustLine)
 			}
 			if added {
 				fmt.Fprintf(app.Stdout, "trusted %s in %s\n", gdbinit, userInit)
@@ -232,43 +237,38 @@ func userGDBInit(env []string, cwd string) (string, error) {
 	return xdg, nil
 }
 
-// addTrustLine adds line to the user's gdb init file unless that exact
-// line is there as a command of its own. gdb runs the file as the user,
-// so it is written only where safefs.CheckTrusted allows (no link or
-// directory of another user on the way); a link of the user's own is
-// kept and its target rewritten, with its mode. oldLine is what older
-// versions wrote (the raw path, read by gdb as a pattern): a warning asks
-// to remove it.
-func addTrustLine(file, line, oldLine string, uid int, app *App) (bool, error) {
-	target := file
+// userInitTarget returns the file to rewrite for the user's gdb init
+// file: gdb runs it as the user, so it may be reached only through links
+// and directories that safefs.CheckTrusted allows (none of another
+// user's). A link of the user's own is kept: its target is returned.
+// Nothing is written.
+func userInitTarget(file string, uid int) (string, error) {
 	if _, err := os.Lstat(file); err == nil {
 		if err := safefs.CheckTrusted(file, uid); err != nil {
-			return false, err
+			return "", err
 		}
-		if target, err = filepath.EvalSymlinks(file); err != nil {
-			return false, err
-		}
-	} else if errors.Is(err, fs.ErrNotExist) {
-		dir := filepath.Dir(file)
-		top := dir
-		for {
-			if _, err := os.Lstat(top); err == nil || filepath.Dir(top) == top {
-				break
-			}
-			top = filepath.Dir(top)
-		}
-		if err := safefs.CheckTrusted(top, uid); err != nil {
-			return false, err
-		}
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return false, err
-		}
-		if err := safefs.CheckTrusted(dir, uid); err != nil {
-			return false, err
-		}
-	} else {
-		return false, err
+		return filepath.EvalSymlinks(file)
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return "", err
 	}
+	top := filepath.Dir(file)
+	for {
+		if _, err := os.Lstat(top); err == nil || filepath.Dir(top) == top {
+			break
+		}
+		top = filepath.Dir(top)
+	}
+	if err := safefs.CheckTrusted(top, uid); err != nil {
+		return "", err
+	}
+	return file, nil
+}
+
+// addTrustLine adds line to target (from userInitTarget; shown as file)
+// unless that exact line is there as a command of its own, keeping the
+// file's mode. oldLine is what older versions wrote (the raw path, read
+// by gdb as a pattern): a warning asks to remove it.
+func addTrustLine(file, target, line, oldLine string, uid int, app *App) (bool, error) {
 	var data []byte
 	mode := os.FileMode(0o644)
 	st, err := os.Stat(target)
@@ -280,7 +280,15 @@ func addTrustLine(file, line, oldLine string, uid int, app *App) (bool, error) {
 		if data, err = os.ReadFile(target); err != nil {
 			return false, err
 		}
-	case !errors.Is(err, fs.ErrNotExist):
+	case errors.Is(err, fs.ErrNotExist):
+		dir := filepath.Dir(target)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return false, err
+		}
+		if err := safefs.CheckTrusted(dir, uid); err != nil {
+			return false, err
+		}
+	default:
 		return false, err
 	}
 	if hasCommandLine(data, line) {

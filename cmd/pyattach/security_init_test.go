@@ -74,7 +74,7 @@ func TestSecurityInitHostileNames(t *testing.T) {
 				}
 			}
 			project := filepath.Join(root, tc.name)
-			makeFakeVenv(t, py, project)
+			initFakeVenv(t, py, project)
 			env := []string{"HOME=" + home, "XDG_CONFIG_HOME=" + filepath.Join(home, ".config"),
 				"XDG_CACHE_HOME=" + filepath.Join(home, ".cache"), "XDG_DATA_HOME=" + filepath.Join(home, ".local", "share"),
 				"PYTHONPATH=/usr/lib/llvm-14/lib/python3.11/dist-packages"}
@@ -115,7 +115,7 @@ func TestSecurityInitHostileNames(t *testing.T) {
 					o, _ := runIn(t, root, env, gdb, "-nx", "-batch", "-x", userInit)
 					t.Fatalf("init accepted %q:\n%s\ngdb -x %s:\n%s", tc.name, out, userInit, o)
 				}
-				checkOneLineError(t, out, tc.refused)
+				initCheckError(t, out, tc.refused)
 				for _, f := range []string{filepath.Join(project, ".gdbinit"), filepath.Join(project, ".lldbinit"), filepath.Join(project, ".vscode"), userInit} {
 					if _, err := os.Lstat(f); err == nil {
 						t.Errorf("refused, but %s was written", f)
@@ -200,9 +200,9 @@ func naiveEscape(s string) string {
 	return b.String()
 }
 
-// makeFakeVenv makes dir/.venv/bin/python a copy of py, with its
+// initFakeVenv makes dir/.venv/bin/python a copy of py, with its
 // pyvenv.cfg.
-func makeFakeVenv(t *testing.T, py, dir string) {
+func initFakeVenv(t *testing.T, py, dir string) {
 	t.Helper()
 	bin := filepath.Join(dir, ".venv", "bin")
 	if err := os.MkdirAll(bin, 0o755); err != nil {
@@ -216,9 +216,9 @@ func makeFakeVenv(t *testing.T, py, dir string) {
 	}
 }
 
-// checkOneLineError checks pyattach's error output: one error line
+// initCheckError checks pyattach's error output: one error line
 // holding want, then a hint.
-func checkOneLineError(t *testing.T, out, want string) {
+func initCheckError(t *testing.T, out, want string) {
 	t.Helper()
 	lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
 	if len(lines) != 2 || !strings.HasPrefix(lines[0], "pyattach: error: ") || !strings.HasPrefix(lines[1], "  hint: ") || !strings.Contains(lines[0], want) {
@@ -257,4 +257,225 @@ func readLaunchCommands(t *testing.T, file string) (string, string) {
 		t.Fatalf("launch.json lacks pyattach's commands:\n%s", data)
 	}
 	return setup, initCmd
+}
+
+// initTrustEnv runs `pyattach init --gdb --trust` on project with HOME in
+// home, and returns its output and error.
+func initTrust(t *testing.T, home, project string, extra ...string) (string, error) {
+	t.Helper()
+	env := []string{"HOME=" + home, "XDG_CONFIG_HOME=", "XDG_CACHE_HOME=" + filepath.Join(home, ".cache"),
+		"XDG_DATA_HOME=" + filepath.Join(home, ".local", "share")}
+	args := append([]string{"--offline", "init", "--gdb", "--trust", "--python", "/usr/bin/python3.11"}, extra...)
+	return runIn(t, project, env, pyattachBin(t), append(args, project)...)
+}
+
+// TestSecurityInitUserGDBInit (issue 9, class 1): --trust writes the one
+// user init file gdb reads, never through a link or directory of another
+// user, keeps the user's own link and the file's mode, and compares the
+// exact line it writes.
+func TestSecurityInitUserGDBInit(t *testing.T) {
+	need(t, "/usr/bin/python3.11")
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to give files to another user")
+	}
+	const nobody = 65534
+	setup := func(t *testing.T) (home, project, line string) {
+		home = filepath.Join(t.TempDir(), "home")
+		project = filepath.Join(t.TempDir(), "p*")
+		for _, d := range []string{home, project} {
+			if err := os.MkdirAll(d, 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return home, project, safeLineFor(t, project)
+	}
+
+	t.Run("link owned by another user", func(t *testing.T) {
+		home, project, _ := setup(t)
+		victim := filepath.Join(t.TempDir(), "victim")
+		initWriteFile(t, victim, "root's file\n", 0o644)
+		link := filepath.Join(home, ".config", "gdb", "gdbinit")
+		if err := os.MkdirAll(filepath.Dir(link), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(victim, link); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Lchown(link, nobody, nobody); err != nil {
+			t.Fatal(err)
+		}
+		out, err := initTrust(t, home, project)
+		if err == nil {
+			t.Fatalf("init --trust wrote through another user's link:\n%s", out)
+		}
+		initCheckError(t, out, "symbolic link owned by uid 65534")
+		if _, err := os.Lstat(filepath.Join(project, ".gdbinit")); err == nil {
+			t.Error("refused, but the project's .gdbinit was written")
+		}
+		if got := initReadFile(t, victim); got != "root's file\n" {
+			t.Errorf("the link's target was changed:\n%s", got)
+		}
+		if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+			t.Errorf("the link was replaced: %v", err)
+		}
+	})
+
+	t.Run("directory owned by another user", func(t *testing.T) {
+		home, project, _ := setup(t)
+		dir := filepath.Join(home, ".config")
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chown(dir, nobody, nobody); err != nil {
+			t.Fatal(err)
+		}
+		out, err := initTrust(t, home, project)
+		if err == nil {
+			t.Fatalf("init --trust wrote into another user's directory:\n%s", out)
+		}
+		initCheckError(t, out, "owned by uid 65534")
+		if _, err := os.Lstat(filepath.Join(dir, "gdb")); err == nil {
+			t.Error("init --trust created a directory in another user's directory")
+		}
+	})
+
+	t.Run("own link kept, mode kept", func(t *testing.T) {
+		home, project, line := setup(t)
+		target := filepath.Join(home, "dotfiles", "gdbinit")
+		if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		initWriteFile(t, target, "set print pretty on", 0o600)
+		link := filepath.Join(home, ".config", "gdb", "gdbinit")
+		if err := os.MkdirAll(filepath.Dir(link), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(target, link); err != nil {
+			t.Fatal(err)
+		}
+		if out, err := initTrust(t, home, project); err != nil {
+			t.Fatalf("init --trust: %v\n%s", err, out)
+		}
+		if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+			t.Errorf("the user's link was replaced: %v", err)
+		}
+		want := "set print pretty on\n# added by pyattach init --trust\n" + line + "\n"
+		if got := initReadFile(t, target); got != want {
+			t.Errorf("target:\n%q\nwant\n%q", got, want)
+		}
+		if fi, err := os.Stat(target); err != nil || fi.Mode().Perm() != 0o600 {
+			t.Errorf("mode not kept: %v %v", fi.Mode(), err)
+		}
+	})
+
+	t.Run("existing ~/.gdbinit", func(t *testing.T) {
+		gdb := needTool(t, "gdb")
+		home, project, line := setup(t)
+		dotGDBInit := filepath.Join(home, ".gdbinit")
+		initWriteFile(t, dotGDBInit, "echo USER-GDBINIT\\n\n", 0o640)
+		if out, err := initTrust(t, home, project); err != nil {
+			t.Fatalf("init --trust: %v\n%s", err, out)
+		}
+		if _, err := os.Lstat(filepath.Join(home, ".config", "gdb", "gdbinit")); err == nil {
+			t.Error("~/.config/gdb/gdbinit created: gdb then no longer reads ~/.gdbinit")
+		}
+		if got := initReadFile(t, dotGDBInit); !strings.HasSuffix(got, "\n"+line+"\n") {
+			t.Errorf("~/.gdbinit lacks the line %q:\n%s", line, got)
+		}
+		if fi, err := os.Stat(dotGDBInit); err != nil || fi.Mode().Perm() != 0o640 {
+			t.Errorf("mode not kept: %v %v", fi.Mode(), err)
+		}
+		// gdb reads that file and the project's .gdbinit.
+		o, _ := runIn(t, project, []string{"HOME=" + home, "XDG_CONFIG_HOME="}, gdb, "-batch", "-ex", "show debug-file-directory")
+		if !strings.Contains(o, "USER-GDBINIT") || strings.Contains(o, "declined") || !strings.Contains(o, "pyattach/debug") {
+			t.Errorf("gdb did not read ~/.gdbinit and the project's .gdbinit:\n%s", o)
+		}
+	})
+
+	t.Run("exact line", func(t *testing.T) {
+		home, project, line := setup(t)
+		file := filepath.Join(home, ".config", "gdb", "gdbinit")
+		if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		// The line as a continuation of an echo, and the raw line an
+		// older pyattach wrote: neither is the command.
+		raw := "add-auto-load-safe-path " + filepath.Join(project, ".gdbinit")
+		initWriteFile(t, file, "echo x \\\n"+line+"\n"+raw+"\n", 0o644)
+		out, err := initTrust(t, home, project)
+		if err != nil {
+			t.Fatalf("init --trust: %v\n%s", err, out)
+		}
+		if !strings.Contains(out, "warning: "+file+" also has the line") {
+			t.Errorf("no warning about the raw line:\n%s", out)
+		}
+		if got := initReadFile(t, file); strings.Count(got, "\n"+line+"\n") != 2 {
+			t.Errorf("the line was not added as a command of its own:\n%s", got)
+		}
+		if out, err := initTrust(t, home, project); err != nil || !strings.Contains(out, "already trusts") {
+			t.Errorf("second run: %v\n%s", err, out)
+		}
+	})
+}
+
+// TestSecurityInitProjectOthersCanChange (issue 9, class 1): --trust
+// refuses a project directory that another user owns or may write: gdb
+// would run whatever they put in its .gdbinit.
+func TestSecurityInitProjectOthersCanChange(t *testing.T) {
+	need(t, "/usr/bin/python3.11")
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to give files to another user")
+	}
+	for name, change := range map[string]func(string) error{
+		"writable by others": func(d string) error { return os.Chmod(d, 0o777) },
+		"owned by nobody":    func(d string) error { return os.Chown(d, 65534, 65534) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			home := t.TempDir()
+			project := filepath.Join(t.TempDir(), "p")
+			if err := os.Mkdir(project, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := change(project); err != nil {
+				t.Fatal(err)
+			}
+			out, err := initTrust(t, home, project)
+			if err == nil {
+				t.Fatalf("init --trust trusted %s:\n%s", name, out)
+			}
+			initCheckError(t, out, "init --trust: ")
+			if _, err := os.Lstat(filepath.Join(home, ".config", "gdb", "gdbinit")); err == nil {
+				t.Error("the user's gdbinit was written")
+			}
+		})
+	}
+}
+
+// safeLineFor is the trust line init writes for project.
+func safeLineFor(t *testing.T, project string) string {
+	t.Helper()
+	line, err := safePathLine(project)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return line
+}
+
+func initWriteFile(t *testing.T, name, data string, mode os.FileMode) {
+	t.Helper()
+	if err := os.WriteFile(name, []byte(data), mode); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(name, mode); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func initReadFile(t *testing.T, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }
