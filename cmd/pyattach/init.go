@@ -23,7 +23,7 @@ type InitCmd struct {
 	LLDB   bool   `name:"lldb" help:"Write DIR/.lldbinit."`
 	VSCode bool   `name:"vscode" help:"Add attach configurations (cppdbg and CodeLLDB) to DIR/.vscode/launch.json."`
 	Python string `help:"The project's interpreter (default: DIR/.venv/bin/python or DIR/venv/bin/python)." placeholder:"PATH"`
-	Trust  bool   `help:"Add the one line that lets gdb load DIR/.gdbinit to ~/.config/gdb/gdbinit."`
+	Trust  bool   `help:"Add the one line that lets gdb load DIR/.gdbinit to your gdb init file (~/.config/gdb/gdbinit, or ~/.gdbinit when gdb reads that)."`
 }
 
 // Help is shown by `pyattach init --help`.
@@ -31,7 +31,11 @@ func (c *InitCmd) Help() string {
 	return `Writes debugger init files for a project, so that a plain "gdb -p PID" or
 "lldb -p PID" started in it has py-bt, the debug files and source maps.
 gdb loads a project's .gdbinit only when it is trusted; --trust adds
-exactly one add-auto-load-safe-path line for it to ~/.config/gdb/gdbinit.
+exactly one add-auto-load-safe-path line for it to the user init file gdb
+reads ($XDG_CONFIG_HOME/gdb/gdbinit, else an existing ~/.gdbinit). The
+line names that one file, escaped so that gdb matches nothing else; a
+directory whose name cannot be written so (':', line breaks), or that
+another user can change, is not trusted. DIR must exist.
 
 Examples:
   pyattach init --gdb --trust

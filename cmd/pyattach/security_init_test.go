@@ -121,6 +121,14 @@ func TestSecurityInitHostileNames(t *testing.T) {
 						t.Errorf("refused, but %s was written", f)
 					}
 				}
+				if strings.Contains(tc.refused, "':'") {
+					// Without --trust the .gdbinit is written, and the
+					// advice is a warning, not a line that trusts more.
+					out, err := runIn(t, root, env, bin, "--offline", "init", "--gdb", project)
+					if err != nil || !strings.Contains(out, "warning: gdb loads") || strings.Contains(out, "add-auto-load-safe-path") {
+						t.Errorf("init --gdb without --trust: %v\n%s", err, out)
+					}
+				}
 				return
 			}
 			if err != nil {
