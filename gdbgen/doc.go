@@ -49,6 +49,10 @@
 //     expression literally, so '*', '?', '[', '$', a '~' after a blank,
 //     and a trailing blank or backslash are written as "[*]" and the
 //     like: the entry then matches exactly one file. ':' is refused.
+//     gdb also adds each entry's realpath as a pattern; an escaped entry
+//     read as a path ("/tmp/a[*]") could be a link planted by whoever can
+//     write its parent, so the first bracket is padded ("[***...]") until
+//     its component is longer than NAME_MAX and realpath fails.
 //   - `sharedlibrary REGEX` and `set debuginfod urls` take the rest of
 //     the line: leading and trailing blanks and a trailing backslash are
 //     refused (URLs also may not hold blanks: gdb splits them there).

@@ -253,12 +253,14 @@ func TestHostilePathsInGDB(t *testing.T) {
 }
 
 // TestAutoLoadIsExact checks that a safe-path entry with glob characters
-// makes only its own file safe, not its siblings.
+// makes only its own file safe, not its siblings, nor the directory that
+// a link named like the escaped entry ("a[*]b") points to: gdb adds the
+// realpath of each entry as a further pattern.
 func TestAutoLoadIsExact(t *testing.T) {
 	need(t, "gdb")
 	prog, _ := buildFixture(t)
 	work := t.TempDir()
-	for _, name := range []string{"a*b", "aXb"} {
+	for _, name := range []string{"a*b", "aXb", "evil"} {
 		d := filepath.Join(work, name)
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			t.Fatal(err)
@@ -268,7 +270,10 @@ func TestAutoLoadIsExact(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	for name, wantLoaded := range map[string]bool{"a*b": true, "aXb": false} {
+	if err := os.Symlink("evil", filepath.Join(work, "a[*]b")); err != nil {
+		t.Fatal(err)
+	}
+	for name, wantLoaded := range map[string]bool{"a*b": true, "aXb": false, "evil": false} {
 		p := plan.Plan{
 			Target:      name,
 			Core:        "core",

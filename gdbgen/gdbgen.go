@@ -412,6 +412,15 @@ func quoteArg(what, s string, abs bool) (string, error) {
 // tilde expansion and $debugdir/$datadir substitution; a bracket
 // expression holding one character matches it literally, so every
 // character gdb would treat specially is bracketed.
+//
+// gdb also adds the realpath of every entry, read as a path, as a further
+// pattern. An escaped entry read as a path names another file
+// ("/tmp/a[*]" for "/tmp/a*"), which whoever can write the parent
+// directory could create as a link to a directory of their own; gdb would
+// then trust that directory's file too. So the first bracket is padded
+// with copies of its character ("[***...]" still matches one '*') until
+// its path component is longer than a file name can be: realpath fails
+// on it, and gdb adds nothing.
 func safePathEntry(s string) (string, error) {
 	const what = "auto-load file"
 	if err := checkAbs(what, s); err != nil {
@@ -424,22 +433,42 @@ func safePathEntry(s string) (string, error) {
 		return "", &PathError{what, s, "holds ':', which separates gdb's auto-load safe path"}
 	}
 	var b strings.Builder
+	padded := false
+	compStart := 0 // where the current path component starts in b
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		last := i == len(s)-1
 		switch {
-		case c == '*' || c == '?' || c == '[' || c == '$':
-			b.WriteString("[" + string(c) + "]")
-		case c == '~' && i > 0 && (s[i-1] == ' ' || s[i-1] == '\t'):
-			b.WriteString("[~]")
-		case last && (c == ' ' || c == '\t' || c == '\\'):
-			b.WriteString("[" + string(c) + "]")
+		case c == '/':
+			b.WriteByte(c)
+			compStart = b.Len()
+		case c == '*' || c == '?' || c == '[' || c == '$',
+			c == '~' && i > 0 && (s[i-1] == ' ' || s[i-1] == '\t'),
+			last && (c == ' ' || c == '\t' || c == '\\'):
+			b.WriteByte('[')
+			b.WriteByte(c)
+			if !padded {
+				padded = true
+				// The component as written so far, plus the rest of the
+				// input component and the closing ']'.
+				rest := strings.IndexByte(s[i+1:], '/')
+				if rest < 0 {
+					rest = len(s) - i - 1
+				}
+				for n := b.Len() - compStart + rest + 1; n <= nameMax; n++ {
+					b.WriteByte(c)
+				}
+			}
+			b.WriteByte(']')
 		default:
 			b.WriteByte(c)
 		}
 	}
 	return b.String(), nil
 }
+
+// nameMax is the longest file name Linux file systems take (NAME_MAX).
+const nameMax = 255
 
 // checkPy checks a path given to gdb through a Python string literal.
 // tilde: gdb expands a tilde after a blank in this file name (it opens

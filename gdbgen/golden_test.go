@@ -239,18 +239,39 @@ func TestRefused(t *testing.T) {
 }
 
 func TestAutoLoadEntry(t *testing.T) {
+	// pad is the first bracket of an escaped entry: its path component
+	// grows to 256 bytes, longer than any file name, so that gdb's
+	// realpath of the entry fails (see safePathEntry).
+	pad := func(c string, others int) string { return "[" + strings.Repeat(c, 256-2-others) + "]" }
 	tests := map[string]string{
 		"/usr/share/gdb/auto-load/usr/bin/python3.11-gdb.py": "/usr/share/gdb/auto-load/usr/bin/python3.11-gdb.py",
-		"/tmp/a*b/p?[x]-gdb.py":                              "/tmp/a[*]b/p[?][[]x]-gdb.py",
-		"/tmp/$datadir/$HOME/x ~root/y":                      "/tmp/[$]datadir/[$]HOME/x [~]root/y",
-		"/tmp/ends ":                                         "/tmp/ends[ ]",
-		`/tmp/ends\`:                                         `/tmp/ends[\]`,
+		"/tmp/a*b/p?[x]-gdb.py":                              "/tmp/a" + pad("*", 2) + "b/p[?][[]x]-gdb.py",
+		"/tmp/$datadir/$HOME/x ~root/y":                      "/tmp/" + pad("$", 7) + "datadir/[$]HOME/x [~]root/y",
+		"/tmp/ends ":                                         "/tmp/ends" + pad(" ", 4),
+		`/tmp/ends\`:                                         `/tmp/ends` + pad(`\`, 4),
 		`/tmp/q"d'/bs\x#;`:                                   `/tmp/q"d'/bs\x#;`,
+		"/tmp/x ~y/.gdbinit":                                 "/tmp/x " + pad("~", 3) + "y/.gdbinit",
+		"/[/.gdbinit":                                        "/" + pad("[", 0) + "/.gdbinit",
 	}
 	for in, want := range tests {
 		got, err := safePathEntry(in)
 		if err != nil || got != want {
 			t.Errorf("safePathEntry(%q) = %q, %v; want %q", in, got, err, want)
+		}
+		if got != in {
+			first := strings.Split(got, "/")
+			long := false
+			for _, c := range first {
+				long = long || len(c) == 256
+			}
+			if !long {
+				t.Errorf("safePathEntry(%q) = %q: no component of exactly 256 bytes", in, got)
+			}
+		}
+	}
+	for _, bad := range []string{"/tmp/a:b/.gdbinit", "/tmp/a\nshell touch x\n#/.gdbinit", "/tmp/cr\r/.gdbinit", "/tmp/\xff/.gdbinit", "/tmp/dir/", "relative/.gdbinit"} {
+		if got, err := safePathEntry(bad); err == nil {
+			t.Errorf("safePathEntry(%q) = %q, want an error", bad, got)
 		}
 	}
 }

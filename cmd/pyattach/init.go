@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/pyattach/pyattach/detect/safefs"
 	"github.com/pyattach/pyattach/gdbgen"
 	"github.com/pyattach/pyattach/lldbgen"
 )
@@ -21,7 +22,7 @@ type InitCmd struct {
 	LLDB   bool   `name:"lldb" help:"Write DIR/.lldbinit."`
 	VSCode bool   `name:"vscode" help:"Add attach configurations (cppdbg and CodeLLDB) to DIR/.vscode/launch.json."`
 	Python string `help:"The project's interpreter (default: DIR/.venv/bin/python or DIR/venv/bin/python)." placeholder:"PATH"`
-	Trust  bool   `help:"Add the one line that lets gdb load DIR/.gdbinit to ~/.config/gdb/gdbinit."`
+	Trust  bool   `help:"Add the one line that lets gdb load DIR/.gdbinit to your gdb init file (~/.config/gdb/gdbinit, or ~/.gdbinit when gdb reads that)."`
 }
 
 // Help is shown by `pyattach init --help`.
@@ -29,7 +30,11 @@ func (c *InitCmd) Help() string {
 	return `Writes debugger init files for a project, so that a plain "gdb -p PID" or
 "lldb -p PID" started in it has py-bt, the debug files and source maps.
 gdb loads a project's .gdbinit only when it is trusted; --trust adds
-exactly one add-auto-load-safe-path line for it to ~/.config/gdb/gdbinit.
+exactly one add-auto-load-safe-path line for it to the user init file gdb
+reads ($XDG_CONFIG_HOME/gdb/gdbinit, else an existing ~/.gdbinit). The
+line names that one file, escaped so that gdb matches nothing else; a
+directory whose name cannot be written so (':', line breaks), or that
+another user can change, is not trusted. DIR must exist.
 
 Examples:
   pyattach init --gdb --trust
@@ -45,6 +50,9 @@ func (c *InitCmd) Run(g *Globals, app *App, cfg *Config) error {
 	}
 	dir, err := filepath.Abs(dir)
 	if err != nil {
+		return err
+	}
+	if err := checkProjectDir(dir); err != nil {
 		return err
 	}
 	if !c.GDB && !c.LLDB && !c.VSCode {
@@ -73,75 +81,271 @@ func (c *InitCmd) Run(g *Globals, app *App, cfg *Config) error {
 	p.Target = python
 	gdbinit := filepath.Join(dir, ".gdbinit")
 	lldbinit := filepath.Join(dir, ".lldbinit")
+
+	// Everything is worked out before anything is written: a name that
+	// cannot be written exactly refuses the whole init.
+	const renameHint = "the debugger cannot read this path back exactly; move or rename the file or directory (see the reason above)"
+	var gdbText, lldbText []byte
 	if c.GDB || c.VSCode {
 		var b bytes.Buffer
 		if err := gdbgen.Write(&b, p); err != nil {
-			return withHint(fmt.Errorf("init: %w", err), "the debugger cannot read this path back exactly; move or rename the file or directory (see the reason above)")
+			return withHint(fmt.Errorf("init: %w", err), renameHint)
 		}
-		if err := writeFileAtomic(gdbinit, b.Bytes(), 0o644); err != nil {
-			return err
-		}
-		fmt.Fprintf(app.Stdout, "wrote %s\n", gdbinit)
+		gdbText = b.Bytes()
 	}
 	if c.LLDB || c.VSCode {
 		var b bytes.Buffer
 		if err := lldbgen.Write(&b, p); err != nil {
-			return withHint(fmt.Errorf("init: %w", err), "the debugger cannot read this path back exactly; move or rename the file or directory (see the reason above)")
+			return withHint(fmt.Errorf("init: %w", err), renameHint)
 		}
-		if err := writeFileAtomic(lldbinit, b.Bytes(), 0o644); err != nil {
+		lldbText = b.Bytes()
+	}
+	var launch launchCommands
+	if c.VSCode {
+		if launch, err = vscodeCommands(python, gdbinit, lldbinit); err != nil {
+			return withHint(fmt.Errorf("init --vscode: %w", err),
+				"VS Code's debuggers cannot be given this path exactly; move or rename the directory, or run init without --vscode")
+		}
+	}
+	var trustLine, userInit, userTarget string
+	var trustErr error
+	const userInitHint = "gdb runs that file as you: fix its owner or mode, or add this line to your gdb init file yourself: %s"
+	if c.GDB || c.VSCode {
+		trustLine, trustErr = safePathLine(dir)
+		if c.Trust {
+			if trustErr != nil {
+				return withHint(fmt.Errorf("init --trust: %w", trustErr),
+					"gdb cannot be told to trust exactly this file; move or rename the directory (a name without ':' or line breaks)")
+			}
+			if err := safefs.CheckTrusted(dir, os.Geteuid()); err != nil {
+				return withHint(fmt.Errorf("init --trust: %w", err),
+					"gdb would run whatever another user writes to %s; make the directory yours and not writable by others (chmod go-w), or do not trust it", gdbinit)
+			}
+		}
+		if userInit, err = userGDBInit(app.Env, app.Cwd); err != nil && c.Trust {
+			return withHint(fmt.Errorf("init --trust: %w", err), "set HOME to your home directory")
+		}
+		if c.Trust {
+			if userTarget, err = userInitTarget(userInit, os.Geteuid()); err != nil {
+				return withHint(fmt.Errorf("init --trust: %w", err), userInitHint, trustLine)
+			}
+		}
+	}
+
+	if gdbText != nil {
+		if err := writeFileAtomic(gdbinit, gdbText, 0o644); err != nil {
+			return err
+		}
+		fmt.Fprintf(app.Stdout, "wrote %s\n", gdbinit)
+	}
+	if lldbText != nil {
+		if err := writeFileAtomic(lldbinit, lldbText, 0o644); err != nil {
 			return err
 		}
 		fmt.Fprintf(app.Stdout, "wrote %s\n", lldbinit)
 	}
 	if c.VSCode {
 		lj := filepath.Join(dir, ".vscode", "launch.json")
-		if err := mergeLaunchJSON(lj, python, gdbinit, lldbinit, app); err != nil {
+		if err := os.Mkdir(filepath.Dir(lj), 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+			return fmt.Errorf("init: %w", err)
+		}
+		if err := mergeLaunchJSON(lj, python, launch, app); err != nil {
 			return fmt.Errorf("init: %w", err)
 		}
 		fmt.Fprintf(app.Stdout, "updated %s\n", lj)
 	}
 	if c.GDB || c.VSCode {
-		line := "add-auto-load-safe-path " + gdbinit
-		home := envValue(app.Env, "HOME")
-		userInit := filepath.Join(home, ".config", "gdb", "gdbinit")
-		if c.Trust {
-			added, err := appendLineOnce(userInit, line)
+		switch {
+		case c.Trust:
+			added, err := addTrustLine(userInit, userTarget, trustLine, "add-auto-load-safe-path "+gdbinit, os.Geteuid(), app)
 			if err != nil {
-				return fmt.Errorf("init --trust: %w", err)
+				return withHint(fmt.Errorf("init --trust: %w", err), userInitHint, trustLine)
 			}
 			if added {
 				fmt.Fprintf(app.Stdout, "trusted %s in %s\n", gdbinit, userInit)
 			} else {
 				fmt.Fprintf(app.Stdout, "%s already trusts %s\n", userInit, gdbinit)
 			}
-		} else {
-			fmt.Fprintf(app.Stdout, "gdb loads %s only when trusted; add this line to %s (or run again with --trust):\n  %s\n", gdbinit, userInit, line)
+		case trustErr != nil:
+			fmt.Fprintf(app.Stderr, "warning: gdb loads %s only when trusted, and it cannot be trusted exactly (%v); move or rename the directory, or load it explicitly: gdb -x %s\n",
+				gdbinit, trustErr, shellQuote(gdbinit))
+		default:
+			if userInit == "" {
+				userInit = "~/.config/gdb/gdbinit"
+			}
+			fmt.Fprintf(app.Stdout, "gdb loads %s only when trusted; add this line to %s (or run again with --trust):\n  %s\n", gdbinit, userInit, trustLine)
 		}
 	}
 	return nil
 }
 
-// appendLineOnce adds line to file unless a line equal to it is there;
-// the file is rewritten through a temporary file, its other lines kept.
-func appendLineOnce(file, line string) (bool, error) {
-	data, err := os.ReadFile(file)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+// checkProjectDir refuses a project directory that is not there: a typo
+// should not create a directory.
+func checkProjectDir(dir string) error {
+	st, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return withHint(fmt.Errorf("init %s: no such directory", dir),
+			"check the name, or create the directory first: mkdir -p %s", shellQuote(dir))
+	case err != nil:
+		return fmt.Errorf("init: %w", err)
+	case !st.IsDir():
+		return withHint(fmt.Errorf("init %s: not a directory", dir), "name the project's directory")
+	}
+	return nil
+}
+
+// safePathLine is the add-auto-load-safe-path line for dir's .gdbinit.
+// gdb adds the realpath of each entry as a further pattern, unescaped,
+// so the entry names the file by its resolved path: its realpath is then
+// itself (or fails, for an escaped entry) and adds nothing.
+func safePathLine(dir string) (string, error) {
+	real, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return "", err
+	}
+	return gdbgen.SafePathLine(filepath.Join(real, ".gdbinit"))
+}
+
+// userGDBInit is the one user init file gdb 13 reads:
+// $XDG_CONFIG_HOME/gdb/gdbinit (default ~/.config/gdb/gdbinit) when it
+// exists, else ~/.gdbinit when that exists. A new file goes in the first
+// place; creating it while ~/.gdbinit exists would make gdb stop reading
+// ~/.gdbinit.
+func userGDBInit(env []string, cwd string) (string, error) {
+	home := envValue(env, "HOME")
+	cfgDir := envValue(env, "XDG_CONFIG_HOME")
+	if cfgDir == "" {
+		if home == "" {
+			return "", errors.New("HOME is not set: no user gdb init file")
+		}
+		cfgDir = filepath.Join(home, ".config")
+	}
+	abs := func(p string) string {
+		if filepath.IsAbs(p) {
+			return filepath.Clean(p)
+		}
+		return filepath.Join(cwd, p)
+	}
+	xdg := filepath.Join(abs(cfgDir), "gdb", "gdbinit")
+	if _, err := os.Stat(xdg); err == nil {
+		return xdg, nil
+	}
+	if home != "" {
+		h := filepath.Join(abs(home), ".gdbinit")
+		if _, err := os.Stat(h); err == nil {
+			return h, nil
+		}
+	}
+	return xdg, nil
+}
+
+// userInitTarget returns the file to rewrite for the user's gdb init
+// file: gdb runs it as the user, so it may be reached only through links
+// and directories that safefs.CheckTrusted allows (none of another
+// user's). A link of the user's own is kept: its target is returned.
+// Nothing is written.
+func userInitTarget(file string, uid int) (string, error) {
+	if _, err := os.Lstat(file); err == nil {
+		if err := safefs.CheckTrusted(file, uid); err != nil {
+			return "", err
+		}
+		return filepath.EvalSymlinks(file)
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return "", err
+	}
+	top := filepath.Dir(file)
+	for {
+		if _, err := os.Lstat(top); err == nil || filepath.Dir(top) == top {
+			break
+		}
+		top = filepath.Dir(top)
+	}
+	if err := safefs.CheckTrusted(top, uid); err != nil {
+		return "", err
+	}
+	return file, nil
+}
+
+// addTrustLine adds line to target (from userInitTarget; shown as file)
+// unless that exact line is there as a command of its own, keeping the
+// file's mode. oldLine is what older versions wrote (the raw path, read
+// by gdb as a pattern): a warning asks to remove it.
+func addTrustLine(file, target, line, oldLine string, uid int, app *App) (bool, error) {
+	var data []byte
+	mode := os.FileMode(0o644)
+	st, err := os.Stat(target)
+	switch {
+	case err == nil && !st.Mode().IsRegular():
+		return false, fmt.Errorf("%s is not a regular file", target)
+	case err == nil:
+		mode = st.Mode().Perm()
+		if data, err = os.ReadFile(target); err != nil {
+			return false, err
+		}
+	case errors.Is(err, fs.ErrNotExist):
+		dir := filepath.Dir(target)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return false, err
+		}
+		if err := safefs.CheckTrusted(dir, uid); err != nil {
+			return false, err
+		}
+	default:
 		return false, err
 	}
-	for _, l := range strings.Split(string(data), "\n") {
-		if strings.TrimSpace(l) == line {
-			return false, nil
-		}
+	if hasCommandLine(data, line) {
+		return false, nil
+	}
+	if oldLine != line && hasCommandLine(data, oldLine) {
+		fmt.Fprintf(app.Stderr, "warning: %s also has the line %q, which gdb reads as a pattern that may trust other files; remove it\n", file, oldLine)
 	}
 	if len(data) > 0 && !bytes.HasSuffix(data, []byte("\n")) {
 		data = append(data, '\n')
 	}
 	data = append(data, []byte("# added by pyattach init --trust\n"+line+"\n")...)
-	mode := os.FileMode(0o644)
-	if st, err := os.Stat(file); err == nil {
-		mode = st.Mode().Perm()
+	return true, writeFileAtomic(target, data, mode)
+}
+
+// hasCommandLine reports whether data has line exactly as one line that
+// is not the continuation of a line ending in a backslash.
+func hasCommandLine(data []byte, line string) bool {
+	cont := false
+	for _, l := range strings.Split(string(data), "\n") {
+		if !cont && l == line {
+			return true
+		}
+		cont = strings.HasSuffix(l, "\\")
 	}
-	return true, writeFileAtomic(file, data, mode)
+	return false
+}
+
+// launchCommands are the debugger commands launch.json hands to each
+// debugger.
+type launchCommands struct {
+	gdbSetup string // cppdbg setupCommands text
+	lldbInit string // CodeLLDB initCommands entry
+}
+
+// vscodeCommands writes the commands that load the project's init files,
+// each quoted for the debugger that reads it, and refuses a path VS Code
+// would rewrite: it replaces ${...} in launch.json strings with its
+// variables (${command:...} runs a command), with no escape.
+func vscodeCommands(python, gdbinit, lldbinit string) (launchCommands, error) {
+	for _, s := range []string{python, gdbinit, lldbinit} {
+		if strings.Contains(s, "${") {
+			return launchCommands{}, fmt.Errorf("%q holds \"${\", which VS Code replaces with a variable in launch.json", s)
+		}
+	}
+	g, err := gdbgen.SourceLine(gdbinit)
+	if err != nil {
+		return launchCommands{}, err
+	}
+	l, err := lldbgen.SourceCommand(lldbinit)
+	if err != nil {
+		return launchCommands{}, err
+	}
+	return launchCommands{gdbSetup: g, lldbInit: l}, nil
 }
 
 // launchConfigNames are the configurations pyattach owns in launch.json.
@@ -152,7 +356,7 @@ var launchConfigNames = map[string]bool{"pyattach: attach with gdb": true, "pyat
 // other entry. VS Code allows comments and trailing commas there; they
 // are read, but comments cannot be kept: a copy of the old file is left
 // as launch.json.bak when it had any.
-func mergeLaunchJSON(file, python, gdbinit, lldbinit string, app *App) error {
+func mergeLaunchJSON(file, python string, cmds launchCommands, app *App) error {
 	doc := map[string]any{"version": "0.2.0", "configurations": []any{}}
 	old, err := os.ReadFile(file)
 	hadComments := false
@@ -185,7 +389,7 @@ func mergeLaunchJSON(file, python, gdbinit, lldbinit string, app *App) error {
 			"processId": "${command:pickProcess}",
 			"MIMode":    "gdb",
 			"setupCommands": []any{
-				map[string]any{"description": "py-bt, debug files and source maps found by pyattach", "text": "source " + gdbinit, "ignoreFailures": false},
+				map[string]any{"description": "py-bt, debug files and source maps found by pyattach", "text": cmds.gdbSetup, "ignoreFailures": false},
 			},
 		},
 		map[string]any{
@@ -194,7 +398,7 @@ func mergeLaunchJSON(file, python, gdbinit, lldbinit string, app *App) error {
 			"request":      "attach",
 			"program":      python,
 			"pid":          "${command:pickMyProcess}",
-			"initCommands": []any{"command source " + lldbinit},
+			"initCommands": []any{cmds.lldbInit},
 		},
 	)
 	doc["configurations"] = configs
