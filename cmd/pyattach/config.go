@@ -81,8 +81,9 @@ const maxTrustStoreSize = 1 << 20
 // scripts-directory" both print $debugdir:$datadir/auto-load), and a
 // file <dir>/tmp/p/prog-gdb.py runs for /tmp/p/prog once
 // "set debug-file-directory /usr/lib/debug:<dir>" is followed by any
-// add-auto-load-safe-path, as pyattach's scripts do
-// (TestSecurityDebugDirAutoLoad runs it).
+// add-auto-load-safe-path (pyattach adds one for an extension beside the
+// interpreter), and for every shared library of an attached process
+// (TestSecurityDebugDirAutoLoad and security_config_debugdir.txtar).
 var codeKeys = []string{"extensions", "extension_base_url", "debug_dirs"}
 
 // knownKeys, in the order the error message lists them.
@@ -164,7 +165,11 @@ func untrustedWhy(err error, file string, project bool) string {
 		}
 		return why + "; to fix it, run: " + fix
 	}
-	return why + "; review it and copy the settings you want into a configuration file of your own (" + filepath.Join(xdg.ConfigHome, "pyattach", "config.toml") + ")"
+	own := filepath.Join(xdg.ConfigHome, "pyattach", "config.toml")
+	if !project && file == own {
+		return why + "; review it and pass a configuration file of your own: pyattach --config FILE"
+	}
+	return why + "; review it and copy the settings you want into a configuration file of your own (" + own + ")"
 }
 
 // findProjectConfig looks for .pyattach.toml in dir and its parents,

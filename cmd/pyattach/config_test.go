@@ -4,8 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -167,5 +169,50 @@ func TestSecurityConfigTypes(t *testing.T) {
 	cfg, err := loadConfig(f, dir, dir)
 	if err != nil || cfg.ExtensionBaseURL != "http://127.0.0.1:8080/cpython" || !cfg.Offline {
 		t.Errorf("loopback http: %+v, %v", cfg, err)
+	}
+}
+
+// TestSecurityDebugDirAutoLoad proves, with real gdb 13, why debug_dirs
+// carries code (codeKeys): gdb's default auto-load safe-path and
+// scripts-directory are both $debugdir:$datadir/auto-load, and once
+// pyattach's script has set debug-file-directory and added any safe
+// path, <debugdir>/<objfile>-gdb.py runs for the program.
+func TestSecurityDebugDirAutoLoad(t *testing.T) {
+	gdb := need(t, "/usr/bin/gdb")
+	gcc := need(t, "/usr/bin/gcc")
+	dir := t.TempDir()
+	prog := filepath.Join(dir, "prog")
+	src := filepath.Join(dir, "prog.c")
+	os.WriteFile(src, []byte("int main(void) { return 0; }\n"), 0o644)
+	if out, err := exec.Command(gcc, "-o", prog, src).CombinedOutput(); err != nil {
+		t.Fatalf("gcc: %v\n%s", err, out)
+	}
+	dbg := filepath.Join(dir, "dbg")
+	script := filepath.Join(dbg, prog+"-gdb.py")
+	pwned := filepath.Join(dir, "PWNED")
+	os.MkdirAll(filepath.Dir(script), 0o755)
+	os.WriteFile(script, []byte("open("+strconv.Quote(pwned)+", 'w').close()\n"), 0o644)
+
+	out, err := exec.Command(gdb, "-nx", "-batch", "-ex", "show auto-load safe-path", "-ex", "show auto-load scripts-directory").CombinedOutput()
+	if err != nil || strings.Count(string(out), "$debugdir:$datadir/auto-load") != 2 {
+		t.Fatalf("gdb's defaults changed: %v\n%s", err, out)
+	}
+	run := func(dirs string) bool {
+		os.Remove(pwned)
+		out, err := exec.Command(gdb, "-nx", "-batch",
+			"-iex", "set debug-file-directory "+dirs,
+			"-iex", "add-auto-load-safe-path /nonexistent/x-gdb.py",
+			prog).CombinedOutput()
+		if err != nil {
+			t.Fatalf("gdb: %v\n%s", err, out)
+		}
+		_, err = os.Stat(pwned)
+		return err == nil
+	}
+	if !run("/usr/lib/debug:" + dbg) {
+		t.Errorf("gdb did not run %s from debug directory %s: debug_dirs may not need trust any more", script, dbg)
+	}
+	if run("/usr/lib/debug") {
+		t.Errorf("gdb ran %s without its debug directory", script)
 	}
 }
