@@ -71,6 +71,14 @@ func TestSecurityTrustStore(t *testing.T) {
 		t.Errorf("a prefix of a trusted path: state %v", got)
 	}
 
+	// The command in the notice is quoted for the shell.
+	spaced := filepath.Join(proj, "a b's", ProjectConfigName)
+	os.Mkdir(filepath.Dir(spaced), 0o755)
+	os.WriteFile(spaced, content, 0o644)
+	if why, want := projectTrust(spaced, content, os.Geteuid()), "not trusted; to trust it, run: pyattach trust '"+proj+"/a b'\\''s'"; why != want {
+		t.Errorf("notice %q, want %q", why, want)
+	}
+
 	// A store that others may write trusts nothing.
 	os.Chmod(trustStorePath(), 0o666)
 	if _, err := loadTrustStore(); err == nil || !strings.Contains(err.Error(), "writable by its group and by others") {
