@@ -81,6 +81,7 @@ type CLI struct {
 	Doctor         DoctorCmd         `cmd:"" help:"Say exactly why py-bt, symbols or sources are missing, and how to fix each."`
 	Init           InitCmd           `cmd:"" help:"Write a project's .gdbinit, .lldbinit and VS Code attach configurations."`
 	FetchExtension FetchExtensionCmd `cmd:"" name:"fetch-extension" help:"Download CPython's gdb extension (libpython.py) for an interpreter's exact version."`
+	Trust          TrustCmd          `cmd:"" help:"Let a project's .pyattach.toml name extensions and debug directories (code gdb runs), as it is now."`
 }
 
 const description = `Make native debugging of Python processes with gdb and lldb work the first time.
@@ -101,6 +102,7 @@ Examples:
   pyattach debuginfo 12345            # where every module's debug info is
   pyattach symbols install --venv .venv pkg-1.0-cp311-cp311-linux_x86_64-debug-symbols.zip
   pyattach fetch-extension .venv      # libpython.py for a Python that lacks it
+  pyattach trust ~/src/app            # use the extensions its .pyattach.toml names
 `
 
 // exitError carries an exit code through kong's Exit hook.
@@ -155,6 +157,11 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, env []string
 	if err != nil {
 		report(stderr, err)
 		return 2
+	}
+	if !strings.HasPrefix(kctx.Command(), "trust") {
+		for _, n := range cfg.Notices {
+			fmt.Fprintln(stderr, n)
+		}
 	}
 	err = kctx.Run(&cli.Globals, cfg)
 	if ctx.Err() != nil {

@@ -3,62 +3,124 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 
 	"github.com/BurntSushi/toml"
 	"github.com/adrg/xdg"
+
+	"github.com/pyattach/pyattach/detect/pyext"
+	"github.com/pyattach/pyattach/detect/safefs"
 )
 
 // Config is the configuration file. The user's file
 // ($XDG_CONFIG_HOME/pyattach/config.toml, or --config) is read first,
 // then the project's .pyattach.toml in the working directory or the
 // nearest parent; lists are joined, and the project's scalars win.
+//
+// Settings that carry code (see codeKeys) are taken only from a file
+// that may become debugger code: the user's own file when it passes
+// safefs.CheckTrusted, a project file only once `pyattach trust` has
+// recorded it as it is now. From any other file they are ignored, and
+// Notices says so.
 type Config struct {
 	// DebugDirs are searched for separate debug files after
 	// /usr/lib/debug and pyattach's own store, before --debug-dir.
-	DebugDirs []string `toml:"debug_dirs"`
+	DebugDirs []string
 	// Extensions are CPython gdb extension files (or directories holding
 	// *-gdb.py or libpython.py) to consider besides the installed ones.
-	Extensions []string `toml:"extensions"`
+	Extensions []string
 	// ExtensionBaseURL is where fetch-extension downloads
 	// Tools/gdb/libpython.py from: <base>/v<X.Y.Z>/Tools/gdb/libpython.py.
-	ExtensionBaseURL string `toml:"extension_base_url"`
+	ExtensionBaseURL string
 	// Offline, when true, never asks debuginfod servers (as --offline).
-	Offline bool `toml:"offline"`
+	Offline bool
 	// Sources maps names to local source trees (as --source NAME=DIR):
 	// [sources] echion = "~/src/echion".
-	Sources map[string]string `toml:"sources"`
+	Sources map[string]string
 
 	// Files lists the configuration files that were read.
-	Files []string `toml:"-"`
+	Files []string
+	// Notices are the lines to print on stderr: the code-carrying
+	// settings ignored in a file, and how to have them used.
+	Notices []string
 }
 
 // ProjectConfigName is the per-project configuration file.
 const ProjectConfigName = ".pyattach.toml"
 
 // DefaultExtensionBaseURL serves CPython's sources by tag.
-const DefaultExtensionBaseURL = "https://raw.githubusercontent.com/python/cpython"
+const DefaultExtensionBaseURL = pyext.DefaultBaseURL
+
+// Limits on a configuration file, checked before the TOML decoder runs.
+// BurntSushi/toml's work grows with the size times the nesting (a 40 KB
+// nested inline table took 37 s and 4.6 GB); within these limits it is
+// a few hundred bytes allocated per byte, some tens of MB at most.
+const (
+	// maxConfigSize is ample for a few settings; pyattach's files hold
+	// well under 4 KiB.
+	maxConfigSize = 64 << 10
+	// maxConfigDepth bounds [ and { nesting, and the parts of one dotted
+	// key; pyattach's own settings need 2 at most.
+	maxConfigDepth = 4
+)
+
+// maxTrustStoreSize bounds the trust store (about 100 bytes a project).
+const maxTrustStoreSize = 1 << 20
+
+// codeKeys are the settings that make the debugger run code: extension
+// files are sourced, the base URL chooses what fetch-extension puts in
+// the cache that is sourced later, and gdb auto-loads
+// <debugdir>/<objfile>-gdb.py from every debug directory. gdb 13's
+// defaults say so ("show auto-load safe-path" and "show auto-load
+// scripts-directory" both print $debugdir:$datadir/auto-load), and a
+// file <dir>/tmp/p/prog-gdb.py runs for /tmp/p/prog once
+// "set debug-file-directory /usr/lib/debug:<dir>" is followed by any
+// add-auto-load-safe-path (pyattach adds one for an extension beside the
+// interpreter), and for every shared library of an attached process
+// (TestSecurityDebugDirAutoLoad and security_config_debugdir.txtar).
+var codeKeys = []string{"extensions", "extension_base_url", "debug_dirs"}
+
+// knownKeys, in the order the error message lists them.
+var knownKeys = []string{"debug_dirs", "extensions", "extension_base_url", "offline", "sources"}
 
 // loadConfig reads the user's and the project's configuration files.
 // userFile overrides the XDG location; a missing file is no error unless
 // it was named explicitly.
 func loadConfig(userFile, cwd, home string) (*Config, error) {
 	cfg := &Config{}
+	uid := os.Geteuid()
 	explicit := userFile != ""
 	if !explicit {
 		userFile = filepath.Join(xdg.ConfigHome, "pyattach", "config.toml")
 	}
-	if err := cfg.merge(userFile, home); err != nil {
-		if explicit || !errors.Is(err, fs.ErrNotExist) {
+	if abs, err := filepath.Abs(userFile); err == nil {
+		userFile = abs
+	}
+	data, err := readConfigFile(userFile)
+	switch {
+	case err == nil:
+		why := ""
+		if terr := safefs.CheckTrusted(userFile, uid); terr != nil {
+			why = untrustedWhy(terr, userFile, false)
+		}
+		if err := cfg.merge(userFile, data, home, why); err != nil {
 			return nil, err
 		}
+	case explicit || !errors.Is(err, fs.ErrNotExist):
+		return nil, err
 	}
 	if p := findProjectConfig(cwd, home); p != "" {
-		if err := cfg.merge(p, home); err != nil {
+		data, err := readConfigFile(p)
+		if err != nil {
+			return nil, err
+		}
+		if err := cfg.merge(p, data, home, projectTrust(p, data, uid)); err != nil {
 			return nil, err
 		}
 	}
@@ -66,6 +128,48 @@ func loadConfig(userFile, cwd, home string) (*Config, error) {
 		cfg.ExtensionBaseURL = DefaultExtensionBaseURL
 	}
 	return cfg, nil
+}
+
+// projectTrust returns "" when the project file p, whose content is
+// data, may carry code, else why not and what to do about it.
+func projectTrust(p string, data []byte, uid int) string {
+	if err := safefs.CheckTrusted(p, uid); err != nil {
+		return untrustedWhy(err, p, true)
+	}
+	cmd := "pyattach trust " + shellQuote(filepath.Dir(p))
+	store, err := loadTrustStore()
+	if err != nil {
+		return fmt.Sprintf("not trusted (%s)", oneLine(err.Error()))
+	}
+	switch store.state(p, data) {
+	case trustChanged:
+		return "changed since it was trusted; to trust it as it is now, run: " + cmd
+	case trustYes:
+		return ""
+	}
+	return "not trusted; to trust it, run: " + cmd
+}
+
+// untrustedWhy says why a file that fails safefs.CheckTrusted cannot
+// carry code, and what the user can do.
+func untrustedWhy(err error, file string, project bool) string {
+	var ue *safefs.UntrustedError
+	if !errors.As(err, &ue) {
+		return oneLine(err.Error())
+	}
+	why := ue.Component + " is " + ue.Reason
+	if strings.HasPrefix(ue.Reason, "writable by") {
+		fix := "chmod go-w " + shellQuote(ue.Component)
+		if project {
+			fix += " && pyattach trust " + shellQuote(filepath.Dir(file))
+		}
+		return why + "; to fix it, run: " + fix
+	}
+	own := filepath.Join(xdg.ConfigHome, "pyattach", "config.toml")
+	if !project && file == own {
+		return why + "; review it and pass a configuration file of your own: pyattach --config FILE"
+	}
+	return why + "; review it and copy the settings you want into a configuration file of your own (" + own + ")"
 }
 
 // findProjectConfig looks for .pyattach.toml in dir and its parents,
@@ -92,6 +196,7 @@ func findProjectConfig(dir, home string) string {
 type configError struct {
 	file string
 	err  error
+	hint string // "" for the usual "fix or remove FILE"
 }
 
 func (e *configError) Error() string { return e.file + ": " + e.err.Error() }
@@ -99,54 +204,231 @@ func (e *configError) Unwrap() error { return e.err }
 
 var errConfig = errors.New("invalid configuration")
 
-func (c *Config) merge(file, home string) error {
-	data, err := os.ReadFile(file)
+// readConfigFile reads a configuration file: a regular file of at most
+// maxConfigSize bytes. It never blocks on a FIFO and never reads a
+// device.
+func readConfigFile(name string) ([]byte, error) {
+	return readSmallFile(name, maxConfigSize)
+}
+
+// readSmallFile reads a regular file of at most max bytes.
+func readSmallFile(name string, max int64) ([]byte, error) {
+	f, err := os.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, &configError{name, fmt.Errorf("%w: not a regular file (%s)", errConfig, fileKind(st.Mode())),
+			"name a regular file: pyattach --config FILE"}
+	}
+	tooBig := &configError{name, fmt.Errorf("%w: larger than %d KiB", errConfig, max>>10),
+		"a configuration file holds a few settings; fix or remove " + name}
+	if st.Size() > max {
+		return nil, tooBig
+	}
+	data, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > max {
+		return nil, tooBig
+	}
+	return data, nil
+}
+
+func fileKind(m fs.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "a directory"
+	case m&fs.ModeNamedPipe != 0:
+		return "a FIFO"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeCharDevice != 0:
+		return "a character device"
+	case m&fs.ModeDevice != 0:
+		return "a block device"
+	}
+	return "mode " + m.String()
+}
+
+// fileConfig is one file's settings, checked for type.
+type fileConfig struct {
+	debugDirs, extensions []string
+	baseURL               string
+	offline               *bool
+	sources               map[string]string
+}
+
+// parseConfig checks a configuration file's nesting, decodes it, and
+// checks that every key is known and of the right type.
+func parseConfig(file string, data []byte) (*fileConfig, error) {
+	bad := func(format string, args ...any) error {
+		return &configError{file, fmt.Errorf("%w: "+format, append([]any{errConfig}, args...)...), ""}
+	}
+	if line, err := scanNesting(data, maxConfigDepth); err != nil {
+		return nil, bad("line %d: %v", line, err)
+	}
+	var m map[string]any
+	if _, err := toml.Decode(string(data), &m); err != nil {
+		var pe toml.ParseError
+		if errors.As(err, &pe) {
+			return nil, bad("line %d: %s", pe.Position.Line, pe.Message)
+		}
+		return nil, bad("%v", err)
+	}
+	var unknown []string
+	for k := range m {
+		if !contains(knownKeys, k) {
+			unknown = append(unknown, k)
+		}
+	}
+	if len(unknown) > 0 {
+		sort.Strings(unknown)
+		return nil, bad("unknown key %s (known: %s)", strings.Join(unknown, ", "), strings.Join(knownKeys, ", "))
+	}
+	var f fileConfig
+	var err error
+	strList := func(key string) []string {
+		v, ok := m[key]
+		if !ok || err != nil {
+			return nil
+		}
+		want := fmt.Sprintf(`a list of strings (%s = ["/some/path"])`, key)
+		list, ok := v.([]any)
+		if !ok {
+			err = bad("%s must be %s, not %s", key, want, tomlType(v))
+			return nil
+		}
+		out := make([]string, 0, len(list))
+		for i, e := range list {
+			s, ok := e.(string)
+			if !ok {
+				err = bad("%s must be %s; item %d is %s", key, want, i+1, tomlType(e))
+				return nil
+			}
+			out = append(out, s)
+		}
+		return out
+	}
+	f.debugDirs = strList("debug_dirs")
+	f.extensions = strList("extensions")
+	if err != nil {
+		return nil, err
+	}
+	if v, ok := m["extension_base_url"]; ok {
+		s, ok := v.(string)
+		if !ok {
+			return nil, bad(`extension_base_url must be a string (extension_base_url = "https://..."), not %s`, tomlType(v))
+		}
+		f.baseURL = s
+	}
+	if v, ok := m["offline"]; ok {
+		b, ok := v.(bool)
+		if !ok {
+			return nil, bad("offline must be true or false, not %s", tomlType(v))
+		}
+		f.offline = &b
+	}
+	if v, ok := m["sources"]; ok {
+		t, ok := v.(map[string]any)
+		if !ok {
+			return nil, bad(`sources must be a table of names and directories ([sources] then echion = "~/src/echion"), not %s`, tomlType(v))
+		}
+		f.sources = map[string]string{}
+		for name, dir := range t {
+			s, ok := dir.(string)
+			if !ok {
+				return nil, bad("sources.%s must be a directory (a string), not %s", name, tomlType(dir))
+			}
+			f.sources[name] = s
+		}
+	}
+	return &f, nil
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// tomlType names the TOML type of a decoded value.
+func tomlType(v any) string {
+	switch v.(type) {
+	case string:
+		return "a string"
+	case int64:
+		return "an integer"
+	case float64:
+		return "a float"
+	case bool:
+		return "a boolean"
+	case []any, []map[string]any:
+		return "a list"
+	case map[string]any:
+		return "a table"
+	}
+	return "a date or time"
+}
+
+// merge adds the settings of file (content data) to c. untrusted is ""
+// when the file may carry code, else why not: then its code-carrying
+// settings are left out, with one notice.
+func (c *Config) merge(file string, data []byte, home, untrusted string) error {
+	f, err := parseConfig(file, data)
 	if err != nil {
 		return err
 	}
-	var f Config
-	md, err := toml.Decode(string(data), &f)
-	if err != nil {
-		var pe toml.ParseError
-		if errors.As(err, &pe) {
-			return &configError{file, fmt.Errorf("%w: line %d: %s", errConfig, pe.Position.Line, pe.Message)}
-		}
-		return &configError{file, fmt.Errorf("%w: %v", errConfig, err)}
-	}
-	if und := md.Undecoded(); len(und) > 0 {
-		var keys []string
-		for _, k := range und {
-			keys = append(keys, k.String())
-		}
-		sort.Strings(keys)
-		return &configError{file, fmt.Errorf("%w: unknown key %s (known: debug_dirs, extensions, extension_base_url, offline, sources)", errConfig, strings.Join(keys, ", "))}
-	}
 	base := filepath.Dir(file)
-	for _, d := range f.DebugDirs {
+	if untrusted != "" {
+		var ignored []string
+		for _, k := range codeKeys {
+			if (k == "extensions" && len(f.extensions) > 0) || (k == "debug_dirs" && len(f.debugDirs) > 0) || (k == "extension_base_url" && f.baseURL != "") {
+				ignored = append(ignored, k)
+			}
+		}
+		if len(ignored) > 0 {
+			c.Notices = append(c.Notices, fmt.Sprintf("pyattach: ignored %s in %s: %s", strings.Join(ignored, ", "), file, untrusted))
+		}
+		f.debugDirs, f.extensions, f.baseURL = nil, nil, ""
+	}
+	for _, d := range f.debugDirs {
 		c.DebugDirs = append(c.DebugDirs, expandPath(d, base, home))
 	}
-	for _, e := range f.Extensions {
+	for _, e := range f.extensions {
 		c.Extensions = append(c.Extensions, expandPath(e, base, home))
 	}
-	if f.ExtensionBaseURL != "" {
-		u := strings.TrimRight(f.ExtensionBaseURL, "/")
-		if !strings.HasPrefix(u, "https://") && !strings.HasPrefix(u, "http://") {
-			return &configError{file, fmt.Errorf("%w: extension_base_url %q is not an http(s) URL", errConfig, f.ExtensionBaseURL)}
+	if f.baseURL != "" {
+		u := strings.TrimRight(f.baseURL, "/")
+		if err := pyext.CheckBaseURL(u); err != nil {
+			return &configError{file, fmt.Errorf("%w: extension_base_url: %v", errConfig, err), httpsHint}
 		}
 		c.ExtensionBaseURL = u
 	}
-	for name, dir := range f.Sources {
+	for name, dir := range f.sources {
 		if c.Sources == nil {
 			c.Sources = map[string]string{}
 		}
 		c.Sources[name] = expandPath(dir, base, home)
 	}
-	if md.IsDefined("offline") {
-		c.Offline = f.Offline
+	if f.offline != nil {
+		c.Offline = *f.offline
 	}
 	c.Files = append(c.Files, file)
 	return nil
 }
+
+// httpsHint is the advice for a base URL that is not https.
+const httpsHint = "use an https:// URL: a mirror of CPython's sources served over TLS (the default is " + DefaultExtensionBaseURL + ")"
 
 // expandPath expands a leading ~/ and makes a relative path relative to
 // the directory of the file that names it.
@@ -161,4 +443,80 @@ func expandPath(p, base, home string) string {
 		return filepath.Join(base, p)
 	}
 	return filepath.Clean(p)
+}
+
+// scanNesting checks, without decoding, that TOML text nests [ and {
+// at most max deep and that no dotted key has more than max parts. It
+// skips strings and comments as TOML does; it returns the 1-based line
+// of the first excess. Text it misreads is text the decoder rejects.
+func scanNesting(data []byte, max int) (int, error) {
+	line, depth, dots := 1, 0, 0
+	n := len(data)
+	for i := 0; i < n; i++ {
+		c := data[i]
+		switch c {
+		case '\n':
+			line++
+			dots = 0
+		case '#':
+			for i+1 < n && data[i+1] != '\n' {
+				i++
+			}
+		case '[', '{':
+			depth++
+			dots = 0
+			if depth > max {
+				return line, fmt.Errorf("lists and tables nested more than %d deep (pyattach's settings need 2)", max)
+			}
+		case ']', '}':
+			if depth > 0 {
+				depth--
+			}
+			dots = 0
+		case '=', ',':
+			dots = 0
+		case '.':
+			dots++
+			if dots >= max {
+				return line, fmt.Errorf("a dotted key of more than %d parts (pyattach's settings need 2)", max)
+			}
+		case '"', '\'':
+			quote := c
+			if i+2 < n && data[i+1] == quote && data[i+2] == quote {
+				// Multi-line string: up to the closing triple quote,
+				// which may be followed by two more quotes of content.
+				i += 3
+				for ; i < n; i++ {
+					if data[i] == '\n' {
+						line++
+					}
+					if quote == '"' && data[i] == '\\' {
+						if i+1 < n && data[i+1] == '\n' {
+							line++
+						}
+						i++
+						continue
+					}
+					if data[i] == quote && i+2 < n && data[i+1] == quote && data[i+2] == quote {
+						i += 2
+						for k := 0; k < 2 && i+1 < n && data[i+1] == quote; k++ {
+							i++
+						}
+						break
+					}
+				}
+				continue
+			}
+			// One-line string: up to the closing quote or the line's end.
+			for i++; i < n && data[i] != quote && data[i] != '\n'; i++ {
+				if quote == '"' && data[i] == '\\' && i+1 < n && data[i+1] != '\n' {
+					i++
+				}
+			}
+			if i < n && data[i] == '\n' {
+				i-- // let the loop count the line
+			}
+		}
+	}
+	return 0, nil
 }

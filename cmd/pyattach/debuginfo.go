@@ -105,20 +105,28 @@ func privateStoreDir() (string, error) {
 }
 
 // debugDirs is the search list: gdb's default, pyattach's store, the
-// config file's, then --debug-dir, without duplicates.
-func debugDirs(g *Globals, cfg *Config) []string {
-	var out []string
+// config file's, then --debug-dir, without duplicates. gdb auto-loads
+// <debugdir>/<objfile>-gdb.py scripts from each (see codeKeys), so a
+// directory that another user could change (safefs.CheckTrusted) is
+// left out, and a warning says so; one that does not exist is kept
+// (there is nothing in it to run or find).
+func debugDirs(g *Globals, cfg *Config) (dirs, warnings []string) {
 	seen := map[string]bool{}
 	for _, list := range [][]string{debugfile.DefaultDebugDirs, {storeDir()}, cfg.DebugDirs, g.DebugDir} {
 		for _, d := range list {
 			d = filepath.Clean(d)
-			if !seen[d] {
-				seen[d] = true
-				out = append(out, d)
+			if seen[d] {
+				continue
 			}
+			seen[d] = true
+			if err := safefs.CheckTrusted(d, os.Geteuid()); errors.Is(err, safefs.ErrUntrusted) {
+				warnings = append(warnings, fmt.Sprintf("ignored debug directory %s: %s (gdb would run the *-gdb.py scripts in it)", d, oneLine(err.Error())))
+				continue
+			}
+			dirs = append(dirs, d)
 		}
 	}
-	return out
+	return dirs, warnings
 }
 
 // Run finds the debug information of every module of the target.
@@ -153,7 +161,11 @@ func debugInfoFor(ctx context.Context, tgt string, res *target.Result, rerr erro
 	if rerr != nil && !errors.Is(rerr, target.ErrNotPython) {
 		return nil, rerr
 	}
-	di := &DebugInfo{Target: tgt, DebugDirs: debugDirs(g, cfg)}
+	di := &DebugInfo{Target: tgt}
+	di.DebugDirs, di.Warnings = debugDirs(g, cfg)
+	for _, w := range di.Warnings {
+		fmt.Fprintf(app.Stderr, "pyattach: warning: %s\n", w)
+	}
 	var mods []debugfile.Module
 	switch {
 	case res != nil && res.TargetKind == target.KindPID:
@@ -263,7 +275,7 @@ func findExtensions(res *target.Result, cfg *Config, app *App) Extensions {
 		ABIFlags:    res.Python.ABIFlags,
 		Extra:       cfg.Extensions,
 		CacheDir:    cacheDir(),
-		UID:         os.Getuid(),
+		UID:         os.Geteuid(),
 	}
 	if res.Container {
 		in.Root = res.Root
@@ -332,6 +344,16 @@ func printDebugInfo(w io.Writer, di *DebugInfo) {
 		return
 	}
 	ex := di.Extensions
+	for _, t := range ex.GDBTried {
+		if file, why, ok := strings.Cut(t, ": refused: "); ok {
+			fmt.Fprintf(w, "warning: gdb extension: refused %s: %s\n", file, why)
+		}
+	}
+	for _, t := range ex.LLDBTried {
+		if file, why, ok := strings.Cut(t, ": refused: "); ok {
+			fmt.Fprintf(w, "warning: lldb extension: refused %s: %s\n", file, why)
+		}
+	}
 	if ex.GDB != "" {
 		match := "matches"
 		if !ex.GDBVersionMatch {

@@ -19,6 +19,7 @@ import (
 
 	"github.com/pyattach/pyattach/detect/debugfile"
 	"github.com/pyattach/pyattach/detect/target"
+	"github.com/pyattach/pyattach/gdbgen"
 )
 
 // DoctorCmd is `pyattach doctor`.
@@ -469,11 +470,17 @@ func producerChecks(id string, m ModuleDebug, runtime bool) []Check {
 // whether plain gdb's safe path would decline it.
 func extensionChecks(ctx context.Context, res *target.Result, di *DebugInfo, app *App) []Check {
 	ex := di.Extensions
-	if ex.GDB == "" {
-		return []Check{{ID: "extension", Status: statusFail, Summary: fmt.Sprintf("no CPython gdb extension (python%s-gdb.py, libpython.py) for Python %s: py-bt is undefined", majorMinor(res.Python.Version), res.Python.Version),
-			Fix: "pyattach fetch-extension " + shellQuote(res.Target)}}
-	}
 	var out []Check
+	for _, t := range ex.GDBTried {
+		if file, why, ok := strings.Cut(t, ": refused: "); ok {
+			out = append(out, Check{ID: "extension.refused", Status: statusWarn, Summary: fmt.Sprintf("%s is not used: %s", file, why),
+				Fix: "pyattach runs no extension that another user could change: chmod go-w or chown it to root or yourself, or pyattach fetch-extension " + shellQuote(res.Target)})
+		}
+	}
+	if ex.GDB == "" {
+		return append(out, Check{ID: "extension", Status: statusFail, Summary: fmt.Sprintf("no CPython gdb extension (python%s-gdb.py, libpython.py) for Python %s: py-bt is undefined", majorMinor(res.Python.Version), res.Python.Version),
+			Fix: "pyattach fetch-extension " + shellQuote(res.Target)})
+	}
 	if !ex.GDBVersionMatch {
 		out = append(out, Check{ID: "extension", Status: statusFail, Summary: fmt.Sprintf("%s is for Python %s, the interpreter is %s: py-bt would misread frames", ex.GDB, ex.GDBVersion, res.Python.Version),
 			Fix: "pyattach fetch-extension " + shellQuote(res.Target)})
@@ -481,10 +488,13 @@ func extensionChecks(ctx context.Context, res *target.Result, di *DebugInfo, app
 		out = append(out, Check{ID: "extension", Status: statusOK, Summary: fmt.Sprintf("%s (Python %s)", ex.GDB, ex.GDBVersion)})
 	}
 	for _, w := range ex.GDBWarnings {
-		out = append(out, Check{ID: "extension.warning", Status: statusWarn, Summary: w, Fix: "chmod go-w the file and its directory, or chown it to root"})
+		out = append(out, Check{ID: "extension.warning", Status: statusWarn, Summary: w, Fix: "pyattach fetch-extension " + shellQuote(res.Target)})
 	}
-	if gdb, err := findDebugger(app.Env, "gdb"); err == nil {
-		o, _ := runTool(ctx, app.Env, gdb, "-nx", "-batch", "-ex", "show auto-load safe-path", "-ex", "source "+ex.GDB, "-ex", "help py-bt")
+	// ex.GDB passed safefs.CheckTrusted in pyext; SourceLine refuses a
+	// name gdb would not read back as it is.
+	source, serr := gdbgen.SourceLine(ex.GDB)
+	if gdb, err := findDebugger(app.Env, "gdb"); err == nil && serr == nil {
+		o, _ := runTool(ctx, app.Env, gdb, "-nx", "-batch", "-ex", "show auto-load safe-path", "-ex", source, "-ex", "help py-bt")
 		if strings.Contains(o, `Undefined command: "py-bt"`) || strings.Contains(o, "Error occurred in Python") || strings.Contains(o, "Traceback (most recent call last)") {
 			out = append(out, Check{ID: "extension.runs", Status: statusFail, Summary: fmt.Sprintf("gdb's Python cannot run %s: %s", ex.GDB, lastLine(o)),
 				Fix: "use the extension of the interpreter's own version: pyattach fetch-extension " + shellQuote(res.Target)})

@@ -54,6 +54,9 @@ func (c *FetchExtensionCmd) Run(g *Globals, app *App, cfg *Config) error {
 	if base == "" {
 		base = cfg.ExtensionBaseURL
 	}
+	if err := pyext.CheckBaseURL(base); err != nil {
+		return withHint(fmt.Errorf("fetch-extension: --base-url: %w", err), httpsHint)
+	}
 	ctx, cancel := context.WithTimeout(app.Ctx, 2*time.Minute)
 	defer cancel()
 	cache, err := privateCacheDir()

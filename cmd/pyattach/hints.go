@@ -65,6 +65,9 @@ func hintFor(err error) string {
 	}
 	var ce *configError
 	if errors.As(err, &ce) {
+		if ce.hint != "" {
+			return ce.hint
+		}
 		return "fix or remove " + ce.file + "; its keys are described in README.md, section Configuration"
 	}
 	var nm *venv.NoMatchError

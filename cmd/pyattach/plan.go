@@ -70,8 +70,11 @@ func buildPlan(ctx context.Context, t dbgTarget, g *Globals, app *App, cfg *Conf
 	if res.Container {
 		p.Sysroot = res.Root
 	}
+	// di.DebugDirs passed safefs.CheckTrusted (debugDirs); one that does
+	// not exist yet is not handed to gdb, so that no one can make it
+	// before gdb reads scripts from it.
 	for _, d := range di.DebugDirs {
-		if d != "/usr/lib/debug" {
+		if st, err := os.Stat(d); d != "/usr/lib/debug" && err == nil && st.IsDir() {
 			p.DebugDirs = append(p.DebugDirs, d)
 		}
 	}

@@ -42,8 +42,10 @@
 // of the interpreter's exact X.Y.Z version beats one that only matches
 // X.Y, which beats one of unknown version, which beats one of another X.Y;
 // within a rank, the first in search order wins. Extension.Warnings say
-// when the version differs and when the file can be changed by someone
-// other than the current user or root (gdb runs it).
+// when the version differs. The debugger runs the file, so a file that
+// someone other than Input.UID or root could change (it, a directory on
+// its way or a link to it: safefs.CheckTrusted) is refused, wherever it
+// was found, and the reason is listed in tried.
 //
 // FindLLDB finds an installed cpython_lldb module; SitePackages lists the
 // site-packages directories to search for it.

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -28,6 +30,36 @@ var ErrNoSuchVersion = errors.New("no such CPython version")
 // name a CPython tag (it needs X.Y.Z).
 var ErrInvalidVersion = errors.New("invalid CPython version")
 
+// ErrInsecureURL is wrapped by CheckBaseURL's error (and Fetch's) for a
+// URL that is not https, or plain http to a host other than loopback.
+var ErrInsecureURL = errors.New("insecure URL")
+
+// CheckBaseURL accepts an https URL, and a plain http URL whose host is
+// loopback (localhost, 127.0.0.0/8, ::1), which only this machine can
+// answer. What is downloaded lands in the cache that every later gdb
+// run sources, so nothing on the network path may choose it.
+func CheckBaseURL(raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return fmt.Errorf("%w: %q: %v", ErrInsecureURL, raw, err)
+	}
+	switch {
+	case u.Host == "" || (u.Scheme != "https" && u.Scheme != "http"):
+		return fmt.Errorf("%w: %q is not an https:// URL", ErrInsecureURL, raw)
+	case u.Scheme == "http" && !loopbackHost(u.Hostname()):
+		return fmt.Errorf("%w: %q is plain http, which anyone on the network path can answer (http is allowed only for localhost, 127.0.0.0/8 and ::1)", ErrInsecureURL, raw)
+	}
+	return nil
+}
+
+func loopbackHost(h string) bool {
+	if strings.EqualFold(h, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(h)
+	return ip != nil && ip.IsLoopback()
+}
+
 // Fetch downloads CPython's gdb extension for the exact version
 // (X.Y.Z, or a pre-release such as 3.13.0rc1) from
 // <baseURL>/v<version>/Tools/gdb/libpython.py, checks that it is
@@ -35,7 +67,8 @@ var ErrInvalidVersion = errors.New("invalid CPython version")
 // <cacheDir>/extensions/<version>/libpython.py (mode 0644) through a
 // temporary file renamed into place. It returns that path. On failure
 // nothing is left behind: no temporary file and no directory it made.
-// A nil client means http.DefaultClient.
+// A nil client means http.DefaultClient. baseURL, and every redirect
+// followed, must pass CheckBaseURL.
 func Fetch(ctx context.Context, client *http.Client, baseURL, version, cacheDir string) (string, error) {
 	if !exactVersion(version) {
 		return "", fmt.Errorf("fetch extension for %q: %w: a CPython tag needs major.minor.micro, such as 3.12.1", version, ErrInvalidVersion)
@@ -43,9 +76,28 @@ func Fetch(ctx context.Context, client *http.Client, baseURL, version, cacheDir 
 	if cacheDir == "" {
 		return "", errors.New("fetch extension: no cache directory")
 	}
+	if err := CheckBaseURL(baseURL); err != nil {
+		return "", fmt.Errorf("fetch extension: %w", err)
+	}
 	if client == nil {
 		client = http.DefaultClient
 	}
+	// A redirect must obey the same rule as the URL itself.
+	c := *client
+	next := c.CheckRedirect
+	c.CheckRedirect = func(req *http.Request, via []*http.Request) error {
+		if err := CheckBaseURL(req.URL.String()); err != nil {
+			return fmt.Errorf("redirected: %w", err)
+		}
+		if next != nil {
+			return next(req, via)
+		}
+		if len(via) >= 10 {
+			return errors.New("stopped after 10 redirects")
+		}
+		return nil
+	}
+	client = &c
 	url := strings.TrimRight(baseURL, "/") + "/v" + version + "/Tools/gdb/libpython.py"
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {

@@ -189,3 +189,56 @@ func TestFetchUnwritableCache(t *testing.T) {
 		t.Errorf("left behind: %v", ents)
 	}
 }
+
+// TestSecurityBaseURL: what Fetch downloads is sourced by every later
+// gdb run, so only https, or http that never leaves the machine.
+func TestSecurityBaseURL(t *testing.T) {
+	for _, tc := range []struct {
+		url string
+		ok  bool
+	}{
+		{"https://raw.githubusercontent.com/python/cpython", true},
+		{"https://mirror.example.org:8443/cpython/", true},
+		{"http://127.0.0.1:8080/cpython", true},
+		{"http://127.5.6.7/cpython", true},
+		{"http://[::1]:80/cpython", true},
+		{"http://localhost:9000", true},
+		{"http://LOCALHOST/x", true},
+		{"http://example.org/cpython", false},
+		{"http://10.0.0.1/cpython", false},
+		{"http://localhost.example.org/x", false},
+		{"http://127.0.0.1.example.org/x", false},
+		{"http://[::ffff:10.0.0.1]/x", false},
+		{"ftp://example.org/x", false},
+		{"file:///srv/cpython", false},
+		{"https:///nohost", false},
+		{"example.org/cpython", false},
+		{"", false},
+	} {
+		err := CheckBaseURL(tc.url)
+		if tc.ok != (err == nil) || (err != nil && !errors.Is(err, ErrInsecureURL)) {
+			t.Errorf("CheckBaseURL(%q) = %v, want ok=%v", tc.url, err, tc.ok)
+		}
+	}
+	if err := CheckBaseURL("http://example.org/cpython"); err == nil || !strings.Contains(err.Error(), "plain http") {
+		t.Errorf("http error %v does not say why", err)
+	}
+
+	// Fetch refuses before asking anyone; nothing lands in the cache.
+	cache := t.TempDir()
+	if _, err := Fetch(context.Background(), nil, "http://example.org/cpython", "3.12.1", cache); !errors.Is(err, ErrInsecureURL) {
+		t.Errorf("Fetch over http: %v", err)
+	}
+	assertEmpty(t, cache)
+
+	// A loopback server may not redirect to a plain http host elsewhere.
+	srv, _ := cpythonServer(t, map[string]http.HandlerFunc{
+		"/redir/v3.12.1/Tools/gdb/libpython.py": func(w http.ResponseWriter, r *http.Request) {
+			http.Redirect(w, r, "http://example.invalid/v3.12.1/Tools/gdb/libpython.py", http.StatusFound)
+		},
+	})
+	if _, err := Fetch(context.Background(), srv.Client(), srv.URL+"/redir", "3.12.1", cache); !errors.Is(err, ErrInsecureURL) {
+		t.Errorf("Fetch through a redirect to http: %v", err)
+	}
+	assertEmpty(t, cache)
+}

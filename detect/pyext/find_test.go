@@ -3,6 +3,8 @@ package pyext
 import (
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -346,7 +348,10 @@ func TestContainerFallsBackToHost(t *testing.T) {
 	}
 }
 
-func TestPermissionWarnings(t *testing.T) {
+// TestSecurityRefusesUntrusted: gdb runs the extension, so a file that
+// another user could change is refused, not merely warned about, and
+// tried says why.
+func TestSecurityRefusesUntrusted(t *testing.T) {
 	dir := tree(t, map[string]string{
 		"a/bin/python3.11":        "ELF",
 		"a/bin/python3.11-gdb.py": fakeLibpython,
@@ -355,25 +360,28 @@ func TestPermissionWarnings(t *testing.T) {
 	in := isolated(dir)
 	in.Interpreter = filepath.Join(dir, "a/bin/python3.11")
 	in.UID = os.Getuid()
+	refused := func(want string) {
+		t.Helper()
+		got, tried, err := FindGDB(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != nil {
+			t.Errorf("found %s, want it refused (%s)", got.Path, want)
+		}
+		if !slices.Contains(tried, ext+": "+want) {
+			t.Errorf("tried %q does not hold %q", tried, ext+": "+want)
+		}
+	}
 
-	if err := os.Chmod(ext, 0o664); err != nil {
-		t.Fatal(err)
-	}
-	got, _ := mustFind(t, in)
-	if len(got.Warnings) != 1 || got.Warnings[0] != ext+" is writable by its group (it will be executed by gdb)" {
-		t.Errorf("warnings %q", got.Warnings)
-	}
+	os.Chmod(ext, 0o664)
+	refused("refused: it is writable by its group (gid 0), and gdb would run it")
 	os.Chmod(ext, 0o644)
 	os.Chmod(filepath.Dir(ext), 0o757)
-	got, _ = mustFind(t, in)
-	if len(got.Warnings) != 1 || got.Warnings[0] != "directory "+filepath.Dir(ext)+" is writable by others (it will be executed by gdb)" {
-		t.Errorf("warnings %q", got.Warnings)
-	}
+	refused("refused: " + filepath.Dir(ext) + " is writable by others, and gdb would run it")
 	os.Chmod(filepath.Dir(ext), os.ModeSticky|0o777) // sticky: no one else can replace it
-	got, _ = mustFind(t, in)
-	if len(got.Warnings) != 0 {
-		t.Errorf("warnings %q in a sticky directory", got.Warnings)
-	}
+	got, _ := mustFind(t, in)
+	check(t, got, ext, "3.11", SourceBeside, true, 0)
 	os.Chmod(filepath.Dir(ext), 0o755)
 
 	if os.Getuid() != 0 {
@@ -382,15 +390,45 @@ func TestPermissionWarnings(t *testing.T) {
 	if err := os.Chown(ext, 65534, -1); err != nil {
 		t.Fatal(err)
 	}
-	got, _ = mustFind(t, in)
-	if len(got.Warnings) != 1 || got.Warnings[0] != ext+" is writable by uid 65534, its owner (it will be executed by gdb)" {
-		t.Errorf("warnings %q", got.Warnings)
-	}
-	// The same file is fine for its owner.
+	refused("refused: it is owned by uid 65534, and gdb would run it")
+	// A link of another user's to a good file is refused too.
+	os.Chown(ext, 0, -1)
+	os.Rename(ext, ext+".real")
+	os.Symlink(filepath.Base(ext)+".real", ext)
+	os.Lchown(ext, 65534, -1)
+	refused("refused: it is a symbolic link owned by uid 65534, and gdb would run it")
+	// The same files are fine for their owner.
+	os.Chown(ext+".real", 65534, -1)
 	in.UID = 65534
 	got, _ = mustFind(t, in)
-	if len(got.Warnings) != 0 {
-		t.Errorf("warnings %q for the owner", got.Warnings)
+	check(t, got, ext, "3.11", SourceBeside, true, 0)
+}
+
+// TestSecurityRefusesUntrustedStubTarget: a trusted stub that leads to
+// a file another user owns is refused.
+func TestSecurityRefusesUntrustedStubTarget(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Skip("chown to another uid needs root")
+	}
+	dir := tree(t, map[string]string{
+		"a/bin/python3.11":        "ELF",
+		"other/libpython.py":      fakeLibpython,
+		"a/bin/python3.11-gdb.py": "",
+	})
+	ext := filepath.Join(dir, "a/bin/python3.11-gdb.py")
+	target := filepath.Join(dir, "other/libpython.py")
+	os.WriteFile(ext, []byte("exec(open("+strconv.Quote(target)+").read())\n"), 0o644)
+	os.Chown(target, 65534, -1)
+	in := isolated(dir)
+	in.Interpreter = filepath.Join(dir, "a/bin/python3.11")
+	in.UID = 0
+	got, tried, _ := FindGDB(in)
+	if got != nil {
+		t.Fatalf("found %+v through a stub, want the target refused", got)
+	}
+	want := ext + ": it leads to " + target + ": refused: it is owned by uid 65534, and gdb would run it"
+	if !slices.Contains(tried, want) {
+		t.Errorf("tried %q does not hold %q", tried, want)
 	}
 }
 

@@ -57,8 +57,9 @@ type Input struct {
 	// CacheDir is pyattach's cache directory; fetched extensions are
 	// <CacheDir>/extensions/<X.Y.Z>/libpython.py. "" skips the cache.
 	CacheDir string
-	// UID is the current user's uid, for the "writable by another user"
-	// check.
+	// UID is the current user's uid: a file is refused unless it and
+	// every directory and link on its way are owned by UID or root and
+	// writable by no one else (safefs.CheckTrusted).
 	UID int
 }
 
@@ -85,8 +86,7 @@ type Extension struct {
 	// VersionMatch is true when Version has the interpreter's
 	// major.minor; a different micro version is only a warning.
 	VersionMatch bool `json:"version_match"`
-	// Warnings say what is worth knowing: a version mismatch, a file
-	// that someone other than the user or root can change.
+	// Warnings say what is worth knowing: a version mismatch.
 	Warnings []string `json:"warnings,omitempty"`
 }
 
@@ -339,6 +339,9 @@ func (s *search) examine(pl place, c candidate, p string) bool {
 	if err != nil {
 		return reject(errText(err))
 	}
+	if why := untrusted(host, s.in.UID, "gdb"); why != "" {
+		return reject(why)
+	}
 	ext := &Extension{Path: p, Source: c.source}
 	if pl.root != "" {
 		ext.HostPath = host
@@ -356,6 +359,9 @@ func (s *search) examine(pl place, c candidate, p string) bool {
 				continue
 			}
 			if th2, err := readFileHead(th); err == nil && looksLikeLibpython(th2) {
+				if why := untrusted(th, s.in.UID, "gdb"); why != "" {
+					return reject(fmt.Sprintf("it leads to %s: %s", th, why))
+				}
 				ext.Stub, ext.Path, real, host = p, t, t, th
 				if pl.root != "" {
 					ext.HostPath = th
@@ -374,11 +380,6 @@ func (s *search) examine(pl place, c candidate, p string) bool {
 	if warning != "" {
 		ext.Warnings = append(ext.Warnings, warning)
 	}
-	linkDir := ""
-	if hd, err := pl.hostPath(path.Dir(p)); err == nil {
-		linkDir = hd
-	}
-	ext.Warnings = append(ext.Warnings, permWarnings(host, linkDir, displayPath(ext), s.in.UID)...)
 	if s.best == nil || rank < s.bestRank {
 		if s.best != nil {
 			s.tried[s.bestTried] += fmt.Sprintf(": version %s, beaten by %s", orUnknown(s.best.Version), shown)

@@ -40,29 +40,19 @@ func FindLLDB(in Input, sitePackages []string) (*Extension, []string, error) {
 				tried = append(tried, p+": not the cpython_lldb module (it never mentions lldb)")
 				continue
 			}
+			if why := untrusted(p, in.UID, "lldb"); why != "" {
+				tried = append(tried, p+": "+why)
+				continue
+			}
 			ext := &Extension{Path: p, Source: SourceSitePackage, VersionMatch: true, Version: distInfoVersion(d, "cpython_lldb")}
 			if v, ok := parseVersion(in.Version); ok && v.major < 3 {
 				ext.VersionMatch = false
 				ext.Warnings = append(ext.Warnings, fmt.Sprintf("cpython_lldb is for Python 3; the interpreter is %s", in.Version))
 			}
-			linkDir := ""
-			if name != lldbModule+".py" {
-				linkDir = d
-			}
-			ext.Warnings = append(ext.Warnings, lldbPermWarnings(p, linkDir, in.UID)...)
 			return ext, tried, nil
 		}
 	}
 	return nil, tried, nil
-}
-
-// lldbPermWarnings is permWarnings worded for lldb.
-func lldbPermWarnings(p, linkDir string, uid int) []string {
-	ws := permWarnings(p, linkDir, p, uid)
-	for i, w := range ws {
-		ws[i] = strings.Replace(w, "executed by gdb", "executed by lldb", 1)
-	}
-	return ws
 }
 
 // distInfoVersion returns the version of distribution dist installed in

@@ -1,6 +1,7 @@
 package pyext
 
 import (
+	"os"
 	"path/filepath"
 	"reflect"
 	"testing"
@@ -65,5 +66,29 @@ func TestSitePackages(t *testing.T) {
 	}
 	if got := SitePackages([]string{"/usr"}, "", ""); got != nil {
 		t.Errorf("no version: got %q", got)
+	}
+}
+
+// TestSecurityLLDBRefusesUntrusted: lldb imports the module, so one that
+// another user could change is refused and the next place is tried.
+func TestSecurityLLDBRefusesUntrusted(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Skip("chown to another uid needs root")
+	}
+	dir := tree(t, map[string]string{
+		"a/cpython_lldb.py": "import lldb\n",
+		"b/cpython_lldb.py": "import lldb\n",
+	})
+	bad := filepath.Join(dir, "a/cpython_lldb.py")
+	if err := os.Chown(bad, 65534, -1); err != nil {
+		t.Fatal(err)
+	}
+	got, tried, _ := FindLLDB(Input{Version: "3.11", UID: 0}, []string{filepath.Join(dir, "a"), filepath.Join(dir, "b")})
+	if got == nil || got.Path != filepath.Join(dir, "b/cpython_lldb.py") {
+		t.Errorf("got %+v, want the module in b", got)
+	}
+	want := bad + ": refused: it is owned by uid 65534, and lldb would run it"
+	if len(tried) == 0 || tried[0] != want {
+		t.Errorf("tried %q, want %q first", tried, want)
 	}
 }

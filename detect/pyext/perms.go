@@ -1,57 +1,27 @@
 package pyext
 
 import (
+	"errors"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
+
+	"github.com/pyattach/pyattach/detect/safefs"
 )
 
-// permWarnings says who other than the current user (uid) and root can
-// change the file at host path p, or replace it through its directory
-// or the directory of the symbolic link that was found (linkDir); gdb
-// will run it. shown is the path named in the warnings.
-func permWarnings(p, linkDir, shown string, uid int) []string {
-	var out []string
-	st, err := os.Stat(p)
-	if err != nil {
-		return nil
+// untrusted returns "" when the debugger may run the host file p for
+// the user uid, else why not, as a "tried" reason: the file, a
+// directory on its way or a link to it is owned by another user or
+// writable by others (safefs.CheckTrusted).
+func untrusted(p string, uid int, debugger string) string {
+	err := safefs.CheckTrusted(p, uid)
+	if err == nil {
+		return ""
 	}
-	out = append(out, ownerWarnings(st, "", shown, uid)...)
-	dirs := []string{filepath.Dir(p)}
-	if linkDir != "" && linkDir != dirs[0] {
-		dirs = append(dirs, linkDir)
-	}
-	for _, d := range dirs {
-		dst, err := os.Stat(d)
-		if err != nil {
-			continue
+	var ue *safefs.UntrustedError
+	if errors.As(err, &ue) {
+		if ue.Component == ue.Path {
+			return fmt.Sprintf("refused: it is %s, and %s would run it", ue.Reason, debugger)
 		}
-		out = append(out, ownerWarnings(dst, "directory ", d, uid)...)
+		return fmt.Sprintf("refused: %s is %s, and %s would run it", ue.Component, ue.Reason, debugger)
 	}
-	return out
-}
-
-func ownerWarnings(st fs.FileInfo, what, shown string, uid int) []string {
-	var out []string
-	mode := st.Mode()
-	// A sticky directory (/tmp) lets no one but the owner replace a file.
-	sticky := mode.IsDir() && mode&fs.ModeSticky != 0
-	var by string
-	switch perm := mode.Perm(); {
-	case sticky:
-	case perm&0o020 != 0 && perm&0o002 != 0:
-		by = "its group and by others"
-	case perm&0o020 != 0:
-		by = "its group"
-	case perm&0o002 != 0:
-		by = "others"
-	}
-	if by != "" {
-		out = append(out, fmt.Sprintf("%s%s is writable by %s (it will be executed by gdb)", what, shown, by))
-	}
-	if owner, ok := fileOwner(st); ok && owner != 0 && owner != uid {
-		out = append(out, fmt.Sprintf("%s%s is writable by uid %d, its owner (it will be executed by gdb)", what, shown, owner))
-	}
-	return out
+	return "refused: " + errText(err)
 }
