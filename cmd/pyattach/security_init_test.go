@@ -78,7 +78,13 @@ func TestSecurityInitHostileNames(t *testing.T) {
 			env := []string{"HOME=" + home, "XDG_CONFIG_HOME=" + filepath.Join(home, ".config"),
 				"XDG_CACHE_HOME=" + filepath.Join(home, ".cache"), "XDG_DATA_HOME=" + filepath.Join(home, ".local", "share"),
 				"PYTHONPATH=/usr/lib/llvm-14/lib/python3.11/dist-packages"}
+			// pyattach's debug store, as after "symbols install": the
+			// .gdbinit then names it, and gdb's "show debug-file-directory"
+			// proves the file was read.
 			debugDir := filepath.Join(home, ".local", "share", "pyattach", "debug")
+			if err := os.MkdirAll(debugDir, 0o700); err != nil {
+				t.Fatal(err)
+			}
 			userInit := filepath.Join(home, ".config", "gdb", "gdbinit")
 			marker := func(dir, what string) {
 				if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -273,6 +279,10 @@ func initTrust(t *testing.T, home, project string, extra ...string) (string, err
 	t.Helper()
 	env := []string{"HOME=" + home, "XDG_CONFIG_HOME=", "XDG_CACHE_HOME=" + filepath.Join(home, ".cache"),
 		"XDG_DATA_HOME=" + filepath.Join(home, ".local", "share")}
+	// pyattach's debug store exists, so that the .gdbinit names it.
+	if err := os.MkdirAll(filepath.Join(home, ".local", "share", "pyattach", "debug"), 0o700); err != nil {
+		t.Fatal(err)
+	}
 	args := append([]string{"--offline", "init", "--gdb", "--trust", "--python", "/usr/bin/python3.11"}, extra...)
 	return runIn(t, project, env, pyattachBin(t), append(args, project)...)
 }
