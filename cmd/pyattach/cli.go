@@ -115,7 +115,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, env []string
 			code = 70
 		}
 	}()
-	parser, err := kong.New(&cli,
+	opts := append(rawArgOptions(),
 		kong.Name("pyattach"),
 		kong.Description(description),
 		kong.Writers(stdout, stderr),
@@ -125,6 +125,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, env []string
 		kong.UsageOnError(),
 		kong.Bind(app),
 	)
+	parser, err := kong.New(&cli, opts...)
 	if err != nil {
 		fmt.Fprintf(stderr, "pyattach: internal error: %v\n", err)
 		return 70
