@@ -77,3 +77,22 @@ func TestSecurityNonUTF8Args(t *testing.T) {
 		t.Errorf("lldb -- %q a\\xffb: %v\n%s", py, err, out)
 	}
 }
+
+// A real venv whose path holds a newline (its pyvenv.cfg "command" line
+// is broken in two, which CPython ignores) resolves through the CLI,
+// in text and JSON.
+func TestSecurityResolveVenvNewline(t *testing.T) {
+	py := need(t, "/usr/bin/python3.11")
+	v := filepath.Join(t.TempDir(), "x\ny", "venv")
+	if out, err := runIn(t, "", nil, py, "-m", "venv", "--without-pip", "--copies", v); err != nil {
+		t.Fatalf("python3.11 -m venv: %v\n%s", err, out)
+	}
+	r := runJSON(t, v)
+	if r.Interpreter != py || r.Venv.Kind != "copies" {
+		t.Errorf("resolve --json %q: interpreter %s, venv %+v", v, r.Interpreter, r.Venv)
+	}
+	out, err := runIn(t, "", nil, pyattachBin(t), "--offline", "resolve", v)
+	if err != nil || !strings.Contains(out, py) {
+		t.Errorf("resolve %q: %v\n%s", v, err, out)
+	}
+}
