@@ -1,7 +1,6 @@
 package venv
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -63,7 +62,7 @@ type CfgError struct {
 	// File is the file's path; "" when parsed from a reader.
 	File string
 	// Line is the 1-based line number; 0 when the error concerns the
-	// whole input (too large, NUL bytes, not UTF-8).
+	// whole input (too large).
 	Line int
 	// Msg says what is wrong.
 	Msg string
@@ -83,16 +82,18 @@ func (e *CfgError) Error() string {
 // Unwrap returns ErrMalformedCfg.
 func (e *CfgError) Unwrap() error { return ErrMalformedCfg }
 
-// ParsePyvenvCfg parses a pyvenv.cfg: `key = value` lines, split at the
-// first '=' with the key lowercased and both sides trimmed, as CPython's
-// site.py does. Blank lines and lines starting with '#' are skipped. Lines
-// end with "\n", "\r\n" or "\r" (Python's universal newlines); a leading
-// UTF-8 byte order mark is ignored.
+// ParsePyvenvCfg parses a pyvenv.cfg the way CPython's site.py (and
+// getpath) do: `key = value` lines, split at the first '=' with the key
+// lowercased and both sides trimmed; a line without '=' or with an empty
+// key is ignored, as site.py ignores it. Such lines are real: `python3 -m
+// venv` writes the venv's path into its "command" line unescaped, so a
+// path holding a newline continues on a line of its own. Lines end with
+// "\n", "\r\n" or "\r" (Python's universal newlines); a leading UTF-8
+// byte order mark is ignored.
 //
-// Unlike site.py, which silently ignores them, a line without '=' and a
-// line with an empty key are errors, as are input larger than MaxCfgSize,
-// NUL bytes and invalid UTF-8 (which make site.py fail to start). Errors
-// are *CfgError.
+// The errors, *CfgError, are for what CPython refuses too (bytes that
+// are not UTF-8 make site.py fail to start), and input larger than
+// MaxCfgSize.
 func ParsePyvenvCfg(r io.Reader) (Cfg, error) {
 	b, err := io.ReadAll(io.LimitReader(r, MaxCfgSize+1))
 	if err != nil {
@@ -101,16 +102,13 @@ func ParsePyvenvCfg(r io.Reader) (Cfg, error) {
 	if len(b) > MaxCfgSize {
 		return Cfg{}, &CfgError{Msg: fmt.Sprintf("larger than %d bytes", MaxCfgSize)}
 	}
-	if i := bytes.IndexByte(b, 0); i >= 0 {
-		return Cfg{}, &CfgError{Line: lineOf(b, i), Msg: "NUL byte"}
-	}
-	if !utf8.Valid(b) {
-		return Cfg{}, &CfgError{Msg: "not valid UTF-8"}
+	if i := invalidUTF8(b); i >= 0 {
+		return Cfg{}, &CfgError{Line: lineOf(b, i), Msg: "not valid UTF-8 (CPython's site.py refuses it)"}
 	}
 	s := strings.TrimPrefix(string(b), "\uFEFF")
 
 	cfg := Cfg{Raw: map[string]string{}}
-	for n := 0; s != ""; n++ {
+	for s != "" {
 		var line string
 		line, s = nextLine(s)
 		t := strings.TrimSpace(line)
@@ -118,12 +116,9 @@ func ParsePyvenvCfg(r io.Reader) (Cfg, error) {
 			continue
 		}
 		k, v, ok := strings.Cut(line, "=")
-		if !ok {
-			return Cfg{}, &CfgError{Line: n + 1, Msg: fmt.Sprintf("no '=' in line %s", quoteShort(t))}
-		}
 		k = strings.ToLower(strings.TrimSpace(k))
-		if k == "" {
-			return Cfg{}, &CfgError{Line: n + 1, Msg: fmt.Sprintf("empty key in line %s", quoteShort(t))}
+		if !ok || k == "" {
+			continue // site.py ignores it
 		}
 		cfg.Raw[k] = strings.TrimSpace(v)
 	}
@@ -173,6 +168,19 @@ func nextLine(s string) (line, rest string) {
 		return s[:i], s[i+2:]
 	}
 	return s[:i], s[i+1:]
+}
+
+// invalidUTF8 returns the offset of the first byte of b that is not
+// part of valid UTF-8, or -1.
+func invalidUTF8(b []byte) int {
+	for i := 0; i < len(b); {
+		r, n := utf8.DecodeRune(b[i:])
+		if r == utf8.RuneError && n == 1 {
+			return i
+		}
+		i += n
+	}
+	return -1
 }
 
 // lineOf returns the 1-based line number of byte offset off in b.

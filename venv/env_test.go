@@ -135,7 +135,7 @@ func TestDetectErrors(t *testing.T) {
 
 	bad := filepath.Join(root, "bad")
 	cfg := filepath.Join(bad, "pyvenv.cfg")
-	writeFile(t, cfg, "home = /usr/bin\nthis is not a key\n", 0o644)
+	writeFile(t, cfg, "home = /usr/bin\nhome = /usr/\xffbin\n", 0o644)
 	writeFile(t, filepath.Join(bad, "bin", "python"), "", 0o755)
 	_, err = Detect(bad)
 	var ce *CfgError

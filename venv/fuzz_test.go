@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 var fuzzVersionRE = regexp.MustCompile(`^[0-9]{1,9}\.[0-9]{1,9}(\.[0-9]{1,9})?$`)
@@ -38,8 +39,8 @@ func FuzzParsePyvenvCfg(f *testing.F) {
 			}
 			return
 		}
-		if len(b) > MaxCfgSize || bytes.IndexByte(b, 0) >= 0 {
-			t.Fatal("accepted oversized input or NUL bytes")
+		if len(b) > MaxCfgSize || !utf8.Valid(b) {
+			t.Fatal("accepted oversized input or invalid UTF-8")
 		}
 		if cfg.Raw == nil {
 			t.Fatal("nil Raw map")

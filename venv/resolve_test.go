@@ -302,7 +302,7 @@ func TestResolveErrors(t *testing.T) {
 		t.Errorf("non-ELF copy: %v", err)
 	}
 	// A malformed pyvenv.cfg beside the copy.
-	writeFile(t, filepath.Join(v, "pyvenv.cfg"), "home /usr/bin\n", 0o644)
+	writeFile(t, filepath.Join(v, "pyvenv.cfg"), "home = /usr/bin\xff\n", 0o644)
 	if _, err := Resolve(filepath.Join(v, "bin", "python"), isolated(t)); !errors.Is(err, ErrMalformedCfg) {
 		t.Errorf("malformed: %v", err)
 	}

@@ -128,7 +128,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, env []string
 			code = 70
 		}
 	}()
-	parser, err := kong.New(&cli,
+	opts := append(rawArgOptions(),
 		kong.Name("pyattach"),
 		kong.Description(description),
 		kong.Writers(stdout, stderr),
@@ -138,6 +138,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, env []string
 		kong.UsageOnError(),
 		kong.Bind(app),
 	)
+	parser, err := kong.New(&cli, opts...)
 	if err != nil {
 		fmt.Fprintf(stderr, "pyattach: internal error: %v\n", err)
 		return 70

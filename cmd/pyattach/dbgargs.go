@@ -177,3 +177,90 @@ func parseLLDBArgs(args []string) (dbgTarget, error) {
 	}
 	return t, nil
 }
+
+// LLDBArgError is a value on lldb's command line that lldb 14's driver
+// would not hand over exactly: it pastes the program (-f or the first
+// word after --), the core (-c), the process name (-n) and the program's
+// arguments into commands of its own ("target create", "settings set --
+// target.run-args"), quoted only by a backslash before `"` and `\`.
+type LLDBArgError struct {
+	What   string // "program", "core file", "process name", "program argument 2"
+	Value  string
+	Reason string
+}
+
+func (e *LLDBArgError) Error() string {
+	return fmt.Sprintf("lldb %s %q: %s", e.What, e.Value, e.Reason)
+}
+
+// checkLLDBArgs refuses what lldb 14's driver would run as a command,
+// evaluate, or change before the program sees it (each case seen with
+// lldb 14.0.6). Everything else reaches lldb byte for byte.
+func checkLLDBArgs(args []string) error {
+	t, err := parseLLDBArgs(args)
+	if err != nil {
+		return err
+	}
+	opts, _, _, _, err := scanArgs("lldb", args, lldbOptsWithValue, "--")
+	if err != nil {
+		return err
+	}
+	for _, o := range opts {
+		switch o.name {
+		case "c", "core":
+			if r := lldbCommandWordProblem(o.val); r != "" {
+				return &LLDBArgError{"core file", o.val, r}
+			}
+		case "n", "attach-name":
+			if r := lldbCommandWordProblem(o.val); r != "" {
+				return &LLDBArgError{"process name", o.val, r}
+			}
+		}
+	}
+	if t.Program != "" {
+		r := lldbCommandWordProblem(t.Program)
+		if r == "" && strings.HasPrefix(t.Program, "-") {
+			r = "starts with '-', which lldb's \"target create\" reads as an option; write it as ./" + t.Program
+		}
+		if r != "" {
+			return &LLDBArgError{"program", t.Program, r}
+		}
+	}
+	for i, a := range t.Args {
+		if r := lldbRunArgProblem(a); r != "" {
+			return &LLDBArgError{fmt.Sprintf("program argument %d", i+1), a, r}
+		}
+	}
+	return nil
+}
+
+// lldbCommandWordProblem says why s cannot be one double-quoted word of
+// a command that lldb's driver writes, or "".
+func lldbCommandWordProblem(s string) string {
+	switch {
+	case strings.ContainsAny(s, "\n\r"):
+		return "holds a line break: lldb's driver would run the rest as a separate lldb command"
+	case strings.Contains(s, "`"):
+		return "holds a backtick: lldb evaluates text between backticks as an expression"
+	}
+	return ""
+}
+
+// lldbRunArgProblem says why lldb 14 would not pass s to the program
+// exactly as one argument, or "". lldb splits target.run-args a second
+// time: it drops an empty argument, strips blanks around a non-blank one
+// and takes a leading quote as quoting.
+func lldbRunArgProblem(s string) string {
+	if r := lldbCommandWordProblem(s); r != "" {
+		return r
+	}
+	switch {
+	case s == "":
+		return "is empty: lldb 14 drops it"
+	case strings.TrimLeft(s, " \t\v\f") != s || strings.TrimRight(s, " \t\v\f") != s:
+		return "starts or ends with a blank: lldb 14 strips it"
+	case s[0] == '"' || s[0] == '\'':
+		return "starts with a quote: lldb 14 takes it as quoting and removes it"
+	}
+	return ""
+}

@@ -61,6 +61,10 @@ Examples:
   pyattach --print lldb -- .venv/bin/python app.py`
 }
 
+// scriptPathHint is the fix when the debugger cannot be told the script's
+// file name exactly.
+const scriptPathHint = "the script's file name cannot be passed to the debugger exactly; set XDG_CACHE_HOME to a plain absolute directory, or write the script elsewhere with --script FILE"
+
 func isPIDArg(s string) bool { return allDigits(s) && s != "" }
 
 func allDigits(s string) bool {
@@ -97,6 +101,16 @@ func (c *GDBCmd) Run(g *Globals, app *App, cfg *Config) error {
 	if err != nil {
 		return err
 	}
+	// gdb opens -ix and -x files by name as given, after tilde expansion
+	// (a "~" after a blank too): refuse a name it would read as another.
+	for _, f := range []string{early, late} {
+		if f == "" {
+			continue
+		}
+		if _, err := gdbgen.SourceLine(f); err != nil {
+			return withHint(fmt.Errorf("gdb: %w", err), scriptPathHint)
+		}
+	}
 	argv := []string{gdb, "-ix", early}
 	if late != "" {
 		argv = append(argv, "-x", late)
@@ -119,6 +133,9 @@ func (c *LLDBCmd) Run(g *Globals, app *App, cfg *Config) error {
 	if err != nil {
 		return withHint(err, "pyattach passes everything after \"lldb\" to lldb; check lldb's own options with: lldb --help")
 	}
+	if err := checkLLDBArgs(c.Args); err != nil {
+		return withHint(err, "lldb pastes the program and its arguments into its own commands; start the program yourself and attach with: pyattach lldb -p PID")
+	}
 	p, _, err := buildPlan(app.Ctx, t, g, app, cfg)
 	if err != nil {
 		return fmt.Errorf("lldb: %w", err)
@@ -139,16 +156,26 @@ func (c *LLDBCmd) Run(g *Globals, app *App, cfg *Config) error {
 	if err != nil {
 		return err
 	}
-	argv := []string{lldb, "-S", before}
+	// lldb's driver pastes -S/-s file names into a command between single
+	// quotes, unescaped; -O/-o carry a command quoted exactly instead.
+	srcBefore, err := lldbgen.SourceCommand(before)
+	if err != nil {
+		return withHint(fmt.Errorf("lldb: %w", err), scriptPathHint)
+	}
+	argv := []string{lldb, "-O", srcBefore}
 	if after != "" {
-		argv = append(argv, "-s", after)
+		srcAfter, err := lldbgen.SourceCommand(after)
+		if err != nil {
+			return withHint(fmt.Errorf("lldb: %w", err), scriptPathHint)
+		}
+		argv = append(argv, "-o", srcAfter)
 	}
 	argv = append(argv, c.Args...)
 	env := lldbgen.Env(p, app.Env)
 	if g.Print {
-		fmt.Fprintf(app.Stdout, "# %s (lldb -S)\n%s", before, sc.Before)
+		fmt.Fprintf(app.Stdout, "# %s (lldb -O)\n%s", before, sc.Before)
 		if after != "" {
-			fmt.Fprintf(app.Stdout, "# %s (lldb -s)\n%s", after, sc.After)
+			fmt.Fprintf(app.Stdout, "# %s (lldb -o)\n%s", after, sc.After)
 		}
 		fmt.Fprintf(app.Stdout, "# command line\n")
 		if p.LLDBPythonPath != "" {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -140,9 +139,7 @@ func (c *DebuginfoCmd) Run(g *Globals, app *App, cfg *Config) error {
 		return err // interrupted: print no half-filled table
 	}
 	if c.JSON {
-		enc := json.NewEncoder(app.Stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(di)
+		return writeJSON(app.Stdout, di)
 	}
 	printDebugInfo(app.Stdout, di)
 	return nil

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -94,9 +93,7 @@ func (c *DoctorCmd) Run(g *Globals, app *App, cfg *Config) error {
 		failed = failed || ch.Status == statusFail
 	}
 	if c.JSON {
-		enc := json.NewEncoder(app.Stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(struct {
+		if err := writeJSON(app.Stdout, struct {
 			Checks []Check `json:"checks"`
 		}{checks}); err != nil {
 			return err

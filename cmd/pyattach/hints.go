@@ -88,7 +88,7 @@ func hintFor(err error) string {
 	case errors.Is(err, venv.ErrSymlinkLoop):
 		return "a symbolic link points back to itself; inspect the chain with: namei -l PATH"
 	case errors.Is(err, venv.ErrMalformedCfg):
-		return "pyvenv.cfg holds 'key = value' lines; rewrite it with: python3 -m venv --upgrade VENV_DIR"
+		return "pyvenv.cfg holds 'key = value' lines in UTF-8, or CPython cannot start; rewrite it with: python3 -m venv --upgrade VENV_DIR"
 	case errors.Is(err, venv.ErrNoPython):
 		return "the virtualenv has no bin/python; recreate it with: python3 -m venv --copies VENV_DIR"
 	case errors.Is(err, venv.ErrNotVenv):

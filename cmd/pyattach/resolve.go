@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -50,9 +49,7 @@ func (c *ResolveCmd) Run(g *Globals, app *App) error {
 		return err
 	}
 	if c.JSON {
-		enc := json.NewEncoder(app.Stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(res)
+		return writeJSON(app.Stdout, res)
 	}
 	printResult(app.Stdout, res)
 	return nil

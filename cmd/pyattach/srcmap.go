@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -88,9 +87,7 @@ func (c *SrcmapCmd) Run(g *Globals, app *App, cfg *Config) error {
 		return fmt.Errorf("srcmap %s: %w", c.Target, err)
 	}
 	if c.JSON {
-		enc := json.NewEncoder(app.Stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(out)
+		return writeJSON(app.Stdout, out)
 	}
 	printSrcmap(app.Stdout, out, len(roots))
 	return nil

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -89,9 +88,7 @@ func (c *SymbolsInstallCmd) Run(app *App) error {
 	store := &symbols.Store{Dir: dir}
 	rep, err := store.Install(c.Zip, dist)
 	if rep != nil && c.JSON {
-		enc := json.NewEncoder(app.Stdout)
-		enc.SetIndent("", "  ")
-		if jerr := enc.Encode(rep); jerr != nil {
+		if jerr := writeJSON(app.Stdout, rep); jerr != nil {
 			return jerr
 		}
 	} else if rep != nil {
@@ -125,9 +122,7 @@ func (c *SymbolsListCmd) Run(app *App) error {
 		if list == nil {
 			list = []symbols.Install{}
 		}
-		enc := json.NewEncoder(app.Stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(list)
+		return writeJSON(app.Stdout, list)
 	}
 	if len(list) == 0 {
 		fmt.Fprintf(app.Stdout, "no debug-symbol packages installed in %s\n", store.Dir)

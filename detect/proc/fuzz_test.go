@@ -16,7 +16,7 @@ func formatMaps(maps []Mapping) string {
 		fmt.Fprintf(&b, "%08x-%08x %s %08x %s %d ", m.Start, m.End, m.Perms, m.Offset, m.Dev, m.Inode)
 		if m.Path != "" {
 			b.WriteString(strings.Repeat(" ", 20))
-			b.WriteString(m.Path)
+			b.WriteString(strings.ReplaceAll(m.Path, "\n", `\012`))
 			if m.Deleted {
 				b.WriteString(deletedSuffix)
 			}
@@ -61,7 +61,7 @@ func FuzzParseMaps(f *testing.F) {
 			if m.End < m.Start || !validPerms(m.Perms) || !validDev(m.Dev) {
 				t.Fatalf("bad mapping %+v", m)
 			}
-			if strings.HasPrefix(m.Path, " ") || strings.Contains(m.Path, "\n") || m.Deleted && m.Path == "" {
+			if strings.HasPrefix(m.Path, " ") || strings.Contains(m.Path, `\012`) || m.Deleted && m.Path == "" {
 				t.Fatalf("bad path in %+v", m)
 			}
 		}

@@ -39,10 +39,12 @@ type Mapping struct {
 	// Path is the file name, as the process sees it (resolve it under
 	// PID/root), or a pseudo path like "[heap]", "[vdso]", "[stack]",
 	// "[anon:name]", or empty for an anonymous mapping. The kernel writes
-	// a newline in a name as `\012`; Path keeps that escape as it is,
-	// because a backslash is not escaped and so the text is ambiguous.
-	// Leading spaces of a name cannot be told from the padding and are
-	// lost.
+	// a newline in a name as `\012` (and escapes nothing else, not even a
+	// backslash); Path has the newline back. So a name that holds the
+	// four characters `\012` itself reads as one with a newline: a caller
+	// that must know the file opens it by mapping (Proc.OpenMapFile) or
+	// compares Dev and Inode. Leading spaces of a name cannot be told
+	// from the padding and are lost.
 	Path string `json:"path"`
 	// Deleted is true when the kernel marked the file " (deleted)": it
 	// was unlinked (or replaced) after it was mapped. The suffix is
@@ -185,8 +187,15 @@ func parseMapsLine(b []byte) (Mapping, error) {
 		p = strings.TrimSuffix(p, deletedSuffix)
 		m.Deleted = true
 	}
-	m.Path = p
+	m.Path = unescapeMapsPath(p)
 	return m, nil
+}
+
+// unescapeMapsPath undoes the one escape the kernel applies to a file
+// name in maps (seq_file_path with "\n" as the set to escape, in
+// fs/proc/task_mmu.c): a newline is written as the octal escape `\012`.
+func unescapeMapsPath(p string) string {
+	return strings.ReplaceAll(p, `\012`, "\n")
 }
 
 func parseHex(s string) (uint64, error) {

@@ -146,9 +146,10 @@ func TestParseMapsLines(t *testing.T) {
 			Mapping{Start: 0x1000, End: 0x2000, Perms: "r--p", Dev: "08:01", Inode: 42, Path: "/tmp/trailing  "},
 		},
 		{
-			// A newline in a name is escaped by the kernel; kept as is.
-			`1000-2000 r--p 00000000 08:01 42 /tmp/a\012b`,
-			Mapping{Start: 0x1000, End: 0x2000, Perms: "r--p", Dev: "08:01", Inode: 42, Path: `/tmp/a\012b`},
+			// A newline in a name is escaped by the kernel as \012 (and
+			// nothing else is: the other escapes stay as they are).
+			`1000-2000 r--p 00000000 08:01 42 /tmp/a\012b\012\012c\011\\012 (deleted)`,
+			Mapping{Start: 0x1000, End: 0x2000, Perms: "r--p", Dev: "08:01", Inode: 42, Path: "/tmp/a\nb\n\nc\\011\\\n", Deleted: true},
 		},
 		{
 			// No trailing space after the inode (hand-written input).
@@ -236,7 +237,7 @@ func TestParseMapsLongPath(t *testing.T) {
 	p := "/" + strings.Repeat(`\012`, pathMax/4)
 	line := "1000-2000 r--p 00000000 08:01 42" + strings.Repeat(" ", 40) + p + " (deleted)\n"
 	maps, err := ParseMaps(strings.NewReader(line))
-	if err != nil || len(maps) != 1 || maps[0].Path != p || !maps[0].Deleted {
+	if err != nil || len(maps) != 1 || maps[0].Path != strings.ReplaceAll(p, `\012`, "\n") || !maps[0].Deleted {
 		t.Fatalf("long path: %v", err)
 	}
 }

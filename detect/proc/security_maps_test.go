@@ -1,0 +1,73 @@
+package proc
+
+import (
+	"bufio"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"testing"
+)
+
+// A file whose name holds a newline, mapped by a real process: ParseMaps
+// of the kernel's /proc/PID/maps (which writes the newline as \012) gives
+// the exact name, so the file can be opened by it.
+func TestSecurityMapsNewlineLive(t *testing.T) {
+	if _, err := os.Stat(python); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("%s is required in CI", python)
+		}
+		t.Skipf("%s not installed", python)
+	}
+	name := filepath.Join(t.TempDir(), "lib\nx\\y\t \n.so")
+	if err := os.WriteFile(name, make([]byte, 4096), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(python, "-c", `import mmap, sys
+f = open(sys.argv[1], "rb")
+m = mmap.mmap(f.fileno(), 0, prot=mmap.PROT_READ)
+print("ready", flush=True)
+sys.stdin.read()
+`, name)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		stdin.Close()
+		cmd.Wait()
+	}()
+	if line, err := bufio.NewReader(out).ReadString('\n'); err != nil || line != "ready\n" {
+		t.Fatalf("python: %q %v", line, err)
+	}
+	f, err := os.Open(filepath.Join("/proc", strconv.Itoa(cmd.Process.Pid), "maps"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	maps, err := ParseMaps(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st syscall.Stat_t
+	if err := syscall.Stat(name, &st); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range maps {
+		if m.Inode == st.Ino {
+			if m.Path != name {
+				t.Errorf("mapping of inode %d: path %q, want %q", st.Ino, m.Path, name)
+			}
+			return
+		}
+	}
+	t.Errorf("no mapping of %q among:\n%+v", name, maps)
+}
