@@ -240,6 +240,11 @@ func TestSecurityGDBScriptPath(t *testing.T) {
 	home := filepath.Join(dir, "home")
 
 	cache := filepath.Join(dir, "c'a\"b`id` $HOME x")
+	// pyattach's debug store exists (as after "symbols install"), so the
+	// script names it and "show debug-file-directory" proves gdb read it.
+	if err := os.MkdirAll(filepath.Join(dir, "data", "pyattach", "debug"), 0o700); err != nil {
+		t.Fatal(err)
+	}
 	out, err := runIn(t, dir, lldbEnv(dir, cache), pyattachBin(t), "--offline", "gdb", "-batch", "-ex", "show debug-file-directory", "--args", py)
 	if err != nil {
 		t.Fatalf("pyattach gdb: %v\n%s", err, out)
