@@ -105,6 +105,11 @@ func buildPlan(ctx context.Context, t dbgTarget, g *Globals, app *App, cfg *Conf
 		if real, err := filepath.EvalSymlinks(prog); err == nil {
 			prog = real
 		}
+		// gdb also trusts the real path of a safe-path entry, read as a
+		// pattern: name the real file, so that it is the entry itself.
+		if real, err := filepath.EvalSymlinks(host); err == nil {
+			host = real
+		}
 		switch {
 		case prog != "" && host == gdbAutoLoadDir+prog+"-gdb.py":
 			// gdb loads it itself from its default safe path.
@@ -115,6 +120,15 @@ func buildPlan(ctx context.Context, t dbgTarget, g *Globals, app *App, cfg *Conf
 		}
 	}
 	p.LLDBExtension = di.Extensions.LLDB
+	// The walker adds py-bt where CPython's extension cannot answer; when
+	// it cannot be written the debugger still starts, without it.
+	if p.Walker, err = walkerFor(res); err != nil {
+		fmt.Fprintf(app.Stderr, "pyattach: warning: %s\n", oneLine(err.Error()))
+		if h := hintFor(err); h != "" {
+			fmt.Fprintf(app.Stderr, "  hint: %s\n", h)
+		}
+		p.Walker = nil
+	}
 	rules, err := sourceRules(res, di, g, cfg, app)
 	if err != nil {
 		return p, nil, err
@@ -124,6 +138,9 @@ func buildPlan(ctx context.Context, t dbgTarget, g *Globals, app *App, cfg *Conf
 		p.FastLibs = fastLibs(res)
 	}
 	p.Findings = append(p.Findings, findings(res, di)...)
+	if p.Walker != nil {
+		p.Findings = append(p.Findings, "stack walker: "+p.Walker.Dir+" (py-bt from memory; CPython's extension answers instead when it reads every frame)")
+	}
 	return p, di, nil
 }
 

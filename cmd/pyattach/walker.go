@@ -9,6 +9,7 @@ import (
 	"github.com/adrg/xdg"
 
 	"github.com/pyattach/pyattach/detect/plan"
+	"github.com/pyattach/pyattach/detect/pyoffsets"
 	"github.com/pyattach/pyattach/detect/pywalk"
 	"github.com/pyattach/pyattach/detect/safefs"
 	"github.com/pyattach/pyattach/detect/target"
@@ -19,7 +20,7 @@ import (
 // across runs for the init files that name it) and returns what the
 // generators need to load it for the resolved interpreter.
 func walkerFor(res *target.Result) (*plan.Walker, error) {
-	if res == nil || res.Python.Version == "" {
+	if res == nil || !pyoffsets.Supported(res.Python.Version, res.Python.ABIFlags) {
 		return nil, nil
 	}
 	dir, err := writeWalker()

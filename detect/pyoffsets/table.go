@@ -79,3 +79,18 @@ func All() []Table {
 	}
 	return f.Tables
 }
+
+// Supported reports whether the walker can read an interpreter of this
+// version ("3.11.2") and ABI flags: a table exists for it, or it is 3.13
+// or later, whose _PyRuntime carries its own offsets (_Py_DebugOffsets).
+func Supported(version, flags string) bool {
+	m := minor(version)
+	if _, ok := Lookup(m, flags); ok {
+		return true
+	}
+	var maj, min int
+	if n, _ := fmt.Sscanf(m, "%d.%d", &maj, &min); n == 2 {
+		return maj == 3 && min >= 13
+	}
+	return false
+}

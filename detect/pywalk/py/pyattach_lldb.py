@@ -106,7 +106,8 @@ def py_bt(debugger, command, exe_ctx, result, internal_dict):
         return
     try:
         w = _walker(target, process)
-        if command.strip() == "all":
+        every = command.strip() == "all"
+        if every:
             threads = [process.GetThreadAtIndex(i) for i in range(process.GetNumThreads())]
         else:
             threads = [exe_ctx.GetThread()]
@@ -114,7 +115,7 @@ def py_bt(debugger, command, exe_ctx, result, internal_dict):
         root, cwd = walk.process_dirs(process.GetProcessID(), live, _config.get("root", ""))
         out = []
         for th in threads:
-            if len(threads) > 1:
+            if every:
                 out.append("thread #%d, tid %d%s" % (th.GetIndexID(), th.GetThreadID(), (", name '%s'" % th.GetName()) if th.GetName() else ""))
             t = _thread_state(w, th, process)
             frames = w.frames(t.tstate) if t is not None else []
