@@ -55,12 +55,12 @@ func Generate(p plan.Plan) (Script, error) {
 	}
 	var s Script
 	var b strings.Builder
-	header(&b, p, "lldb -S: run before the target is created")
+	header(&b, p, "before the target is created (lldb -O 'command source FILE')")
 	b.WriteString(c.before)
 	s.Before = b.String()
 	if c.after != "" {
 		b.Reset()
-		header(&b, p, "lldb -s: run after the target is created")
+		header(&b, p, "after the target is created (lldb -o 'command source FILE')")
 		b.WriteString(c.after)
 		s.After = b.String()
 	}

@@ -497,9 +497,18 @@ func extensionChecks(ctx context.Context, res *target.Result, di *DebugInfo, app
 				Fix: "use the extension of the interpreter's own version: pyattach fetch-extension " + shellQuote(res.Target)})
 		}
 		if strings.Contains(o, "$debugdir:$datadir/auto-load") && !strings.HasPrefix(ex.GDB, gdbAutoLoadDir+"/") && !strings.HasPrefix(ex.GDB, "/usr/lib/debug/") {
+			// The line names exactly that file, as gdb reads it back.
+			fix := "pyattach gdb sources it explicitly"
+			real := ex.GDB
+			if r, err := filepath.EvalSymlinks(real); err == nil {
+				real = r
+			}
+			if line, err := gdbgen.SafePathLine(real); err == nil {
+				fix += "; for plain gdb add to ~/.config/gdb/gdbinit: " + line
+			}
 			out = append(out, Check{ID: "extension.safe-path", Status: statusWarn,
 				Summary: fmt.Sprintf("plain gdb declines to auto-load %s: it is outside gdb's auto-load safe-path ($debugdir:$datadir/auto-load)", ex.GDB),
-				Fix:     fmt.Sprintf("pyattach gdb sources it explicitly; for plain gdb add to ~/.config/gdb/gdbinit: add-auto-load-safe-path %s", ex.GDB)})
+				Fix:     fix})
 		}
 	}
 	return out

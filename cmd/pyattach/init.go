@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/pyattach/pyattach/detect/safefs"
 	"github.com/pyattach/pyattach/gdbgen"
@@ -332,6 +333,13 @@ type launchCommands struct {
 // would rewrite: it replaces ${...} in launch.json strings with its
 // variables (${command:...} runs a command), with no escape.
 func vscodeCommands(python, gdbinit, lldbinit string) (launchCommands, error) {
+	// JSON strings are Unicode: a path with bytes that are not UTF-8
+	// would be written as another path (U+FFFD).
+	for _, p := range []string{python, gdbinit, lldbinit} {
+		if !utf8.ValidString(p) {
+			return launchCommands{}, fmt.Errorf("%q is not valid UTF-8, which launch.json cannot carry", p)
+		}
+	}
 	for _, s := range []string{python, gdbinit, lldbinit} {
 		if strings.Contains(s, "${") {
 			return launchCommands{}, fmt.Errorf("%q holds \"${\", which VS Code replaces with a variable in launch.json", s)

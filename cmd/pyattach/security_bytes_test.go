@@ -96,3 +96,27 @@ func TestSecurityResolveVenvNewline(t *testing.T) {
 		t.Errorf("resolve %q: %v\n%s", v, err, out)
 	}
 }
+
+// init --vscode refuses an interpreter path that JSON cannot carry
+// instead of writing another path (U+FFFD) into launch.json.
+func TestSecurityInitVSCodeNonUTF8(t *testing.T) {
+	py := need(t, "/usr/bin/python3.11")
+	dir := t.TempDir()
+	project := filepath.Join(dir, "proj")
+	os.MkdirAll(project, 0o755)
+	bad := filepath.Join(dir, "py\xff")
+	if err := os.Symlink(py, bad); err != nil {
+		t.Fatal(err)
+	}
+	home := t.TempDir()
+	env := []string{"HOME=" + home, "XDG_CONFIG_HOME=" + filepath.Join(home, "c"), "XDG_CACHE_HOME=" + filepath.Join(home, "k"), "XDG_DATA_HOME=" + filepath.Join(home, "d")}
+	out, err := runIn(t, project, env, pyattachBin(t), "--offline", "init", "--vscode", "--python", bad, project)
+	if err == nil || !strings.Contains(out, "not valid UTF-8, which launch.json cannot carry") {
+		t.Fatalf("init --vscode with a non-UTF-8 interpreter path: %v\n%s", err, out)
+	}
+	for _, f := range []string{".vscode/launch.json", ".gdbinit", ".lldbinit"} {
+		if _, err := os.Stat(filepath.Join(project, f)); err == nil {
+			t.Errorf("%s was written", f)
+		}
+	}
+}
