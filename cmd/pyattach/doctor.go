@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/pyattach/pyattach/detect/debugfile"
+	"github.com/pyattach/pyattach/detect/pyoffsets"
 	"github.com/pyattach/pyattach/detect/target"
 	"github.com/pyattach/pyattach/gdbgen"
 )
@@ -107,7 +108,7 @@ func (c *DoctorCmd) Run(g *Globals, app *App, cfg *Config) error {
 	return nil
 }
 
-var checkPrefixes = []string{"gdb", "lldb", "ptrace", "target", "venv", "python", "debug", "extension", "sources", "debuginfod"}
+var checkPrefixes = []string{"gdb", "lldb", "ptrace", "target", "venv", "python", "debug", "extension", "pybt", "sources", "debuginfod"}
 
 func checkOrder(id string) int {
 	for i, p := range checkPrefixes {
@@ -320,6 +321,7 @@ func targetChecks(ctx context.Context, tgt string, g *Globals, app *App, cfg *Co
 	checks = append(checks, venvCheck(res, di))
 	checks = append(checks, debugChecks(res, di)...)
 	checks = append(checks, extensionChecks(ctx, res, di, app)...)
+	checks = append(checks, pybtCheck(res, di))
 	checks = append(checks, sourceChecks(res, di, g, cfg, app)...)
 	return checks
 }
@@ -390,9 +392,11 @@ func debugChecks(res *target.Result, di *DebugInfo) []Check {
 		case m.Error != "":
 			out = append(out, Check{ID: id, Status: statusWarn, Summary: fmt.Sprintf("%s: %s", m.Path, m.Error)})
 		case d.Kind == debugfile.KindDWARF || d.Kind == debugfile.KindLineTables:
-			out = append(out, producerChecks(id, m, runtime)...)
-		case runtime:
+			out = append(out, producerChecks(id, m, runtime, walkerCovers(res))...)
+		case runtime && !walkerCovers(res):
 			out = append(out, Check{ID: id, Status: statusFail, Summary: missingDebugSummary(m), Fix: missingDebugFix(m, res)})
+		case runtime:
+			out = append(out, Check{ID: id, Status: statusWarn, Summary: missingDebugSummary(m) + "; pyattach's walker still reads them", Fix: missingDebugFix(m, res)})
 		default:
 			out = append(out, Check{ID: id, Status: statusWarn, Summary: missingDebugSummary(m), Fix: missingDebugFix(m, res)})
 		}
@@ -405,7 +409,7 @@ func missingDebugSummary(m ModuleDebug) string {
 	case debugfile.KindSymtab, debugfile.KindMiniDebugInfo:
 		return fmt.Sprintf("%s has a symbol table only (%s): frames show function names but no files, lines or locals; py-bt cannot read frames", m.Path, m.Debug.Kind)
 	}
-	return fmt.Sprintf("%s has no debug information (build-id %s): frames show as ??", m.Path, m.BuildID)
+	return fmt.Sprintf("%s has no debug information (build-id %s): native frames show as ??, CPython's py-bt cannot read Python frames", m.Path, m.BuildID)
 }
 
 // missingDebugFix names the package or command that brings the debug
@@ -435,7 +439,7 @@ func missingDebugFix(m ModuleDebug, res *target.Result) string {
 }
 
 // producerChecks reads the compiler line: -g level and optimisation.
-func producerChecks(id string, m ModuleDebug, runtime bool) []Check {
+func producerChecks(id string, m ModuleDebug, runtime, walker bool) []Check {
 	p := m.Debug.Producer
 	where := fmt.Sprintf("%s: debug information %s %s", m.Path, m.Debug.Via, m.Debug.Path)
 	if m.Debug.Via == debugfile.ViaEmbedded {
@@ -449,7 +453,11 @@ func producerChecks(id string, m ModuleDebug, runtime bool) []Check {
 		if runtime {
 			st = statusFail
 		}
-		return []Check{{ID: id, Status: st, Summary: fmt.Sprintf("%s, built with -g%s: line tables only, no locals: py-bt cannot read frames", where, p.GLevel),
+		msg := "py-bt cannot read frames"
+		if runtime && walker {
+			st, msg = statusWarn, "CPython's py-bt cannot read frames (pyattach's walker can)"
+		}
+		return []Check{{ID: id, Status: st, Summary: fmt.Sprintf("%s, built with -g%s: line tables only, no locals: %s", where, p.GLevel, msg),
 			Fix: "rebuild with -g (CFLAGS=-g), or use a build with full debug information"}}
 	}
 	if p.OLevel == "3" || p.LTO {
@@ -475,7 +483,11 @@ func extensionChecks(ctx context.Context, res *target.Result, di *DebugInfo, app
 		}
 	}
 	if ex.GDB == "" {
-		return append(out, Check{ID: "extension", Status: statusFail, Summary: fmt.Sprintf("no CPython gdb extension (python%s-gdb.py, libpython.py) for Python %s: py-bt is undefined", majorMinor(res.Python.Version), res.Python.Version),
+		st, what := statusFail, "py-bt is undefined"
+		if walkerCovers(res) {
+			st, what = statusWarn, "plain gdb has no py-bt (pyattach's walker gives pyattach gdb and lldb one)"
+		}
+		return append(out, Check{ID: "extension", Status: st, Summary: fmt.Sprintf("no CPython gdb extension (python%s-gdb.py, libpython.py) for Python %s: %s", majorMinor(res.Python.Version), res.Python.Version, what),
 			Fix: "pyattach fetch-extension " + shellQuote(res.Target)})
 	}
 	if !ex.GDBVersionMatch {
@@ -564,4 +576,78 @@ func reachURL(ctx context.Context, u string) error {
 	}
 	resp.Body.Close()
 	return nil
+}
+
+// walkerCovers reports whether pyattach's stack walker reads this
+// interpreter's frames.
+func walkerCovers(res *target.Result) bool {
+	return pyoffsets.Supported(res.Python.Version, res.Python.ABIFlags)
+}
+
+// pybtCheck says which py-bt answers for the target under pyattach gdb
+// and lldb, and why: CPython's extension when it can read this build's
+// frames (a matching extension, full DWARF for the interpreter, and no
+// optimised 3.13+ eval loop that hides its frame), pyattach's walker
+// otherwise, or none.
+func pybtCheck(res *target.Result, di *DebugInfo) Check {
+	ex := di.Extensions
+	var why string
+	switch {
+	case ex.GDB == "":
+		why = "no CPython extension was found"
+	case !ex.GDBVersionMatch:
+		why = "the CPython extension found is for Python " + ex.GDBVersion
+	}
+	if why == "" {
+		why = runtimeDebugProblem(res, di)
+	}
+	walker := walkerCovers(res)
+	switch {
+	case why == "" && walker:
+		return Check{ID: "pybt", Status: statusOK, Summary: fmt.Sprintf("py-bt: CPython's extension %s answers (it reads this build's frames); pyattach's walker stands in where it cannot, and in lldb (py-bt, py-bt all)", ex.GDB)}
+	case why == "":
+		return Check{ID: "pybt", Status: statusOK, Summary: fmt.Sprintf("py-bt: CPython's extension %s answers; pyattach's walker does not cover Python %s", ex.GDB, res.Python.Version)}
+	case walker:
+		return Check{ID: "pybt", Status: statusOK, Summary: fmt.Sprintf("py-bt: pyattach's walker answers in pyattach gdb and pyattach lldb (from memory): %s", why),
+			Fix: "plain gdb has it too with a project init file: pyattach init --gdb --trust"}
+	}
+	return Check{ID: "pybt", Status: statusFail, Summary: fmt.Sprintf("no py-bt for Python %s: %s, and pyattach's walker covers 3.7 and later", res.Python.Version, why),
+		Fix: "pyattach fetch-extension " + shellQuote(res.Target)}
+}
+
+// runtimeDebugProblem says why CPython's extension cannot read frames
+// from the module holding the interpreter, or "".
+func runtimeDebugProblem(res *target.Result, di *DebugInfo) string {
+	mod := res.Interpreter
+	if res.Libpython != "" {
+		mod = res.Libpython
+	}
+	for _, m := range di.Modules {
+		if m.Path != mod && !(res.Libpython == "" && m.Path == res.Exe) {
+			continue
+		}
+		d := m.Debug
+		if p := d.Producer; p != nil && (p.GLevel == "0" || p.GLevel == "1") {
+			return fmt.Sprintf("%s was built with -g%s", m.Path, p.GLevel)
+		}
+		if d.Kind != debugfile.KindDWARF {
+			return fmt.Sprintf("%s has no full DWARF (%s)", m.Path, d.Kind)
+		}
+		if p := d.Producer; p != nil {
+			if v := majorMinor(res.Python.Version); versionAtLeast(v, 3, 13) && (p.LTO || p.OLevel == "2" || p.OLevel == "3" || p.OLevel == "s") {
+				return fmt.Sprintf("Python %s built with -O%s%s: its eval loop's frame is optimised out, so CPython's py-bt prints (unable to read python frame information)", v, p.OLevel, map[bool]string{true: " and LTO"}[p.LTO])
+			}
+		}
+		return ""
+	}
+	return ""
+}
+
+// versionAtLeast compares a "X.Y" version.
+func versionAtLeast(v string, major, minor int) bool {
+	var a, b int
+	if n, _ := fmt.Sscanf(v, "%d.%d", &a, &b); n != 2 {
+		return false
+	}
+	return a > major || a == major && b >= minor
 }

@@ -103,7 +103,7 @@ func TestTablesMatchDWARF(t *testing.T) {
 func TestSupported(t *testing.T) {
 	for v, want := range map[string]bool{
 		"3.11.2": true, "3.7.16": true, "3.12.0rc1": true, "3.14.0": true, "3.15.0a1": true,
-		"2.7.18": false, "3.5.10": false, "": false, "3": false, "4.0.0": false,
+		"2.7.18": false, "3.5.10": false, "3.6.15": false, "": false, "3": false, "4.0.0": false,
 	} {
 		if got := Supported(v, ""); got != want {
 			t.Errorf("Supported(%q) = %v, want %v", v, got, want)

@@ -81,16 +81,18 @@ func All() []Table {
 }
 
 // Supported reports whether the walker can read an interpreter of this
-// version ("3.11.2") and ABI flags: a table exists for it, or it is 3.13
-// or later, whose _PyRuntime carries its own offsets (_Py_DebugOffsets).
+// version ("3.11.2") and ABI flags: 3.7 or later (it starts from
+// _PyRuntime), with a table, or 3.13 or later, whose _PyRuntime carries
+// its own offsets (_Py_DebugOffsets).
 func Supported(version, flags string) bool {
 	m := minor(version)
+	var maj, min int
+	if n, _ := fmt.Sscanf(m, "%d.%d", &maj, &min); n != 2 || maj != 3 || min < 7 {
+		// 3.6 and older have no _PyRuntime to start from.
+		return false
+	}
 	if _, ok := Lookup(m, flags); ok {
 		return true
 	}
-	var maj, min int
-	if n, _ := fmt.Sscanf(m, "%d.%d", &maj, &min); n == 2 {
-		return maj == 3 && min >= 13
-	}
-	return false
+	return min >= 13
 }

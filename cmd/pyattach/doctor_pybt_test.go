@@ -1,0 +1,50 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/pyattach/pyattach/detect/debugfile"
+	"github.com/pyattach/pyattach/detect/elfinfo"
+	"github.com/pyattach/pyattach/detect/target"
+)
+
+// pybtCheck on faked findings: who answers py-bt, and why.
+func TestPybtCheck(t *testing.T) {
+	full := func(path, o string, lto bool) ModuleDebug {
+		return ModuleDebug{Path: path, Debug: debugfile.Found{Kind: debugfile.KindDWARF, Producer: &elfinfo.Producer{GLevel: "2", OLevel: o, LTO: lto}}}
+	}
+	res := func(v, lib string) *target.Result {
+		return &target.Result{Target: "1234", Interpreter: "/usr/bin/python3", Exe: "/usr/bin/python3", Libpython: lib, Python: target.Python{Version: v}}
+	}
+	cases := []struct {
+		name   string
+		res    *target.Result
+		di     *DebugInfo
+		status string
+		want   string
+	}{
+		{"no extension, walker covers", res("3.12.1", ""), &DebugInfo{},
+			"ok", "pyattach's walker answers in pyattach gdb and pyattach lldb (from memory): no CPython extension was found"},
+		{"no extension, 3.6", res("3.6.15", ""), &DebugInfo{},
+			"fail", "no py-bt for Python 3.6.15: no CPython extension was found"},
+		{"matching extension, full DWARF", res("3.11.2", ""),
+			&DebugInfo{Extensions: Extensions{GDB: "/x/python3.11-gdb.py", GDBVersion: "3.11", GDBVersionMatch: true}, Modules: []ModuleDebug{full("/usr/bin/python3", "2", true)}},
+			"ok", "py-bt: CPython's extension /x/python3.11-gdb.py answers"},
+		{"3.13 -O2: CPython's cannot read the frame", res("3.13.5", "/usr/lib/libpython3.13.so.1.0"),
+			&DebugInfo{Extensions: Extensions{GDB: "/x/python3.13-gdb.py", GDBVersion: "3.13", GDBVersionMatch: true}, Modules: []ModuleDebug{full("/usr/lib/libpython3.13.so.1.0", "2", false)}},
+			"ok", "walker answers in pyattach gdb and pyattach lldb (from memory): Python 3.13 built with -O2: its eval loop's frame is optimised out"},
+		{"extension of another version", res("3.12.1", ""),
+			&DebugInfo{Extensions: Extensions{GDB: "/x/python3.10-gdb.py", GDBVersion: "3.10"}},
+			"ok", "the CPython extension found is for Python 3.10"},
+		{"stripped", res("3.11.2", ""),
+			&DebugInfo{Extensions: Extensions{GDB: "/x/python3.11-gdb.py", GDBVersion: "3.11", GDBVersionMatch: true}, Modules: []ModuleDebug{{Path: "/usr/bin/python3", Debug: debugfile.Found{Kind: debugfile.KindSymtab}}}},
+			"ok", "/usr/bin/python3 has no full DWARF"},
+	}
+	for _, c := range cases {
+		got := pybtCheck(c.res, c.di)
+		if got.Status != c.status || !strings.Contains(got.Summary, c.want) {
+			t.Errorf("%s: %s %q, want %s and %q", c.name, got.Status, got.Summary, c.status, c.want)
+		}
+	}
+}
