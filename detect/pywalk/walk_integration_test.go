@@ -172,9 +172,16 @@ func strippedCopy(t *testing.T, in interp) (string, []string) {
 // start runs app.py and waits for its ready line.
 func start(t *testing.T, exe string, env []string) *exec.Cmd {
 	t.Helper()
+	return startSource(t, exe, env, appPy)
+}
+
+// startSource runs src as app.py in a new directory and waits for the
+// ready line it prints.
+func startSource(t *testing.T, exe string, env []string, src string) *exec.Cmd {
+	t.Helper()
 	d := t.TempDir()
 	app := filepath.Join(d, "app.py")
-	os.WriteFile(app, []byte(appPy), 0o644)
+	os.WriteFile(app, []byte(src), 0o644)
 	cmd := exec.Command(exe, app)
 	cmd.Dir = d
 	cmd.Env = append(os.Environ(), env...)

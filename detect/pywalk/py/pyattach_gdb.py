@@ -20,6 +20,7 @@ def setup(version="", flags="", root="", tables=None):
     _config["tables"] = tables
     PyattachBt("pyattach-bt")
     PyBt()
+    claim_more()
     for ev in ("new_objfile", "stop", "before_prompt"):
         reg = getattr(gdb.events, ev, None)
         if reg is not None:
@@ -31,6 +32,7 @@ def claim(*_):
     if _cpython_bt() is not None and _claimed.get("cls") is not _cpython_bt():
         _claimed["cls"] = _cpython_bt()
         PyBt()
+        claim_more()
 
 
 _claimed = {}
@@ -184,3 +186,139 @@ pyattach's memory-only walker answers (stripped interpreters, optimised
                 gdb.write(out)
                 return
         PyattachBt.invoke(self, args, from_tty)
+
+
+# py-list, py-locals, py-up and py-down.
+
+# The selected Python frame of each thread, by (inferior, thread) number:
+# an index into the walker's frames, innermost 0. Forgotten whenever the
+# inferior runs or stops.
+_selection = {}
+
+# What CPython's commands print when they cannot read the frame: the
+# walker answers instead.
+_CPYTHON_MORE_FAILED = _CPYTHON_FAILED + (
+    "Unable to locate gdb frame for python bytecode interpreter",
+    "Unable to read information on python frame",
+    "Unable to read python frame line number",
+)
+
+
+def _reset_selection(*_):
+    _selection.clear()
+
+
+def claim_more():
+    """Registers py-list, py-locals, py-up and py-down (CPython's own
+    answer when its extension is loaded and reads the frame, the walker's
+    otherwise), their pyattach-* forms (always the walker's), and the
+    reset of the selected Python frame."""
+    for cls in (PyList, PyLocals, PyUp, PyDown):
+        cls(cls.command, cpython=True)
+    if _claimed.get("more"):
+        return
+    _claimed["more"] = True
+    for cls in (PyList, PyLocals, PyUp, PyDown):
+        cls("pyattach-" + cls.command[3:], cpython=False)
+    for ev in ("cont", "stop"):
+        reg = getattr(gdb.events, ev, None)
+        if reg is not None:
+            reg.connect(_reset_selection)
+
+
+def _selected_frames():
+    """The walker, the selection key, the selected thread's Python
+    frames and the selected index."""
+    w = walker()
+    t = current_thread_state(w)
+    if t is None:
+        return w, None, [], 0
+    frames = w.frames(t.tstate)
+    th = gdb.selected_thread()
+    key = (gdb.selected_inferior().num, th.global_num if th is not None else 0)
+    i = _selection.get(key, 0)
+    if i >= len(frames):
+        i = 0
+    return w, key, frames, i
+
+
+def walker_answer(command, args=""):
+    """The walker's output for py-list, py-locals, py-up or py-down."""
+    try:
+        w, key, frames, i = _selected_frames()
+        if not frames:
+            return "Unable to locate python frame\n"
+        inf = gdb.selected_inferior()
+        live = getattr(getattr(inf, "connection", None), "type", "") == "native"
+        root, cwd = walk.process_dirs(inf.pid, live, _config.get("root", ""))
+        if command == "py-list":
+            return walk.format_list(frames[i], args, root, cwd)
+        if command == "py-locals":
+            return walk.format_locals(w, frames[i])
+        j, msg = walk.move_selection(frames, i, command == "py-up")
+        if j is None:
+            return msg
+        _selection[key] = j
+        return walk.format_summary(w, j, frames[j], root, cwd)
+    except walk.WalkError as e:
+        return "pyattach: %s\n" % e
+
+
+class _FrameCommand(gdb.Command):
+    command = ""
+    category = gdb.COMMAND_STACK
+
+    def __init__(self, name, cpython=False):
+        super(_FrameCommand, self).__init__(name, self.category, gdb.COMPLETE_NONE)
+        self.cpython = cpython
+
+    def invoke(self, args, from_tty):
+        if self.cpython:
+            import __main__
+
+            cls = getattr(__main__, type(self).__name__, None)
+            if cls is not None:
+                out = _run_cpython_bt(cls, args, from_tty)
+                if out and not any(m in out for m in _CPYTHON_MORE_FAILED):
+                    gdb.write(out)
+                    return
+        gdb.write(walker_answer(self.command, args))
+
+
+class PyList(_FrameCommand):
+    """List the source around the selected Python frame's line.
+
+"py-list START" lists from START, "py-list START, END" that range. The
+current line is marked with ">". The file is read as the process sees it
+(under /proc/PID/root). CPython's own py-list answers when its extension
+is loaded and reads the frame; pyattach-list always reads memory."""
+
+    command = "py-list"
+    category = gdb.COMMAND_FILES
+
+
+class PyLocals(_FrameCommand):
+    """Print the local variables of the selected Python frame.
+
+Values of None, bool, int, float, str and bytes are shown as repr() shows
+them (cut at 1024 characters); other objects as their type and address.
+CPython's own py-locals answers when its extension is loaded and reads the
+frame; pyattach-locals always reads memory."""
+
+    command = "py-locals"
+    category = gdb.COMMAND_DATA
+
+
+class PyUp(_FrameCommand):
+    """Select and print the Python frame that called the selected one.
+
+py-list and py-locals then act on it; running or stopping the program
+selects the innermost frame again."""
+
+    command = "py-up"
+
+
+class PyDown(_FrameCommand):
+    """Select and print the Python frame the selected one called."""
+
+    command = "py-down"

@@ -22,6 +22,8 @@ def __lldb_init_module(debugger, internal_dict):
     # imported first; its other commands stay.
     debugger.HandleCommand("command script add -o -f %s.py_bt py-bt" % __name__)
     debugger.HandleCommand("command script add -o -f %s.py_bt pyattach-bt" % __name__)
+    for name in ("py-list", "py-locals", "py-up", "py-down"):
+        debugger.HandleCommand("command script add -o -f %s.%s %s" % (__name__, name.replace("-", "_"), name))
 
 
 def _reader(process, target):
@@ -126,3 +128,67 @@ def py_bt(debugger, command, exe_ctx, result, internal_dict):
         result.AppendMessage("\n".join(out))
     except walk.WalkError as e:
         result.SetError("pyattach: %s" % e)
+
+
+# py-list, py-locals, py-up and py-down.
+
+# The selected Python frame of each thread: (process id, thread id) ->
+# (the process's stop id when it was selected, index into the walker's
+# frames, innermost 0). A later stop selects the innermost frame again.
+_selection = {}
+
+
+def _frame_command(command, args, exe_ctx, result):
+    target = exe_ctx.GetTarget()
+    process = exe_ctx.GetProcess()
+    if not process.IsValid():
+        result.SetError("no process: attach to a Python process or load a core first")
+        return
+    try:
+        w = _walker(target, process)
+        th = exe_ctx.GetThread()
+        t = _thread_state(w, th, process)
+        frames = w.frames(t.tstate) if t is not None else []
+        if not frames:
+            result.AppendMessage("Unable to locate python frame")
+            return
+        key = (process.GetProcessID(), th.GetThreadID())
+        stop, i = _selection.get(key, (None, 0))
+        if stop != process.GetStopID() or i >= len(frames):
+            i = 0
+        live = process.GetPluginName() != "elf-core"
+        root, cwd = walk.process_dirs(process.GetProcessID(), live, _config.get("root", ""))
+        if command == "py-list":
+            out = walk.format_list(frames[i], args, root, cwd)
+        elif command == "py-locals":
+            out = walk.format_locals(w, frames[i])
+        else:
+            j, out = walk.move_selection(frames, i, command == "py-up")
+            if j is not None:
+                _selection[key] = (process.GetStopID(), j)
+                out = walk.format_summary(w, j, frames[j], root, cwd)
+        result.AppendMessage(out.rstrip("\n"))
+    except walk.WalkError as e:
+        result.SetError("pyattach: %s" % e)
+
+
+def py_list(debugger, command, exe_ctx, result, internal_dict):
+    """py-list [START[, END]]: the source around the selected Python
+    frame's line, the current one marked with ">"."""
+    _frame_command("py-list", command, exe_ctx, result)
+
+
+def py_locals(debugger, command, exe_ctx, result, internal_dict):
+    """py-locals: the selected Python frame's local variables (values of
+    None, bool, int, float, str and bytes; type and address of the rest)."""
+    _frame_command("py-locals", command, exe_ctx, result)
+
+
+def py_up(debugger, command, exe_ctx, result, internal_dict):
+    """py-up: select and print the Python frame that called the selected one."""
+    _frame_command("py-up", command, exe_ctx, result)
+
+
+def py_down(debugger, command, exe_ctx, result, internal_dict):
+    """py-down: select and print the Python frame the selected one called."""
+    _frame_command("py-down", command, exe_ctx, result)

@@ -456,3 +456,265 @@ def format_frames(frames, root="", cwd="", with_source=True):
             if src:
                 out.append("    " + src)
     return "\n".join(out) + "\n"
+
+
+# py-locals, py-list, py-up and py-down.
+
+# How CPython's py-locals and py-list bound what they print.
+MAX_REPR = 1024
+TRUNCATED = "...(truncated)"
+_MAX_LOCALS = 1 << 16
+# Ints longer than this many 30-bit digits (about 3600 decimal digits,
+# below the str conversion limit of 3.11+) are shown as type and address.
+_MAX_INT_DIGITS = 400
+_PyLong_SHIFT = 30
+_Py_TPFLAGS_HEAPTYPE = 1 << 9
+# co_localspluskinds bits (3.11+).
+_CO_FAST_HIDDEN = 0x10
+_CO_FAST_LOCAL = 0x20
+
+
+def bounded(text, limit=MAX_REPR):
+    """text cut at limit characters and marked, as CPython's py-locals
+    cuts a value's repr."""
+    if len(text) > limit:
+        return text[:limit] + TRUNCATED
+    return text
+
+
+def long_sign_ndigits(tag):
+    """Sign (-1, 0, 1) and digit count of a 3.12+ int's long_value.lv_tag:
+    bits 0-1 hold the sign (0 positive, 1 zero, 2 negative), bit 2 is
+    reserved, the rest is the number of digits."""
+    return 1 - (tag & 3), tag >> 3
+
+
+def long_from_digits(sign, raw):
+    """The value of an int from its 30-bit digits (little-endian uint32s,
+    least significant digit first)."""
+    n = len(raw) // 4
+    v = 0
+    for d in reversed(struct.unpack("<%dI" % n, raw[: n * 4])):
+        v = (v << _PyLong_SHIFT) | (d & ((1 << _PyLong_SHIFT) - 1))
+    return -v if sign < 0 else (0 if sign == 0 else v)
+
+
+def _walker_cstring(self, addr, limit=256):
+    """A NUL-terminated C string (a type's tp_name)."""
+    out = b""
+    while len(out) < limit:
+        chunk = self.read(addr + len(out), 32)
+        i = chunk.find(b"\0")
+        if i >= 0:
+            return (out + chunk[:i]).decode("utf-8", "replace")
+        out += chunk
+    return out.decode("utf-8", "replace")
+
+
+def _walker_type_of(self, addr):
+    """The name of an object's type and whether it is a static (built-in)
+    type: a class a program defines may be called "int" too."""
+    L = self.L
+    tp = self.ptrv(addr + L.off("PyObject.ob_type"))
+    name = _walker_cstring(self, self.ptrv(tp + L.off("PyTypeObject.tp_name")))
+    flags = self.u64(tp + L.off("PyTypeObject.tp_flags"))
+    return name, not flags & _Py_TPFLAGS_HEAPTYPE
+
+
+def _walker_int_value(self, addr):
+    """An int's value, None when it has more than _MAX_INT_DIGITS digits."""
+    L = self.L
+    if L.has("PyLongObject.long_value.lv_tag"):
+        sign, n = long_sign_ndigits(self.u64(addr + L.off("PyLongObject.long_value.lv_tag")))
+        digits = addr + L.off("PyLongObject.long_value.ob_digit")
+    else:
+        size = self.i64(addr + L.off("PyVarObject.ob_size"))
+        sign, n = (size > 0) - (size < 0), abs(size)
+        digits = addr + L.off("PyLongObject.ob_digit")
+    if n > _MAX_INT_DIGITS:
+        return None
+    if n == 0:
+        return 0
+    return long_from_digits(sign, self.read(digits, 4 * n))
+
+
+def _walker_str_prefix(self, addr, limit):
+    """The first limit characters of a str and its length, or None."""
+    L = self.L
+    length = self.i64(addr + L.off("PyASCIIObject.length"))
+    word = self.u32(addr + L.off("PyASCIIObject.state"))
+    base = L.off("PyASCIIObject.state") * 8
+
+    def bit(name):
+        off, size = L.bits("PyASCIIObject.state." + name)
+        return (word >> (off - base)) & ((1 << size) - 1)
+
+    kind, compact, ascii_ = bit("kind"), bit("compact"), bit("ascii")
+    if not compact or length < 0 or kind not in (1, 2, 4):
+        return None
+    n = min(length, limit)
+    if ascii_:
+        return self.read(addr + L.off("sizeof(PyASCIIObject)"), n).decode("ascii", "replace") if n else "", length
+    data = self.read(addr + L.off("sizeof(PyCompactUnicodeObject)"), n * kind) if n else b""
+    return data.decode({1: "latin-1", 2: "utf-16-le", 4: "utf-32-le"}[kind], "surrogatepass"), length
+
+
+def _walker_value_repr(self, addr, limit=MAX_REPR):
+    """repr() of the object at addr, for None, bool, int, float, str and
+    bytes, bounded as CPython's py-locals bounds it; "<TYPE object at
+    0xADDR>" for anything else."""
+    L = self.L
+    try:
+        name, static = _walker_type_of(self, addr)
+    except WalkError:
+        return "<unreadable object at 0x%x>" % addr
+    try:
+        if static and name == "NoneType":
+            return "None"
+        if static and name == "bool":
+            return "True" if _walker_int_value(self, addr) else "False"
+        if static and name == "int":
+            v = _walker_int_value(self, addr)
+            if v is not None:
+                return bounded(repr(v), limit)
+        elif static and name == "float":
+            return bounded(repr(struct.unpack("<d", self.read(addr + L.off("PyFloatObject.ob_fval"), 8))[0]), limit)
+        elif static and name == "str":
+            got = _walker_str_prefix(self, addr, limit + 1)
+            if got is not None:
+                return bounded(repr(got[0]), limit)
+        elif static and name == "bytes":
+            size = self.i64(addr + L.off("PyVarObject.ob_size"))
+            if size >= 0:
+                n = min(size, limit + 1)
+                data = self.read(addr + L.off("PyBytesObject.ob_sval"), n) if n else b""
+                return bounded(repr(data), limit)
+    except WalkError:
+        pass
+    return "<%s object at 0x%x>" % (name, addr)
+
+
+def _walker_locals(self, fr):
+    """A frame's local variables that hold a value, as (name, repr) in
+    the code object's order. Like CPython's py-locals, only the code's
+    own locals (arguments included): cell-only and free variables are
+    not listed, and a local that is also a cell shows as its cell."""
+    L = self.L
+    out = []
+    if L.minor >= (3, 11):
+        n = self.i32(fr.code + L.off("PyCodeObject.co_nlocalsplus"))
+        names = self.ptrv(fr.code + L.off("PyCodeObject.co_localsplusnames"))
+        kinds = bytearray(self.bytes_obj(self.ptrv(fr.code + L.off("PyCodeObject.co_localspluskinds"))))
+        base = fr.addr + L.off("_PyInterpreterFrame.localsplus")
+    else:
+        n = self.i32(fr.code + L.off("PyCodeObject.co_nlocals"))
+        names = self.ptrv(fr.code + L.off("PyCodeObject.co_varnames"))
+        kinds = None
+        base = fr.addr + L.off("PyFrameObject.f_localsplus")
+    if n < 0 or n > _MAX_LOCALS:
+        raise WalkError("code object at 0x%x: %d locals" % (fr.code, n))
+    n = min(n, self.i64(names + L.off("PyVarObject.ob_size")))
+    for i in range(n):
+        if kinds is not None and (i >= len(kinds) or not kinds[i] & _CO_FAST_LOCAL or kinds[i] & _CO_FAST_HIDDEN):
+            continue
+        v = self.ptrv(base + self.ptr * i)
+        if not v:
+            continue
+        name = self.string(self.ptrv(names + L.off("PyTupleObject.ob_item") + self.ptr * i))
+        out.append((name, _walker_value_repr(self, v)))
+    return out
+
+
+# Methods of Walker, defined outside its class body.
+Walker.cstring = _walker_cstring
+Walker.type_of = _walker_type_of
+Walker.int_value = _walker_int_value
+Walker.value_repr = _walker_value_repr
+Walker.locals = _walker_locals
+
+
+def format_locals(w, fr):
+    """py-locals of one frame in CPython's format: "name = repr" lines,
+    after a "Locals for NAME" line from 3.11 on (CPython's py-locals then
+    goes on with the callers run by the same C eval loop; this prints the
+    selected frame only)."""
+    out = []
+    if w.L.minor >= (3, 11):
+        out.append("Locals for %s" % fr.name)
+    for name, value in w.locals(fr):
+        out.append("%s = %s" % (name, value))
+    return "\n".join(out) + "\n"
+
+
+def source_path(filename, root="", cwd=""):
+    """Where the process's file is read from: see source_line."""
+    if os.path.isabs(filename):
+        return os.path.join(root, filename.lstrip("/")) if root else filename
+    return os.path.join(cwd, filename) if cwd else filename
+
+
+def parse_list_args(args):
+    """py-list's arguments: none, START (11 lines from START) or
+    START, END (inclusive); (None, None) for none."""
+    import re
+
+    m = re.match(r"\s*(\d+)\s*,\s*(\d+)\s*$", args or "")
+    if m:
+        return int(m.group(1)), int(m.group(2))
+    m = re.match(r"\s*(\d+)\s*$", args or "")
+    if m:
+        return int(m.group(1)), int(m.group(1)) + 10
+    return None, None
+
+
+def format_list(fr, args="", root="", cwd=""):
+    """py-list in CPython's format: the lines around the frame's current
+    line (five either side, or START[, END]), each number right-aligned in
+    four columns, the current one marked with ">"."""
+    if fr.lineno is None:
+        return "Unable to read python frame line number\n"
+    start, end = parse_list_args(args)
+    if start is None:
+        start, end = fr.lineno - 5, fr.lineno + 5
+    start = max(start, 1)
+    try:
+        with open(source_path(fr.filename, root, cwd), "rb") as f:
+            lines = f.read().decode("utf-8", "replace").splitlines(True)
+    except (IOError, OSError) as e:
+        return "Unable to open %s: %s\n" % (fr.filename, e)
+    out = []
+    for n in range(start, min(end, len(lines)) + 1):
+        mark = ">%d" % n if n == fr.lineno else str(n)
+        line = lines[n - 1]
+        out.append("%4s    %s" % (mark, line if line.endswith("\n") else line + "\n"))
+    return "".join(out)
+
+
+def format_summary(w, index, fr, root="", cwd=""):
+    """What py-up and py-down print for the frame they select, as CPython
+    does: "#INDEX Frame 0xADDR, for file F, line N, in NAME (locals)" and
+    the source line. INDEX counts Python frames, innermost 0 (CPython's
+    counts gdb's C frames)."""
+    line = "?" if fr.lineno is None else str(fr.lineno)
+    try:
+        loc = ", ".join("%s=%s" % nv for nv in w.locals(fr))
+    except WalkError:
+        loc = ""
+    head = bounded("Frame 0x%x, for file %s, line %s, in %s (%s)" % (fr.addr, fr.filename, line, fr.name, loc))
+    out = "#%d %s\n" % (index, head)
+    src = source_line(fr.filename, fr.lineno, root, cwd)
+    if src:
+        out += "    %s\n" % src
+    return out
+
+
+def move_selection(frames, index, up):
+    """(new index, message) for py-up/py-down from the selected index:
+    None and CPython's message when there is no frame that way."""
+    if up:
+        if index + 1 < len(frames):
+            return index + 1, None
+        return None, "Unable to find an older python frame\n"
+    if index > 0:
+        return index - 1, None
+    return None, "Unable to find a newer python frame\n"
