@@ -421,14 +421,8 @@ def source_line(filename, lineno, root="", cwd=""):
     container's root), a relative one under cwd (/proc/PID/cwd); or None."""
     if not filename or lineno is None or filename.startswith("<"):
         return None
-    path = filename
-    if os.path.isabs(filename):
-        if root:
-            path = os.path.join(root, filename.lstrip("/"))
-    elif cwd:
-        path = os.path.join(cwd, filename)
     try:
-        with open(path, "rb") as f:
+        with open(source_path(filename, root, cwd), "rb") as f:
             for i, line in enumerate(f, 1):
                 if i == lineno:
                     return line.decode("utf-8", "replace").strip()
@@ -647,7 +641,8 @@ def format_locals(w, fr):
 
 
 def source_path(filename, root="", cwd=""):
-    """Where the process's file is read from: see source_line."""
+    """Where the process's file is read from: an absolute name under root,
+    a relative one under cwd (see source_line)."""
     if os.path.isabs(filename):
         return os.path.join(root, filename.lstrip("/")) if root else filename
     return os.path.join(cwd, filename) if cwd else filename
