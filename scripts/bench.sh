@@ -418,7 +418,7 @@ section_gdb_pybt_manylibs() {
 # CPython's auto-loaded extension). The target: at most 0.25 x.
 LABEL[cmd_pyattach_dump]="pyattach dump PID"
 cmd_pyattach_dump() { "$PYATTACH" dump "$1"; }
-LABEL[cmd_pyattach_gdb_fast_batch]="pyattach --fast gdb -p PID -batch -ex py-bt"
+LABEL[cmd_pyattach_gdb_fast_batch]="pyattach --fast gdb -p PID py-bt"
 cmd_pyattach_gdb_fast_batch() { "$PYATTACH" --fast gdb -p "$1" -batch -ex py-bt; }
 
 # frames_of prints the `File ..., line N, in F` lines of the first

@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/adrg/xdg"
 )
 
 // dumpApp runs a main thread three calls deep and a worker thread that
@@ -288,6 +290,21 @@ func TestDumpEveryInterpreter(t *testing.T) {
 			}
 			checkDumpText(t, "live text", out, pid, named)
 
+			if strings.HasPrefix(in.name, "debian") {
+				// --native: gdb's own C frames too, for every thread.
+				dn := dumpJSON(t, env, "--native", strconv.Itoa(pid))
+				checkDump(t, "native", dn, pid, tasks, named)
+				for _, th := range dn.Threads {
+					eval := false
+					for _, f := range derefNative(th.Native) {
+						eval = eval || f.Function != nil && strings.Contains(*f.Function, "_PyEval_EvalFrameDefault")
+					}
+					if !eval {
+						t.Errorf("native: thread %d has no _PyEval_EvalFrameDefault C frame: %+v", th.TID, derefNative(th.Native))
+					}
+				}
+			}
+
 			core := filepath.Join(dir, "core")
 			if out, err := exec.Command(gcore, "-o", core, strconv.Itoa(pid)).CombinedOutput(); err != nil {
 				t.Fatalf("gcore: %v\n%s", err, out)
@@ -429,4 +446,73 @@ func TestDumpNotPython(t *testing.T) {
 		!strings.HasPrefix(lines[1], "  hint: ") {
 		t.Errorf("exit %d, stdout %q, stderr:\n%s", code, stdout, stderr)
 	}
+}
+
+func derefNative(n *[]nativeFrame) []nativeFrame {
+	if n == nil {
+		return nil
+	}
+	return *n
+}
+
+// TestDumpOldPython: Python 3.6 and older (no _PyRuntime) give one error
+// line and a hint naming pyattach gdb, exit 1.
+func TestDumpOldPython(t *testing.T) {
+	home, _ := os.UserHomeDir()
+	olds, _ := filepath.Glob(filepath.Join(home, ".pyenv", "versions", "3.6.*", "bin", "python3.6"))
+	if len(olds) == 0 {
+		t.Skip("no Python 3.6 here")
+	}
+	cmd := exec.Command(olds[0], "-c", "import sys, time; print('ready'); sys.stdout.flush(); time.sleep(600)")
+	startReady(t, cmd, startLimit)
+	pid := strconv.Itoa(cmd.Process.Pid)
+	code, stdout, stderr := runPyattach(t, pyattachBin(t), scriptEnv(t.TempDir()), "dump", pid)
+	lines := strings.Split(strings.TrimSpace(stderr), "\n")
+	if code != 1 || stdout != "" || len(lines) != 2 || !strings.Contains(lines[0], "has no _PyRuntime symbol") ||
+		!strings.Contains(lines[1], "pyattach gdb -p "+pid) {
+		t.Errorf("exit %d, stdout %q, stderr:\n%s", code, stdout, stderr)
+	}
+}
+
+// TestGDBCommandPyattachDump: the walker's gdb command pyattach-dump FILE
+// writes the stacks as JSON, in a gdb started by hand.
+func TestGDBCommandPyattachDump(t *testing.T) {
+	gdb := needTool(t, "gdb")
+	py := need(t, "/usr/bin/python3.11")
+	dir := t.TempDir()
+	app := filepath.Join(dir, "app.py")
+	os.WriteFile(app, []byte(dumpApp), 0o644)
+	cmd := exec.Command(py, app)
+	named := strings.TrimSpace(startReady(t, cmd, startLimit)) == "ready named"
+	wdir, err := writeWalkerTo(t)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "stacks file.json")
+	log, err := exec.Command(gdb, "-nx", "-batch",
+		"-ex", "python import sys; sys.path.insert(0, "+strconv.Quote(wdir)+")",
+		"-ex", "python import pyattach_gdb; pyattach_gdb.setup(version=\"3.11\")",
+		"-p", strconv.Itoa(cmd.Process.Pid),
+		"-ex", "pyattach-dump '"+out+"'").CombinedOutput()
+	if err != nil {
+		t.Fatalf("gdb: %v\n%s", err, log)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatalf("pyattach-dump wrote nothing: %v\n%s", err, log)
+	}
+	var d dumpOutput
+	if err := json.Unmarshal(b, &d); err != nil {
+		t.Fatalf("%v\n%s", err, b)
+	}
+	checkDump(t, "pyattach-dump", d, cmd.Process.Pid, taskIDs(t, cmd.Process.Pid), named)
+}
+
+// writeWalkerTo writes the walker as pyattach does, under a temporary
+// XDG_DATA_HOME.
+func writeWalkerTo(t *testing.T) (string, error) {
+	t.Setenv("XDG_DATA_HOME", t.TempDir())
+	xdg.Reload()
+	t.Cleanup(xdg.Reload)
+	return writeWalker()
 }
