@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -117,6 +118,8 @@ type dumpTarget struct {
 	core string
 	info *core.Info // the core's notes
 	res  *target.Result
+	// procRoot is the proc file system (Globals.ProcRoot).
+	procRoot string
 }
 
 // Run dumps every thread's Python stack.
@@ -292,7 +295,7 @@ func (c *DumpCmd) Run(g *Globals, app *App, cfg *Config) error {
 
 // resolve finds the interpreter of a PID or of a core's executable.
 func (c *DumpCmd) resolve(g *Globals, app *App) (*dumpTarget, error) {
-	t := &dumpTarget{}
+	t := &dumpTarget{procRoot: g.ProcRoot}
 	opts := target.Options{ProcRoot: g.ProcRoot, Env: app.Env, Cwd: app.Cwd, NoModules: true}
 	tgt := c.Target
 	if isPIDArg(c.Target) {
@@ -485,6 +488,10 @@ func gdbAttachError(out string) string {
 func gdbFailure(t *dumpTarget, out string, runErr error) error {
 	msg := gdbAttachError(out)
 	if strings.Contains(msg, "ptrace") || strings.Contains(msg, "attach") {
+		if tracer := tracerOf(t.procRoot, t.pid); tracer != "" {
+			return withHint(fmt.Errorf("%s: gdb cannot attach: %s", t.name(), msg),
+				"the process is traced already, by %s; detach that debugger or tracer, then run: pyattach dump %d", tracer, t.pid)
+		}
 		return withHint(fmt.Errorf("%s: gdb cannot attach: %s", t.name(), msg),
 			"run as the process's user or with sudo, or allow ptrace: echo 0 | sudo tee /proc/sys/kernel/yama/ptrace_scope")
 	}
@@ -510,4 +517,26 @@ func pyBool(b bool) string {
 		return "True"
 	}
 	return "False"
+}
+
+// tracerOf names the process tracing pid ("1234 (strace)"), or "".
+func tracerOf(procRoot string, pid int) string {
+	b, err := os.ReadFile(filepath.Join(procRoot, strconv.Itoa(pid), "status"))
+	if err != nil {
+		return ""
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, "TracerPid:"); ok {
+			v = strings.TrimSpace(v)
+			if v == "" || v == "0" {
+				return ""
+			}
+			comm, _ := os.ReadFile(filepath.Join(procRoot, v, "comm"))
+			if c := strings.TrimSpace(string(comm)); c != "" {
+				return v + " (" + c + ")"
+			}
+			return v
+		}
+	}
+	return ""
 }

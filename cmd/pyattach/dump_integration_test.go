@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/adrg/xdg"
 )
@@ -331,7 +332,7 @@ func TestDumpEveryInterpreter(t *testing.T) {
 }
 
 // startLimit is how long an app may take to say it is ready.
-const startLimit = 60e9
+const startLimit = 60 * time.Second
 
 // TestDumpReadsNoDWARF: pyattach dump never reads debug information. A
 // copy of a pyenv interpreter and libpython whose .debug_info sections
@@ -515,4 +516,28 @@ func writeWalkerTo(t *testing.T) (string, error) {
 	xdg.Reload()
 	t.Cleanup(xdg.Reload)
 	return writeWalker()
+}
+
+// TestDumpTracedAlready: a process another tracer holds cannot be
+// attached; the error says which tracer.
+func TestDumpTracedAlready(t *testing.T) {
+	needTool(t, "gdb")
+	strace := needTool(t, "strace")
+	py := need(t, "/usr/bin/python3.11")
+	cmd := exec.Command(py, "-c", "import time; print('ready', flush=True); time.sleep(600)")
+	startReady(t, cmd, startLimit)
+	pid := strconv.Itoa(cmd.Process.Pid)
+	tr := exec.Command(strace, "-o", "/dev/null", "-p", pid)
+	if err := tr.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tr.Process.Kill(); tr.Wait() })
+	for i := 0; i < 100 && tracerOf("/proc", cmd.Process.Pid) == ""; i++ {
+		time.Sleep(50 * time.Millisecond)
+	}
+	code, _, stderr := runPyattach(t, pyattachBin(t), scriptEnv(t.TempDir()), "dump", pid)
+	want := fmt.Sprintf("hint: the process is traced already, by %d (strace)", tr.Process.Pid)
+	if code != 1 || !strings.Contains(stderr, "gdb cannot attach") || !strings.Contains(stderr, want) {
+		t.Errorf("exit %d, stderr:\n%s\nwant %q", code, stderr, want)
+	}
 }
