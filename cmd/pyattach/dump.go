@@ -30,7 +30,7 @@ import (
 
 // DumpCmd is `pyattach dump TARGET`.
 type DumpCmd struct {
-	Target  string `arg:"" help:"A PID (a venv's python, a launcher's Python child) or a core file."`
+	Target  string `arg:"" help:"The PID of a Python process (a venv's python too) or a core file."`
 	JSON    bool   `help:"Print one JSON object: pid or core, python.version, threads[] with tid, name, frames[] (function, file, line), innermost first."`
 	Native  bool   `help:"Load debug information as 'pyattach gdb' does and add each thread's C frames (JSON: native[] with function, file, line, pc)."`
 	Verbose bool   `short:"v" help:"Also print gdb's own messages, on stderr."`
