@@ -322,7 +322,8 @@ func (c *DumpCmd) resolve(g *Globals, app *App) (*dumpTarget, error) {
 	if err != nil {
 		var np *target.NotPythonError
 		if errors.As(err, &np) && len(np.Children) > 0 {
-			return nil, withHint(fmt.Errorf("dump: %w", err), "%s", strings.Replace(hintFor(err), "pyattach resolve", "pyattach dump", 1))
+			h := strings.Replace(hintFor(err), "resolve one of those instead: pyattach resolve", "dump one of those instead: pyattach dump", 1)
+			return nil, withHint(fmt.Errorf("dump: %w", err), "%s", h)
 		}
 		if errors.Is(err, target.ErrNotPython) {
 			return nil, withHint(fmt.Errorf("dump %s: %w", c.Target, err),
