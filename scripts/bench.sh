@@ -422,9 +422,10 @@ LABEL[cmd_pyattach_gdb_fast_batch]="pyattach --fast gdb -p PID py-bt"
 cmd_pyattach_gdb_fast_batch() { "$PYATTACH" --fast gdb -p "$1" -batch -ex py-bt; }
 
 # frames_of prints the `File ..., line N, in F` lines of the first
-# traceback in its input (the main thread's, in a dump).
+# traceback in its input (the main thread's, in a dump). It reads all of
+# its input, so that the writer never gets SIGPIPE.
 frames_of() {
-	awk '/^  File "/ { print; seen = 1; next } seen && !/^    / { exit }'
+	awk 'done { next } /^  File "/ { print; seen = 1; next } seen && !/^    / { done = 1 }'
 }
 
 section_dump() {
