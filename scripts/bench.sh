@@ -33,7 +33,7 @@ ROUNDS=${BENCH_ROUNDS:-5}
 NLIBS=${BENCH_LIBS:-300}
 PY=${BENCH_PYTHON:-/usr/bin/python3.11}
 
-SECTIONS=(resolve-small resolve-manylibs gdb-pybt-small gdb-pybt-manylibs debuginfod srcscan)
+SECTIONS=(resolve-small resolve-manylibs gdb-pybt-small gdb-pybt-manylibs dump debuginfod srcscan)
 
 usage() {
 	sed -n '2,/^[^#]/{/^#/!d;/shellcheck/d;s/^# \{0,1\}//;p}' "$0"
@@ -409,6 +409,50 @@ section_gdb_pybt_manylibs() {
 	PY_REAL=$(readlink -f "$PY")
 	check_pybt "$MANY_PID"
 	compare "gdb-pybt-manylibs: py-bt via pyattach vs hand-written gdb, $NLIBS extra libraries" "$MANY_PID" cmd_gdb_handwritten cmd_pyattach_gdb cmd_pyattach_gdb_fast
+}
+
+# Every thread's Python stack without DWARF: pyattach dump (gdb with
+# -readnever, no shared library's symbols, _PyRuntime placed by pyattach)
+# and pyattach --fast gdb ... py-bt when pyattach gdb loads its walker,
+# against the best hand-written py-bt line (Debian's -dbg debug file and
+# CPython's auto-loaded extension). The issue's target: at most 0.25 x.
+LABEL[cmd_pyattach_dump]="pyattach dump PID"
+cmd_pyattach_dump() { "$PYATTACH" dump "$1"; }
+LABEL[cmd_pyattach_gdb_fast_batch]="pyattach --fast gdb -p PID py-bt"
+cmd_pyattach_gdb_fast_batch() { "$PYATTACH" --fast gdb -p "$1" -batch -ex py-bt; }
+
+# frames_of prints the `File ..., line N, in F` lines of the first
+# traceback in its input (the main thread's, in a dump). It reads all of
+# its input, so that the writer never gets SIGPIPE.
+frames_of() {
+	awk 'done { next } /^  File "/ { print; seen = 1; next } seen && !/^    / { done = 1 }'
+}
+
+section_dump() {
+	start_small
+	PY_REAL=$(readlink -f "$PY")
+	local want got c cmds=(cmd_pyattach_dump)
+	want=$(cmd_gdb_handwritten "$SMALL_PID" 2>&1 | frames_of)
+	if [ -z "$want" ]; then
+		echo "$0: error: ${LABEL[cmd_gdb_handwritten]} printed no Python frames; install $(basename "$PY_REAL")-dbg" >&2
+		exit 1
+	fi
+	# (b) only where pyattach gdb loads the walker: its script says so.
+	if "$PYATTACH" --print --fast gdb -p "$SMALL_PID" -batch 2>/dev/null | grep -q pyattach_gdb; then
+		cmds+=(cmd_pyattach_gdb_fast_batch)
+	else
+		echo "dump: pyattach --fast gdb ... py-bt skipped: this pyattach gdb does not load its stack walker"
+	fi
+	for c in "${cmds[@]}"; do
+		got=$("$c" "$SMALL_PID" 2>&1 | frames_of)
+		if [ "$got" != "$want" ]; then
+			echo "$0: error: ${LABEL[$c]} printed other frames than ${LABEL[cmd_gdb_handwritten]}:" >&2
+			diff <(echo "$want") <(echo "$got") | sed 's/^/  /' >&2
+			exit 1
+		fi
+	done
+	echo "dump: same main-thread frames as py-bt: $(wc -l <<<"$want") frames"
+	compare "dump: Python stacks without DWARF vs hand-written py-bt, small process (target: at most 0.25 x)" "$SMALL_PID" cmd_gdb_handwritten "${cmds[@]}"
 }
 
 # Fetching 32 debug files from a debuginfod server that answers each

@@ -78,6 +78,7 @@ type CLI struct {
 	GDB            GDBCmd            `cmd:"" name:"gdb" passthrough:"" help:"Start gdb with everything py-bt needs: pyattach [FLAGS] gdb GDB_ARGS..."`
 	LLDB           LLDBCmd           `cmd:"" name:"lldb" passthrough:"" help:"Start lldb with the debug files and source maps found: pyattach [FLAGS] lldb LLDB_ARGS..."`
 	Srcmap         SrcmapCmd         `cmd:"" help:"Map source paths recorded at build time onto local source trees (gdb substitute-path, lldb target.source-map)."`
+	Dump           DumpCmd           `cmd:"" help:"Print every thread's Python stack of a process or core, from memory alone (no debug information needed)."`
 	Doctor         DoctorCmd         `cmd:"" help:"Say exactly why py-bt, symbols or sources are missing, and how to fix each."`
 	Init           InitCmd           `cmd:"" help:"Write a project's .gdbinit, .lldbinit and VS Code attach configurations."`
 	FetchExtension FetchExtensionCmd `cmd:"" name:"fetch-extension" help:"Download CPython's gdb extension (libpython.py) for an interpreter's exact version."`
@@ -96,6 +97,7 @@ Examples:
   pyattach gdb -p 12345 -batch -ex py-bt
   pyattach --source echion=~/src/echion lldb -p 12345
   pyattach init --gdb --trust         # a project .gdbinit for plain gdb -p
+  pyattach dump 12345                 # every thread's Python stack, fast
   pyattach resolve 12345              # a running process
   pyattach resolve .venv              # a virtualenv (copies or symlinks)
   pyattach resolve --json ./app.py    # a script, through its #! line

@@ -200,25 +200,34 @@ func findings(res *target.Result, di *DebugInfo) []string {
 
 // coreExecutable names the executable a core file was dumped by.
 func coreExecutable(path string) (string, error) {
-	f, err := os.Open(path)
+	info, err := readCoreInfo(path)
 	if err != nil {
 		return "", err
+	}
+	return info.Exe, nil
+}
+
+// readCoreInfo reads a core file whose executable is on this machine.
+func readCoreInfo(path string) (*core.Info, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
 	}
 	defer f.Close()
 	info, err := core.Read(f)
 	if err != nil {
-		return "", withHint(fmt.Errorf("core %s: %w", path, err),
+		return nil, withHint(fmt.Errorf("core %s: %w", path, err),
 			"the file after -c must be a core dump, as gcore or the kernel writes it; check it with: readelf -h %s", path)
 	}
 	if info.Exe == "" {
-		return "", withHint(fmt.Errorf("core %s does not name its executable", path),
+		return nil, withHint(fmt.Errorf("core %s does not name its executable", path),
 			"give the program before the core: pyattach gdb PROGRAM %s", path)
 	}
 	if _, err := os.Stat(info.Exe); err != nil {
-		return "", withHint(fmt.Errorf("core %s was dumped by %s, which is not on this machine: %w", path, info.Exe, err),
+		return nil, withHint(fmt.Errorf("core %s was dumped by %s, which is not on this machine: %w", path, info.Exe, err),
 			"give the program before the core: pyattach gdb PROGRAM %s", path)
 	}
-	return info.Exe, nil
+	return info, nil
 }
 
 // findDebugger finds gdb or lldb on PATH (lldb may be lldb-14 and the

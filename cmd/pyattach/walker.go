@@ -1,9 +1,11 @@
 package main
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"os"
 	"path/filepath"
 
 	"github.com/adrg/xdg"
@@ -50,6 +52,11 @@ func writeWalker() (string, error) {
 			"set XDG_DATA_HOME to a directory of your own (export XDG_DATA_HOME=$(mktemp -d))")
 	}
 	for n, b := range files {
+		// Written once: the directory is private and named by content,
+		// and an unchanged file needs no write (nor its fsync).
+		if old, err := os.ReadFile(filepath.Join(dir, n)); err == nil && bytes.Equal(old, b) {
+			continue
+		}
 		if err := safefs.WriteFile(filepath.Join(dir, n), b, 0o644); err != nil {
 			return "", fmt.Errorf("cannot write pyattach's stack walker: %w", err)
 		}

@@ -12,11 +12,13 @@ _config = {}
 _walker = None
 
 
-def setup(version="", flags="", root="", tables=None):
+def setup(version="", flags="", root="", tables=None, runtime=None):
     """Registers pyattach-bt, and py-bt (see PyBt). Called once, before
     the program is loaded; claim() runs again whenever CPython's own
-    extension may have been loaded since and taken py-bt over."""
-    _config.update(version=version, flags=flags, root=root)
+    extension may have been loaded since and taken py-bt over. runtime
+    is _PyRuntime's run-time address when pyattach computed it (then no
+    symbol is looked up)."""
+    _config.update(version=version, flags=flags, root=root, runtime=runtime)
     _config["tables"] = tables
     PyattachBt("pyattach-bt")
     PyBt()
@@ -101,7 +103,7 @@ def walker():
     key = (inf.num, inf.pid)
     if _walker is not None and _walker[0] == key:
         return _walker[1]
-    runtime = _symbol("_PyRuntime")
+    runtime = _config.get("runtime") or _symbol("_PyRuntime")
     if not runtime:
         raise walk.WalkError("no _PyRuntime symbol: is this a Python 3.7+ process?")
     tables = _config.get("tables") or walk.load_tables()
@@ -322,3 +324,99 @@ class PyDown(_FrameCommand):
     """Select and print the Python frame the selected one called."""
 
     command = "py-down"
+
+
+def dump(path, native=False, source=False):
+    """Writes every OS thread's Python stack (innermost first) as JSON to
+    path: {"threads": [{"tid", "name", "frames": [{"function", "file",
+    "line"}]}]}, plus each frame's "source" line with source, each
+    thread's C frames as "native" with native, and "error" when the
+    stacks cannot be read. Threads without a Python thread state get
+    no frames."""
+    import json
+
+    out = {"threads": []}
+    try:
+        out["threads"] = _dump_threads(native, source)
+    except (walk.WalkError, gdb.error) as e:
+        out["error"] = str(e)
+    with open(path, "w") as f:
+        json.dump(out, f)
+
+
+def _dump_threads(native, source):
+    inf = gdb.selected_inferior()
+    if not inf.pid:
+        raise walk.WalkError("no process or core is loaded")
+    threads = sorted(inf.threads(), key=lambda th: th.num)
+    w = walker()
+    tids = [th.ptid[1] or th.ptid[2] for th in threads]
+    states = w.match_tids(tids)
+    if not states:
+        pys = w.threads()
+        if len(pys) == 1 and len(threads) == 1:
+            states = {tids[0]: pys[0]}
+    live = getattr(getattr(inf, "connection", None), "type", "") == "native"
+    root, cwd = walk.process_dirs(inf.pid, live, _config.get("root", ""))
+    selected = gdb.selected_thread()
+    result = []
+    for th, tid in zip(threads, tids):
+        entry = {"tid": tid, "name": th.name, "frames": []}
+        t = states.get(tid)
+        if t is not None:
+            try:
+                frames = w.frames(t.tstate)
+            except walk.WalkError as e:
+                entry["error"] = str(e)
+                frames = []
+            for fr in frames:
+                d = fr.as_dict()
+                if source:
+                    d["source"] = walk.source_line(fr.filename, fr.lineno, root, cwd)
+                entry["frames"].append(d)
+        if native:
+            entry["native"] = _native_frames(th)
+        result.append(entry)
+    if selected is not None and native:
+        selected.switch()
+    return result
+
+
+def _native_frames(th):
+    """The thread's C frames as gdb unwinds them, innermost first."""
+    out = []
+    try:
+        th.switch()
+        f = gdb.newest_frame()
+        while f is not None and len(out) < 4096:
+            sal = f.find_sal()
+            symtab = sal.symtab if sal is not None else None
+            out.append({
+                "function": f.name(),
+                "file": symtab.filename if symtab is not None else None,
+                "line": sal.line if symtab is not None and sal.line else None,
+                "pc": f.pc(),
+            })
+            f = f.older()
+    except gdb.error:
+        pass
+    return out
+
+
+class PyattachDump(gdb.Command):
+    """pyattach-dump FILE: write every thread's Python stack as JSON to FILE.
+
+FILE gets {"threads": [{"tid", "name", "frames": [{"function", "file",
+"line"}]}]}, innermost frame first; "pyattach dump" runs it."""
+
+    def __init__(self):
+        super(PyattachDump, self).__init__("pyattach-dump", gdb.COMMAND_STACK, gdb.COMPLETE_FILENAME)
+
+    def invoke(self, args, from_tty):
+        argv = gdb.string_to_argv(args)
+        if len(argv) != 1:
+            raise gdb.GdbError("usage: pyattach-dump FILE")
+        dump(argv[0])
+
+
+PyattachDump()

@@ -1,0 +1,75 @@
+package pyinfo
+
+import (
+	"debug/elf"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// ErrNoRuntime means the file defines no _PyRuntime symbol: it is not a
+// CPython 3.7+ interpreter or libpython (2.7 and 3.6 have none).
+var ErrNoRuntime = errors.New("no _PyRuntime symbol")
+
+// Runtime is where _PyRuntime sits in an ELF file: the symbol's value
+// (a link-time address) and the file's loadable segments, which place a
+// mapping of the file at run time.
+type Runtime struct {
+	Value uint64
+	Loads []Load
+}
+
+// Load is one PT_LOAD segment.
+type Load struct {
+	Off, Vaddr, Filesz uint64
+}
+
+// ReadRuntime reads _PyRuntime's symbol from .symtab, else .dynsym (it is
+// a dynamic symbol even in stripped builds), and the PT_LOAD segments.
+// It reads no debug information.
+func ReadRuntime(r io.ReaderAt) (*Runtime, error) {
+	f, err := newFile(r)
+	if err != nil {
+		return nil, err
+	}
+	syms, err := lookupSymbols(f, []string{symPyRuntime})
+	if err != nil {
+		return nil, err
+	}
+	s, ok := syms[symPyRuntime]
+	if !ok {
+		return nil, ErrNoRuntime
+	}
+	rt := &Runtime{Value: s.Value}
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_LOAD {
+			rt.Loads = append(rt.Loads, Load{Off: p.Off, Vaddr: p.Vaddr, Filesz: p.Filesz})
+		}
+	}
+	if len(rt.Loads) == 0 {
+		return nil, fmt.Errorf("%w: no PT_LOAD segment", ErrNoRuntime)
+	}
+	return rt, nil
+}
+
+// pageSize is the granularity the kernel maps ELF segments at on the
+// platforms pyattach supports (x86-64, and aarch64 with 4 KiB pages).
+const pageSize = 4096
+
+// Address returns _PyRuntime's run-time address in a process that maps
+// the file at start from file offset off (a line of /proc/PID/maps or an
+// NT_FILE entry of a core; the file's lowest mapping is the usual
+// choice). It reports false when no segment holds that offset.
+func (rt *Runtime) Address(start, off uint64) (uint64, bool) {
+	for _, l := range rt.Loads {
+		first := l.Off &^ (pageSize - 1)
+		if off < first || off >= l.Off+l.Filesz && off != first {
+			continue
+		}
+		// The kernel maps file offset x of this segment at
+		// bias + Vaddr + (x - Off); the mapping puts off at start.
+		bias := start - off - l.Vaddr + l.Off
+		return bias + rt.Value, true
+	}
+	return 0, false
+}
