@@ -187,6 +187,12 @@ func build(p plan.Plan) (gen, error) {
 			[]string{"set debuginfod enabled off"},
 		})
 	}
+	if p.NoDWARF {
+		g.early = append(g.early, block{
+			"No debug information (gdb -readnever): CPython's extension cannot run without it; pyattach's walker answers py-bt.",
+			[]string{"set auto-load python-scripts off"},
+		})
+	}
 	if p.Fast {
 		g.early = append(g.early, block{
 			"Fast: read no shared library by itself; the late part loads those Python needs.",

@@ -111,7 +111,11 @@ func (c *GDBCmd) Run(g *Globals, app *App, cfg *Config) error {
 			return withHint(fmt.Errorf("gdb: %w", err), scriptPathHint)
 		}
 	}
-	argv := []string{gdb, "-ix", early}
+	argv := []string{gdb}
+	if p.NoDWARF {
+		argv = append(argv, "-readnever")
+	}
+	argv = append(argv, "-ix", early)
 	if late != "" {
 		argv = append(argv, "-x", late)
 	}

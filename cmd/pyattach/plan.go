@@ -134,6 +134,11 @@ func buildPlan(ctx context.Context, t dbgTarget, g *Globals, app *App, cfg *Conf
 		return p, nil, err
 	}
 	p.SourceMap = rules
+	if g.Fast && p.Walker != nil {
+		// py-bt from memory: no DWARF to read, no extension that needs it.
+		p.NoDWARF = true
+		p.GDBExtension, p.GDBAutoLoad, p.SymbolFiles = "", nil, nil
+	}
 	if g.Fast {
 		p.FastLibs = fastLibs(res)
 	}

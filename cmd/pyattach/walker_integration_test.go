@@ -142,3 +142,28 @@ func TestWalkerInitGDB(t *testing.T) {
 	out, _ := runIn(t, project, henv, gdb, "-batch", "-p", pid, "-ex", "py-bt")
 	checkPyBt(t, "plain gdb with the project's .gdbinit", out)
 }
+
+// TestWalkerFastReadsNoDWARF: pyattach --fast gdb reads no debug
+// information (gdb -readnever, CPython's extension not loaded) and py-bt
+// still prints every frame, from the walker, even where the DWARF is
+// installed (Debian's python3.11 with python3.11-dbg, in a --copies venv).
+func TestWalkerFastReadsNoDWARF(t *testing.T) {
+	needTool(t, "gdb")
+	py := need(t, "/usr/bin/python3.11")
+	venv := makeVenv(t, py, true)
+	pid := strconv.Itoa(startPython(t, filepath.Join(venv, "bin", "python")))
+	home := t.TempDir()
+	henv := []string{"HOME=" + home, "XDG_DATA_HOME=" + filepath.Join(home, "data"), "XDG_CACHE_HOME=" + filepath.Join(home, "cache"), "XDG_CONFIG_HOME=" + filepath.Join(home, "config")}
+	out, err := runIn(t, "", henv, pyattachBin(t), "--offline", "--print", "--fast", "gdb", "-p", pid)
+	if err != nil || !strings.Contains(out, " -readnever -ix ") || !strings.Contains(out, "\nset auto-load python-scripts off\n") {
+		t.Errorf("--fast does not start gdb with -readnever and CPython's extension off: %v\n%s", err, out)
+	}
+	out, err = runIn(t, "", henv, pyattachBin(t), "--offline", "--fast", "gdb", "-batch", "-p", pid, "-ex", "py-bt", "-ex", "maint info symtabs")
+	if err != nil {
+		t.Fatalf("pyattach --fast gdb: %v\n%s", err, out)
+	}
+	checkPyBt(t, "pyattach --fast gdb", out)
+	if strings.Contains(out, "{ symtab ") || strings.Contains(out, "<built-in method") {
+		t.Errorf("gdb read DWARF, or CPython's extension answered:\n%s", out)
+	}
+}

@@ -67,6 +67,10 @@ type Plan struct {
 	Fast bool
 	// FastLibs are the shared-library regexps to load when Fast is set.
 	FastLibs []string
+	// NoDWARF: the debugger reads no debug information at all (gdb
+	// -readnever) and CPython's extension, which needs it, is not loaded:
+	// the Walker answers py-bt from memory. Set with Fast and a Walker.
+	NoDWARF bool
 
 	// Findings are one-line facts for the script's header comment, such
 	// as "interpreter: /usr/bin/python3.11 (build-id c561f3...), via
