@@ -85,9 +85,10 @@ apt_update() {
 
 # make_root builds the root of one suite (once) and prints nothing; the
 # suite's packages are listed in $ROOTS/$suite/pyattach-stamp.
+declare -A made=()
 make_root() {
 	local suite=$1 dir="$ROOTS/$1" stage="$ROOTS/.$1.stage"
-	if [ -f "$dir/pyattach-stamp" ] && ! $refresh; then
+	if [ -n "${made[$suite]:-}" ] || { [ -f "$dir/pyattach-stamp" ] && ! $refresh; }; then
 		return 0
 	fi
 	rm -rf "$stage"
@@ -103,6 +104,7 @@ make_root() {
 	apt_update "$stage" >/dev/null
 	rm -rf "$dir"
 	mv "$stage" "$dir"
+	made[$suite]=1
 }
 
 # install_python installs python3.N and its -dbg package in a suite's

@@ -699,7 +699,7 @@ def debug_offsets_layout(read, runtime, flags=""):
         bit, size = extra[name]
         fields["PyASCIIObject." + name + ":bit_offset"] = state_bit + bit
         fields["PyASCIIObject." + name + ":bit_size"] = size
-    fields["sizeof(PyCompactUnicodeObject)"] = fields["sizeof(PyASCIIObject)"] + extra["compact_extra"]
+    fields.setdefault("sizeof(PyCompactUnicodeObject)", fields["sizeof(PyASCIIObject)"] + extra["compact_extra"])
     fields["PyCodeObject._co_firsttraceable"] = fields["PyCodeObject.co_code_adaptive"] - extra["firsttraceable_before_code"]
     layout = Layout(version, keep, fields)
     layout.source = "_Py_DebugOffsets"
