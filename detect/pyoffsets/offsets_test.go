@@ -26,6 +26,9 @@ func TestTablesCoverVersions(t *testing.T) {
 		"3.10": {"_PyRuntimeState.interpreters.head", "PyThreadState.frame", "PyCodeObject.co_linetable"},
 		"3.11": {"PyInterpreterState.threads.head", "PyThreadState.cframe", "_PyCFrame.current_frame", "_PyInterpreterFrame.f_code", "_PyInterpreterFrame.prev_instr", "PyCodeObject.co_code_adaptive", "PyCodeObject.co_qualname"},
 		"3.12": {"PyInterpreterState.threads.head", "PyThreadState.cframe", "_PyInterpreterFrame.f_code", "_PyInterpreterFrame.owner", "PyLongObject.long_value.lv_tag"},
+		// From the Debian roots of scripts/make-roots.sh.
+		"3.14": {"PyInterpreterState.threads.head", "PyThreadState.current_frame", "_PyInterpreterFrame.f_executable", "_PyInterpreterFrame.instr_ptr", "PyCodeObject._co_firsttraceable"},
+		"3.15": {"PyInterpreterState.threads.head", "PyThreadState.current_frame", "_PyInterpreterFrame.f_executable", "_PyInterpreterFrame.instr_ptr", "PyCodeObject._co_firsttraceable"},
 	}
 	for key, members := range need {
 		tab, ok := Lookup(key, "")
