@@ -2,7 +2,7 @@
 # make-roots.sh [--refresh]: Debian roots holding the distribution's own
 # builds of Python 3.13, 3.14 and 3.15 with their -dbg packages, made by
 # debootstrap (minbase) from the suites the machine's Debian mirror
-# serves. The integration tests in detect/pywalk run each root's
+# serves, and a free-threaded 3.13t built from Debian's source package. The integration tests in detect/pywalk run each root's
 # /usr/bin/python3.N in its own mount and PID namespace and attach the
 # host's gdb and lldb to it.
 #
@@ -27,6 +27,8 @@ refresh=false
 # sid root that 3.15 needs anyway when sid serves it (one root less to
 # make), else into forky's.
 PLAN="3.13:trixie 3.14:sid,forky 3.15:sid"
+# The version also built free-threaded, from source (see build_freethreaded).
+FREE_THREADED=3.13
 
 if [ "$(id -u)" -ne 0 ]; then
 	echo "$0: error: debootstrap and chroot need root" >&2
@@ -128,6 +130,51 @@ install_python() {
 	rm -f "$dir/pyattach-stamp"
 }
 
+# Free-threaded: Debian ships no --disable-gil build, so CPython is built
+# from Debian's source package of the suite that serves python$FREE_THREADED
+# (apt-get source; dpkg-source applies Debian's patches), the interpreter
+# only, into that root's /usr/local: python${FREE_THREADED}t with its DWARF,
+# and CPython's gdb extension of the same build where gdb auto-loads it.
+# The compiler and the sources are removed again.
+build_freethreaded() {
+	local v=$1 suite=$2 dir="$ROOTS/$2"
+	if [ -x "$dir/usr/local/bin/python${v}t" ]; then
+		return 0
+	fi
+	rm -f "$dir/pyattach-stamp"
+	echo "$0: $suite: building python${v}t from Debian's source package (--disable-gil)" >&2
+	grep -q '^deb-src ' "$dir/etc/apt/sources.list" || echo "deb-src $mirror $suite main" >>"$dir/etc/apt/sources.list"
+	cat >"$dir/usr/src/pyattach-ft.sh" <<'EOF'
+set -e
+v=$1
+apt-get install -y -qq --no-install-recommends gcc make libc6-dev dpkg-dev >/dev/null
+rm -rf /usr/src/pyattach-ft
+mkdir /usr/src/pyattach-ft
+cd /usr/src/pyattach-ft
+apt-get source -qq --download-only "python$v"
+dpkg-source -x python"$v"_*.dsc src >/dev/null
+cd src
+./configure -q --disable-gil --prefix=/usr/local --without-ensurepip >/dev/null
+make -j"$(nproc)" -s >/dev/null
+make -s altinstall >/dev/null
+# altinstall also links python$v, which would shadow Debian's in PATH.
+rm -f "/usr/local/bin/python$v"
+mkdir -p /usr/share/gdb/auto-load/usr/local/bin
+cp python-gdb.py "/usr/share/gdb/auto-load/usr/local/bin/python${v}t-gdb.py"
+cd /
+rm -rf /usr/src/pyattach-ft
+apt-get purge -y -qq gcc make libc6-dev dpkg-dev >/dev/null
+apt-get autoremove -y -qq --purge >/dev/null
+EOF
+	if ! { apt_update "$dir" && in_root "$dir" sh /usr/src/pyattach-ft.sh "$v"; } >"$ROOTS/.ft.log" 2>&1; then
+		rm -f "$dir/usr/src/pyattach-ft.sh"
+		tail -5 "$ROOTS/.ft.log" >&2
+		return 1
+	fi
+	rm -f "$dir/usr/src/pyattach-ft.sh"
+	[ -x "$dir/usr/local/bin/python${v}t" ]
+}
+
 # finish cleans a root's caches and writes its stamp, last.
 finish() {
 	local dir="$ROOTS/$1"
@@ -148,6 +195,9 @@ if ! $refresh && [ -f "$ROOTS/versions" ]; then
 	while read -r v suite _; do
 		[ "$suite" = - ] || [ -f "$ROOTS/$suite/pyattach-stamp" ] || complete=false
 	done <"$ROOTS/versions"
+	for item in $PLAN "${FREE_THREADED}t:"; do
+		grep -q "^${item%%:*} " "$ROOTS/versions" || complete=false
+	done
 	if $complete; then
 		cat "$ROOTS/versions" >&2
 		exit 0
@@ -181,6 +231,15 @@ for item in $PLAN; do
 		echo "$v - $reason" >>"$out"
 	fi
 done
+ft_suite=$(awk -v v="$FREE_THREADED" '$1 == v && $2 != "-" { print $2 }' "$out")
+if [ -z "$ft_suite" ]; then
+	echo "${FREE_THREADED}t - no root with Python $FREE_THREADED to build it in" >>"$out"
+elif build_freethreaded "$FREE_THREADED" "$ft_suite"; then
+	echo "${FREE_THREADED}t $ft_suite" >>"$out"
+else
+	echo "$0: Python ${FREE_THREADED}t is skipped: building it failed (log: $ROOTS/.ft.log)" >&2
+	echo "${FREE_THREADED}t - building it from Debian's source package failed (log: $ROOTS/.ft.log)" >>"$out"
+fi
 for d in "$ROOTS"/*/; do
 	finish "$(basename "$d")"
 done

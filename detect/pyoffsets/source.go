@@ -106,7 +106,8 @@ func RootsDir() string {
 
 // DiscoverRoots finds the builds in the complete roots (those holding
 // the pyattach-stamp that make-roots.sh writes last) under dir: each
-// root's /usr/bin/python3.N and python3.Nd, with the separate debug files
+// root's /usr/bin/python3.N and python3.Nd, and the free-threaded
+// /usr/local/bin/python3.Nt make-roots.sh builds, with the separate debug files
 // of that root's /usr/lib/debug. Kind is "root"; sources are sorted by
 // version and path.
 func DiscoverRoots(dir string) []Source {
@@ -115,6 +116,8 @@ func DiscoverRoots(dir string) []Source {
 	for _, st := range stamps {
 		root := filepath.Dir(st)
 		exes, _ := filepath.Glob(filepath.Join(root, "usr", "bin", "python3.*"))
+		local, _ := filepath.Glob(filepath.Join(root, "usr", "local", "bin", "python3.*"))
+		exes = append(exes, local...)
 		for _, e := range exes {
 			if fi, err := os.Lstat(e); err != nil || !fi.Mode().IsRegular() || !rootExe.MatchString(filepath.Base(e)) {
 				continue
@@ -133,7 +136,7 @@ func DiscoverRoots(dir string) []Source {
 	return out
 }
 
-var rootExe = regexp.MustCompile(`^python3\.\d+d?$`)
+var rootExe = regexp.MustCompile(`^python3\.\d+t?d?$`)
 
 func sourceOf(kind, path, debugDir string) (Source, bool) {
 	f, err := os.Open(path)

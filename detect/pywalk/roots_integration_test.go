@@ -27,12 +27,19 @@ import (
 
 // rootInterp is one Python version in one root.
 type rootInterp struct {
-	minor string // "3.13"
+	minor string // "3.13", "3.13t"
 	suite string // "trixie"
 	root  string // the root's directory on this machine
 }
 
-func (r rootInterp) exe() string { return "/usr/bin/python" + r.minor }
+// exe is the interpreter's path in the root: Debian's packages in
+// /usr/bin, the free-threaded build make-roots.sh makes in /usr/local/bin.
+func (r rootInterp) exe() string {
+	if strings.HasSuffix(r.minor, "t") {
+		return "/usr/local/bin/python" + r.minor
+	}
+	return "/usr/bin/python" + r.minor
+}
 
 // rootInterps reads the versions file make-roots.sh writes: one line per
 // Python version, "VERSION SUITE", or "VERSION - REASON" when the mirror

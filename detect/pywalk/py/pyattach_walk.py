@@ -636,12 +636,12 @@ DEBUG_OFFSETS_FIELDS = {
     "unicode_object.compactunicodeobject_size": "sizeof(PyCompactUnicodeObject)",
 }
 
-# What _Py_DebugOffsets does not carry, per minor version and for the
-# free-threaded build ("t"), checked against the DWARF by the same test:
-# the bits of PyASCIIObject.state (from its first bit: the default build's
-# interned is a 2-bit field, the free-threaded build's a whole byte), how
-# far _co_firsttraceable sits before co_code_adaptive, and how much the
-# compact string header adds to PyASCIIObject (utf8_length and utf8).
+# What _Py_DebugOffsets does not carry, checked against the DWARF by the
+# same test: the bits of PyASCIIObject.state (from its first bit: interned
+# is a 2-bit field, but a whole byte in free-threaded builds from 3.14 on,
+# "t"; 3.13t keeps the bit field), how far _co_firsttraceable sits before
+# co_code_adaptive, and how much the compact string header adds to
+# PyASCIIObject (utf8_length and utf8).
 DEBUG_OFFSETS_EXTRA = {
     "": {"state.kind": (2, 3), "state.compact": (5, 1), "state.ascii": (6, 1),
          "firsttraceable_before_code": 16, "compact_extra": 16},
@@ -689,7 +689,7 @@ def debug_offsets_layout(read, runtime, flags=""):
     keep = "".join(c for c in (flags or "") if c == "d")
     if d.get("free_threaded"):
         keep = "t" + keep
-    extra = DEBUG_OFFSETS_EXTRA["t" if "t" in keep else ""]
+    extra = DEBUG_OFFSETS_EXTRA["t" if "t" in keep and _version_tuple(version) >= (3, 14) else ""]
     fields = {}
     for member, name in DEBUG_OFFSETS_FIELDS.items():
         if member in d:
