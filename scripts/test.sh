@@ -15,6 +15,7 @@ cd "$(dirname "$0")/.."
 # util-linux for unshare (the container stand-in).
 need_debs gdb lldb python3-lldb-14 python3.11 python3.11-dbg python3.11-venv \
 	elfutils debuginfod gcc g++ binutils zip unzip util-linux procps
+[ "$(id -u)" -ne 0 ] || scripts/make-roots.sh # Debian's 3.13-3.15 + -dbg in cached debootstrap roots
 need_go
 # CPython's upstream sources for Debian's python3.11 (a srcmap test).
 need_deb_src python3.11 || [ "${CI:-}" != true ] || exit 1

@@ -158,3 +158,79 @@ func fieldBit(f *dwarf.StructField) int64 {
 	}
 	return f.ByteOffset*8 + f.ByteSize*8 - f.BitOffset - f.BitSize
 }
+
+// A DebugMember is one scalar member of _Py_DebugOffsets, the struct at
+// the start of _PyRuntime from 3.13 on, named by its dotted path
+// ("thread_state.current_frame").
+type DebugMember struct {
+	Name   string
+	Offset int64
+	Size   int64
+}
+
+// ErrNoDebugOffsets means the DWARF has no _Py_DebugOffsets (before 3.13).
+var ErrNoDebugOffsets = errors.New("no _Py_DebugOffsets in the DWARF")
+
+// DebugOffsets returns the members of _Py_DebugOffsets in memory order,
+// nested structs flattened.
+func DebugOffsets(d *dwarf.Data) ([]DebugMember, error) {
+	types, err := findTypes(d, map[string]bool{"_Py_DebugOffsets": true})
+	if err != nil {
+		return nil, err
+	}
+	st := types["_Py_DebugOffsets"]
+	if st == nil {
+		return nil, ErrNoDebugOffsets
+	}
+	var out []DebugMember
+	var walk func(prefix string, st *dwarf.StructType, base int64)
+	walk = func(prefix string, st *dwarf.StructType, base int64) {
+		for _, f := range st.Field {
+			if inner, ok := structOf(f.Type); ok {
+				walk(prefix+f.Name+".", inner, base+f.ByteOffset)
+				continue
+			}
+			out = append(out, DebugMember{Name: prefix + f.Name, Offset: base + f.ByteOffset, Size: f.Type.Size()})
+		}
+	}
+	walk("", st, 0)
+	return out, nil
+}
+
+// Enumerators returns the constants of the C enum named enum (its tag
+// or typedef name), by name.
+func Enumerators(d *dwarf.Data, enum string) (map[string]int64, error) {
+	r := d.Reader()
+	for {
+		e, err := r.Next()
+		if err != nil {
+			return nil, fmt.Errorf("read DWARF: %w", err)
+		}
+		if e == nil {
+			return nil, fmt.Errorf("no enum %s in the DWARF", enum)
+		}
+		name, _ := e.Val(dwarf.AttrName).(string)
+		if (e.Tag == dwarf.TagEnumerationType || e.Tag == dwarf.TagTypedef) && name == enum {
+			t, err := d.Type(e.Offset)
+			if err == nil {
+				for i := 0; i < 16; i++ {
+					td, ok := t.(*dwarf.TypedefType)
+					if !ok {
+						break
+					}
+					t = td.Type
+				}
+				if et, ok := t.(*dwarf.EnumType); ok && len(et.Val) > 0 {
+					out := map[string]int64{}
+					for _, v := range et.Val {
+						out[v.Name] = v.Val
+					}
+					return out, nil
+				}
+			}
+		}
+		if e.Tag != dwarf.TagCompileUnit && e.Children {
+			r.SkipChildren()
+		}
+	}
+}

@@ -26,6 +26,9 @@ func TestTablesCoverVersions(t *testing.T) {
 		"3.10": {"_PyRuntimeState.interpreters.head", "PyThreadState.frame", "PyCodeObject.co_linetable"},
 		"3.11": {"PyInterpreterState.threads.head", "PyThreadState.cframe", "_PyCFrame.current_frame", "_PyInterpreterFrame.f_code", "_PyInterpreterFrame.prev_instr", "PyCodeObject.co_code_adaptive", "PyCodeObject.co_qualname"},
 		"3.12": {"PyInterpreterState.threads.head", "PyThreadState.cframe", "_PyInterpreterFrame.f_code", "_PyInterpreterFrame.owner", "PyLongObject.long_value.lv_tag"},
+		// From the Debian roots of scripts/make-roots.sh.
+		"3.14": {"PyInterpreterState.threads.head", "PyThreadState.current_frame", "_PyInterpreterFrame.f_executable", "_PyInterpreterFrame.instr_ptr", "PyCodeObject._co_firsttraceable"},
+		"3.15": {"PyInterpreterState.threads.head", "PyThreadState.current_frame", "_PyInterpreterFrame.f_executable", "_PyInterpreterFrame.instr_ptr", "PyCodeObject._co_firsttraceable"},
 	}
 	for key, members := range need {
 		tab, ok := Lookup(key, "")
@@ -52,9 +55,10 @@ func TestTablesCoverVersions(t *testing.T) {
 // machine: from the very build it was generated from (any drift fails),
 // and from other builds of the same version and flags, which must agree
 // (Debian's 3.11.2 against pyenv's 3.11.7). In CI every table must be
-// checked against at least one build.
+// checked against at least one build: the tables of 3.14, 3.15 and the
+// Debian debug builds come from the roots of scripts/make-roots.sh.
 func TestTablesMatchDWARF(t *testing.T) {
-	sources := Discover(pyenvRoot(), "/usr/lib/debug")
+	sources := append(Discover(pyenvRoot(), "/usr/lib/debug"), DiscoverRoots(RootsDir())...)
 	all := All()
 	if len(all) == 0 {
 		t.Fatal("offsets.json holds no tables")

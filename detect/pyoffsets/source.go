@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 
@@ -89,6 +90,53 @@ func Discover(pyenvRoot, debugDir string) []Source {
 	})
 	return out
 }
+
+// DefaultRoots is where scripts/make-roots.sh keeps the Debian roots it
+// makes with debootstrap (Debian's own 3.13, 3.14, 3.15 and their -dbg
+// packages); $PYATTACH_ROOTS moves them.
+const DefaultRoots = "/var/cache/pyattach-test/roots"
+
+// RootsDir is $PYATTACH_ROOTS, else DefaultRoots.
+func RootsDir() string {
+	if d := os.Getenv("PYATTACH_ROOTS"); d != "" {
+		return d
+	}
+	return DefaultRoots
+}
+
+// DiscoverRoots finds the builds in the complete roots (those holding
+// the pyattach-stamp that make-roots.sh writes last) under dir: each
+// root's /usr/bin/python3.N and python3.Nd, and the free-threaded
+// /usr/local/bin/python3.Nt make-roots.sh builds, with the separate debug files
+// of that root's /usr/lib/debug. Kind is "root"; sources are sorted by
+// version and path.
+func DiscoverRoots(dir string) []Source {
+	var out []Source
+	stamps, _ := filepath.Glob(filepath.Join(dir, "*", "pyattach-stamp"))
+	for _, st := range stamps {
+		root := filepath.Dir(st)
+		exes, _ := filepath.Glob(filepath.Join(root, "usr", "bin", "python3.*"))
+		local, _ := filepath.Glob(filepath.Join(root, "usr", "local", "bin", "python3.*"))
+		exes = append(exes, local...)
+		for _, e := range exes {
+			if fi, err := os.Lstat(e); err != nil || !fi.Mode().IsRegular() || !rootExe.MatchString(filepath.Base(e)) {
+				continue
+			}
+			if s, ok := sourceOf("root", e, filepath.Join(root, "usr", "lib", "debug")); ok {
+				out = append(out, s)
+			}
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if out[i].Version != out[j].Version {
+			return out[i].Version < out[j].Version
+		}
+		return out[i].Path < out[j].Path
+	})
+	return out
+}
+
+var rootExe = regexp.MustCompile(`^python3\.\d+t?d?$`)
 
 func sourceOf(kind, path, debugDir string) (Source, bool) {
 	f, err := os.Open(path)

@@ -107,7 +107,7 @@ def walker():
     if not runtime:
         raise walk.WalkError("no _PyRuntime symbol: is this a Python 3.7+ process?")
     tables = _config.get("tables") or walk.load_tables()
-    layout = walk.Layout.for_version(_version(), _config.get("flags", ""), tables)
+    layout = walk.Layout.for_version(_version(), _config.get("flags", ""), tables, read=_read, runtime=runtime)
     w = walk.Walker(_read, runtime, layout)
     _walker = (key, w)
     return w
@@ -118,7 +118,8 @@ def _pthread_of(thread):
         h = thread.handle()
         if h:
             return int.from_bytes(bytes(h), "little")
-    except (gdb.error, AttributeError, TypeError):
+    # RuntimeError: no libthread_db for the inferior's glibc (a container's).
+    except (gdb.error, AttributeError, TypeError, RuntimeError):
         pass
     try:
         return int(gdb.parse_and_eval("$fs_base"))

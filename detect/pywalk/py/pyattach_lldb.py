@@ -70,7 +70,7 @@ def _walker(target, process):
         v = int.from_bytes(read(addr, 4), "little")
         version = "%d.%d.%d" % (v >> 24, (v >> 16) & 0xFF, (v >> 8) & 0xFF)
     tables = _config.get("tables") or walk.load_tables()
-    layout = walk.Layout.for_version(version, _config.get("flags", ""), tables)
+    layout = walk.Layout.for_version(version, _config.get("flags", ""), tables, read=read, runtime=runtime)
     w = walk.Walker(read, runtime, layout)
     _walkers[key] = w
     return w
@@ -87,10 +87,16 @@ def _fs_base(thread):
 
 def _thread_state(w, thread, process):
     nthreads = process.GetNumThreads()
-    t = w.thread_for(native_id=thread.GetThreadID(), pthread_id=_fs_base(thread))
+    live = process.GetPluginName() != "elf-core"
+    native = walk.namespace_tid(process.GetProcessID(), thread.GetThreadID()) if live else thread.GetThreadID()
+    t = w.thread_for(native_id=native, pthread_id=_fs_base(thread))
     if t is None:
         tids = [process.GetThreadAtIndex(i).GetThreadID() for i in range(nthreads)]
         t = w.match_tids(tids).get(thread.GetThreadID())
+    if t is None and not live:
+        # A core of a process in another PID namespace.
+        sps = dict((th.GetThreadID(), th.GetFrameAtIndex(0).GetSP()) for th in (process.GetThreadAtIndex(i) for i in range(nthreads)))
+        t = walk.match_stacks(w, sps).get(thread.GetThreadID())
     if t is None:
         threads = w.threads()
         if len(threads) == 1 and nthreads == 1:

@@ -51,7 +51,13 @@ class Layout(object):
         self.f = fields
 
     @classmethod
-    def for_version(cls, version, flags, tables):
+    def for_version(cls, version, flags, tables, read=None, runtime=None):
+        # 3.13+: the offsets the build itself wrote into memory, when
+        # read(addr, size) and _PyRuntime's address are given.
+        if read is not None and runtime and (not version or _version_tuple(version) >= (3, 13)):
+            layout = debug_offsets_layout(read, runtime, flags)
+            if layout is not None:
+                return layout
         minor = "%d.%d" % _version_tuple(version)
         keep = "".join(c for c in (flags or "") if c in "td")
         for key in (minor + keep, minor + keep.replace("d", ""), minor):
@@ -100,7 +106,6 @@ class Thread(object):
 
 # _PyInterpreterFrame.owner values.
 _OWNED_BY_GENERATOR = 1
-_OWNED_BY_CSTACK = {(3, 12): 3, (3, 13): 3}
 
 _MAX_FRAMES = 4096
 _MAX_THREADS = 4096
@@ -246,18 +251,18 @@ class Walker(object):
         f = self._first_frame_311(tstate)
         code_field = "_PyInterpreterFrame.f_code" if L.has("_PyInterpreterFrame.f_code") else "_PyInterpreterFrame.f_executable"
         instr_field = "_PyInterpreterFrame.prev_instr" if L.has("_PyInterpreterFrame.prev_instr") else "_PyInterpreterFrame.instr_ptr"
-        cstack = _OWNED_BY_CSTACK.get(L.minor)
+        skipped = frame_owner_skipped(L.minor)
         n = 0
         while f and n < _MAX_FRAMES:
             n += 1
             owner = struct.unpack("<b", self.read(f + L.off("_PyInterpreterFrame.owner"), 1))[0]
-            code = self.ptrv(f + L.off(code_field))
-            if cstack is not None and owner == cstack or not code:
+            code = self.ptrv(f + L.off(code_field)) & executable_mask(L.minor)
+            if skipped is not None and owner >= skipped or not code:
                 f = self.ptrv(f + L.off("_PyInterpreterFrame.previous"))
                 continue
             c = self.code(code)
             instr = self.ptrv(f + L.off(instr_field))
-            index = (instr - c["code_start"]) // 2
+            index = (instr - self.bytecode_start(f, code, c)) // 2
             if owner != _OWNED_BY_GENERATOR and index < c["firsttraceable"]:
                 # An incomplete frame: not yet started, skipped as CPython does.
                 f = self.ptrv(f + L.off("_PyInterpreterFrame.previous"))
@@ -713,3 +718,345 @@ def move_selection(frames, index, up):
     if index > 0:
         return index - 1, None
     return None, "Unable to find a newer python frame\n"
+
+
+# _Py_DebugOffsets (3.13+): _PyRuntime starts with the offsets that
+# out-of-process tools need, written by the build itself: the cookie
+# "xdebugpy", PY_VERSION_HEX, then one uint64_t per member. Its members
+# change between minor versions (not between patch releases), so their
+# order is kept here per minor version; detect/pywalk's roots test checks
+# each list against the DWARF of Debian's builds of that version.
+
+DEBUG_COOKIE = b"xdebugpy"
+
+DEBUG_OFFSETS_MEMBERS = {
+    (3, 13): (
+        "version free_threaded runtime_state.size runtime_state.finalizing "
+        "runtime_state.interpreters_head interpreter_state.size interpreter_state.id "
+        "interpreter_state.next interpreter_state.threads_head interpreter_state.gc "
+        "interpreter_state.imports_modules interpreter_state.sysdict "
+        "interpreter_state.builtins interpreter_state.ceval_gil "
+        "interpreter_state.gil_runtime_state "
+        "interpreter_state.gil_runtime_state_enabled "
+        "interpreter_state.gil_runtime_state_locked "
+        "interpreter_state.gil_runtime_state_holder thread_state.size "
+        "thread_state.prev thread_state.next thread_state.interp "
+        "thread_state.current_frame thread_state.thread_id "
+        "thread_state.native_thread_id thread_state.datastack_chunk "
+        "thread_state.status interpreter_frame.size interpreter_frame.previous "
+        "interpreter_frame.executable interpreter_frame.instr_ptr "
+        "interpreter_frame.localsplus interpreter_frame.owner code_object.size "
+        "code_object.filename code_object.name code_object.qualname "
+        "code_object.linetable code_object.firstlineno code_object.argcount "
+        "code_object.localsplusnames code_object.localspluskinds "
+        "code_object.co_code_adaptive pyobject.size pyobject.ob_type type_object.size "
+        "type_object.tp_name type_object.tp_repr type_object.tp_flags "
+        "tuple_object.size tuple_object.ob_item tuple_object.ob_size list_object.size "
+        "list_object.ob_item list_object.ob_size dict_object.size dict_object.ma_keys "
+        "dict_object.ma_values float_object.size float_object.ob_fval "
+        "long_object.size long_object.lv_tag long_object.ob_digit bytes_object.size "
+        "bytes_object.ob_size bytes_object.ob_sval unicode_object.size "
+        "unicode_object.state unicode_object.length unicode_object.asciiobject_size "
+        "gc.size gc.collecting"
+    ).split(),
+    (3, 14): (
+        "version free_threaded runtime_state.size runtime_state.finalizing "
+        "runtime_state.interpreters_head interpreter_state.size interpreter_state.id "
+        "interpreter_state.next interpreter_state.threads_head "
+        "interpreter_state.threads_main interpreter_state.gc "
+        "interpreter_state.imports_modules interpreter_state.sysdict "
+        "interpreter_state.builtins interpreter_state.ceval_gil "
+        "interpreter_state.gil_runtime_state "
+        "interpreter_state.gil_runtime_state_enabled "
+        "interpreter_state.gil_runtime_state_locked "
+        "interpreter_state.gil_runtime_state_holder "
+        "interpreter_state.code_object_generation interpreter_state.tlbc_generation "
+        "thread_state.size thread_state.prev thread_state.next thread_state.interp "
+        "thread_state.current_frame thread_state.thread_id "
+        "thread_state.native_thread_id thread_state.datastack_chunk "
+        "thread_state.status interpreter_frame.size interpreter_frame.previous "
+        "interpreter_frame.executable interpreter_frame.instr_ptr "
+        "interpreter_frame.localsplus interpreter_frame.owner "
+        "interpreter_frame.stackpointer interpreter_frame.tlbc_index code_object.size "
+        "code_object.filename code_object.name code_object.qualname "
+        "code_object.linetable code_object.firstlineno code_object.argcount "
+        "code_object.localsplusnames code_object.localspluskinds "
+        "code_object.co_code_adaptive code_object.co_tlbc pyobject.size "
+        "pyobject.ob_type type_object.size type_object.tp_name type_object.tp_repr "
+        "type_object.tp_flags tuple_object.size tuple_object.ob_item "
+        "tuple_object.ob_size list_object.size list_object.ob_item "
+        "list_object.ob_size set_object.size set_object.used set_object.table "
+        "set_object.mask dict_object.size dict_object.ma_keys dict_object.ma_values "
+        "float_object.size float_object.ob_fval long_object.size long_object.lv_tag "
+        "long_object.ob_digit bytes_object.size bytes_object.ob_size "
+        "bytes_object.ob_sval unicode_object.size unicode_object.state "
+        "unicode_object.length unicode_object.asciiobject_size gc.size gc.collecting "
+        "gen_object.size gen_object.gi_name gen_object.gi_iframe "
+        "gen_object.gi_frame_state llist_node.next llist_node.prev "
+        "debugger_support.eval_breaker debugger_support.remote_debugger_support "
+        "debugger_support.remote_debugging_enabled "
+        "debugger_support.debugger_pending_call debugger_support.debugger_script_path "
+        "debugger_support.debugger_script_path_size"
+    ).split(),
+    (3, 15): (
+        "version free_threaded runtime_state.size runtime_state.finalizing "
+        "runtime_state.interpreters_head interpreter_state.size interpreter_state.id "
+        "interpreter_state.next interpreter_state.threads_head "
+        "interpreter_state.threads_main interpreter_state.gc "
+        "interpreter_state.imports_modules interpreter_state.sysdict "
+        "interpreter_state.builtins interpreter_state.ceval_gil "
+        "interpreter_state.gil_runtime_state "
+        "interpreter_state.gil_runtime_state_enabled "
+        "interpreter_state.gil_runtime_state_locked "
+        "interpreter_state.gil_runtime_state_holder "
+        "interpreter_state.code_object_generation interpreter_state.tlbc_generation "
+        "thread_state.size thread_state.prev thread_state.next thread_state.interp "
+        "thread_state.current_frame thread_state.base_frame "
+        "thread_state.last_profiled_frame thread_state.last_profiled_frame_seq "
+        "thread_state.thread_id thread_state.native_thread_id "
+        "thread_state.datastack_chunk thread_state.status thread_state.holds_gil "
+        "thread_state.gil_requested thread_state.current_exception "
+        "thread_state.exc_state err_stackitem.exc_value interpreter_frame.size "
+        "interpreter_frame.previous interpreter_frame.executable "
+        "interpreter_frame.instr_ptr interpreter_frame.localsplus "
+        "interpreter_frame.owner interpreter_frame.stackpointer "
+        "interpreter_frame.tlbc_index code_object.size code_object.filename "
+        "code_object.name code_object.qualname code_object.linetable "
+        "code_object.firstlineno code_object.argcount code_object.localsplusnames "
+        "code_object.localspluskinds code_object.co_code_adaptive code_object.co_tlbc "
+        "pyobject.size pyobject.ob_type type_object.size type_object.tp_name "
+        "type_object.tp_repr type_object.tp_flags type_object.tp_basicsize "
+        "type_object.tp_dictoffset heap_type_object.size "
+        "heap_type_object.ht_cached_keys tuple_object.size tuple_object.ob_item "
+        "tuple_object.ob_size list_object.size list_object.ob_item "
+        "list_object.ob_size set_object.size set_object.used set_object.table "
+        "set_object.mask dict_object.size dict_object.ma_keys dict_object.ma_values "
+        "float_object.size float_object.ob_fval long_object.size long_object.lv_tag "
+        "long_object.ob_digit bytes_object.size bytes_object.ob_size "
+        "bytes_object.ob_sval unicode_object.size unicode_object.state "
+        "unicode_object.length unicode_object.asciiobject_size "
+        "unicode_object.compactunicodeobject_size gc.size gc.collecting gc.frame "
+        "gc.generation_stats_size gc.generation_stats gen_object.size "
+        "gen_object.gi_name gen_object.gi_iframe gen_object.gi_frame_state "
+        "llist_node.next llist_node.prev debugger_support.eval_breaker "
+        "debugger_support.remote_debugger_support "
+        "debugger_support.remote_debugging_enabled "
+        "debugger_support.debugger_pending_call debugger_support.debugger_script_path "
+        "debugger_support.debugger_script_path_size"
+    ).split(),
+}
+
+# Layout names (as in the offset tables) of the members the walker reads.
+DEBUG_OFFSETS_FIELDS = {
+    "runtime_state.interpreters_head": "_PyRuntimeState.interpreters.head",
+    "interpreter_state.id": "PyInterpreterState.id",
+    "interpreter_state.next": "PyInterpreterState.next",
+    "interpreter_state.threads_head": "PyInterpreterState.threads.head",
+    "thread_state.size": "sizeof(PyThreadState)",
+    "thread_state.next": "PyThreadState.next",
+    "thread_state.interp": "PyThreadState.interp",
+    "thread_state.current_frame": "PyThreadState.current_frame",
+    "thread_state.thread_id": "PyThreadState.thread_id",
+    "thread_state.native_thread_id": "PyThreadState.native_thread_id",
+    "interpreter_frame.size": "sizeof(_PyInterpreterFrame)",
+    "interpreter_frame.previous": "_PyInterpreterFrame.previous",
+    "interpreter_frame.executable": "_PyInterpreterFrame.f_executable",
+    "interpreter_frame.instr_ptr": "_PyInterpreterFrame.instr_ptr",
+    "interpreter_frame.localsplus": "_PyInterpreterFrame.localsplus",
+    "interpreter_frame.owner": "_PyInterpreterFrame.owner",
+    "interpreter_frame.stackpointer": "_PyInterpreterFrame.stackpointer",
+    "interpreter_frame.tlbc_index": "_PyInterpreterFrame.tlbc_index",
+    "code_object.filename": "PyCodeObject.co_filename",
+    "code_object.name": "PyCodeObject.co_name",
+    "code_object.qualname": "PyCodeObject.co_qualname",
+    "code_object.linetable": "PyCodeObject.co_linetable",
+    "code_object.firstlineno": "PyCodeObject.co_firstlineno",
+    "code_object.argcount": "PyCodeObject.co_argcount",
+    "code_object.localsplusnames": "PyCodeObject.co_localsplusnames",
+    "code_object.localspluskinds": "PyCodeObject.co_localspluskinds",
+    "code_object.co_code_adaptive": "PyCodeObject.co_code_adaptive",
+    "code_object.co_tlbc": "PyCodeObject.co_tlbc",
+    "pyobject.size": "sizeof(PyObject)",
+    "pyobject.ob_type": "PyObject.ob_type",
+    "type_object.tp_name": "PyTypeObject.tp_name",
+    "type_object.tp_flags": "PyTypeObject.tp_flags",
+    "tuple_object.ob_item": "PyTupleObject.ob_item",
+    "tuple_object.ob_size": "PyVarObject.ob_size",
+    "list_object.ob_item": "PyListObject.ob_item",
+    "float_object.ob_fval": "PyFloatObject.ob_fval",
+    "long_object.lv_tag": "PyLongObject.long_value.lv_tag",
+    "long_object.ob_digit": "PyLongObject.long_value.ob_digit",
+    "bytes_object.ob_sval": "PyBytesObject.ob_sval",
+    "unicode_object.state": "PyASCIIObject.state",
+    "unicode_object.length": "PyASCIIObject.length",
+    "unicode_object.asciiobject_size": "sizeof(PyASCIIObject)",
+    "unicode_object.compactunicodeobject_size": "sizeof(PyCompactUnicodeObject)",
+}
+
+# What _Py_DebugOffsets does not carry, checked against the DWARF by the
+# same test: the bits of PyASCIIObject.state (from its first bit: interned
+# is a 2-bit field, but a whole byte in free-threaded builds from 3.14 on,
+# "t"; 3.13t keeps the bit field), how far _co_firsttraceable sits before
+# co_code_adaptive, and how much the compact string header adds to
+# PyASCIIObject (utf8_length and utf8).
+DEBUG_OFFSETS_EXTRA = {
+    "": {"state.kind": (2, 3), "state.compact": (5, 1), "state.ascii": (6, 1),
+         "firsttraceable_before_code": 16, "compact_extra": 16},
+    "t": {"state.kind": (8, 3), "state.compact": (11, 1), "state.ascii": (12, 1),
+          "firsttraceable_before_code": 16, "compact_extra": 16},
+}
+
+
+def version_from_hex(v):
+    """"3.13.5" from PY_VERSION_HEX."""
+    return "%d.%d.%d" % (v >> 24, (v >> 16) & 0xFF, (v >> 8) & 0xFF)
+
+
+def read_debug_offsets(read, runtime):
+    """The _Py_DebugOffsets at _PyRuntime as (version, {member: value}),
+    or None when it is not there: before 3.13, or a minor version whose
+    members this file does not know."""
+    try:
+        head = bytes(read(runtime, 16))
+    except Exception:
+        return None
+    if len(head) != 16 or head[:8] != DEBUG_COOKIE:
+        return None
+    hexv = struct.unpack("<Q", head[8:16])[0]
+    members = DEBUG_OFFSETS_MEMBERS.get((hexv >> 24, (hexv >> 16) & 0xFF))
+    if members is None:
+        return None
+    try:
+        raw = bytes(read(runtime + 8, 8 * len(members)))
+    except Exception:
+        return None
+    if len(raw) != 8 * len(members):
+        return None
+    values = struct.unpack("<%dQ" % len(members), raw)
+    return version_from_hex(hexv), dict(zip(members, values))
+
+
+def debug_offsets_layout(read, runtime, flags=""):
+    """A Layout built from the _Py_DebugOffsets in the inferior's memory,
+    or None when it has none (see read_debug_offsets)."""
+    got = read_debug_offsets(read, runtime)
+    if got is None:
+        return None
+    version, d = got
+    keep = "".join(c for c in (flags or "") if c == "d")
+    if d.get("free_threaded"):
+        keep = "t" + keep
+    extra = DEBUG_OFFSETS_EXTRA["t" if "t" in keep and _version_tuple(version) >= (3, 14) else ""]
+    fields = {}
+    for member, name in DEBUG_OFFSETS_FIELDS.items():
+        if member in d:
+            fields[name] = d[member]
+    state_bit = fields["PyASCIIObject.state"] * 8
+    for name in ("state.kind", "state.compact", "state.ascii"):
+        bit, size = extra[name]
+        fields["PyASCIIObject." + name + ":bit_offset"] = state_bit + bit
+        fields["PyASCIIObject." + name + ":bit_size"] = size
+    fields.setdefault("sizeof(PyCompactUnicodeObject)", fields["sizeof(PyASCIIObject)"] + extra["compact_extra"])
+    fields["PyCodeObject._co_firsttraceable"] = fields["PyCodeObject.co_code_adaptive"] - extra["firsttraceable_before_code"]
+    layout = Layout(version, keep, fields)
+    layout.source = "_Py_DebugOffsets"
+    return layout
+
+
+# Frames from 3.12 on: frames whose owner is FRAME_OWNED_BY_CSTACK (3.12,
+# 3.13: 3; 3.14: 4) or FRAME_OWNED_BY_INTERPRETER (3.14+: 3), the
+# interpreter's own entry and base frames, hold no Python code. Checked
+# against the DWARF of enum _frameowner by the roots test.
+_FIRST_SKIPPED_OWNER = 3
+
+
+def frame_owner_skipped(minor):
+    """The first _PyInterpreterFrame.owner value that is not a Python
+    function's frame (every higher one is not either), or None."""
+    if minor >= (3, 12):
+        return _FIRST_SKIPPED_OWNER
+    return None
+
+
+def executable_mask(minor):
+    """What keeps the object pointer of _PyInterpreterFrame.f_executable:
+    from 3.14 on a _PyStackRef whose low bits are tags (Py_TAG_BITS: 1 in
+    3.14, 3 in 3.15); objects are at least 8-byte aligned."""
+    if minor >= (3, 14):
+        return ~7 & 0xFFFFFFFFFFFFFFFF
+    return 0xFFFFFFFFFFFFFFFF
+
+
+def _bytecode_start(self, frame, code, c):
+    """Where the bytecode that frame runs starts: the code object's own
+    co_code_adaptive, or in a free-threaded 3.14+ build the thread's copy
+    (co_tlbc->entries[frame->tlbc_index]) when the frame runs one."""
+    L = self.L
+    start = c["code_start"]
+    if "t" not in L.flags or not (L.has("PyCodeObject.co_tlbc") and L.has("_PyInterpreterFrame.tlbc_index")):
+        return start
+    try:
+        index = self.i32(frame + L.off("_PyInterpreterFrame.tlbc_index"))
+        if index <= 0:
+            return start
+        array = self.ptrv(code + L.off("PyCodeObject.co_tlbc"))
+        # _PyCodeArray: Py_ssize_t size, then char *entries[size].
+        if not array or index >= self.i64(array):
+            return start
+        entry = self.ptrv(array + 8 + 8 * index)
+        return entry or start
+    except WalkError:
+        return start
+
+
+Walker.bytecode_start = _bytecode_start
+
+
+def namespace_tid(pid, tid):
+    """A live thread's id in its own PID namespace (what CPython stored in
+    native_thread_id), read from the NSpid line of /proc/PID/task/TID/status;
+    tid itself when the thread shares the debugger's namespace or /proc
+    does not say."""
+    try:
+        with open("/proc/%d/task/%d/status" % (pid, tid)) as f:
+            for line in f:
+                if line.startswith("NSpid:"):
+                    ids = line.split()[1:]
+                    if ids:
+                        return int(ids[-1])
+    except (IOError, OSError, ValueError):
+        pass
+    return tid
+
+
+# A thread's stack and its struct pthread: glibc puts the struct pthread
+# (which pthread_t points at) at the top of the mapping it allocates for a
+# thread's stack, so a thread created by pthread_create runs with its
+# stack pointer below its pthread_t, within the stack's size.
+_MAX_THREAD_STACK = 1 << 30
+
+
+def match_stacks(walker, sps):
+    """Maps debugger threads to thread states by stack pointer, for a
+    core of a process in another PID namespace when no register gives the
+    thread pointer (lldb 14 has no fs_base): sps maps a debugger thread id
+    to its stack pointer. Each pthread-created thread matches the thread
+    state whose pthread_t is the nearest above its stack pointer; a single
+    thread left over on each side (the main thread) matches too."""
+    threads = walker.threads()
+    out = {}
+    taken = set()
+    for tid, sp in sps.items():
+        best = None
+        for th in threads:
+            d = th.thread_id - sp
+            if 0 < d < _MAX_THREAD_STACK and (best is None or d < best[0]):
+                best = (d, th)
+        if best is not None and best[1].tstate not in taken:
+            out[tid] = best[1]
+            taken.add(best[1].tstate)
+    left_tids = [tid for tid in sps if tid not in out]
+    left = [th for th in threads if th.tstate not in taken]
+    if len(left_tids) == 1 and len(left) == 1:
+        out[left_tids[0]] = left[0]
+    return out

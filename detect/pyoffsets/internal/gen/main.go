@@ -1,7 +1,9 @@
 // Command gen writes offsets.json: one table per minor version and
 // layout flags, each generated from the first build of that kind that
-// Discover finds (pyenv's before the system's), so the same machine
-// always gives the same file.
+// Discover finds (pyenv's before the system's), then DiscoverRoots (the
+// Debian roots scripts/make-roots.sh makes: 3.14, 3.15 and the debug
+// builds no other source has), so the same machine always gives the same
+// file.
 //
 //	go run ./internal/gen -o offsets.json
 package main
@@ -20,6 +22,7 @@ func main() {
 	out := flag.String("o", "offsets.json", "file to write")
 	pyenv := flag.String("pyenv-root", "", "pyenv's root (default $PYENV_ROOT, else ~/.pyenv)")
 	debugDir := flag.String("debug-dir", "/usr/lib/debug", "where separate debug files are")
+	roots := flag.String("roots", pyoffsets.RootsDir(), `make-roots.sh's roots ("" for none)`)
 	flag.Parse()
 	root := *pyenv
 	if root == "" {
@@ -31,7 +34,11 @@ func main() {
 	}
 	var f pyoffsets.File
 	seen := map[string]bool{}
-	for _, s := range pyoffsets.Discover(root, *debugDir) {
+	sources := pyoffsets.Discover(root, *debugDir)
+	if *roots != "" {
+		sources = append(sources, pyoffsets.DiscoverRoots(*roots)...)
+	}
+	for _, s := range sources {
 		if seen[s.Key()] {
 			continue
 		}
