@@ -57,6 +57,13 @@ class Layout(object):
         if read is not None and runtime and (not version or _version_tuple(version) >= (3, 13)):
             layout = debug_offsets_layout(read, runtime, flags)
             if layout is not None:
+                # What _Py_DebugOffsets does not carry (locals, ints,
+                # floats...) comes from this exact build kind's table.
+                table = tables.get("%d.%d" % layout.minor + layout.flags)
+                if table:
+                    merged = dict(table)
+                    merged.update(layout.f)
+                    layout.f = merged
                 return layout
         minor = "%d.%d" % _version_tuple(version)
         keep = "".join(c for c in (flags or "") if c in "td")
