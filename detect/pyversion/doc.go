@@ -13,9 +13,11 @@
 //	3.11d 3.13t 3.13td      ABI flags after the version, as in python3.11d
 //	3.7m 3.7dm              and libpython3.13t.so
 //
-// ABI flags are kept apart in Version.Flags and must come in the order
-// CPython's configure appends them: t (free-threaded, 3.13+), d
-// (Py_DEBUG), m (pymalloc, before 3.8), u (wide unicode, before 3.3).
+// ABI flags are kept apart in Version.Flags, sorted into the order
+// CPython's configure appends them (as detect/pyinfo.ParseName does for
+// file names): t (free-threaded, 3.13+), d (Py_DEBUG), m (pymalloc,
+// before 3.8), u (wide unicode, before 3.3). A flag given twice is an
+// error.
 //
 // Ordering is semantic versioning's, through github.com/Masterminds/semver:
 // a pre-release maps onto a semver pre-release (3.13.0rc1 is 3.13.0-rc.1),
@@ -26,7 +28,7 @@
 // versions whose String is the same.
 //
 // Anything else (leading "v", spaces, leading zeros, a fourth number,
-// flags out of order, numbers of more than 9 digits) is rejected with a
+// a repeated flag, numbers of more than 9 digits) is rejected with a
 // *SyntaxError. The package reads strings only: finding a version inside
 // a binary or a path is its callers' job.
 package pyversion

@@ -12,7 +12,8 @@ import (
 // get one from Parse or MustParse.
 type Version struct {
 	// Flags are the ABI flags written after the version ("d" for
-	// 3.11d, "td" for 3.13td), in configure's order; "" for none.
+	// 3.11d, "td" for 3.13td or 3.13dt), sorted into configure's order;
+	// "" for none.
 	Flags string
 
 	parts int    // how many numbers were written: 1, 2 or 3
@@ -104,10 +105,11 @@ func Parse(s string) (Version, error) {
 		if v.parts < 2 {
 			return fail("ABI flags or a suffix need major.minor before them")
 		}
-		if !validFlags(rest) {
-			return fail(fmt.Sprintf("%q is neither a pre-release (a1, b2, rc1), a trailing +, nor ABI flags in the order %s", rest, flagOrder))
+		flags, ok := sortFlags(rest)
+		if !ok {
+			return fail(fmt.Sprintf("%q is neither a pre-release (a1, b2, rc1), a trailing +, nor ABI flags (%s, each at most once)", rest, flagOrder))
 		}
-		v.Flags = rest
+		v.Flags = flags
 	}
 	var semPre string
 	if v.pre != "" {
@@ -136,21 +138,26 @@ func MustParse(s string) Version {
 	return v
 }
 
-// validFlags reports whether s is a non-empty run of ABI flags, each at
-// most once, in configure's order.
-func validFlags(s string) bool {
-	if s == "" {
-		return false
+// sortFlags returns the ABI flags of s in configure's order; false when
+// s is empty, holds anything else or holds a flag twice.
+func sortFlags(s string) (string, bool) {
+	if s == "" || len(s) > len(flagOrder) {
+		return "", false
 	}
-	last := -1
-	for i := 0; i < len(s); i++ {
-		j := strings.IndexByte(flagOrder, s[i])
-		if j <= last {
-			return false
+	var b strings.Builder
+	for i := 0; i < len(flagOrder); i++ {
+		switch strings.Count(s, flagOrder[i:i+1]) {
+		case 0:
+		case 1:
+			b.WriteByte(flagOrder[i])
+		default:
+			return "", false
 		}
-		last = j
 	}
-	return true
+	if b.Len() != len(s) {
+		return "", false
+	}
+	return b.String(), true
 }
 
 func leadingDigits(s string) string {
@@ -189,6 +196,11 @@ func (v Version) HasPatch() bool { return v.parts >= 3 }
 // Exact reports whether v names one CPython release: all three numbers
 // (3.11.2, 3.13.0rc1), whatever follows them.
 func (v Version) Exact() bool { return v.HasPatch() }
+
+// Tagged reports whether v could name a tag in CPython's repository:
+// all three numbers and perhaps a pre-release (v3.12.1, v3.13.0rc1), no
+// trailing + and no ABI flags.
+func (v Version) Tagged() bool { return v.HasPatch() && !v.plus && v.Flags == "" }
 
 // Pre returns the PEP 440 pre-release ("a1", "b2", "rc1"), "" for none.
 func (v Version) Pre() string { return v.pre }

@@ -34,6 +34,8 @@ func TestParse(t *testing.T) {
 		{in: "3.13.0.candidate.1", major: 3, minor: 13, hasMinor: true, hasPatch: true, pre: "rc1", str: "3.13.0rc1", majorMinor: "3.13"},
 		{in: "3.14.0.alpha.7", major: 3, minor: 14, hasMinor: true, hasPatch: true, pre: "a7", str: "3.14.0a7", majorMinor: "3.14"},
 		{in: "3.10.0.beta.4", major: 3, minor: 10, hasMinor: true, hasPatch: true, pre: "b4", str: "3.10.0b4", majorMinor: "3.10"},
+		{in: "3.13dt", major: 3, minor: 13, hasMinor: true, flags: "td", str: "3.13td", majorMinor: "3.13"},
+		{in: "3.7md", major: 3, minor: 7, hasMinor: true, flags: "dm", str: "3.7dm", majorMinor: "3.7"},
 		{in: "3.10", major: 3, minor: 10, hasMinor: true, str: "3.10", majorMinor: "3.10"},
 	} {
 		v, err := Parse(tc.in)
@@ -60,7 +62,7 @@ func TestParseRejects(t *testing.T) {
 	for _, in := range []string{
 		"", "v3.12.1", " 3.12", "3.12 ", "3.", "3.x", "3.x.1", ".3", "3..1", "3.12.1.2", "3.12.x",
 		"3.011", "03.11", "3.1234567890.0", "3.13.0rc", "3.13.0rc01", "3.13.0c1", "3.13.0-rc.1",
-		"3.11dt", "3.11dd", "3.11x", "3.11-dbg", "3d", "3.11+", "3.13rc1", "3.12.1.final.1",
+		"3.11dd", "3.13tdt", "3.11x", "3.11-dbg", "3d", "3.11+", "3.13rc1", "3.12.1.final.1",
 		"3.12.1.final", "3.12.1.gamma.1", "3.12.1/..", "3.12.1\x00", "python3.11", "3.11.2++",
 	} {
 		v, err := Parse(in)
@@ -173,4 +175,15 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("%q is not at least its own major.minor", s)
 		}
 	})
+}
+
+func TestTagged(t *testing.T) {
+	for in, want := range map[string]bool{
+		"3.12.1": true, "2.7.18": true, "3.13.0rc1": true, "3.14.0a7": true, "3.12.0b4": true,
+		"3.12": false, "3.13.0+": false, "3.13.0t": false, "3": false, "3.11d": false,
+	} {
+		if got := MustParse(in).Tagged(); got != want {
+			t.Errorf("%s.Tagged() = %v", in, got)
+		}
+	}
 }
