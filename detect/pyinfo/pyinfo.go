@@ -304,7 +304,7 @@ func readDebugOffsets(f *elf.File, s elf.Symbol) (version string, freeThreaded, 
 	if !ok {
 		return "", false, false, false
 	}
-	if v, err := pyversion.Parse(version); err == nil && v.MajorMinor() == "3.13" {
+	if pyversion.MajorMinorOf(version) == "3.13" {
 		return version, f.ByteOrder.Uint64(b[16:24]) != 0, true, true
 	}
 	return version, false, false, true

@@ -140,17 +140,10 @@ func pickVersion(cands []versionCandidate, hint string, requireHint bool) (strin
 			continue
 		}
 		for _, c := range cands {
-			if c.Whole == p.whole && (!p.agree || sameMinor(c.Version, hint)) {
+			if c.Whole == p.whole && (!p.agree || pyversion.MajorMinorOf(c.Version) == hint) {
 				return c.Version, true
 			}
 		}
 	}
 	return "", false
-}
-
-// sameMinor reports whether version (3.11.2) is of the major.minor hint
-// (3.11).
-func sameMinor(version, hint string) bool {
-	v, err := pyversion.Parse(version)
-	return err == nil && v.HasMinor() && v.MajorMinor() == hint
 }

@@ -218,6 +218,16 @@ func (v Version) MajorMinor() string {
 	return fmt.Sprintf("%d.%d", v.Major(), v.Minor())
 }
 
+// MajorMinorOf returns Parse(s).MajorMinor(): "3.11" for 3.11.2 or
+// 3.11d, and "" when s does not parse or has no minor.
+func MajorMinorOf(s string) string {
+	v, err := Parse(s)
+	if err != nil {
+		return ""
+	}
+	return v.MajorMinor()
+}
+
 // Release returns the numbers as written, without pre-release, "+" or
 // flags: "3.13.0" for 3.13.0rc1+, "3.11" for 3.11d.
 func (v Version) Release() string {

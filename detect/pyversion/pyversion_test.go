@@ -187,3 +187,13 @@ func TestTagged(t *testing.T) {
 		}
 	}
 }
+
+func TestMajorMinorOf(t *testing.T) {
+	for in, want := range map[string]string{
+		"3.11.2": "3.11", "3.11d": "3.11", "3.13.0rc1": "3.13", "3.12.1.final.0": "3.12", "3": "", "3.x": "", "": "", "3.11-dbg": "",
+	} {
+		if got := MajorMinorOf(in); got != want {
+			t.Errorf("MajorMinorOf(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
