@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -488,7 +489,7 @@ func extensionChecks(ctx context.Context, res *target.Result, di *DebugInfo, app
 		if walkerCovers(res) {
 			st, what = statusWarn, "plain gdb has no py-bt (pyattach's walker gives pyattach gdb and lldb one)"
 		}
-		return append(out, Check{ID: "extension", Status: st, Summary: fmt.Sprintf("no CPython gdb extension (python%s-gdb.py, libpython.py) for Python %s: %s", majorMinor(res.Python.Version), res.Python.Version, what),
+		return append(out, Check{ID: "extension", Status: st, Summary: fmt.Sprintf("no CPython gdb extension (python%s-gdb.py, libpython.py) for Python %s: %s", cmp.Or(pyversion.MajorMinorOf(res.Python.Version), res.Python.Version), res.Python.Version, what),
 			Fix: "pyattach fetch-extension " + shellQuote(res.Target)})
 	}
 	if !ex.GDBVersionMatch {
@@ -525,15 +526,6 @@ func extensionChecks(ctx context.Context, res *target.Result, di *DebugInfo, app
 		}
 	}
 	return out
-}
-
-// majorMinor returns "3.11" for a version such as 3.11.2, and v itself
-// when it has no major.minor to show.
-func majorMinor(v string) string {
-	if p, err := pyversion.Parse(v); err == nil && p.HasMinor() {
-		return p.MajorMinor()
-	}
-	return v
 }
 
 func lastLine(s string) string {
