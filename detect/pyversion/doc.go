@@ -27,6 +27,12 @@
 // (3.11 < 3.11.0 < 3.11.0+, flags last) so that Compare is 0 only for
 // versions whose String is the same.
 //
+// Besides Major, Minor, Patch, MajorMinor ("3.11"), AtLeast and Compare,
+// a Version says whether all three numbers were written (Exact) and
+// whether it can name a tag in CPython's repository (Tagged: no + and no
+// flags); MajorMinorOf is the shortcut for callers that only hold a
+// string.
+//
 // Anything else (leading "v", spaces, leading zeros, a fourth number,
 // a repeated flag, numbers of more than 9 digits) is rejected with a
 // *SyntaxError. The package reads strings only: finding a version inside
