@@ -5,8 +5,9 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
-	"strconv"
 	"strings"
+
+	"github.com/pyattach/pyattach/detect/pyversion"
 )
 
 // MaxCandidates bounds the list Candidates returns.
@@ -167,13 +168,14 @@ func candidates(env *Env, exe string, opts Options) []cand {
 	l := &candList{seen: map[string]bool{}}
 	xy := ""
 	if env != nil {
-		xy = majorMinor(env.Version)
+		xy = pyversion.MajorMinorOf(env.Version)
 	}
 	base := ""
 	if exe != "" {
 		base = filepath.Base(exe)
 		if xy == "" {
-			xy = majorMinor(strings.TrimPrefix(base, "python"))
+			// python3.11, python3.11d, python3.9-dbg (older Debian).
+			xy = pyversion.MajorMinorOf(strings.TrimSuffix(strings.TrimPrefix(base, "python"), "-dbg"))
 		}
 	}
 
@@ -301,7 +303,7 @@ func versionDirs(dir, xy string) []string {
 		if !isDir(p) {
 			continue
 		}
-		if xy != "" && majorMinor(versionIn(e.Name())) == xy {
+		if xy != "" && pyversion.MajorMinorOf(versionIn(e.Name())) == xy {
 			match = append(match, p)
 		} else {
 			rest = append(rest, p)
@@ -328,29 +330,19 @@ func versionIn(s string) string {
 	return leadingDigits(strings.TrimPrefix(s, "python"))
 }
 
-// compareVersions compares dotted numbers part by part; a missing or
-// non-numeric part counts as -1.
+// compareVersions compares two versions as pyversion orders them
+// (3.9 < 3.9.0 < 3.9.1 < 3.10); a version pyversion cannot parse sorts
+// before every one it can.
 func compareVersions(a, b string) int {
-	pa, pb := strings.Split(a, "."), strings.Split(b, ".")
-	for i := 0; i < len(pa) || i < len(pb); i++ {
-		x, y := versionPart(pa, i), versionPart(pb, i)
-		if x != y {
-			if x < y {
-				return -1
-			}
-			return 1
-		}
-	}
-	return 0
-}
-
-func versionPart(p []string, i int) int {
-	if i >= len(p) {
+	va, errA := pyversion.Parse(a)
+	vb, errB := pyversion.Parse(b)
+	switch {
+	case errA != nil && errB != nil:
+		return 0
+	case errA != nil:
 		return -1
+	case errB != nil:
+		return 1
 	}
-	n, err := strconv.Atoi(p[i])
-	if err != nil {
-		return -1
-	}
-	return n
+	return va.Compare(vb)
 }

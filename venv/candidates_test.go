@@ -159,6 +159,7 @@ func TestCompareVersions(t *testing.T) {
 		want int
 	}{
 		{"3.10", "3.9", 1}, {"3.9.18", "3.9.18", 0}, {"3.9", "3.9.1", -1}, {"2.7.18", "3.6.15", -1}, {"x", "3", -1},
+		{"3.9", "3.9.0", -1}, {"3", "x", 1}, {"x", "", 0}, {"3.13.0rc1", "3.13.0", -1},
 	} {
 		if got := compareVersions(c.a, c.b); got != c.want {
 			t.Errorf("compareVersions(%q, %q) = %d, want %d", c.a, c.b, got, c.want)

@@ -7,6 +7,8 @@ import (
 	"os"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/pyattach/pyattach/detect/pyversion"
 )
 
 // Sentinel errors, checked with errors.Is.
@@ -214,28 +216,15 @@ func quoteShort(s string) string {
 }
 
 // normalizeVersion turns "3.12.1", "3.12.1.final.0", "3.13.0rc1" or
-// "3.12" into "3.12.1", "3.12.1", "3.13.0", "3.12". It returns "" for
-// anything that does not start with two numeric parts.
+// "3.12" into "3.12.1", "3.12.1", "3.13.0", "3.12": the release numbers
+// pyversion reads. It returns "" for anything pyversion does not parse
+// or that has no minor.
 func normalizeVersion(v string) string {
-	parts := strings.SplitN(strings.TrimSpace(v), ".", 4)
-	var out []string
-	for i, p := range parts {
-		if i == 3 {
-			break
-		}
-		d := leadingDigits(p)
-		if d == "" || len(d) > 9 {
-			break
-		}
-		out = append(out, d)
-		if len(d) != len(p) {
-			break // "0rc1": the number ends here
-		}
-	}
-	if len(out) < 2 {
+	p, err := pyversion.Parse(strings.TrimSpace(v))
+	if err != nil || !p.HasMinor() {
 		return ""
 	}
-	return strings.Join(out, ".")
+	return p.Release()
 }
 
 func leadingDigits(s string) string {
@@ -244,14 +233,4 @@ func leadingDigits(s string) string {
 		i++
 	}
 	return s[:i]
-}
-
-// majorMinor returns "3.12" for "3.12.1" and "" when v has no two parts.
-func majorMinor(v string) string {
-	v = normalizeVersion(v)
-	if v == "" {
-		return ""
-	}
-	parts := strings.Split(v, ".")
-	return parts[0] + "." + parts[1]
 }

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"testing/iotest"
+
+	"github.com/pyattach/pyattach/detect/pyversion"
 )
 
 func TestParsePyvenvCfg(t *testing.T) {
@@ -170,26 +172,30 @@ func TestReadCfgFileNamesFileAndLine(t *testing.T) {
 
 func TestNormalizeVersion(t *testing.T) {
 	for in, want := range map[string]string{
-		"3.12.1":         "3.12.1",
-		"3.12.1.final.0": "3.12.1",
-		"2.7.18.final.0": "2.7.18",
-		"3.13.0rc1":      "3.13.0",
-		"3.13.0a1":       "3.13.0",
-		" 3.12 ":         "3.12",
-		"3.12":           "3.12",
-		"3":              "",
-		"":               "",
-		"abc":            "",
-		"3.x.1":          "",
-		"v3.12.1":        "",
-		"3.12.1+":        "3.12.1",
-		"3.1234567890.0": "",
+		"3.12.1":             "3.12.1",
+		"3.12.1.final.0":     "3.12.1",
+		"2.7.18.final.0":     "2.7.18",
+		"3.13.0rc1":          "3.13.0",
+		"3.13.0a1":           "3.13.0",
+		" 3.12 ":             "3.12",
+		"3.12":               "3.12",
+		"3":                  "",
+		"":                   "",
+		"abc":                "",
+		"3.x.1":              "",
+		"v3.12.1":            "",
+		"3.12.1+":            "3.12.1",
+		"3.1234567890.0":     "",
+		"3.13t":              "3.13",
+		"3.13.0.candidate.1": "3.13.0",
+		"3.12.1.2":           "",
+		"3.12x":              "",
 	} {
 		if got := normalizeVersion(in); got != want {
 			t.Errorf("normalizeVersion(%q) = %q, want %q", in, got, want)
 		}
 	}
-	if got := majorMinor("3.12.1.final.0"); got != "3.12" {
+	if got := pyversion.MajorMinorOf("3.12.1.final.0"); got != "3.12" {
 		t.Errorf("majorMinor = %q", got)
 	}
 }

@@ -11,6 +11,8 @@ import (
 	"sort"
 	"strings"
 	"syscall"
+
+	"github.com/pyattach/pyattach/detect/pyversion"
 )
 
 // Kind says how an environment holds its interpreter.
@@ -204,7 +206,7 @@ func findOrigPrefix(root string) (prefix, version string, err error) {
 	sort.Strings(matches)
 	for _, m := range matches {
 		v := strings.TrimPrefix(filepath.Base(filepath.Dir(m)), "python")
-		if majorMinor(v) != v || !isFile(m) {
+		if pyversion.MajorMinorOf(v) != v || !isFile(m) {
 			continue
 		}
 		f, err := os.Open(m)
@@ -232,7 +234,7 @@ func libVersion(root string) string {
 	found := ""
 	for _, m := range matches {
 		v := strings.TrimPrefix(filepath.Base(m), "python")
-		if majorMinor(v) != v || !isDir(m) {
+		if pyversion.MajorMinorOf(v) != v || !isDir(m) {
 			continue
 		}
 		if found != "" && found != v {

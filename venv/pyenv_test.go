@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/pyattach/pyattach/detect/pyversion"
 )
 
 // realShim is what pyenv 2.x writes to $PYENV_ROOT/shims/<name>.
@@ -105,7 +107,7 @@ func fakePyenv(t *testing.T, versions ...string) (root, sys string) {
 	root = filepath.Join(tmp, "pyenv")
 	for _, v := range versions {
 		bin := filepath.Join(root, "versions", v, "bin")
-		xy := majorMinor(v)
+		xy := pyversion.MajorMinorOf(v)
 		if xy == "" {
 			xy = "3.99"
 		}

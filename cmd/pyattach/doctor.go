@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/pyattach/pyattach/detect/debugfile"
 	"github.com/pyattach/pyattach/detect/pyoffsets"
+	"github.com/pyattach/pyattach/detect/pyversion"
 	"github.com/pyattach/pyattach/detect/target"
 	"github.com/pyattach/pyattach/gdbgen"
 )
@@ -487,7 +489,7 @@ func extensionChecks(ctx context.Context, res *target.Result, di *DebugInfo, app
 		if walkerCovers(res) {
 			st, what = statusWarn, "plain gdb has no py-bt (pyattach's walker gives pyattach gdb and lldb one)"
 		}
-		return append(out, Check{ID: "extension", Status: st, Summary: fmt.Sprintf("no CPython gdb extension (python%s-gdb.py, libpython.py) for Python %s: %s", majorMinor(res.Python.Version), res.Python.Version, what),
+		return append(out, Check{ID: "extension", Status: st, Summary: fmt.Sprintf("no CPython gdb extension (python%s-gdb.py, libpython.py) for Python %s: %s", cmp.Or(pyversion.MajorMinorOf(res.Python.Version), res.Python.Version), res.Python.Version, what),
 			Fix: "pyattach fetch-extension " + shellQuote(res.Target)})
 	}
 	if !ex.GDBVersionMatch {
@@ -524,14 +526,6 @@ func extensionChecks(ctx context.Context, res *target.Result, di *DebugInfo, app
 		}
 	}
 	return out
-}
-
-func majorMinor(v string) string {
-	parts := strings.SplitN(v, ".", 3)
-	if len(parts) >= 2 {
-		return parts[0] + "." + parts[1]
-	}
-	return v
 }
 
 func lastLine(s string) string {
@@ -634,20 +628,11 @@ func runtimeDebugProblem(res *target.Result, di *DebugInfo) string {
 			return fmt.Sprintf("%s has no full DWARF (%s)", m.Path, d.Kind)
 		}
 		if p := d.Producer; p != nil {
-			if v := majorMinor(res.Python.Version); versionAtLeast(v, 3, 13) && (p.LTO || p.OLevel == "2" || p.OLevel == "3" || p.OLevel == "s") {
-				return fmt.Sprintf("Python %s built with -O%s%s: its eval loop's frame is optimised out, so CPython's py-bt prints (unable to read python frame information)", v, p.OLevel, map[bool]string{true: " and LTO"}[p.LTO])
+			if v, err := pyversion.Parse(res.Python.Version); err == nil && v.HasMinor() && v.AtLeast(3, 13) && (p.LTO || p.OLevel == "2" || p.OLevel == "3" || p.OLevel == "s") {
+				return fmt.Sprintf("Python %s built with -O%s%s: its eval loop's frame is optimised out, so CPython's py-bt prints (unable to read python frame information)", v.MajorMinor(), p.OLevel, map[bool]string{true: " and LTO"}[p.LTO])
 			}
 		}
 		return ""
 	}
 	return ""
-}
-
-// versionAtLeast compares a "X.Y" version.
-func versionAtLeast(v string, major, minor int) bool {
-	var a, b int
-	if n, _ := fmt.Sscanf(v, "%d.%d", &a, &b); n != 2 {
-		return false
-	}
-	return a > major || a == major && b >= minor
 }

@@ -5,10 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"regexp"
 	"time"
 
 	"github.com/pyattach/pyattach/detect/pyext"
+	"github.com/pyattach/pyattach/detect/pyversion"
 	"github.com/pyattach/pyattach/detect/target"
 )
 
@@ -31,8 +31,6 @@ Examples:
   pyattach fetch-extension --python-version 3.12.1`
 }
 
-var exactVersion = regexp.MustCompile(`^\d+\.\d+\.\d+((a|b|rc)\d+)?$`)
-
 // Run downloads the extension.
 func (c *FetchExtensionCmd) Run(g *Globals, app *App, cfg *Config) error {
 	version := c.Version
@@ -45,7 +43,7 @@ func (c *FetchExtensionCmd) Run(g *Globals, app *App, cfg *Config) error {
 			return fmt.Errorf("fetch-extension %s: %w", c.Target, err)
 		}
 		version = res.Python.Version
-		if !exactVersion.MatchString(version) {
+		if v, err := pyversion.Parse(version); err != nil || !v.Tagged() || v.String() != version {
 			return withHint(fmt.Errorf("fetch-extension %s: the interpreter's exact version is not known (only %q)", c.Target, version),
 				"give it: pyattach fetch-extension --python-version X.Y.Z (python -c 'import platform; print(platform.python_version())')")
 		}

@@ -211,14 +211,14 @@ func (s *search) systemCandidates(pl place) []candidate {
 		}
 		if s.in.Libpython == "" && s.interpVersion != "" {
 			if v, ok := parseVersion(s.interpVersion); ok {
-				lib := fmt.Sprintf("libpython%d.%d%s.so.1.0", v.major, v.minor, s.in.ABIFlags)
+				lib := "libpython" + v.MajorMinor() + s.in.ABIFlags + ".so.1.0"
 				cs = append(cs, candidate{path: path.Join(d, "usr/lib64", lib) + "-*.debug-gdb.py", source: SourceFedora, glob: true})
 			}
 		}
 	}
 	var minor string
 	if v, ok := parseVersion(s.interpVersion); ok {
-		minor = fmt.Sprintf("%d.%d", v.major, v.minor)
+		minor = v.MajorMinor()
 	}
 	var interps []string
 	if s.in.Interpreter != "" {
@@ -275,7 +275,7 @@ func (s *search) hostCandidates() []candidate {
 	}
 	if v, ok := parseVersion(s.interpVersion); ok {
 		// Other micro versions of the same X.Y, newest first.
-		dirs := place{}.glob(fmt.Sprintf("%s/%d.%d.*", ext, v.major, v.minor))
+		dirs := place{}.glob(ext + "/" + v.MajorMinor() + ".*")
 		for i := len(dirs) - 1; i >= 0; i-- {
 			if d := path.Base(dirs[i]); exactVersion(d) && d != s.interpVersion {
 				cs = append(cs, candidate{path: path.Join(dirs[i], "libpython.py"), source: SourceFetched, version: d})
@@ -447,8 +447,8 @@ func (s *search) versionOf(pl place, c candidate, p, real string) string {
 	}
 	switch c.source {
 	case SourceDebian:
-		if m, ok := parseVersion(v); ok && !m.hasMicro {
-			minor := m.String()
+		if m, ok := parseVersion(v); ok && !m.HasPatch() {
+			minor := m.MajorMinor()
 			d := dpkgVersion(pl, p, minor)
 			if d == "" && real != p {
 				d = dpkgVersion(pl, real, minor)
@@ -456,7 +456,7 @@ func (s *search) versionOf(pl place, c candidate, p, real string) string {
 			v = refineVersion(v, d)
 		}
 	case SourceBeside, SourceBuildTree:
-		if m, ok := parseVersion(v); !ok || !m.hasMicro {
+		if m, ok := parseVersion(v); !ok || !m.HasPatch() {
 			v = refineVersion(v, s.patchlevel(pl, path.Dir(pl.realPath(p)), v))
 		}
 	}
@@ -472,7 +472,7 @@ func (s *search) patchlevel(pl place, dir, v string) string {
 	var files []string
 	if m, ok := parseVersion(v); ok && path.Base(dir) == "bin" {
 		inc := path.Join(path.Dir(dir), "include")
-		minor := m.String()
+		minor := m.MajorMinor()
 		if s.in.ABIFlags != "" {
 			files = append(files, path.Join(inc, "python"+minor+s.in.ABIFlags, "patchlevel.h"))
 		}

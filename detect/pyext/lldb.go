@@ -45,7 +45,7 @@ func FindLLDB(in Input, sitePackages []string) (*Extension, []string, error) {
 				continue
 			}
 			ext := &Extension{Path: p, Source: SourceSitePackage, VersionMatch: true, Version: distInfoVersion(d, "cpython_lldb")}
-			if v, ok := parseVersion(in.Version); ok && v.major < 3 {
+			if v, ok := parseVersion(in.Version); ok && v.Major() < 3 {
 				ext.VersionMatch = false
 				ext.Warnings = append(ext.Warnings, fmt.Sprintf("cpython_lldb is for Python 3; the interpreter is %s", in.Version))
 			}
@@ -85,8 +85,8 @@ func SitePackages(prefixes []string, version, home string) []string {
 	if !ok {
 		return nil
 	}
-	minor := fmt.Sprintf("python%d.%d", v.major, v.minor)
-	major := fmt.Sprintf("python%d", v.major)
+	minor := "python" + v.MajorMinor()
+	major := fmt.Sprintf("python%d", v.Major())
 	var cand []string
 	for _, p := range prefixes {
 		if p == "" {

@@ -3,50 +3,18 @@ package pyext
 import (
 	"fmt"
 	"path"
-	"strconv"
 	"strings"
 
 	"github.com/pyattach/pyattach/detect/pyinfo"
+	"github.com/pyattach/pyattach/detect/pyversion"
 )
 
-// version is a parsed Python version: major.minor, and micro when known.
-type version struct {
-	major, minor, micro int
-	hasMicro            bool
-}
-
-// parseVersion parses "3.11", "3.11.2", "3.13.0+", "3.13.0rc1" or
-// "3.13.0t": major.minor and an optional micro; anything after the
-// micro's digits is ignored.
-func parseVersion(s string) (version, bool) {
-	var v version
-	parts := strings.SplitN(s, ".", 3)
-	if len(parts) < 2 {
-		return v, false
-	}
-	var err error
-	if v.major, err = strconv.Atoi(parts[0]); err != nil || v.major < 0 {
-		return v, false
-	}
-	if v.minor, err = strconv.Atoi(parts[1]); err != nil || v.minor < 0 {
-		return v, false
-	}
-	if len(parts) == 3 {
-		d := leadingDigits(parts[2])
-		if d == "" {
-			return v, false
-		}
-		v.micro, _ = strconv.Atoi(d)
-		v.hasMicro = true
-	}
-	return v, true
-}
-
-func (v version) String() string {
-	if v.hasMicro {
-		return fmt.Sprintf("%d.%d.%d", v.major, v.minor, v.micro)
-	}
-	return fmt.Sprintf("%d.%d", v.major, v.minor)
+// parseVersion parses an interpreter's or extension's version through
+// pyversion ("3.11", "3.11.2", "3.13.0+", "3.13.0rc1", "3.13t"); it
+// needs major.minor at least.
+func parseVersion(s string) (pyversion.Version, bool) {
+	v, err := pyversion.Parse(s)
+	return v, err == nil && v.HasMinor()
 }
 
 func leadingDigits(s string) string {
@@ -93,9 +61,11 @@ func leadingVersion(s string) string {
 }
 
 // exactVersion reports whether s is a version a CPython tag can name:
-// X.Y.Z, optionally with an a/b/rc pre-release tag (3.13.0rc1).
+// X.Y.Z, optionally with an a/b/rc pre-release tag (3.13.0rc1), written
+// the way pyversion writes it.
 func exactVersion(s string) bool {
-	return s != "" && leadingVersion(s) == s
+	v, err := pyversion.Parse(s)
+	return err == nil && v.Tagged() && v.String() == s
 }
 
 // versionInDirs looks for an X.Y.Z version in the directory components
@@ -163,10 +133,10 @@ func refineVersion(name, other string) string {
 	}
 	a, okA := parseVersion(name)
 	b, okB := parseVersion(other)
-	if !okA || !okB || a.major != b.major || a.minor != b.minor {
+	if !okA || !okB || a.MajorMinor() != b.MajorMinor() {
 		return name
 	}
-	if b.hasMicro && !a.hasMicro {
+	if b.HasPatch() && !a.HasPatch() {
 		return other
 	}
 	return name
@@ -182,7 +152,9 @@ const (
 )
 
 // compareVersions ranks an extension's version against the
-// interpreter's and says what is worth a warning.
+// interpreter's and says what is worth a warning. ABI flags, a trailing
+// "+" and pre-release tags do not change the rank: an extension from
+// 3.14.0a1's tree serves a 3.14.0 interpreter as well as 3.14.0's.
 func compareVersions(ext, interp string) (rank int, match bool, warning string) {
 	e, okE := parseVersion(ext)
 	i, okI := parseVersion(interp)
@@ -191,11 +163,11 @@ func compareVersions(ext, interp string) (rank int, match bool, warning string) 
 		return rankUnknown, false, "the interpreter's version is unknown: cannot tell whether this extension matches it"
 	case !okE:
 		return rankUnknown, false, fmt.Sprintf("the extension's version is unknown: cannot tell whether it matches interpreter %s", interp)
-	case e.major != i.major || e.minor != i.minor:
+	case e.MajorMinor() != i.MajorMinor():
 		return rankMismatch, false, fmt.Sprintf("version %s does not match interpreter %s", ext, interp)
-	case e.hasMicro && i.hasMicro && e.micro != i.micro:
-		return rankMicroDiffer, true, fmt.Sprintf("version %s is not the interpreter's exact version %s (same %d.%d; py-bt usually works, a mismatch can misread frames)", ext, interp, i.major, i.minor)
-	case e.hasMicro && i.hasMicro:
+	case e.HasPatch() && i.HasPatch() && e.Patch() != i.Patch():
+		return rankMicroDiffer, true, fmt.Sprintf("version %s is not the interpreter's exact version %s (same %s; py-bt usually works, a mismatch can misread frames)", ext, interp, i.MajorMinor())
+	case e.HasPatch() && i.HasPatch():
 		return rankExact, true, ""
 	}
 	return rankMinor, true, ""

@@ -51,6 +51,7 @@ func TestExactVersion(t *testing.T) {
 	for v, want := range map[string]bool{
 		"3.12.1": true, "2.7.18": true, "3.13.0rc1": true, "3.14.0a7": true, "3.12.0b4": true,
 		"3.12": false, "3.13.0+": false, "3.13.0t": false, "": false, "3.12.1/..": false, "v3.12.1": false, "3.12.x": false,
+		"3.012.1": false, "3.12.1.final.0": false, "3.13.0rc01": false,
 	} {
 		if got := exactVersion(v); got != want {
 			t.Errorf("exactVersion(%q) = %v", v, got)
@@ -85,6 +86,11 @@ func TestCompareVersions(t *testing.T) {
 		{"3.11", "", rankUnknown, false},
 		{"3.10", "3.11.2", rankMismatch, false},
 		{"2.7.18", "3.7.18", rankMismatch, false},
+		{"3.11", "3.11d", rankMinor, true},
+		{"3.13.0rc1", "3.13.0", rankExact, true},
+		{"3.13.0", "3.13.0+", rankExact, true},
+		{"3.13.1", "3.13.0t", rankMicroDiffer, true},
+		{"3.13", "3.13.0rc1junk", rankUnknown, false},
 	} {
 		rank, match, _ := compareVersions(tc.ext, tc.interp)
 		if rank != tc.rank || match != tc.match {

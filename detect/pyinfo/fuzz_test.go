@@ -5,6 +5,8 @@ import (
 	"path"
 	"strings"
 	"testing"
+
+	"github.com/pyattach/pyattach/detect/pyversion"
 )
 
 // FuzzRead feeds arbitrary bytes to Read. The seed corpus in
@@ -54,7 +56,7 @@ func FuzzParseName(f *testing.F) {
 			}
 			return
 		}
-		if mm := majorMinor(v); mm != v || !strings.HasPrefix(v, "2.") && !strings.HasPrefix(v, "3.") {
+		if pv, err := pyversion.Parse(v); err != nil || pv.MajorMinor() != v || !strings.HasPrefix(v, "2.") && !strings.HasPrefix(v, "3.") {
 			t.Fatalf("ParseName(%q) version %q", s, v)
 		}
 		if n, ok := normalizeFlags(flags); !ok || n != flags {

@@ -10,6 +10,7 @@ import (
 	"path"
 
 	"github.com/pyattach/pyattach/detect/elfinfo"
+	"github.com/pyattach/pyattach/detect/pyversion"
 )
 
 // Where Facts.Version came from, most reliable first.
@@ -303,7 +304,7 @@ func readDebugOffsets(f *elf.File, s elf.Symbol) (version string, freeThreaded, 
 	if !ok {
 		return "", false, false, false
 	}
-	if majorMinor(version) == "3.13" {
+	if pyversion.MajorMinorOf(version) == "3.13" {
 		return version, f.ByteOrder.Uint64(b[16:24]) != 0, true, true
 	}
 	return version, false, false, true

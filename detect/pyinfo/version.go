@@ -6,6 +6,8 @@ import (
 	"io"
 	"regexp"
 	"strings"
+
+	"github.com/pyattach/pyattach/detect/pyversion"
 )
 
 // FormatHexVersion formats a PY_VERSION_HEX value (0xMMmmppLS: major,
@@ -41,19 +43,6 @@ func FormatHexVersion(v uint64) (string, bool) {
 		return s, true
 	}
 	return "", false
-}
-
-// majorMinor returns the "M.m" prefix of a version string.
-func majorMinor(v string) string {
-	i := strings.IndexByte(v, '.')
-	if i < 0 {
-		return v
-	}
-	j := strings.IndexByte(v[i+1:], '.')
-	if j < 0 {
-		return v
-	}
-	return v[:i+1+j]
 }
 
 // versionTailRE matches a PY_VERSION string at the end of a NUL-terminated
@@ -151,7 +140,7 @@ func pickVersion(cands []versionCandidate, hint string, requireHint bool) (strin
 			continue
 		}
 		for _, c := range cands {
-			if c.Whole == p.whole && (!p.agree || majorMinor(c.Version) == hint) {
+			if c.Whole == p.whole && (!p.agree || pyversion.MajorMinorOf(c.Version) == hint) {
 				return c.Version, true
 			}
 		}

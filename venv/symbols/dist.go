@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/pyattach/pyattach/detect/pyversion"
 	"github.com/pyattach/pyattach/venv"
 )
 
@@ -160,11 +161,11 @@ var ErrNoSitePackages = errors.New("no site-packages directory")
 func SitePackagesOf(env *venv.Env, python string) ([]string, error) {
 	var cands []string
 	if env != nil {
-		cands = append(cands, libDirs(env.Path, majorMinor(env.Version), "site-packages")...)
+		cands = append(cands, libDirs(env.Path, pyversion.MajorMinorOf(env.Version), "site-packages")...)
 		if env.Cfg != nil && env.Cfg.IncludeSystemSitePackages {
 			base := python
-			if base == "" && env.Home != "" && majorMinor(env.Version) != "" {
-				base = filepath.Join(env.Home, "python"+majorMinor(env.Version))
+			if base == "" && env.Home != "" && pyversion.MajorMinorOf(env.Version) != "" {
+				base = filepath.Join(env.Home, "python"+pyversion.MajorMinorOf(env.Version))
 			}
 			if base != "" {
 				cands = append(cands, interpreterDirs(base)...)
@@ -198,7 +199,8 @@ func SitePackagesOf(env *venv.Env, python string) ([]string, error) {
 // python (/P/bin/pythonX.Y), in sys.path order.
 func interpreterDirs(python string) []string {
 	prefix := filepath.Dir(filepath.Dir(python))
-	xy := majorMinor(strings.TrimPrefix(filepath.Base(python), "python"))
+	// python3.11, python3.11d, python3.9-dbg (older Debian).
+	xy := pyversion.MajorMinorOf(strings.TrimSuffix(strings.TrimPrefix(filepath.Base(python), "python"), "-dbg"))
 	var out []string
 	out = append(out, libDirs(filepath.Join(prefix, "local"), xy, "dist-packages")...)
 	out = append(out, filepath.Join(prefix, "lib", "python3", "dist-packages"))
@@ -217,30 +219,9 @@ func libDirs(root, xy, leaf string) []string {
 	sort.Strings(matches)
 	var out []string
 	for _, m := range matches {
-		if v := strings.TrimPrefix(filepath.Base(m), "python"); majorMinor(v) == v {
+		if v := strings.TrimPrefix(filepath.Base(m), "python"); pyversion.MajorMinorOf(v) == v {
 			out = append(out, filepath.Join(m, leaf))
 		}
 	}
 	return out
-}
-
-// majorMinor returns "3.11" for "3.11.2", "3.11" or "3.11d"; "" when v
-// does not start with two numbers.
-func majorMinor(v string) string {
-	parts := strings.SplitN(v, ".", 3)
-	if len(parts) < 2 {
-		return ""
-	}
-	num := func(s string) string {
-		i := 0
-		for i < len(s) && i < 9 && s[i] >= '0' && s[i] <= '9' {
-			i++
-		}
-		return s[:i]
-	}
-	a, b := num(parts[0]), num(parts[1])
-	if a == "" || b == "" || len(a) != len(parts[0]) {
-		return ""
-	}
-	return a + "." + b
 }

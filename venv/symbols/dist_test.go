@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -163,5 +164,14 @@ func TestSitePackagesOfLayouts(t *testing.T) {
 	}
 	if _, err := SitePackagesOf(nil, ""); !errors.Is(err, ErrNoSitePackages) {
 		t.Fatalf("no input: %v", err)
+	}
+}
+
+func TestInterpreterDirsVersionFromName(t *testing.T) {
+	for _, name := range []string{"python3.11", "python3.11d", "python3.11-dbg"} {
+		dirs := interpreterDirs("/P/bin/" + name)
+		if !slices.Contains(dirs, filepath.Join("/P", "lib", "python3.11", "site-packages")) {
+			t.Errorf("interpreterDirs(/P/bin/%s) = %q, no /P/lib/python3.11/site-packages", name, dirs)
+		}
 	}
 }

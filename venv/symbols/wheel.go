@@ -141,7 +141,9 @@ func NormalizeName(name string) string {
 
 // sameVersion reports whether two versions as written in file names are
 // the same: equal, or equal once lowercased with "_" read as "-" (wheel
-// file names escape "-" in local versions).
+// file names escape "-" in local versions). These are versions of
+// distributions (numpy 1.26.4, 2.0.0.post1+local_x), not of Python: they
+// follow PEP 440 in full, which detect/pyversion does not read.
 func sameVersion(a, b string) bool {
 	if a == b {
 		return true
