@@ -11,6 +11,7 @@ import (
 
 	"github.com/pyattach/pyattach/detect/elfinfo"
 	"github.com/pyattach/pyattach/detect/pyinfo"
+	"github.com/pyattach/pyattach/detect/pyversion"
 )
 
 // A Source is a build whose DWARF a table is generated from or checked
@@ -25,22 +26,7 @@ type Source struct {
 }
 
 // Key is the table a source belongs to: "3.11", "3.11d", "3.13t".
-func (s Source) Key() string { return minor(s.Version) + s.ABIFlags }
-
-func minor(v string) string {
-	parts := strings.SplitN(v, ".", 3)
-	if len(parts) < 2 {
-		return v
-	}
-	n := parts[1]
-	for i, c := range n {
-		if c < '0' || c > '9' {
-			n = n[:i]
-			break
-		}
-	}
-	return parts[0] + "." + n
-}
+func (s Source) Key() string { return pyversion.MajorMinorOf(s.Version) + s.ABIFlags }
 
 // layoutFlags keeps the ABI flags that change struct layouts: d
 // (Py_DEBUG, and with it Py_TRACE_REFS before 3.13) and t (free-threaded).

@@ -3,9 +3,10 @@ package pyoffsets
 import (
 	_ "embed"
 	"encoding/json"
-	"fmt"
 	"sort"
 	"sync"
+
+	"github.com/pyattach/pyattach/detect/pyversion"
 )
 
 // A Table is one minor version's offsets, for one set of layout flags.
@@ -57,17 +58,13 @@ func Lookup(minorVersion, flags string) (Table, bool) {
 
 // SortTables orders tables by version, then flags.
 func SortTables(ts []Table) {
-	key := func(t Table) [3]int {
-		var maj, min int
-		fmt.Sscanf(t.Key, "%d.%d", &maj, &min)
-		return [3]int{maj, min, len(t.Key)}
-	}
 	sort.Slice(ts, func(i, j int) bool {
-		a, b := key(ts[i]), key(ts[j])
-		if a != b {
-			return a[0] < b[0] || a[0] == b[0] && (a[1] < b[1] || a[1] == b[1] && a[2] < b[2])
+		a, errA := pyversion.Parse(ts[i].Key)
+		b, errB := pyversion.Parse(ts[j].Key)
+		if errA != nil || errB != nil {
+			return errA == nil && errB != nil || errA != nil && errB != nil && ts[i].Key < ts[j].Key
 		}
-		return ts[i].Key < ts[j].Key
+		return a.Compare(b) < 0
 	})
 }
 
@@ -85,14 +82,13 @@ func All() []Table {
 // _PyRuntime), with a table, or 3.13 or later, whose _PyRuntime carries
 // its own offsets (_Py_DebugOffsets).
 func Supported(version, flags string) bool {
-	m := minor(version)
-	var maj, min int
-	if n, _ := fmt.Sscanf(m, "%d.%d", &maj, &min); n != 2 || maj != 3 || min < 7 {
+	v, err := pyversion.Parse(version)
+	if err != nil || !v.HasMinor() || v.Major() != 3 || !v.AtLeast(3, 7) {
 		// 3.6 and older have no _PyRuntime to start from.
 		return false
 	}
-	if _, ok := Lookup(m, flags); ok {
+	if _, ok := Lookup(v.MajorMinor(), flags); ok {
 		return true
 	}
-	return min >= 13
+	return v.AtLeast(3, 13)
 }
