@@ -157,8 +157,9 @@ cd src
 ./configure -q --disable-gil --prefix=/usr/local --without-ensurepip >/dev/null
 make -j"$(nproc)" -s >/dev/null
 make -s altinstall >/dev/null
-# altinstall also links python$v, which would shadow Debian's in PATH.
-rm -f "/usr/local/bin/python$v"
+# altinstall also links python$v, which would shadow Debian's in PATH;
+# the test suite (140 MB) is not run.
+rm -rf "/usr/local/bin/python$v" "/usr/local/lib/python${v}t/test"
 mkdir -p /usr/share/gdb/auto-load/usr/local/bin
 cp python-gdb.py "/usr/share/gdb/auto-load/usr/local/bin/python${v}t-gdb.py"
 cd /
@@ -183,7 +184,8 @@ finish() {
 	in_root "$dir" apt-get clean
 	# The static libraries of the -dbg packages (70 MB each) are not run.
 	rm -rf "$dir"/var/lib/apt/lists/* "$dir"/var/cache/apt/*.bin "$dir"/usr/share/doc/* \
-		"$dir"/usr/share/man/* "$dir"/usr/share/locale/* "$dir"/usr/lib/python3.*/config-*/*.a
+		"$dir"/usr/share/man/* "$dir"/usr/share/locale/* "$dir"/usr/lib/python3.*/config-*/*.a \
+		"$dir"/usr/local/lib/python3.*/config-*/*.a
 	ls "$dir"/usr/bin/ | grep -E '^python3\.[0-9]+$' | sed 's/^python//' >"$dir/pyattach-stamp.tmp" || true
 	mv "$dir/pyattach-stamp.tmp" "$dir/pyattach-stamp"
 }
