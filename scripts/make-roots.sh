@@ -2,16 +2,18 @@
 # make-roots.sh [--refresh]: Debian roots holding the distribution's own
 # builds of Python 3.13, 3.14 and 3.15 with their -dbg packages, made by
 # debootstrap (minbase) from the suites the machine's Debian mirror
-# serves, and a free-threaded 3.13t built from Debian's source package. The integration tests in detect/pywalk run each root's
-# /usr/bin/python3.N in its own mount and PID namespace and attach the
-# host's gdb and lldb to it.
+# serves, and a free-threaded 3.13t built from Debian's source package.
+# The integration tests in detect/pywalk run each root's interpreter in
+# its own mount and PID namespace and attach the host's gdb and lldb.
 #
 # Roots are cached between runs under $PYATTACH_ROOTS (default
 # /var/cache/pyattach-test/roots), one directory per suite, each built in
 # a staging directory and renamed into place only when complete, with
 # its stamp written last; --refresh rebuilds them. $PYATTACH_ROOTS/versions
 # records, one line per Python version, "VERSION SUITE" for the root that
-# holds it or "VERSION - REASON" when the mirror does not serve it.
+# holds it or "VERSION - REASON" when the mirror does not serve it (the
+# tests skip that version). Anything else that fails (a download, an
+# install, the build) fails the script, and with it scripts/test.sh.
 #
 # Runs as root; tests skip (or fail under CI=true) when no root exists.
 set -euo pipefail
@@ -98,10 +100,14 @@ make_root() {
 	local script=/usr/share/debootstrap/scripts/$suite
 	[ -e "$script" ] || script=/usr/share/debootstrap/scripts/sid
 	if ! debootstrap --variant=minbase "$suite" "$stage" "$mirror" "$script" >"$ROOTS/.$suite.log" 2>&1; then
-		echo "$0: $suite: debootstrap failed (log: $ROOTS/.$suite.log); its Python versions are skipped" >&2
-		tail -3 "$ROOTS/.$suite.log" >&2 || true
 		rm -rf "$stage"
-		return 1
+		if grep -q 'Failed getting release file' "$ROOTS/.$suite.log"; then
+			echo "$0: the mirror does not serve $suite" >&2
+			return 1
+		fi
+		echo "$0: error: debootstrap $suite failed (log: $ROOTS/.$suite.log)" >&2
+		tail -3 "$ROOTS/.$suite.log" >&2 || true
+		exit 1
 	fi
 	apt_update "$stage" >/dev/null
 	rm -rf "$dir"
@@ -124,8 +130,8 @@ install_python() {
 	fi
 	echo "$0: $suite: apt-get install python$v python$v-dbg" >&2
 	in_root "$dir" apt-get install -y -qq --no-install-recommends "python$v" "python$v-dbg" >"$ROOTS/.$suite.log" 2>&1 || {
-		echo "$0: $suite: installing python$v failed (log: $ROOTS/.$suite.log)" >&2
-		return 1
+		echo "$0: error: $suite: installing python$v failed (log: $ROOTS/.$suite.log)" >&2
+		exit 1
 	}
 	rm -f "$dir/pyattach-stamp"
 }
@@ -157,8 +163,9 @@ cd src
 ./configure -q --disable-gil --prefix=/usr/local --without-ensurepip >/dev/null
 make -j"$(nproc)" -s >/dev/null
 make -s altinstall >/dev/null
-# altinstall also links python$v, which would shadow Debian's in PATH.
-rm -f "/usr/local/bin/python$v"
+# altinstall also links python$v, which would shadow Debian's in PATH;
+# the test suite (140 MB) is not run.
+rm -rf "/usr/local/bin/python$v" "/usr/local/lib/python${v}t/test"
 mkdir -p /usr/share/gdb/auto-load/usr/local/bin
 cp python-gdb.py "/usr/share/gdb/auto-load/usr/local/bin/python${v}t-gdb.py"
 cd /
@@ -183,7 +190,8 @@ finish() {
 	in_root "$dir" apt-get clean
 	# The static libraries of the -dbg packages (70 MB each) are not run.
 	rm -rf "$dir"/var/lib/apt/lists/* "$dir"/var/cache/apt/*.bin "$dir"/usr/share/doc/* \
-		"$dir"/usr/share/man/* "$dir"/usr/share/locale/* "$dir"/usr/lib/python3.*/config-*/*.a
+		"$dir"/usr/share/man/* "$dir"/usr/share/locale/* "$dir"/usr/lib/python3.*/config-*/*.a \
+		"$dir"/usr/local/lib/python3.*/config-*/*.a
 	ls "$dir"/usr/bin/ | grep -E '^python3\.[0-9]+$' | sed 's/^python//' >"$dir/pyattach-stamp.tmp" || true
 	mv "$dir/pyattach-stamp.tmp" "$dir/pyattach-stamp"
 }
@@ -237,8 +245,8 @@ if [ -z "$ft_suite" ]; then
 elif build_freethreaded "$FREE_THREADED" "$ft_suite"; then
 	echo "${FREE_THREADED}t $ft_suite" >>"$out"
 else
-	echo "$0: Python ${FREE_THREADED}t is skipped: building it failed (log: $ROOTS/.ft.log)" >&2
-	echo "${FREE_THREADED}t - building it from Debian's source package failed (log: $ROOTS/.ft.log)" >>"$out"
+	echo "$0: error: building python${FREE_THREADED}t from Debian's source package failed (log: $ROOTS/.ft.log)" >&2
+	exit 1
 fi
 for d in "$ROOTS"/*/; do
 	finish "$(basename "$d")"
