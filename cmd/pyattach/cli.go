@@ -156,6 +156,15 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, env []string
 		fmt.Fprintf(stderr, "pyattach: error: %s\n", oneLine(err.Error()))
 		return 2
 	}
+	// "pyattach gdb --help": pyattach's help for the command (gdb's own
+	// is "gdb --help"); everything else after gdb or lldb is theirs.
+	if helpOnly(kctx.Command(), cli.GDB.Args, cli.LLDB.Args) {
+		if err := kctx.PrintUsage(false); err != nil {
+			fmt.Fprintf(stderr, "pyattach: error: %s\n", oneLine(err.Error()))
+			return 2
+		}
+		return 0
+	}
 	cfg, err := loadConfig(cli.Globals.Config, cwd, envValue(env, "HOME"))
 	if err != nil {
 		report(stderr, err)
@@ -185,6 +194,18 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, env []string
 		return 1
 	}
 	return 0
+}
+
+// helpOnly reports "pyattach gdb --help" or "pyattach lldb -h": the
+// debugger's command line is exactly a help flag.
+func helpOnly(cmd string, gdbArgs, lldbArgs []string) bool {
+	args := gdbArgs
+	if strings.HasPrefix(cmd, "lldb") {
+		args = lldbArgs
+	} else if !strings.HasPrefix(cmd, "gdb") {
+		return false
+	}
+	return len(args) == 1 && (args[0] == "--help" || args[0] == "-h")
 }
 
 // signalName is "SIGINT" or "SIGTERM".

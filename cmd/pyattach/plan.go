@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/pyattach/pyattach/detect/core"
 	"github.com/pyattach/pyattach/detect/debugfile"
+	"github.com/pyattach/pyattach/detect/debuginfod"
 	"github.com/pyattach/pyattach/detect/plan"
 	"github.com/pyattach/pyattach/detect/target"
 )
@@ -40,8 +40,7 @@ func buildPlan(ctx context.Context, t dbgTarget, g *Globals, app *App, cfg *Conf
 		tgt = exe
 		p.Findings = append(p.Findings, fmt.Sprintf("core %s was dumped by %s", t.Core, exe))
 	default:
-		return p, nil, withHint(errors.New("no target in the debugger's command line"),
-			"name one as the debugger takes it: -p PID, -c CORE, a program, or a program and its arguments (gdb --args PROGRAM ARGS..., lldb -- PROGRAM ARGS...)")
+		return targetlessPlan(p, g, app, cfg)
 	}
 	p.Target = tgt
 	res, rerr := target.Resolve(ctx, tgt, target.Options{ProcRoot: g.ProcRoot, Env: app.Env, Cwd: app.Cwd})
@@ -147,6 +146,34 @@ func buildPlan(ctx context.Context, t dbgTarget, g *Globals, app *App, cfg *Conf
 		p.Findings = append(p.Findings, "stack walker: "+p.Walker.Dir+" (py-bt from memory; CPython's extension answers instead when it reads every frame)")
 	}
 	return p, di, nil
+}
+
+// targetlessPlan is the plan for a debugger started with no target
+// (the user attaches from inside it): what does not depend on a target,
+// the debug directories and the debuginfod setting, and the stack
+// walker, which reads the version from memory when asked (Py_Version,
+// _Py_DebugOffsets).
+func targetlessPlan(p plan.Plan, g *Globals, app *App, cfg *Config) (plan.Plan, *DebugInfo, error) {
+	dirs, warnings := debugDirs(g, cfg)
+	for _, w := range warnings {
+		fmt.Fprintf(app.Stderr, "pyattach: warning: %s\n", w)
+	}
+	for _, d := range dirs {
+		if st, err := os.Stat(d); d != "/usr/lib/debug" && err == nil && st.IsDir() {
+			p.DebugDirs = append(p.DebugDirs, d)
+		}
+	}
+	client := debuginfod.FromEnv(app.Env)
+	p.Debuginfod = plan.Debuginfod{Enabled: len(client.URLs) > 0 && !g.Offline && !cfg.Offline, URLs: client.URLs}
+	dir, err := writeWalker()
+	if err != nil {
+		fmt.Fprintf(app.Stderr, "pyattach: warning: %s\n", oneLine(err.Error()))
+	} else {
+		p.Walker = &plan.Walker{Dir: dir}
+		p.Findings = append(p.Findings, "stack walker: "+dir+" (py-bt from memory, for the process you attach to)")
+	}
+	p.Findings = append(p.Findings, "no target: attach from inside the debugger (gdb: attach PID; lldb: process attach --pid PID)")
+	return p, &DebugInfo{DebugDirs: dirs}, nil
 }
 
 // symbolFileFor returns a debug file the debugger would not find alone:

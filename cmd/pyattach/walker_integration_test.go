@@ -167,3 +167,21 @@ func TestWalkerFastReadsNoDWARF(t *testing.T) {
 		t.Errorf("gdb read DWARF, or CPython's extension answered:\n%s", out)
 	}
 }
+
+// TestWalkerAttachInside: pyattach gdb with no target starts gdb with the
+// walker, and "attach PID" inside it gets py-bt (the version read from
+// the process: Py_Version, _Py_DebugOffsets), for a stripped 3.11+
+// interpreter with no CPython extension.
+func TestWalkerAttachInside(t *testing.T) {
+	needTool(t, "gdb")
+	py := pyenvPython(t)
+	exe, env := strippedPython(t, py)
+	pid := strconv.Itoa(startPython(t, exe, env...))
+	home := t.TempDir()
+	henv := []string{"HOME=" + home, "XDG_DATA_HOME=" + filepath.Join(home, "data"), "XDG_CACHE_HOME=" + filepath.Join(home, "cache"), "XDG_CONFIG_HOME=" + filepath.Join(home, "config")}
+	out, err := runIn(t, "", henv, pyattachBin(t), "--offline", "gdb", "-nx", "-batch", "-ex", "attach "+pid, "-ex", "py-bt")
+	if err != nil {
+		t.Fatalf("pyattach gdb, then attach: %v\n%s", err, out)
+	}
+	checkPyBt(t, "attach inside pyattach gdb", out)
+}
