@@ -384,13 +384,18 @@ func venvCheck(res *target.Result, di *DebugInfo) Check {
 func debugChecks(res *target.Result, di *DebugInfo) []Check {
 	var out []Check
 	for _, m := range di.Modules {
-		runtime := m.Path == res.Exe || m.Path == res.Interpreter || m.Path == res.Libpython
-		if !runtime && !sourceModule(m.Path, res) {
+		runtime := isRuntimeModule(m.Path, res)
+		host := res.Embedded && m.Path == res.Exe
+		if !runtime && !host && !sourceModule(m.Path, res) {
 			continue
 		}
 		id := "debug." + filepath.Base(m.Path)
 		d := m.Debug
 		switch {
+		case host && d.Kind != debugfile.KindDWARF && d.Kind != debugfile.KindLineTables:
+			out = append(out, Check{ID: id, Status: statusWarn,
+				Summary: fmt.Sprintf("%s (the program embedding Python) has no debug information: its own native frames show as ?? or without lines; py-bt does not need it", m.Path),
+				Fix:     missingDebugFix(m, res)})
 		case m.Error != "":
 			out = append(out, Check{ID: id, Status: statusWarn, Summary: fmt.Sprintf("%s: %s", m.Path, m.Error)})
 		case d.Kind == debugfile.KindDWARF || d.Kind == debugfile.KindLineTables:
@@ -493,7 +498,11 @@ func extensionChecks(ctx context.Context, res *target.Result, di *DebugInfo, app
 			Fix: "pyattach fetch-extension " + shellQuote(res.Target)})
 	}
 	if !ex.GDBVersionMatch {
-		out = append(out, Check{ID: "extension", Status: statusFail, Summary: fmt.Sprintf("%s is for Python %s, the interpreter is %s: py-bt would misread frames", ex.GDB, ex.GDBVersion, res.Python.Version),
+		of := "Python " + ex.GDBVersion
+		if ex.GDBVersion == "" {
+			of = "an unknown Python version"
+		}
+		out = append(out, Check{ID: "extension", Status: statusFail, Summary: fmt.Sprintf("%s is for %s, the interpreter is %s: py-bt would misread frames", ex.GDB, of, res.Python.Version),
 			Fix: "pyattach fetch-extension " + shellQuote(res.Target)})
 	} else {
 		out = append(out, Check{ID: "extension", Status: statusOK, Summary: fmt.Sprintf("%s (Python %s)", ex.GDB, ex.GDBVersion)})
@@ -635,4 +644,16 @@ func runtimeDebugProblem(res *target.Result, di *DebugInfo) string {
 		return ""
 	}
 	return ""
+}
+
+// isRuntimeModule reports whether the module holds the interpreter, whose
+// debug information CPython's py-bt needs: libpython when there is one,
+// else the executable (a static interpreter or its venv copy). The
+// program that embeds a libpython (uwsgi) is not: without its debug
+// information only its own native frames lose their names.
+func isRuntimeModule(path string, res *target.Result) bool {
+	if res.Libpython != "" {
+		return path == res.Libpython
+	}
+	return path == res.Exe || path == res.Interpreter
 }

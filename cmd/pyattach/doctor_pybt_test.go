@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"strings"
 	"testing"
 
@@ -45,6 +46,50 @@ func TestPybtCheck(t *testing.T) {
 		got := pybtCheck(c.res, c.di)
 		if got.Status != c.status || !strings.Contains(got.Summary, c.want) {
 			t.Errorf("%s: %s %q, want %s and %q", c.name, got.Status, got.Summary, c.status, c.want)
+		}
+	}
+}
+
+// debugChecks on faked findings: the program that embeds libpython
+// (uwsgi) without debug information is a warning that says what is
+// lost; libpython without it fails only where the walker cannot read
+// the frames instead.
+func TestDebugChecksEmbedded(t *testing.T) {
+	none := func(p string) ModuleDebug {
+		return ModuleDebug{Path: p, BuildID: "ab12", Debug: debugfile.Found{Kind: debugfile.KindNone}}
+	}
+	res := &target.Result{Target: "1234", Exe: "/usr/bin/uwsgi-core", Interpreter: "/usr/lib/libpython3.11.so.1.0",
+		Libpython: "/usr/lib/libpython3.11.so.1.0", Embedded: true, Python: target.Python{Version: "3.11.2"}}
+	di := &DebugInfo{Modules: []ModuleDebug{none("/usr/bin/uwsgi-core"), none("/usr/lib/libpython3.11.so.1.0")}}
+	checks := debugChecks(res, di)
+	byID := map[string]Check{}
+	for _, c := range checks {
+		byID[c.ID] = c
+	}
+	if c := byID["debug.uwsgi-core"]; c.Status != statusWarn || !strings.Contains(c.Summary, "py-bt does not need it") {
+		t.Errorf("uwsgi-core: %+v", c)
+	}
+	if c := byID["debug.libpython3.11.so.1.0"]; c.Status != statusWarn || !strings.Contains(c.Summary, "pyattach's walker still reads them") {
+		t.Errorf("libpython, walker covers 3.11: %+v", c)
+	}
+	res.Python.Version = "3.6.15"
+	for _, c := range debugChecks(res, di) {
+		if c.ID == "debug.libpython3.11.so.1.0" && c.Status != statusFail {
+			t.Errorf("libpython of 3.6 without debug information: %+v", c)
+		}
+		if c.ID == "debug.uwsgi-core" && c.Status != statusWarn {
+			t.Errorf("uwsgi-core of 3.6: %+v", c)
+		}
+	}
+}
+
+// An extension of an unknown version never reads "is for Python ,".
+func TestExtensionCheckUnknownVersion(t *testing.T) {
+	res := &target.Result{Target: "1234", Python: target.Python{Version: "3.13.5"}}
+	di := &DebugInfo{Extensions: Extensions{GDB: "/x/libpython.py"}}
+	for _, c := range extensionChecks(context.Background(), res, di, &App{Env: []string{"PATH=/nonexistent"}}) {
+		if c.ID == "extension" && (!strings.Contains(c.Summary, "is for an unknown Python version, the interpreter is 3.13.5") || strings.Contains(c.Summary, "Python ,")) {
+			t.Errorf("extension of unknown version: %+v", c)
 		}
 	}
 }
