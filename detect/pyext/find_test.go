@@ -536,3 +536,31 @@ func TestGlobMetacharactersInDirs(t *testing.T) {
 	got, _ = mustFind(t, in)
 	check(t, got, filepath.Join(base, "cfg/python3.12-gdb.py"), "3.12", SourceConfig, true, 0)
 }
+
+// make install puts no python3.X-gdb.py beside the binary: it stays in
+// the build tree as python-gdb.py, which the installed sysconfig data
+// names ('abs_builddir').
+func TestMakeInstallSysconfigBuildDir(t *testing.T) {
+	dir := tree(t, map[string]string{
+		"usr/local/bin/python3.13t":   "ELF",
+		"build/python-gdb.py":         fakeLibpython,
+		"build/Makefile":              "VERSION=\t3.13\nsrcdir=\t\t.\n",
+		"build/Include/patchlevel.h":  "#define PY_VERSION \"3.13.5\"\n",
+		"usr/local/include/x/":        "",
+		"usr/local/lib/python3.13t/x": "",
+	})
+	sysconfig := "# system configuration generated and used by the sysconfig module\nbuild_time_vars = {'ABIFLAGS': 't',\n 'abs_builddir': '" + filepath.Join(dir, "build") + "',\n 'abs_srcdir': '" + filepath.Join(dir, "build") + "'}\n"
+	writeTree(t, dir, map[string]string{"usr/local/lib/python3.13t/_sysconfigdata_t_linux_x86_64-linux-gnu.py": sysconfig})
+	in := isolated(dir)
+	in.Interpreter = filepath.Join(dir, "usr/local/bin/python3.13t")
+	in.ABIFlags = "t"
+	in.Version = "3.13.5"
+	got, tried := mustFind(t, in)
+	check(t, got, filepath.Join(dir, "build/python-gdb.py"), "3.13.5", SourceBuildTree, true, 0)
+
+	// Without the sysconfig data, nothing is found (and nothing fetched).
+	os.Remove(filepath.Join(dir, "usr/local/lib/python3.13t/_sysconfigdata_t_linux_x86_64-linux-gnu.py"))
+	if got, tried2, _ := FindGDB(in); got != nil {
+		t.Errorf("found %s without the sysconfig data (tried %q, before %q)", got.Path, tried2, tried)
+	}
+}

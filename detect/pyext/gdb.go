@@ -4,10 +4,12 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
+	"regexp"
 	"strings"
 
 	"github.com/pyattach/pyattach/detect/pyinfo"
@@ -245,7 +247,49 @@ func (s *search) systemCandidates(pl place) []candidate {
 	for _, ip := range interps {
 		cs = append(cs, candidate{path: path.Join(path.Dir(ip), "python-gdb.py"), source: SourceBuildTree})
 	}
+	// make install leaves python-gdb.py in the build tree, which the
+	// installed sysconfig data names.
+	for _, ip := range interps {
+		if dir := installedBuildDir(pl, path.Dir(path.Dir(ip)), minor); dir != "" {
+			cs = append(cs, candidate{path: path.Join(dir, "python-gdb.py"), source: SourceBuildTree})
+		}
+	}
 	return cs
+}
+
+// maxSysconfigData bounds the read of a _sysconfigdata file (about 60 KB
+// in CPython 3.13).
+const maxSysconfigData = 1 << 20
+
+var absBuilddirRe = regexp.MustCompile(`'abs_builddir':\s*'([^'\\\n]+)'`)
+
+// installedBuildDir returns the build directory that an installed
+// prefix's sysconfig data records ('abs_builddir' in
+// <prefix>/lib/python<minor>*/_sysconfigdata_*.py), or "".
+func installedBuildDir(pl place, prefix, minor string) string {
+	if minor == "" {
+		return ""
+	}
+	var files []string
+	for _, d := range pl.glob(path.Join(prefix, "lib", "python"+minor+"*")) {
+		files = append(files, pl.glob(path.Join(d, "_sysconfigdata_*.py"))...)
+	}
+	for _, f := range files {
+		host, err := pl.hostPath(f)
+		if err != nil {
+			continue
+		}
+		fh, err := os.Open(host)
+		if err != nil {
+			continue
+		}
+		data, _ := io.ReadAll(io.LimitReader(fh, maxSysconfigData))
+		fh.Close()
+		if m := absBuilddirRe.FindSubmatch(data); m != nil && path.IsAbs(string(m[1])) {
+			return path.Clean(string(m[1]))
+		}
+	}
+	return ""
 }
 
 // hostCandidates lists steps 5 and 6: configured paths and the cache.
