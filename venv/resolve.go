@@ -39,6 +39,7 @@ type Resolution struct {
 	//   "pyvenv.cfg"  matched a candidate named by pyvenv.cfg;
 	//   "orig-prefix" matched in a Python 2 virtualenv's orig-prefix;
 	//   "candidates"  matched another candidate (PATH, pyenv, uv, conda);
+	//                 also a bare copy in no environment (FindOriginal);
 	//   "self"        Copy is not a copy: a base install, a conda env's
 	//                 python, or a bare binary whose original was not found;
 	//   "pyenv-shim"  Copy is a pyenv shim, resolved as `pyenv which` does.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"os"
 	"path"
 	"path/filepath"
 	"runtime"
@@ -120,8 +121,22 @@ func resolvePID(ctx context.Context, pid int, opts Options) (*Result, error) {
 		res.BuildID = exeInfo.BuildID
 		res.ELF = exeInfo
 		res.Venv = Venv{Kind: string(venv.KindNone)}
+		if v, ok := cmdlineVenv(p.Cmdline, procCwd(opts.ProcRoot, pid)); ok {
+			res.Venv = v
+		}
 	default:
-		r, err := venv.Resolve(res.Exe, venv.Options{Env: opts.Env})
+		vo := venv.Options{Env: opts.Env}
+		if bareCopy(res.Exe) {
+			vo.FindOriginal = true
+			// The libpython the process loaded names the prefix to try
+			// first (a copy run with LD_LIBRARY_PATH or PYTHONHOME).
+			if libMod != nil {
+				if bin := venv.PrefixBin(local(libMod.Path)); bin != "" {
+					vo.ExtraDirs = []string{bin}
+				}
+			}
+		}
+		r, err := venv.Resolve(res.Exe, vo)
 		if r != nil {
 			fillVenv(res, r.Env)
 		}
@@ -309,4 +324,65 @@ func isPythonProcess(pr *proc.Proc, p *proc.Process) bool {
 		}
 	}
 	return false
+}
+
+// venvOptions are the command-line options with which programs that
+// embed Python name a virtualenv: uwsgi's -H, --home, --virtualenv and
+// --venv.
+var venvOptions = []string{"-H", "--home", "--virtualenv", "--venv"}
+
+// cmdlineVenv finds the virtualenv an embedding program's command line
+// names (uwsgi -H VENV, --home=VENV, -HVENV): a directory with a
+// pyvenv.cfg (or a Python 2 virtualenv's orig-prefix.txt). A relative
+// directory is taken from cwd, the process's working directory as a
+// host path ("" when unknown: relative ones are then skipped). The last
+// such option wins, as in uwsgi.
+func cmdlineVenv(args []string, cwd string) (Venv, bool) {
+	var found Venv
+	ok := false
+	for i := 1; i < len(args); i++ {
+		a, dir := args[i], ""
+		for _, o := range venvOptions {
+			switch {
+			case a == o && i+1 < len(args):
+				dir = args[i+1]
+			case strings.HasPrefix(a, o+"="):
+				dir = a[len(o)+1:]
+			case o == "-H" && strings.HasPrefix(a, "-H") && len(a) > 2:
+				dir = a[2:]
+			}
+			if dir != "" {
+				break
+			}
+		}
+		if dir == "" {
+			continue
+		}
+		if !filepath.IsAbs(dir) {
+			if cwd == "" {
+				continue
+			}
+			dir = filepath.Join(cwd, dir)
+		}
+		env, err := venv.Detect(dir)
+		if env == nil || (err != nil && !errors.Is(err, venv.ErrNoPython)) || env.Kind == venv.KindConda {
+			continue
+		}
+		found = Venv{Path: env.Path, Kind: string(env.Kind), Home: env.Home, Source: "cmdline"}
+		if env.Cfg != nil {
+			found.Version = env.Cfg.Version
+		}
+		ok = true
+	}
+	return found, ok
+}
+
+// procCwd is the working directory of a process of this root, "" when
+// it cannot be read.
+func procCwd(procRoot string, pid int) string {
+	d, err := os.Readlink(filepath.Join(procRoot, fmt.Sprint(pid), "cwd"))
+	if err != nil || !filepath.IsAbs(d) {
+		return ""
+	}
+	return d
 }

@@ -245,7 +245,17 @@ func shebangInterpreter(line string, env []string) (string, error) {
 // resolveExe resolves an executable file on this machine.
 func resolveExe(ctx context.Context, res *Result, exe string, opts Options) error {
 	res.Exe = exe
-	r, err := venv.Resolve(exe, venv.Options{Env: opts.Env})
+	ldPath := getenvList(opts.Env, "LD_LIBRARY_PATH")
+	vo := venv.Options{Env: opts.Env}
+	if bareCopy(exe) {
+		vo.FindOriginal = true
+		if lib := libpythonOf(exe, ldPath); lib != "" {
+			if bin := venv.PrefixBin(lib); bin != "" {
+				vo.ExtraDirs = []string{bin}
+			}
+		}
+	}
+	r, err := venv.Resolve(exe, vo)
 	if r != nil {
 		fillVenv(res, r.Env)
 		res.ExeBuildID = r.CopyBuildID
@@ -259,7 +269,45 @@ func resolveExe(ctx context.Context, res *Result, exe string, opts Options) erro
 	if res.ExeBuildID == "" {
 		res.ExeBuildID = r.BuildID
 	}
-	return fillPython(res, r.Interpreter, "", getenvList(opts.Env, "LD_LIBRARY_PATH"))
+	return fillPython(res, r.Interpreter, "", ldPath)
+}
+
+// bareCopy reports whether exe may be a bare copy of an interpreter, to
+// be matched by build-id against the candidates: a file in no
+// environment and not in an installation prefix (venv.InPrefix).
+func bareCopy(exe string) bool {
+	real, err := filepath.EvalSymlinks(exe)
+	if err != nil {
+		return false
+	}
+	if env, err := venv.FindEnv(real); err != nil || env != nil {
+		return false
+	}
+	return !venv.InPrefix(real)
+}
+
+// libpythonOf returns the libpython the executable exe loads, found as
+// the dynamic loader would (see fillPython); "" when it needs none or it
+// is not found.
+func libpythonOf(exe string, ldPath []string) string {
+	f, err := os.Open(exe)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	info, err := elfinfo.Read(f, elfinfo.Options{Dynamic: true})
+	if err != nil {
+		return ""
+	}
+	facts, err := pyinfo.Read(f, exe)
+	if err != nil || facts.HasRuntime || facts.LibpythonNeeded == "" {
+		return ""
+	}
+	lib, err := findLibpython(exe, "", info, facts, ldPath)
+	if err != nil {
+		return ""
+	}
+	return lib
 }
 
 func getenvList(env []string, key string) []string {
@@ -313,6 +361,17 @@ func fillPython(res *Result, interp, root string, ldPath []string) error {
 	if facts.LibpythonNeeded == "" {
 		return fmt.Errorf("%s: %w (no CPython runtime symbols and no libpython among its libraries)", interp, ErrNotPython)
 	}
+	lib, err := findLibpython(interp, root, info, facts, ldPath)
+	if err != nil {
+		return fmt.Errorf("%s needs %s, which was not found: %w", interp, facts.LibpythonNeeded, err)
+	}
+	// FindLibrary answers with a host path; report it as the process sees it.
+	return fillLibpython(res, stripRoot(root, lib), root, facts)
+}
+
+// findLibpython finds the libpython interp needs in the dynamic loader's
+// order; the answer is a host path.
+func findLibpython(interp, root string, info *elfinfo.Info, facts *pyinfo.Facts, ldPath []string) (string, error) {
 	realInterp := interp
 	if root == "" {
 		if p, err := filepath.EvalSymlinks(interp); err == nil {
@@ -325,12 +384,7 @@ func fillPython(res *Result, interp, root string, ldPath []string) error {
 	if !info.RPath {
 		dirs, extra = append(append([]string(nil), ldPath...), info.RunPath...), nil
 	}
-	lib, err := pyinfo.FindLibrary(facts.LibpythonNeeded, dirs, filepath.Dir(realInterp), rootOrSlash(root), extra)
-	if err != nil {
-		return fmt.Errorf("%s needs %s, which was not found: %w", interp, facts.LibpythonNeeded, err)
-	}
-	// FindLibrary answers with a host path; report it as the process sees it.
-	return fillLibpython(res, stripRoot(root, lib), root, facts)
+	return pyinfo.FindLibrary(facts.LibpythonNeeded, dirs, filepath.Dir(realInterp), rootOrSlash(root), extra)
 }
 
 func rootOrSlash(root string) string {

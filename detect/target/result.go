@@ -95,6 +95,10 @@ type Venv struct {
 	Home string `json:"home"`
 	// Version is pyvenv.cfg's version, when it has one.
 	Version string `json:"version,omitempty"`
+	// Source is "cmdline" when the venv is not the executable's own but
+	// named by the command line of a program that embeds Python (uwsgi's
+	// -H, --home, --virtualenv, --venv); "" otherwise.
+	Source string `json:"source,omitempty"`
 }
 
 // Module is one ELF file mapped into a process.
