@@ -49,8 +49,9 @@ func FileExists(p string) bool {
 
 // Missing returns the absolute paths for which exists is false, sorted
 // and without duplicates. Relative names (a compile unit without
-// DW_AT_comp_dir, "<built-in>") cannot be mapped and are left out. A nil
-// exists means FileExists.
+// DW_AT_comp_dir) cannot be mapped and are left out. Compiler
+// pseudo-files ("<built-in>", "<artificial>") never reach it: srcscan
+// does not list them. A nil exists means FileExists.
 func Missing(paths []string, exists func(string) bool) []string {
 	if exists == nil {
 		exists = FileExists

@@ -16,9 +16,15 @@
 // facts and file tables themselves are kept. Relocations are not applied,
 // so relocatable objects (ET_REL, .o files) may give wrong strings.
 //
-// The join follows gdb: an absolute file name is kept as is; otherwise the
-// file's include directory (itself joined onto DW_AT_comp_dir when
-// relative; in DWARF 2-4 directory 0 is DW_AT_comp_dir) and the name are
-// joined with "/". ".." components are kept, since the debugger does not
-// clean them: "/build/reproducible-path/python3.11-3.11.2/build-static/../Modules/timemodule.c".
+// The join follows gdb: an absolute file name, in a line table or as a
+// unit's DW_AT_name (CMake passes absolute source paths), is kept as is;
+// otherwise the file's include directory (itself joined onto
+// DW_AT_comp_dir when relative; in DWARF 2-4 directory 0 is
+// DW_AT_comp_dir, in DWARF 5 it is the table's own entry 0, the
+// compilation directory) and the name are joined with "/". ".."
+// components are kept, since the debugger does not clean them:
+// "/build/reproducible-path/python3.11-3.11.2/build-static/../Modules/timemodule.c".
+// Names a compiler makes up for what has no file ("<built-in>",
+// "<command-line>", "<artificial>", "<stdin>") are not source files and
+// are left out, so that nothing downstream looks for them.
 package srcscan

@@ -30,7 +30,9 @@ type Result struct {
 	// Files are the unique source paths of all line tables and unit
 	// names, as gdb joins them: an absolute file name as is; else
 	// include_directories[dir] (itself relative to comp_dir when
-	// relative) + "/" + name; ".." components are kept. Sorted.
+	// relative) + "/" + name; ".." components are kept. Compiler
+	// pseudo-files ("<built-in>", "<command-line>", "<artificial>") are
+	// left out. Sorted.
 	Files []string `json:"files"`
 }
 
@@ -89,22 +91,12 @@ func Scan(r io.ReaderAt) (*Result, error) {
 	for _, u := range s.units {
 		cu := Unit{CompDir: s.strs.get(u.compDir), Name: s.strs.get(u.name), Producer: s.strs.get(u.producer)}
 		res.Units = append(res.Units, cu)
-		if cu.Name != "" {
-			addFile(join(cu.CompDir, cu.Name))
-		}
+		addFile(sourcePath(cu.CompDir, "", cu.Name))
 		if !u.hasStmt {
 			continue
 		}
 		t := s.tables[u.stmt]
 		for _, fe := range t.files {
-			name := s.strs.get(fe.name)
-			if name == "" {
-				continue
-			}
-			if isAbs(name) {
-				addFile(name)
-				continue
-			}
 			dir := ""
 			switch {
 			case t.version >= 5:
@@ -116,11 +108,7 @@ func Scan(r io.ReaderAt) (*Result, error) {
 			case fe.dir <= uint64(len(t.dirs)):
 				dir = s.strs.get(t.dirs[fe.dir-1])
 			}
-			p := join(dir, name)
-			if !isAbs(p) {
-				p = join(cu.CompDir, p)
-			}
-			addFile(p)
+			addFile(sourcePath(cu.CompDir, dir, s.strs.get(fe.name)))
 		}
 	}
 	for p := range seen {
@@ -140,6 +128,34 @@ type scanner struct {
 }
 
 func isAbs(p string) bool { return strings.HasPrefix(p, "/") }
+
+// sourcePath is the path gdb looks for when a unit or line table names
+// name in directory dir of a unit built in compDir: an absolute name as
+// it is (CMake records absolute names), else dir/name, itself under
+// compDir when dir is relative or empty. A compiler pseudo-file
+// ("<built-in>", "<command-line>", "<artificial>", "<stdin>") names no
+// file and gives "".
+func sourcePath(compDir, dir, name string) string {
+	switch {
+	case name == "" || pseudoFile(name):
+		return ""
+	case isAbs(name):
+		return name
+	}
+	p := join(dir, name)
+	if !isAbs(p) {
+		p = join(compDir, p)
+	}
+	return p
+}
+
+// pseudoFile reports whether a recorded file name is one a compiler
+// makes up for what has no file: "<built-in>" (gcc's predefined
+// declarations, va_list), "<command-line>" (-D macros), "<artificial>"
+// (LTO units), "<stdin>".
+func pseudoFile(name string) bool {
+	return len(name) > 2 && name[0] == '<' && name[len(name)-1] == '>' && !strings.Contains(name, "/")
+}
 
 // join joins the way gdb's path_join does: a "/" is added only between
 // two non-empty parts when the first does not end in one; nothing is

@@ -145,8 +145,14 @@ func readelfFiles(t *testing.T, path string) []string {
 		}
 	}
 	seen := map[string]bool{}
+	// A compiler pseudo-file ("<built-in>") names no file.
+	pseudo := func(name string) bool { return strings.HasPrefix(name, "<") && strings.HasSuffix(name, ">") }
 	for _, c := range cus {
-		if c.name != "" {
+		switch {
+		case c.name == "" || pseudo(c.name):
+		case strings.HasPrefix(c.name, "/"):
+			seen[c.name] = true
+		default:
 			seen[join(c.compDir, c.name)] = true
 		}
 		tb := tables[c.stmt]
@@ -154,6 +160,9 @@ func readelfFiles(t *testing.T, path string) []string {
 			continue
 		}
 		for _, fe := range tb.files {
+			if pseudo(fe[1]) {
+				continue
+			}
 			if strings.HasPrefix(fe[1], "/") {
 				seen[fe[1]] = true
 				continue
@@ -506,5 +515,153 @@ func BenchmarkScanDebianPython(b *testing.B) {
 		if _, err := ScanFile(p); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestSourcePath checks the join on literal DWARF strings: what a unit's
+// DW_AT_name or a line table entry records, and the path gdb opens.
+func TestSourcePath(t *testing.T) {
+	const stackV2 = "/project/build/cmake.linux-x86_64-cpython-313/ddtrace.internal.datadog.profiling.stack_v2._stack_v2"
+	for _, c := range []struct{ compDir, dir, name, want string }{
+		// CMake: DW_AT_name is absolute, DW_AT_comp_dir is the build dir.
+		{stackV2, "", stackV2 + "/_deps/echion-src/echion/frame.cc", stackV2 + "/_deps/echion-src/echion/frame.cc"},
+		{stackV2, "", "/project/src/stack_v2.cpp", "/project/src/stack_v2.cpp"},
+		// An absolute name in a line table whatever its directory says.
+		{"/b", "/usr/include", "/abs/x.h", "/abs/x.h"},
+		// A relative unit name under comp_dir, ".." kept.
+		{"/build/p-1/build-static", "", "../Modules/timemodule.c", "/build/p-1/build-static/../Modules/timemodule.c"},
+		// An absolute directory entry; a relative one under comp_dir.
+		{"/b", "/usr/include", "stdio.h", "/usr/include/stdio.h"},
+		{"/b", "../inc", "u.h", "/b/../inc/u.h"},
+		// DWARF 5 directory 0 is the compilation directory itself.
+		{"/b", "/b", "s.c", "/b/s.c"},
+		{"/b/", "", "s.c", "/b/s.c"},
+		// No comp_dir: stays relative (srcmap leaves it out).
+		{"", "", "s.c", "s.c"},
+		// Compiler pseudo-files are no files, wherever they are recorded.
+		{"/b", "", "<built-in>", ""},
+		{"/b", "/b", "<command-line>", ""},
+		{"/b", "", "<artificial>", ""},
+		{"/b", "", "<stdin>", ""},
+		{"/b", "", "", ""},
+		// A real file whose name merely has angle brackets in it.
+		{"/b", "", "<gen>/x.c", "/b/<gen>/x.c"},
+	} {
+		if got := sourcePath(c.compDir, c.dir, c.name); got != c.want {
+			t.Errorf("sourcePath(%q, %q, %q) = %q, want %q", c.compDir, c.dir, c.name, got, c.want)
+		}
+	}
+}
+
+// TestAbsoluteUnitName builds the way CMake does, an absolute source path
+// compiled in a separate build directory, plain and with the build and
+// source directories remapped as a manylinux build records them: no path
+// may have the build directory glued in front of the absolute name.
+func TestAbsoluteUnitName(t *testing.T) {
+	dir := t.TempDir()
+	writeTree(t, dir, map[string]string{
+		"src/echion/frame.c": "#include \"frame.h\"\nint frame(void) { return twice(3); }\n",
+		"src/echion/frame.h": utilH,
+		"build/.keep":        "",
+	})
+	build := filepath.Join(dir, "build")
+	const mapped = "/project/build/cmake.linux-x86_64-cpython-313/x._stack_v2"
+	for _, c := range []struct {
+		name   string
+		args   []string
+		source string // where frame.c must be in Files
+	}{
+		{"plain", nil, dir + "/src/echion/frame.c"},
+		{"prefix-map", []string{
+			"-fdebug-prefix-map=" + filepath.Join(dir, "src") + "=" + mapped + "/_deps/echion-src",
+			"-fdebug-prefix-map=" + build + "=" + mapped,
+		}, mapped + "/_deps/echion-src/echion/frame.c"},
+	} {
+		for _, dwarf := range []string{"-gdwarf-4", "-gdwarf-5"} {
+			t.Run(c.name+dwarf, func(t *testing.T) {
+				out := c.name + dwarf + ".so"
+				args := append([]string{dwarf, "-shared", "-nostdlib", "-fPIC"}, c.args...)
+				compile(t, build, "gcc", append(args, "-o", out, filepath.Join(dir, "src/echion/frame.c"))...)
+				bin := filepath.Join(build, out)
+				res, err := ScanFile(bin)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(res.Units) == 0 || !strings.HasPrefix(res.Units[0].Name, "/") {
+					t.Fatalf("fixture's unit name is not absolute: %+v", res.Units)
+				}
+				for _, f := range res.Files {
+					if strings.Contains(f, "//") {
+						t.Errorf("joined path %s", f)
+					}
+				}
+				for _, w := range []string{c.source, strings.TrimSuffix(c.source, ".c") + ".h"} {
+					if !contains(res.Files, w) {
+						t.Errorf("Files lack %s:\n%s", w, strings.Join(res.Files, "\n"))
+					}
+				}
+				diffFiles(t, res.Files, readelfFiles(t, bin))
+			})
+		}
+	}
+}
+
+// TestBuiltinNotAFile: gcc names "<built-in>" in the line table of a unit
+// using va_list; it is no source file.
+func TestBuiltinNotAFile(t *testing.T) {
+	dir := t.TempDir()
+	writeTree(t, dir, map[string]string{"v.c": "#include <stdarg.h>\n" +
+		"int f(int n, ...) { va_list a; va_start(a, n); int x = va_arg(a, int); va_end(a); return x; }\n"})
+	for _, dwarf := range []string{"-gdwarf-4", "-gdwarf-5"} {
+		t.Run(dwarf, func(t *testing.T) {
+			compile(t, dir, "gcc", dwarf, "-DX=1", "-g3", "-shared", "-nostdlib", "-fPIC", "-o", "v"+dwarf+".so", "v.c")
+			bin := filepath.Join(dir, "v"+dwarf+".so")
+			out, err := exec.Command(requireTool(t, "readelf"), "--debug-dump=line", bin).Output()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Contains(out, []byte("<built-in>")) {
+				t.Fatal("fixture: gcc recorded no <built-in> file")
+			}
+			res, err := ScanFile(bin)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !contains(res.Files, dir+"/v.c") {
+				t.Errorf("Files lack %s/v.c", dir)
+			}
+			for _, f := range res.Files {
+				if strings.Contains(f, "<") {
+					t.Errorf("pseudo-file in Files: %s", f)
+				}
+			}
+			diffFiles(t, res.Files, readelfFiles(t, bin))
+		})
+	}
+}
+
+// TestLTOArtificialUnit: an LTO link makes units named "<artificial>".
+func TestLTOArtificialUnit(t *testing.T) {
+	dir := t.TempDir()
+	writeTree(t, dir, map[string]string{"m.c": "int g(int);\nint main(void) { return g(0); }\n", "g.c": "int g(int x) { return x; }\n"})
+	compile(t, dir, "gcc", "-g", "-O2", "-flto", "-o", "m", "m.c", "g.c")
+	res, err := ScanFile(filepath.Join(dir, "m"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sawArtificial := false
+	for _, u := range res.Units {
+		sawArtificial = sawArtificial || u.Name == "<artificial>"
+	}
+	if !sawArtificial {
+		t.Fatal("fixture: gcc made no <artificial> unit")
+	}
+	for _, f := range res.Files {
+		if strings.Contains(f, "<") {
+			t.Errorf("pseudo-file in Files: %s", f)
+		}
+	}
+	if !contains(res.Files, dir+"/m.c") {
+		t.Errorf("Files lack %s/m.c:\n%s", dir, strings.Join(res.Files, "\n"))
 	}
 }
