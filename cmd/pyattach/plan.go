@@ -56,8 +56,15 @@ func buildPlan(ctx context.Context, t dbgTarget, g *Globals, app *App, cfg *Conf
 	// interpreter (same build-id as a venv copy), so that the debugger's
 	// own lookups by path work; a launched program stays as given, so
 	// that its venv stays active.
+	// A process whose root reads as "/" from here (pivot_root: podman,
+	// docker) is debugged through gdb's default "target:" sysroot, which
+	// reads its files inside its mount namespace: gdb canonicalises a
+	// /proc/PID/root path and would land on the host's file of that name.
+	hidden := hiddenRoot(res)
 	if !t.Launch && t.Program == "" {
 		switch {
+		case hidden:
+			p.Program = ""
 		case res.Container:
 			p.Program = res.ReadFrom
 		case res.Embedded || res.ExeDeleted:
@@ -66,13 +73,17 @@ func buildPlan(ctx context.Context, t dbgTarget, g *Globals, app *App, cfg *Conf
 			p.Program = res.Interpreter
 		}
 	}
-	if res.Container {
+	if res.Container && !hidden {
 		p.Sysroot = res.Root
 	}
 	// di.DebugDirs passed safefs.CheckTrusted (debugDirs); one that does
 	// not exist yet is not handed to gdb, so that no one can make it
 	// before gdb reads scripts from it.
 	for _, d := range di.DebugDirs {
+		if hidden && underDir(d, res.Root) {
+			// gdb looks under "target:" + each debug directory itself.
+			continue
+		}
 		if st, err := os.Stat(d); d != "/usr/lib/debug" && err == nil && st.IsDir() {
 			p.DebugDirs = append(p.DebugDirs, d)
 		}
@@ -84,7 +95,10 @@ func buildPlan(ctx context.Context, t dbgTarget, g *Globals, app *App, cfg *Conf
 	for _, m := range di.Modules {
 		if f := symbolFileFor(m, res); f != "" {
 			mod := m.Path
-			if res.Container {
+			if hidden && underDir(f, res.Root) {
+				continue // the same realpath trap; gdb finds it through target:
+			}
+			if res.Container && !hidden {
 				mod = filepath.Join(res.Root, m.Path)
 			}
 			p.SymbolFiles = append(p.SymbolFiles, plan.SymbolFile{Module: mod, File: f})
@@ -110,6 +124,10 @@ func buildPlan(ctx context.Context, t dbgTarget, g *Globals, app *App, cfg *Conf
 			host = real
 		}
 		switch {
+		case hidden:
+			// Sourced by Python's open, which the kernel resolves in the
+			// process's root; never left to auto-load, which looks on the host.
+			p.GDBExtension = host
 		case prog != "" && host == gdbAutoLoadDir+prog+"-gdb.py":
 			// gdb loads it itself from its default safe path.
 		case prog != "" && host == prog+"-gdb.py":
@@ -174,6 +192,21 @@ func targetlessPlan(p plan.Plan, g *Globals, app *App, cfg *Config) (plan.Plan, 
 	}
 	p.Findings = append(p.Findings, "no target: attach from inside the debugger (gdb: attach PID; lldb: process attach --pid PID)")
 	return p, &DebugInfo{DebugDirs: dirs}, nil
+}
+
+// hiddenRoot reports a process in another mount namespace whose root
+// link reads as "/" (pivot_root), so that no host path names its files.
+func hiddenRoot(res *target.Result) bool {
+	if !res.Container || res.Root == "" {
+		return false
+	}
+	l, err := os.Readlink(res.Root)
+	return err == nil && l == "/"
+}
+
+// underDir reports whether p is dir or below it.
+func underDir(p, dir string) bool {
+	return p == dir || strings.HasPrefix(p, dir+"/")
 }
 
 // symbolFileFor returns a debug file the debugger would not find alone:

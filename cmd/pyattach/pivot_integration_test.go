@@ -1,0 +1,181 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pyattach/pyattach/detect/elfinfo"
+	"github.com/pyattach/pyattach/detect/pyoffsets"
+)
+
+// pivotRoot is a Debian root that scripts/make-roots.sh made, with one
+// of Debian's interpreters and its gdb extension.
+type pivotRoot struct {
+	root, exe, ext string // exe and ext as the root's processes see them
+}
+
+// findPivotRoot picks the first root in the versions file whose
+// interpreter is one of Debian's own (in /usr/bin) with its extension.
+func findPivotRoot(t *testing.T) pivotRoot {
+	t.Helper()
+	missing := func(format string, args ...any) {
+		t.Helper()
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("required in CI: "+format, args...)
+		}
+		t.Skipf(format, args...)
+	}
+	if os.Geteuid() != 0 {
+		missing("needs root for unshare, overlay mounts and pivot_root")
+	}
+	dir := pyoffsets.RootsDir()
+	b, err := os.ReadFile(filepath.Join(dir, "versions"))
+	if err != nil {
+		missing("no Debian roots in %s (%v); make them with: sudo scripts/make-roots.sh", dir, err)
+	}
+	for line := range strings.Lines(string(b)) {
+		f := strings.Fields(line)
+		if len(f) < 2 || f[1] == "-" || strings.HasSuffix(f[0], "t") {
+			continue
+		}
+		r := pivotRoot{root: filepath.Join(dir, f[1]), exe: "/usr/bin/python" + f[0],
+			ext: "/usr/share/gdb/auto-load/usr/bin/python" + f[0] + "-gdb.py"}
+		_, e1 := os.Stat(filepath.Join(r.root, "pyattach-stamp"))
+		_, e2 := os.Stat(filepath.Join(r.root, r.exe))
+		_, e3 := os.Stat(filepath.Join(r.root, r.ext))
+		if e1 == nil && e2 == nil && e3 == nil {
+			return r
+		}
+	}
+	missing("no complete root with Debian's python and its gdb extension in %s", dir)
+	return pivotRoot{}
+}
+
+// hostTwin is an interpreter path this machine has too (a regular file
+// such as Debian's /usr/bin/python3.11), which the root lacks: a
+// container's interpreter at a path the host also uses, with other
+// contents, is what gdb's realpath of /proc/PID/root paths gets wrong.
+func hostTwin(t *testing.T, r pivotRoot) string {
+	t.Helper()
+	found, _ := filepath.Glob("/usr/bin/python3.[0-9]*")
+	for _, p := range found {
+		if !regexp.MustCompile(`/python3\.\d+$`).MatchString(p) {
+			continue
+		}
+		st, err := os.Lstat(p)
+		if err != nil || !st.Mode().IsRegular() {
+			continue
+		}
+		if _, err := os.Lstat(filepath.Join(r.root, p)); err == nil {
+			continue
+		}
+		return p
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatal("no /usr/bin/python3.N on this machine that the root lacks")
+	}
+	t.Skip("no /usr/bin/python3.N on this machine that the root lacks")
+	return ""
+}
+
+// startPivoted runs app.py with the root's interpreter as a container
+// engine does: new mount and PID namespaces, an overlay of the root
+// (upper holds extra files; the cached root is never written),
+// pivot_root into it, so that /proc/PID/root reads as "/". exe is the
+// interpreter's path inside. It returns the interpreter's PID.
+func startPivoted(t *testing.T, lower, upper, exe string) int {
+	t.Helper()
+	d := t.TempDir()
+	for _, sub := range []string{"work", "merged", "app"} {
+		if err := os.MkdirAll(filepath.Join(d, sub), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(d, "app", "app.py"), []byte(appPy), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// After pivot_root . . the old root sits on top of the new one:
+	// mount proc (the root's umount reads mountinfo) and detach it.
+	script := `mount -t overlay overlay -o lowerdir="$1",upperdir="$2",workdir="$3/work" "$3/merged" &&
+mount --bind "$3/app" "$3/merged/mnt" && cd "$3/merged" && pivot_root . . &&
+mount -t proc proc /proc && umount -l . && cd /mnt && exec "$4" /mnt/app.py`
+	cmd := exec.Command("unshare", "--pid", "--mount", "--fork", "--kill-child", "sh", "-c", script, "sh", lower, upper, d, exe)
+	cmd.Env = []string{"PATH=/usr/bin:/bin:/usr/sbin:/sbin", "PYTHONDONTWRITEBYTECODE=1"}
+	if line := startReady(t, cmd, 30*time.Second); line != "ready\n" {
+		t.Fatalf("app.py after pivot_root did not start: stdout %q", line)
+	}
+	kids, err := childPIDs(cmd.Process.Pid)
+	if err != nil || len(kids) != 1 {
+		t.Fatalf("children of unshare (pid %d): %v %v", cmd.Process.Pid, kids, err)
+	}
+	return kids[0]
+}
+
+var objfileLine = regexp.MustCompile(`(?m)^OBJ (\S+) ([0-9a-f]+)$`)
+
+// TestGDBPyBtPivotRoot: Debian's interpreter in a pivot_root container
+// (as podman and docker make them), at a path this machine also has
+// with other contents. pyattach gdb prints py-bt with app.py's frames
+// and lines, and gdb reads the container's program and libraries (their
+// build-ids are those of the container's files), never the host's:
+// handing gdb /proc/PID/root paths gave "Build ID mismatch" and
+// "Unable to locate python frame".
+func TestGDBPyBtPivotRoot(t *testing.T) {
+	needTool(t, "gdb")
+	needTool(t, "unshare")
+	needTool(t, "pivot_root")
+	r := findPivotRoot(t)
+	twin := hostTwin(t, r)
+	upper := t.TempDir()
+	copyFile(t, filepath.Join(r.root, r.exe), filepath.Join(upper, twin))
+	os.Chmod(filepath.Join(upper, twin), 0o755)
+	twinExt := "/usr/share/gdb/auto-load" + twin + "-gdb.py"
+	copyFile(t, filepath.Join(r.root, r.ext), filepath.Join(upper, twinExt))
+	pid := startPivoted(t, r.root, upper, twin)
+	if l, err := os.Readlink("/proc/" + strconv.Itoa(pid) + "/root"); err != nil || l != "/" {
+		t.Fatalf("/proc/%d/root reads %q (%v), not / as under pivot_root", pid, l, err)
+	}
+
+	out, err := runIn(t, "", nil, pyattachBin(t), "gdb", "-nx", "-batch", "-p", strconv.Itoa(pid),
+		"-ex", "py-bt",
+		"-ex", `python [print("OBJ %s %s" % (o.filename, o.build_id)) for o in gdb.objfiles() if o.build_id and o.filename.startswith(("/", "target:"))]`)
+	if err != nil {
+		t.Fatalf("pyattach gdb: %v\n%s", err, out)
+	}
+	checkPyBt(t, "pivot_root", out)
+	if strings.Contains(out, "Build ID mismatch") {
+		t.Errorf("gdb read a host file for the container's:\n%s", out)
+	}
+	// Every object gdb loaded is the container's file of that name.
+	objs := objfileLine.FindAllStringSubmatch(out, -1)
+	libc := false
+	for _, m := range objs {
+		name := strings.TrimPrefix(m[1], "target:")
+		name = strings.TrimPrefix(name, "/proc/"+strconv.Itoa(pid)+"/root")
+		if strings.Contains(name, "/.build-id/") {
+			continue // a debug file: gdb checked its build-id itself
+		}
+		host := filepath.Join(upper, name)
+		if _, err := os.Stat(host); err != nil {
+			host = filepath.Join(r.root, name)
+		}
+		want, err := elfinfo.ReadBuildIDFile(host)
+		if err != nil {
+			t.Errorf("gdb loaded %s, which the container lacks: %v", m[1], err)
+			continue
+		}
+		if want != m[2] {
+			t.Errorf("gdb loaded %s with build-id %s, the container's file has %s", m[1], m[2], want)
+		}
+		libc = libc || strings.Contains(name, "/libc.so")
+	}
+	if len(objs) == 0 || !libc {
+		t.Errorf("gdb listed no libc among its objects:\n%s", out)
+	}
+}
