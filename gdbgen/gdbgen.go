@@ -157,6 +157,22 @@ func build(p plan.Plan) (gen, error) {
 			[]string{"set sysroot " + p.Sysroot},
 		})
 	}
+	if p.ThreadDB != "" {
+		if err := checkRaw("libthread_db directory", p.ThreadDB); err != nil {
+			return g, err
+		}
+		if strings.Contains(p.ThreadDB, ":") {
+			return g, &PathError{"libthread_db directory", p.ThreadDB, "holds ':', which separates gdb's libthread-db search path"}
+		}
+		pat, err := safePathEntry(strings.TrimSuffix(p.ThreadDB, "/") + "/libthread_db.so.1")
+		if err != nil {
+			return g, err
+		}
+		g.early = append(g.early, block{
+			"The process's own libthread_db (its glibc's, not this machine's): threads by pthread id.",
+			[]string{"set libthread-db-search-path " + p.ThreadDB, "add-auto-load-safe-path " + pat},
+		})
+	}
 	autoLoad := map[string]bool{}
 	if len(p.GDBAutoLoad) > 0 {
 		files := sortedSet(p.GDBAutoLoad)

@@ -196,6 +196,8 @@ func TestRefused(t *testing.T) {
 		}},
 		{"invalid UTF-8", "/tmp/\xff", func(s string) plan.Plan { return plan.Plan{Program: s, Core: "c"} }},
 		{"colon in debug dir", "/tmp/a:b", func(s string) plan.Plan { return plan.Plan{DebugDirs: []string{"/ok", s}} }},
+		{"colon in libthread_db dir", "/proc/1/root/a:b", func(s string) plan.Plan { return plan.Plan{ThreadDB: s} }},
+		{"newline in libthread_db dir", "/proc/1/root/a\nshell id", func(s string) plan.Plan { return plan.Plan{ThreadDB: s} }},
 		{"colon in auto-load", "/tmp/a:b-gdb.py", func(s string) plan.Plan { return plan.Plan{GDBAutoLoad: []string{s}} }},
 		{"auto-load root", "/", func(s string) plan.Plan { return plan.Plan{GDBAutoLoad: []string{s}} }},
 		{"auto-load directory", "/usr/share/gdb/auto-load/", func(s string) plan.Plan { return plan.Plan{GDBAutoLoad: []string{s}} }},

@@ -97,7 +97,14 @@ func startPivoted(t *testing.T, lower, upper, exe string) int {
 			t.Fatal(err)
 		}
 	}
-	if err := os.WriteFile(filepath.Join(d, "app", "app.py"), []byte(appPy), 0o644); err != nil {
+	// app.py with a second thread, started on its first line so that
+	// the frames keep their line numbers.
+	code := strings.Replace(appPy, "import sys, time\n",
+		"import sys, time, threading; threading.Thread(target=time.sleep, args=(600,), daemon=True).start()\n", 1)
+	if code == appPy {
+		t.Fatal("appPy no longer starts with import sys, time")
+	}
+	if err := os.WriteFile(filepath.Join(d, "app", "app.py"), []byte(code), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	// After pivot_root . . the old root sits on top of the new one:
@@ -122,7 +129,8 @@ var objfileLine = regexp.MustCompile(`(?m)^OBJ (\S+) ([0-9a-f]+)$`)
 // TestGDBPyBtPivotRoot: Debian's interpreter in a pivot_root container
 // (as podman and docker make them), at a path this machine also has
 // with other contents. pyattach gdb prints py-bt with app.py's frames
-// and lines, and gdb reads the container's program and libraries (their
+// and lines, both threads by pthread id (the container's libthread_db),
+// and gdb reads the container's program and libraries (their
 // build-ids are those of the container's files), never the host's:
 // handing gdb /proc/PID/root paths gave "Build ID mismatch" and
 // "Unable to locate python frame".
@@ -143,7 +151,7 @@ func TestGDBPyBtPivotRoot(t *testing.T) {
 	}
 
 	out, err := runIn(t, "", nil, pyattachBin(t), "gdb", "-nx", "-batch", "-p", strconv.Itoa(pid),
-		"-ex", "py-bt",
+		"-ex", "py-bt", "-ex", "info threads",
 		"-ex", `python [print("OBJ %s %s" % (o.filename, o.build_id)) for o in gdb.objfiles() if o.build_id and o.filename.startswith(("/", "target:"))]`)
 	if err != nil {
 		t.Fatalf("pyattach gdb: %v\n%s", err, out)
@@ -151,6 +159,11 @@ func TestGDBPyBtPivotRoot(t *testing.T) {
 	checkPyBt(t, "pivot_root", out)
 	if strings.Contains(out, "Build ID mismatch") {
 		t.Errorf("gdb read a host file for the container's:\n%s", out)
+	}
+	// Both threads, named by pthread id: gdb loaded the container's
+	// libthread_db (the host's belongs to another glibc).
+	if n := len(regexp.MustCompile(`(?m)^[* ] +\d+ +Thread 0x[0-9a-f]+ \(LWP \d+\)`).FindAllString(out, -1)); n != 2 {
+		t.Errorf("info threads shows %d threads by pthread id, want 2 (the container's libthread_db):\n%s", n, out)
 	}
 	// Every object gdb loaded is the container's file of that name.
 	objs := objfileLine.FindAllStringSubmatch(out, -1)

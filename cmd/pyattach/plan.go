@@ -14,6 +14,7 @@ import (
 	"github.com/pyattach/pyattach/detect/debugfile"
 	"github.com/pyattach/pyattach/detect/debuginfod"
 	"github.com/pyattach/pyattach/detect/plan"
+	"github.com/pyattach/pyattach/detect/safefs"
 	"github.com/pyattach/pyattach/detect/target"
 )
 
@@ -75,6 +76,9 @@ func buildPlan(ctx context.Context, t dbgTarget, g *Globals, app *App, cfg *Conf
 	}
 	if res.Container && !hidden {
 		p.Sysroot = res.Root
+	}
+	if res.Container {
+		p.ThreadDB = threadDBDir(res, di)
 	}
 	// di.DebugDirs passed safefs.CheckTrusted (debugDirs); one that does
 	// not exist yet is not handed to gdb, so that no one can make it
@@ -202,6 +206,28 @@ func hiddenRoot(res *target.Result) bool {
 	}
 	l, err := os.Readlink(res.Root)
 	return err == nil && l == "/"
+}
+
+// threadDBDir is the directory of the libthread_db.so.1 beside the
+// process's libc, under its root, when only root or this user can change
+// that file: gdb runs its code. gdb would find none by itself (the host's
+// belongs to another glibc, and a target: or /proc/PID/root path is
+// declined by its safe path).
+func threadDBDir(res *target.Result, di *DebugInfo) string {
+	for _, m := range di.Modules {
+		if !strings.HasPrefix(filepath.Base(m.Path), "libc.so") {
+			continue
+		}
+		dir := filepath.Join(res.Root, filepath.Dir(m.Path))
+		if _, err := os.Stat(filepath.Join(dir, "libthread_db.so.1")); err != nil {
+			return ""
+		}
+		if safefs.CheckTrusted(filepath.Join(dir, "libthread_db.so.1"), os.Geteuid()) != nil {
+			return ""
+		}
+		return dir
+	}
+	return ""
 }
 
 // underDir reports whether p is dir or below it.

@@ -26,6 +26,11 @@ type Plan struct {
 	// Sysroot is set for a process in another root (a container):
 	// the debugger reads its libraries under it ("/proc/PID/root").
 	Sysroot string
+	// ThreadDB is the directory of the process's own libthread_db.so.1,
+	// as this machine opens it (under /proc/PID/root), for a process in
+	// another root whose glibc is not this machine's. The file was
+	// checked: only root (or the user) can change it.
+	ThreadDB string
 	// DebugDirs are added to the debugger's debug-file directories
 	// (after its defaults, which are kept).
 	DebugDirs []string
