@@ -12,9 +12,10 @@ cd "$(dirname "$0")/.."
 # gdb, lldb (+ its Python), Debian's python3.11 with debug symbols and
 # the debug build, venv support, elfutils and a debuginfod server, a C
 # compiler and binutils for ELF fixtures, zip for debug-symbol packages,
-# util-linux for unshare (the container stand-in).
+# util-linux for unshare and pivot_root, podman and runc for a real
+# container engine.
 need_debs gdb lldb python3-lldb-14 python3.11 python3.11-dbg python3.11-venv \
-	elfutils debuginfod gcc g++ binutils zip unzip util-linux procps
+	elfutils debuginfod gcc g++ binutils zip unzip util-linux procps podman runc
 [ "$(id -u)" -ne 0 ] || scripts/make-roots.sh # Debian's 3.13-3.15 + -dbg in cached debootstrap roots
 need_go
 # CPython's upstream sources for Debian's python3.11 (a srcmap test).

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -150,13 +152,24 @@ func TestGDBPyBtPivotRoot(t *testing.T) {
 		t.Fatalf("/proc/%d/root reads %q (%v), not / as under pivot_root", pid, l, err)
 	}
 
+	checkContainerGDB(t, "pivot_root", pid)
+}
+
+// checkContainerGDB runs pyattach gdb -p PID on a python in a container
+// running app.py with a second thread: py-bt prints app.py's frames and
+// lines, both threads show by pthread id (the container's
+// libthread_db), and every file gdb loaded is the container's (its
+// build-id is that of the file the process sees, read through
+// /proc/PID/root, which the kernel resolves in the process's root).
+func checkContainerGDB(t *testing.T, what string, pid int) {
+	t.Helper()
 	out, err := runIn(t, "", nil, pyattachBin(t), "gdb", "-nx", "-batch", "-p", strconv.Itoa(pid),
 		"-ex", "py-bt", "-ex", "info threads",
 		"-ex", `python [print("OBJ %s %s" % (o.filename, o.build_id)) for o in gdb.objfiles() if o.build_id and o.filename.startswith(("/", "target:"))]`)
 	if err != nil {
 		t.Fatalf("pyattach gdb: %v\n%s", err, out)
 	}
-	checkPyBt(t, "pivot_root", out)
+	checkPyBt(t, what, out)
 	if strings.Contains(out, "Build ID mismatch") {
 		t.Errorf("gdb read a host file for the container's:\n%s", out)
 	}
@@ -174,11 +187,7 @@ func TestGDBPyBtPivotRoot(t *testing.T) {
 		if strings.Contains(name, "/.build-id/") {
 			continue // a debug file: gdb checked its build-id itself
 		}
-		host := filepath.Join(upper, name)
-		if _, err := os.Stat(host); err != nil {
-			host = filepath.Join(r.root, name)
-		}
-		want, err := elfinfo.ReadBuildIDFile(host)
+		want, err := elfinfo.ReadBuildIDFile("/proc/" + strconv.Itoa(pid) + "/root" + name)
 		if err != nil {
 			t.Errorf("gdb loaded %s, which the container lacks: %v", m[1], err)
 			continue
@@ -191,4 +200,85 @@ func TestGDBPyBtPivotRoot(t *testing.T) {
 	if len(objs) == 0 || !libc {
 		t.Errorf("gdb listed no libc among its objects:\n%s", out)
 	}
+}
+
+// podmanImage imports root as a podman image once per root (the tag
+// names a hash of the root's pyattach-stamp, so a remade root gets a new
+// image): about 12 s for the 520 MB trixie root.
+func podmanImage(t *testing.T, podman, root string) string {
+	t.Helper()
+	stamp, err := os.ReadFile(filepath.Join(root, "pyattach-stamp"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(append([]byte(root+"\n"), stamp...))
+	image := "localhost/pyattach-" + filepath.Base(root) + ":" + hex.EncodeToString(sum[:6])
+	if exec.Command(podman, "image", "exists", image).Run() == nil {
+		return image
+	}
+	tar := exec.Command("tar", "-C", root, "-c", "--exclude=./proc/*", "--exclude=./sys/*", "--exclude=./dev/*", ".")
+	imp := exec.Command(podman, "import", "-", image)
+	pipe, err := tar.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	imp.Stdin = pipe
+	if err := tar.Start(); err != nil {
+		t.Fatal(err)
+	}
+	out, err := imp.CombinedOutput()
+	if werr := tar.Wait(); err != nil || werr != nil {
+		t.Fatalf("podman import of %s: %v %v\n%s", root, err, werr, out)
+	}
+	return image
+}
+
+// TestGDBPyBtPodman: the same as TestGDBPyBtPivotRoot with a real
+// engine: podman (runc) runs the root's interpreter, imported as an
+// image, mounted at a path this machine also has.
+func TestGDBPyBtPodman(t *testing.T) {
+	needTool(t, "gdb")
+	podman := needTool(t, "podman")
+	needTool(t, "runc")
+	r := findPivotRoot(t)
+	twin := hostTwin(t, r)
+	image := podmanImage(t, podman, r.root)
+	app := t.TempDir()
+	code := strings.Replace(appPy, "import sys, time\n",
+		"import sys, time, threading; threading.Thread(target=time.sleep, args=(600,), daemon=True).start()\n", 1)
+	if err := os.WriteFile(filepath.Join(app, "app.py"), []byte(code), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	name := "pyattach-test-" + strconv.Itoa(os.Getpid())
+	// These runtime flags are what podman needs in CI's sandboxes (crun
+	// fails there on rlimits and cgroups).
+	out, err := exec.Command(podman, "run", "-d", "--name", name, "--runtime", "runc",
+		"--ulimit", "nofile=1024:1024", "--ulimit", "nproc=1024:1024",
+		"-v", app+":/mnt:ro",
+		"-v", filepath.Join(r.root, r.exe)+":"+twin+":ro",
+		"-v", filepath.Join(r.root, r.ext)+":/usr/share/gdb/auto-load"+twin+"-gdb.py:ro",
+		image, twin, "/mnt/app.py").CombinedOutput()
+	if err != nil {
+		t.Fatalf("podman run: %v\n%s", err, out)
+	}
+	t.Cleanup(func() { exec.Command(podman, "rm", "-f", "-t", "0", name).Run() })
+	for i := 0; ; i++ {
+		logs, _ := exec.Command(podman, "logs", name).CombinedOutput()
+		if strings.Contains(string(logs), "ready\n") {
+			break
+		}
+		if i == 600 {
+			t.Fatalf("app.py in podman printed no ready line:\n%s", logs)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	out, err = exec.Command(podman, "inspect", "-f", "{{.State.Pid}}", name).Output()
+	if err != nil {
+		t.Fatalf("podman inspect: %v", err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(out)))
+	if err != nil || pid <= 0 {
+		t.Fatalf("podman inspect: pid %q", out)
+	}
+	checkContainerGDB(t, "podman", pid)
 }
