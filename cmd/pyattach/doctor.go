@@ -341,7 +341,7 @@ func targetFacts(res *target.Result) []Check {
 	}
 	if res.Container {
 		out = append(out, Check{ID: "target.container", Status: statusWarn, Summary: fmt.Sprintf("the process runs in another root or mount namespace; its files are read under %s", res.Root),
-			Fix: "pyattach gdb sets sysroot for it; lldb 14 cannot: use gdb, or run lldb inside the container"})
+			Fix: "pyattach gdb reads its files there (a chroot: set sysroot; pivot_root, as podman and docker do: gdb's target: sysroot); lldb 14 cannot: use gdb, or run lldb inside the container"})
 	}
 	if res.ExeDeleted {
 		out = append(out, Check{ID: "target.deleted", Status: statusWarn, Summary: fmt.Sprintf("the executable %s was deleted or replaced after the process started; plain gdb may load the wrong file", res.Exe),
@@ -512,7 +512,9 @@ func extensionChecks(ctx context.Context, res *target.Result, di *DebugInfo, app
 	}
 	// ex.GDB passed safefs.CheckTrusted in pyext; SourceLine refuses a
 	// name gdb would not read back as it is.
-	source, serr := gdbgen.SourceLine(ex.GDB)
+	// A container's extension is run from under its root, where the
+	// process sees it.
+	source, serr := gdbgen.SourceLine(extensionOnHost(res, ex.GDB))
 	if gdb, err := findDebugger(app.Env, "gdb"); err == nil && serr == nil {
 		o, _ := runTool(ctx, app.Env, gdb, "-nx", "-batch", "-ex", "show auto-load safe-path", "-ex", source, "-ex", "help py-bt")
 		if strings.Contains(o, `Undefined command: "py-bt"`) || strings.Contains(o, "Error occurred in Python") || strings.Contains(o, "Traceback (most recent call last)") {

@@ -249,15 +249,33 @@ func TestGDBPyBtPodman(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(app, "app.py"), []byte(code), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	name := "pyattach-test-" + strconv.Itoa(os.Getpid())
-	// These runtime flags are what podman needs in CI's sandboxes (crun
-	// fails there on rlimits and cgroups).
-	out, err := exec.Command(podman, "run", "-d", "--name", name, "--runtime", "runc",
-		"--ulimit", "nofile=1024:1024", "--ulimit", "nproc=1024:1024",
-		"-v", app+":/mnt:ro",
+	pid := podmanRun(t, podman, "gdb", "-v", app+":/mnt:ro",
 		"-v", filepath.Join(r.root, r.exe)+":"+twin+":ro",
 		"-v", filepath.Join(r.root, r.ext)+":/usr/share/gdb/auto-load"+twin+"-gdb.py:ro",
-		image, twin, "/mnt/app.py").CombinedOutput()
+		image, twin, "/mnt/app.py")
+	checkContainerGDB(t, "podman", pid)
+
+	// doctor runs the container's extension, not its path on the host,
+	// where it does not exist ("FAIL extension.runs ... Undefined
+	// command: py-bt"). The interpreter at its own path here: the twin
+	// above is named for another version.
+	pid = podmanRun(t, podman, "doctor", "-v", app+":/mnt:ro", image, r.exe, "/mnt/app.py")
+	out, _ := exec.Command(pyattachBin(t), "doctor", strconv.Itoa(pid)).CombinedOutput()
+	if !regexp.MustCompile(`(?m)^ok +extension `).Match(out) || regexp.MustCompile(`(?m)^FAIL +extension`).Match(out) {
+		t.Errorf("doctor on the podman process: want the extension ok and no extension FAIL:\n%s", out)
+	}
+}
+
+// podmanRun starts a container (removed when the test ends) that runs
+// app.py, and returns the interpreter's PID as this machine sees it.
+func podmanRun(t *testing.T, podman, tag string, args ...string) int {
+	t.Helper()
+	name := "pyattach-test-" + strconv.Itoa(os.Getpid()) + "-" + tag
+	// These runtime flags are what podman needs in CI's sandboxes (crun
+	// fails there on rlimits and cgroups).
+	run := append([]string{"run", "-d", "--name", name, "--runtime", "runc",
+		"--ulimit", "nofile=1024:1024", "--ulimit", "nproc=1024:1024"}, args...)
+	out, err := exec.Command(podman, run...).CombinedOutput()
 	if err != nil {
 		t.Fatalf("podman run: %v\n%s", err, out)
 	}
@@ -280,5 +298,5 @@ func TestGDBPyBtPodman(t *testing.T) {
 	if err != nil || pid <= 0 {
 		t.Fatalf("podman inspect: pid %q", out)
 	}
-	checkContainerGDB(t, "podman", pid)
+	return pid
 }

@@ -112,12 +112,7 @@ func buildPlan(ctx context.Context, t dbgTarget, g *Globals, app *App, cfg *Conf
 	// the program file, allowed as that one file when it sits beside the
 	// binary, sourced explicitly otherwise.
 	if ext := di.Extensions.GDB; ext != "" {
-		host := ext
-		if res.Container && !strings.HasPrefix(ext, res.Root) {
-			if _, err := os.Stat(filepath.Join(res.Root, ext)); err == nil {
-				host = filepath.Join(res.Root, ext)
-			}
-		}
+		host := extensionOnHost(res, ext)
 		prog := p.Program
 		if real, err := filepath.EvalSymlinks(prog); err == nil {
 			prog = real
@@ -228,6 +223,18 @@ func threadDBDir(res *target.Result, di *DebugInfo) string {
 		return dir
 	}
 	return ""
+}
+
+// extensionOnHost is where this machine opens ext, an extension found
+// for res: for a process in another root, the file under its root when
+// the extension was found there (named as the process sees it).
+func extensionOnHost(res *target.Result, ext string) string {
+	if res.Container && !strings.HasPrefix(ext, res.Root) {
+		if _, err := os.Stat(filepath.Join(res.Root, ext)); err == nil {
+			return filepath.Join(res.Root, ext)
+		}
+	}
+	return ext
 }
 
 // underDir reports whether p is dir or below it.
