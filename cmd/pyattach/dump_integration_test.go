@@ -225,35 +225,6 @@ func checkDumpText(t *testing.T, what, out string, pid int, named bool) {
 	}
 }
 
-// stripCopy copies the interpreter and its libpython with every symbol
-// table but .dynsym and every debug section removed, as uv's and
-// Docker's builds ship; it returns the copy and the environment that
-// runs it (LD_LIBRARY_PATH, PYTHONHOME).
-func stripCopy(t *testing.T, in dumpInterp) (string, []string) {
-	t.Helper()
-	strip := needTool(t, "strip")
-	d := t.TempDir()
-	exe := filepath.Join(d, "bin", filepath.Base(in.exe))
-	os.MkdirAll(filepath.Dir(exe), 0o755)
-	if out, err := exec.Command(strip, "--strip-all", "-o", exe, in.exe).CombinedOutput(); err != nil {
-		t.Fatalf("strip: %v\n%s", err, out)
-	}
-	var env []string
-	if in.lib != "" {
-		lib := filepath.Join(d, "lib", filepath.Base(in.lib))
-		os.MkdirAll(filepath.Dir(lib), 0o755)
-		if out, err := exec.Command(strip, "--strip-all", "-o", lib, in.lib).CombinedOutput(); err != nil {
-			t.Fatalf("strip: %v\n%s", err, out)
-		}
-		env = append(env, "LD_LIBRARY_PATH="+filepath.Dir(lib))
-	}
-	out, err := exec.Command(in.exe, "-c", "import sys; print(sys.base_prefix)").Output()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return exe, append(env, "PYTHONHOME="+strings.TrimSpace(string(out)))
-}
-
 // TestDumpEveryInterpreter: pyattach dump of Debian's python3.11 and of
 // every pyenv 3.7+ version, each in a --copies venv, live (text and
 // JSON) and from a gcore core, and of a stripped copy: every OS thread
@@ -321,7 +292,7 @@ func TestDumpEveryInterpreter(t *testing.T) {
 			}
 			os.Remove(core)
 
-			exe, senv := stripCopy(t, in)
+			exe, senv := strippedPython(t, in.exe)
 			scmd := exec.Command(exe, app)
 			scmd.Env = append(os.Environ(), senv...)
 			named = strings.TrimSpace(startReady(t, scmd, startLimit)) == "ready named"

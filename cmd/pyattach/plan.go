@@ -80,17 +80,12 @@ func buildPlan(ctx context.Context, t dbgTarget, g *Globals, app *App, cfg *Conf
 	if res.Container {
 		p.ThreadDB = threadDBDir(res, di)
 	}
-	// di.DebugDirs passed safefs.CheckTrusted (debugDirs); one that does
-	// not exist yet is not handed to gdb, so that no one can make it
-	// before gdb reads scripts from it.
-	for _, d := range di.DebugDirs {
+	for _, d := range debuggerDebugDirs(di.DebugDirs) {
 		if hidden && underDir(d, res.Root) {
 			// gdb looks under "target:" + each debug directory itself.
 			continue
 		}
-		if st, err := os.Stat(d); d != "/usr/lib/debug" && err == nil && st.IsDir() {
-			p.DebugDirs = append(p.DebugDirs, d)
-		}
+		p.DebugDirs = append(p.DebugDirs, d)
 	}
 	p.Debuginfod = plan.Debuginfod{
 		Enabled: len(di.Debuginfod.URLs) > 0 && !di.Debuginfod.Offline,
@@ -165,6 +160,20 @@ func buildPlan(ctx context.Context, t dbgTarget, g *Globals, app *App, cfg *Conf
 	return p, di, nil
 }
 
+// debuggerDebugDirs are the debug directories handed to the debugger:
+// those debugDirs kept (it checked them with safefs.CheckTrusted) that
+// exist (one that does not exist yet could be made by someone else
+// before gdb reads scripts from it), without gdb's own default.
+func debuggerDebugDirs(dirs []string) []string {
+	var out []string
+	for _, d := range dirs {
+		if st, err := os.Stat(d); d != "/usr/lib/debug" && err == nil && st.IsDir() {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
 // targetlessPlan is the plan for a debugger started with no target
 // (the user attaches from inside it): what does not depend on a target,
 // the debug directories and the debuginfod setting, and the stack
@@ -175,11 +184,7 @@ func targetlessPlan(p plan.Plan, g *Globals, app *App, cfg *Config) (plan.Plan, 
 	for _, w := range warnings {
 		fmt.Fprintf(app.Stderr, "pyattach: warning: %s\n", w)
 	}
-	for _, d := range dirs {
-		if st, err := os.Stat(d); d != "/usr/lib/debug" && err == nil && st.IsDir() {
-			p.DebugDirs = append(p.DebugDirs, d)
-		}
-	}
+	p.DebugDirs = debuggerDebugDirs(dirs)
 	client := debuginfod.FromEnv(app.Env)
 	p.Debuginfod = plan.Debuginfod{Enabled: len(client.URLs) > 0 && !g.Offline && !cfg.Offline, URLs: client.URLs}
 	dir, err := writeWalker()

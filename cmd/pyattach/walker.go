@@ -2,8 +2,6 @@ package main
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -40,13 +38,7 @@ func walkerFor(res *target.Result) (*plan.Walker, error) {
 // their directory.
 func writeWalker() (string, error) {
 	files := pywalk.Files()
-	h := sha256.New()
-	for _, n := range pywalk.Names() {
-		fmt.Fprintf(h, "%s\x00%d\x00", n, len(files[n]))
-		h.Write(files[n])
-	}
-	sum := hex.EncodeToString(h.Sum(nil)[:8])
-	dir, err := safefs.PrivateDir(xdg.DataHome, "pyattach", "walker", sum)
+	dir, err := safefs.PrivateDir(xdg.DataHome, "pyattach", "walker", pywalk.Digest(files))
 	if err != nil {
 		return "", withHint(fmt.Errorf("cannot write pyattach's stack walker: %w", err),
 			"set XDG_DATA_HOME to a directory of your own (export XDG_DATA_HOME=$(mktemp -d))")

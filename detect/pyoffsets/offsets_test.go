@@ -54,7 +54,7 @@ func TestTablesCoverVersions(t *testing.T) {
 // TestTablesMatchDWARF regenerates every table from the builds on this
 // machine: from the very build it was generated from (any drift fails),
 // and from other builds of the same version and flags, which must agree
-// (Debian's 3.11.2 against pyenv's 3.11.7). In CI every table must be
+// (a distribution build against a pyenv build of the same minor). In CI every table must be
 // checked against at least one build: the tables of 3.14, 3.15 and the
 // Debian debug builds come from the roots of scripts/make-roots.sh.
 func TestTablesMatchDWARF(t *testing.T) {

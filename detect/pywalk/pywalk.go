@@ -1,7 +1,10 @@
 package pywalk
 
 import (
+	"crypto/sha256"
 	"embed"
+	"encoding/hex"
+	"fmt"
 	"io/fs"
 	"sort"
 
@@ -32,12 +35,18 @@ func Files() map[string][]byte {
 	return out
 }
 
-// Names returns the names of Files, sorted.
-func Names() []string {
-	var n []string
-	for k := range Files() {
-		n = append(n, k)
+// Digest names the content of Files: a short hash of their names and
+// bytes, so that each build's walker can live in its own directory.
+func Digest(files map[string][]byte) string {
+	names := make([]string, 0, len(files))
+	for k := range files {
+		names = append(names, k)
 	}
-	sort.Strings(n)
-	return n
+	sort.Strings(names)
+	h := sha256.New()
+	for _, n := range names {
+		fmt.Fprintf(h, "%s\x00%d\x00", n, len(files[n]))
+		h.Write(files[n])
+	}
+	return hex.EncodeToString(h.Sum(nil)[:8])
 }
