@@ -9,7 +9,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/pyattach/pyattach/detect/plan"
+	"github.com/pyattach/pyattach/gdbgen/plan"
 )
 
 // need returns the path of tool, skipping the test when it is missing

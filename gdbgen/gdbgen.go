@@ -7,7 +7,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/pyattach/pyattach/detect/plan"
+	"github.com/pyattach/pyattach/gdbgen/plan"
 )
 
 // DefaultDebugDir is gdb's own separate-debug directory. It is kept first

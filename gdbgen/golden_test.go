@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pyattach/pyattach/detect/plan"
+	"github.com/pyattach/pyattach/gdbgen/plan"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")

@@ -10,7 +10,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/pyattach/pyattach/detect/plan"
+	"github.com/pyattach/pyattach/gdbgen/plan"
 )
 
 // Script holds lldb command files for one Plan.

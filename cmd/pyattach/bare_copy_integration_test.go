@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pyattach/pyattach/detect/target"
+	"github.com/pyattach/pyattach/cmd/internal/target"
 )
 
 // runJSONEnv runs `pyattach resolve --json TARGET` in-process with env.

@@ -13,12 +13,12 @@ import (
 	"github.com/adrg/xdg"
 	"golang.org/x/term"
 
+	"github.com/pyattach/pyattach/cmd/internal/target"
 	"github.com/pyattach/pyattach/detect/debugfile"
 	"github.com/pyattach/pyattach/detect/debuginfod"
 	"github.com/pyattach/pyattach/detect/elfinfo"
 	"github.com/pyattach/pyattach/detect/pyext"
 	"github.com/pyattach/pyattach/detect/safefs"
-	"github.com/pyattach/pyattach/detect/target"
 )
 
 // DebuginfoCmd is `pyattach debuginfo`.

@@ -17,10 +17,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/pyattach/pyattach/cmd/internal/target"
 	"github.com/pyattach/pyattach/detect/debugfile"
 	"github.com/pyattach/pyattach/detect/pyoffsets"
 	"github.com/pyattach/pyattach/detect/pyversion"
-	"github.com/pyattach/pyattach/detect/target"
 	"github.com/pyattach/pyattach/gdbgen"
 )
 

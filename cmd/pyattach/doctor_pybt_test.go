@@ -5,9 +5,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pyattach/pyattach/cmd/internal/target"
 	"github.com/pyattach/pyattach/detect/debugfile"
 	"github.com/pyattach/pyattach/detect/elfinfo"
-	"github.com/pyattach/pyattach/detect/target"
 )
 
 // pybtCheck on faked findings: who answers py-bt, and why.

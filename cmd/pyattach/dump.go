@@ -19,12 +19,12 @@ import (
 
 	"github.com/adrg/xdg"
 
+	"github.com/pyattach/pyattach/cmd/internal/target"
 	"github.com/pyattach/pyattach/detect/core"
 	"github.com/pyattach/pyattach/detect/elfinfo"
 	"github.com/pyattach/pyattach/detect/proc"
 	"github.com/pyattach/pyattach/detect/pyinfo"
 	"github.com/pyattach/pyattach/detect/safefs"
-	"github.com/pyattach/pyattach/detect/target"
 	"github.com/pyattach/pyattach/gdbgen"
 )
 

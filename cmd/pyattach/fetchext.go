@@ -7,9 +7,9 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/pyattach/pyattach/cmd/internal/target"
 	"github.com/pyattach/pyattach/detect/pyext"
 	"github.com/pyattach/pyattach/detect/pyversion"
-	"github.com/pyattach/pyattach/detect/target"
 )
 
 // FetchExtensionCmd is `pyattach fetch-extension`.

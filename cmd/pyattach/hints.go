@@ -7,9 +7,9 @@ import (
 	"io/fs"
 	"strings"
 
+	"github.com/pyattach/pyattach/cmd/internal/target"
 	"github.com/pyattach/pyattach/detect/elfinfo"
 	"github.com/pyattach/pyattach/detect/proc"
-	"github.com/pyattach/pyattach/detect/target"
 	"github.com/pyattach/pyattach/venv"
 )
 

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pyattach/pyattach/detect/target"
+	"github.com/pyattach/pyattach/cmd/internal/target"
 )
 
 // need returns path when it exists; otherwise it skips the test, or

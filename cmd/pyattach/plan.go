@@ -10,12 +10,12 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/pyattach/pyattach/cmd/internal/target"
 	"github.com/pyattach/pyattach/detect/core"
 	"github.com/pyattach/pyattach/detect/debugfile"
 	"github.com/pyattach/pyattach/detect/debuginfod"
-	"github.com/pyattach/pyattach/detect/plan"
 	"github.com/pyattach/pyattach/detect/safefs"
-	"github.com/pyattach/pyattach/detect/target"
+	"github.com/pyattach/pyattach/gdbgen/plan"
 )
 
 // gdbAutoLoadDir is where Debian, Ubuntu and Fedora's gdb auto-loads

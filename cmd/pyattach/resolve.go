@@ -7,7 +7,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/pyattach/pyattach/detect/target"
+	"github.com/pyattach/pyattach/cmd/internal/target"
 )
 
 // ResolveCmd is `pyattach resolve`.

@@ -10,12 +10,12 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/pyattach/pyattach/cmd/internal/target"
 	"github.com/pyattach/pyattach/detect/debugfile"
 	"github.com/pyattach/pyattach/detect/debuginfod"
-	"github.com/pyattach/pyattach/detect/plan"
 	"github.com/pyattach/pyattach/detect/srcmap"
 	"github.com/pyattach/pyattach/detect/srcscan"
-	"github.com/pyattach/pyattach/detect/target"
+	"github.com/pyattach/pyattach/gdbgen/plan"
 )
 
 // SrcmapCmd is `pyattach srcmap`.

@@ -8,11 +8,11 @@ import (
 
 	"github.com/adrg/xdg"
 
-	"github.com/pyattach/pyattach/detect/plan"
+	"github.com/pyattach/pyattach/cmd/internal/target"
 	"github.com/pyattach/pyattach/detect/pyoffsets"
 	"github.com/pyattach/pyattach/detect/pywalk"
 	"github.com/pyattach/pyattach/detect/safefs"
-	"github.com/pyattach/pyattach/detect/target"
+	"github.com/pyattach/pyattach/gdbgen/plan"
 )
 
 // walkerFor writes pyattach's stack walker into a private directory

@@ -6,8 +6,8 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/pyattach/pyattach/detect/plan"
 	"github.com/pyattach/pyattach/gdbgen"
+	"github.com/pyattach/pyattach/gdbgen/plan"
 	"github.com/pyattach/pyattach/lldbgen"
 )
 

@@ -3,7 +3,7 @@ package target
 // Benchmarks of Resolve on live Python processes. They run only with
 // -bench, e.g.
 //
-//	go test ./detect/target -run '^$' -bench . -benchtime 20x
+//	go test ./cmd/internal/target -run '^$' -bench . -benchtime 20x
 //
 // They need /usr/bin/python3.11 and, for the many-libraries case, gcc;
 // without them they skip, unless CI=true, where they fail.
