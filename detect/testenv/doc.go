@@ -1,0 +1,23 @@
+// Package testenv is for tests only: no package of pyattach's own code
+// may import it.
+//
+// It holds what the tests of every package need from the machine they
+// run on, so that each rule is written once:
+//
+//   - requirements: a tool (Need), a file (NeedFile), root (NeedRoot).
+//     A missing one skips the test, except under CI=true, where it fails
+//     it (Missing is that one rule);
+//   - interpreters, discovered, never named by patch version: Debian's
+//     /usr/bin/python3.11 and its debug build with the version found by
+//     running them (Debian, DebianDebug), pyenv's builds under
+//     $PYENV_ROOT or ~/.pyenv/versions (Pyenv, PyenvAll), and the
+//     separate debug files of python3.11-dbg (DebianDebugFile);
+//   - the environment lldb 14's Python needs on Debian (LLDBEnv);
+//   - fixtures: C programs compiled with gcc (CC), a stripped copy of an
+//     interpreter (Stripped), a Python process that waits, killed when
+//     the test ends (StartPython, Start), a venv (Venv), and the cached
+//     Debian roots scripts/make-roots.sh makes (Roots).
+//
+// It imports only the standard library, so that the tests of any package
+// (detect's included) can use it without an import cycle.
+package testenv

@@ -1,0 +1,188 @@
+package testenv
+
+import (
+	"bufio"
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// CC writes src to dir/name.c and compiles it with gcc into dir/name:
+// gcc -o dir/name [args...] dir/name.c. It returns dir/name.
+func CC(t testing.TB, dir, name, src string, args ...string) string {
+	t.Helper()
+	gcc := Need(t, "gcc")
+	c := filepath.Join(dir, name+".c")
+	if err := os.MkdirAll(filepath.Dir(c), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(c, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, name)
+	cmd := exec.Command(gcc, append(append([]string{"-o", out}, args...), c)...)
+	cmd.Dir = dir
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("gcc %s %s: %v\n%s", strings.Join(args, " "), c, err, b)
+	}
+	return out
+}
+
+// Run runs name with args in dir, failing the test when it fails, and
+// returns its combined output.
+func Run(t testing.TB, dir, name string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(Need(t, name), args...)
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+// Stripped copies the interpreter py (and the shared libpython it loads,
+// if any) with every symbol table and debug section removed but the
+// dynamic symbols, as uv's and Docker's builds ship. It returns the
+// copy and the environment that runs it (PYTHONHOME, LD_LIBRARY_PATH).
+func Stripped(t testing.TB, py string) (string, []string) {
+	t.Helper()
+	strip := Need(t, "strip")
+	dir := t.TempDir()
+	exe := filepath.Join(dir, "bin", filepath.Base(py))
+	if err := os.MkdirAll(filepath.Dir(exe), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command(strip, "--strip-all", "-o", exe, py).CombinedOutput(); err != nil {
+		t.Fatalf("strip: %v\n%s", err, out)
+	}
+	prefix, err := exec.Command(py, "-c", "import sys; print(sys.base_prefix)").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := []string{"PYTHONHOME=" + strings.TrimSpace(string(prefix))}
+	libdir, _ := exec.Command(py, "-c", "import sysconfig; print(sysconfig.get_config_var('LIBDIR') or '')").Output()
+	ldlib, _ := exec.Command(py, "-c", "import sysconfig; print(sysconfig.get_config_var('LDLIBRARY') or '')").Output()
+	lib := filepath.Join(strings.TrimSpace(string(libdir)), strings.TrimSpace(string(ldlib)))
+	if strings.HasSuffix(lib, ".so") {
+		if real, err := filepath.EvalSymlinks(lib); err == nil {
+			soname := filepath.Base(real)
+			out := filepath.Join(dir, "lib", soname)
+			if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if b, err := exec.Command(strip, "--strip-all", "-o", out, real).CombinedOutput(); err != nil {
+				t.Fatalf("strip: %v\n%s", err, b)
+			}
+			// The name the executable asks for (libpython3.12.so.1.0).
+			if m, _ := filepath.Glob(lib + ".*"); len(m) > 0 && filepath.Base(m[0]) != soname {
+				os.Symlink(soname, filepath.Join(dir, "lib", filepath.Base(m[0])))
+			}
+			env = append(env, "LD_LIBRARY_PATH="+filepath.Dir(out))
+		}
+	}
+	return exe, env
+}
+
+// ReadyTimeout is how long Start waits for a process's first line.
+const ReadyTimeout = 60 * time.Second
+
+// Start starts cmd in its own process group, kills the group when the
+// test ends, and returns the first line the process prints on stdout
+// (its "ready" signal) once it has printed it. A process that ends or
+// stays silent first fails the test, with what it wrote on stderr.
+func Start(t testing.TB, cmd *exec.Cmd) string {
+	t.Helper()
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	cmd.SysProcAttr.Setpgid = true
+	var stderr bytes.Buffer
+	if cmd.Stderr == nil {
+		cmd.Stderr = &stderr
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		// Harmless when the test already reaped the process.
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		cmd.Wait()
+	})
+	type result struct {
+		line string
+		err  error
+	}
+	ready := make(chan result, 1)
+	go func() {
+		line, err := bufio.NewReader(out).ReadString('\n')
+		ready <- result{line, err}
+	}()
+	select {
+	case r := <-ready:
+		if r.err != nil {
+			t.Fatalf("%s exited before it was ready: %v\n%s", cmd.Path, r.err, stderr.String())
+		}
+		return r.line
+	case <-time.After(ReadyTimeout):
+		t.Fatalf("%s not ready after %v\n%s", cmd.Path, ReadyTimeout, stderr.String())
+	}
+	return ""
+}
+
+// WaitingApp is a program that prints "ready" from inside nested
+// functions and sleeps there: inner (line 5), middle (7), outer (9). It
+// runs under Python 2.7 and 3.x alike.
+const WaitingApp = `import sys, time
+def inner():
+    sys.stdout.write("ready\n")
+    sys.stdout.flush()
+    time.sleep(600)
+def middle():
+    inner()
+def outer():
+    middle()
+outer()
+`
+
+// StartPython runs code (WaitingApp when empty) as app.py under exe with
+// env added, and returns its PID once it has printed its first line. The
+// process group is killed when the test ends.
+func StartPython(t testing.TB, exe, code string, env ...string) int {
+	t.Helper()
+	if code == "" {
+		code = WaitingApp
+	}
+	app := filepath.Join(t.TempDir(), "app.py")
+	if err := os.WriteFile(app, []byte(code), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(exe, app)
+	cmd.Env = append(os.Environ(), env...)
+	if Start(t, cmd) == "" {
+		t.Fatalf("%s app.py printed nothing", exe)
+	}
+	return cmd.Process.Pid
+}
+
+// Venv makes `python -m venv --without-pip [args...] dir` and returns dir.
+func Venv(t testing.TB, python, dir string, args ...string) string {
+	t.Helper()
+	argv := append([]string{"-m", "venv", "--without-pip"}, args...)
+	argv = append(argv, dir)
+	cmd := exec.Command(python, argv...)
+	cmd.Env = append(os.Environ(), "PYTHONNOUSERSITE=1")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%s %s: %v\n%s", python, strings.Join(argv, " "), err, out)
+	}
+	return dir
+}
