@@ -10,67 +10,23 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/pyattach/pyattach/detect/testenv"
 )
-
-// requireTool fails the test in CI and skips it elsewhere when a tool the
-// test needs is not installed.
-func requireTool(t testing.TB, name string) string {
-	t.Helper()
-	p, err := exec.LookPath(name)
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%s is required in CI: %v", name, err)
-		}
-		t.Skipf("%s not installed", name)
-	}
-	return p
-}
-
-// buildFixture compiles a small C program with gcc into dir and returns
-// its path. args are extra gcc flags.
-func buildFixture(t testing.TB, dir, name, src string, args ...string) string {
-	t.Helper()
-	gcc := requireTool(t, "gcc")
-	c := filepath.Join(dir, name+".c")
-	if err := os.WriteFile(c, []byte(src), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	out := filepath.Join(dir, name)
-	cmd := exec.Command(gcc, append(append([]string{"-o", out}, args...), c)...)
-	if b, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("gcc %v: %v\n%s", args, err, b)
-	}
-	return out
-}
 
 const helloC = `#include <stdio.h>
 int answer(int x) { return x * 2; }
 int main(void) { printf("%d\n", answer(21)); return 0; }
 `
 
-func readelfBuildID(t *testing.T, path string) string {
-	t.Helper()
-	readelf := requireTool(t, "readelf")
-	out, err := exec.Command(readelf, "-n", path).Output()
-	if err != nil {
-		t.Fatalf("readelf -n %s: %v", path, err)
-	}
-	for _, line := range strings.Split(string(out), "\n") {
-		if i := strings.Index(line, "Build ID:"); i >= 0 {
-			return strings.TrimSpace(line[i+len("Build ID:"):])
-		}
-	}
-	return ""
-}
-
 func TestGccFixtureFacts(t *testing.T) {
 	dir := t.TempDir()
-	full := buildFixture(t, dir, "full", helloC, "-g", "-O2", "-Wl,--build-id=sha1")
+	full := testenv.CC(t, dir, "full", helloC, "-g", "-O2", "-Wl,--build-id=sha1")
 	info, err := Open(full, Options{Producer: true, Dynamic: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := readelfBuildID(t, full); info.BuildID != want || len(want) != 40 {
+	if want := testenv.ReadelfBuildID(t, full); info.BuildID != want || len(want) != 40 {
 		t.Errorf("build-id = %q, readelf says %q", info.BuildID, want)
 	}
 	if !info.DWARF || !info.DebugLine || !info.Symtab || info.Stripped {
@@ -83,7 +39,7 @@ func TestGccFixtureFacts(t *testing.T) {
 		t.Errorf("needed = %v", info.Needed)
 	}
 
-	g1 := buildFixture(t, dir, "g1", helloC, "-g1", "-O0")
+	g1 := testenv.CC(t, dir, "g1", helloC, "-g1", "-O0")
 	info, err = Open(g1, Options{Producer: true})
 	if err != nil {
 		t.Fatal(err)
@@ -93,7 +49,7 @@ func TestGccFixtureFacts(t *testing.T) {
 	}
 
 	// DWARF 4, compressed sections: the producer is still read.
-	z := buildFixture(t, dir, "z", helloC, "-g3", "-Os", "-gdwarf-4", "-gz")
+	z := testenv.CC(t, dir, "z", helloC, "-g3", "-Os", "-gdwarf-4", "-gz")
 	info, err = Open(z, Options{Producer: true})
 	if err != nil {
 		t.Fatal(err)
@@ -102,7 +58,7 @@ func TestGccFixtureFacts(t *testing.T) {
 		t.Errorf("-gz -g3 -Os: compressed=%v producer=%+v", info.DWARFCompressed, info.Producer)
 	}
 
-	stripped := buildFixture(t, dir, "stripped", helloC, "-O2", "-s")
+	stripped := testenv.CC(t, dir, "stripped", helloC, "-O2", "-s")
 	info, err = Open(stripped, Options{Producer: true})
 	if err != nil {
 		t.Fatal(err)
@@ -113,9 +69,9 @@ func TestGccFixtureFacts(t *testing.T) {
 }
 
 func TestDebugLinkMatchesObjcopy(t *testing.T) {
-	objcopy := requireTool(t, "objcopy")
+	objcopy := testenv.Need(t, "objcopy")
 	dir := t.TempDir()
-	bin := buildFixture(t, dir, "prog", helloC, "-g", "-O1")
+	bin := testenv.CC(t, dir, "prog", helloC, "-g", "-O1")
 	dbg := bin + ".debug"
 	for _, args := range [][]string{
 		{"--only-keep-debug", bin, dbg},
@@ -154,7 +110,7 @@ func TestSystemFilesAgreeWithReadelf(t *testing.T) {
 			t.Errorf("%s: %v", p, err)
 			continue
 		}
-		if want := readelfBuildID(t, p); id != want {
+		if want := testenv.ReadelfBuildID(t, p); id != want {
 			t.Errorf("%s: build-id %s, readelf %s", p, id, want)
 		}
 	}
@@ -168,7 +124,7 @@ func TestNotELFAndTruncated(t *testing.T) {
 		t.Errorf("empty file: %v, want ErrNotELF", err)
 	}
 	dir := t.TempDir()
-	bin := buildFixture(t, dir, "t", helloC, "-g")
+	bin := testenv.CC(t, dir, "t", helloC, "-g")
 	data, err := os.ReadFile(bin)
 	if err != nil {
 		t.Fatal(err)
@@ -310,7 +266,7 @@ func TestFirstDIEProducerForms(t *testing.T) {
 // Go's linker puts .note.gnu.build-id outside the PT_NOTE segment (which
 // holds only .note.go.buildid); the build-id must still be found.
 func TestGoLinkerBuildIDOutsideNoteSegment(t *testing.T) {
-	goTool := requireTool(t, "go")
+	goTool := testenv.Need(t, "go")
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module x\n\ngo 1.21\n"), 0o644)
 	os.WriteFile(filepath.Join(dir, "main.go"), []byte("package main\n\nfunc main() {}\n"), 0o644)
@@ -325,7 +281,7 @@ func TestGoLinkerBuildIDOutsideNoteSegment(t *testing.T) {
 	if err != nil || id != "0123456789abcdef0123456789abcdef01234567" {
 		t.Fatalf("build-id %q, %v", id, err)
 	}
-	if want := readelfBuildID(t, bin); want != id {
+	if want := testenv.ReadelfBuildID(t, bin); want != id {
 		t.Fatalf("readelf says %q", want)
 	}
 }

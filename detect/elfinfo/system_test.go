@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/pyattach/pyattach/detect/testenv"
 )
 
 // readelfFacts runs readelf once over a batch of files and returns each
@@ -56,7 +58,7 @@ func TestEveryELFFileAgreesWithReadelf(t *testing.T) {
 	if testing.Short() {
 		t.Skip("walks the whole system; skipped with -short")
 	}
-	readelf := requireTool(t, "readelf")
+	readelf := testenv.Need(t, "readelf")
 	var files []string
 	for _, root := range []string{"/usr/bin", "/usr/lib"} {
 		filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {

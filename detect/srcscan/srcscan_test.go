@@ -18,40 +18,15 @@ import (
 	"time"
 
 	"github.com/pyattach/pyattach/detect/elfinfo"
+	"github.com/pyattach/pyattach/detect/testenv"
 )
-
-// requireTool fails the test in CI and skips it elsewhere when a tool the
-// test needs is not installed.
-func requireTool(t testing.TB, name string) string {
-	t.Helper()
-	p, err := exec.LookPath(name)
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%s is required in CI: %v", name, err)
-		}
-		t.Skipf("%s not installed", name)
-	}
-	return p
-}
-
-// requireFile fails the test in CI and skips it elsewhere when a file the
-// test reads is missing.
-func requireFile(t testing.TB, path, hint string) {
-	t.Helper()
-	if _, err := os.Stat(path); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%s is required in CI (%s): %v", path, hint, err)
-		}
-		t.Skipf("%s missing (%s)", path, hint)
-	}
-}
 
 // readelfFiles is the oracle: it runs readelf over path, parses the
 // first DIE of every unit and the directory and file tables readelf
 // prints, and joins them with the rule Scan documents.
 func readelfFiles(t *testing.T, path string) []string {
 	t.Helper()
-	readelf := requireTool(t, "readelf")
+	readelf := testenv.Need(t, "readelf")
 	out, err := exec.Command(readelf, "--debug-dump=info", "--debug-dump=line", path).Output()
 	if err != nil {
 		t.Fatalf("readelf %s: %v", path, err)
@@ -236,7 +211,7 @@ func writeTree(t *testing.T, dir string, files map[string]string) {
 // compile runs the compiler in dir with args.
 func compile(t *testing.T, dir, cc string, args ...string) {
 	t.Helper()
-	cmd := exec.Command(requireTool(t, cc), args...)
+	cmd := exec.Command(testenv.Need(t, cc), args...)
 	cmd.Dir = dir
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("%s %v: %v\n%s", cc, args, err, b)
@@ -380,27 +355,25 @@ func TestTruncatedSections(t *testing.T) {
 	}
 }
 
-// debianPython returns the build-id debug file of Debian's python3.11.
-func debianPython(t testing.TB) string {
+// debianPython returns Debian's python3.11 and its build-id debug file.
+func debianPython(t testing.TB) (testenv.Python, string) {
 	t.Helper()
-	exe := "/usr/bin/python3.11"
-	requireFile(t, exe, "apt-get install python3.11")
-	id, err := elfinfo.ReadBuildIDFile(exe)
+	py := testenv.Debian(t)
+	id, err := elfinfo.ReadBuildIDFile(py.Exe)
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := "/usr/lib/debug/.build-id/" + id[:2] + "/" + id[2:] + ".debug"
-	requireFile(t, p, "apt-get install python3.11-dbg")
-	return p
+	return py, testenv.DebianDebugFile(t, id)
 }
 
 func TestDebianPython(t *testing.T) {
-	p := debianPython(t)
+	py, p := debianPython(t)
 	res, err := ScanFile(p)
 	if err != nil {
 		t.Fatal(err)
 	}
-	const compDir = "/build/reproducible-path/python3.11-3.11.2/build-static"
+	// Debian builds in /build/reproducible-path/python3.11-<version>.
+	compDir := "/build/reproducible-path/python" + py.Minor() + "-" + py.Version + "/build-static"
 	for _, w := range []string{compDir + "/../Modules/timemodule.c", compDir + "/../Python/ceval.c", "/usr/include/stdio.h"} {
 		if !contains(res.Files, w) {
 			t.Errorf("Files lack %s", w)
@@ -423,22 +396,21 @@ func TestDebianPython(t *testing.T) {
 }
 
 func TestPyenvLibpython(t *testing.T) {
-	home, _ := os.UserHomeDir()
-	p := filepath.Join(home, ".pyenv/versions/3.12.1/lib/libpython3.12.so.1.0")
-	requireFile(t, p, "pyenv install 3.12.1")
+	py := testenv.Pyenv(t, "3.12")
+	p := testenv.NeedFile(t, py.Libpython(), "a pyenv build with --enable-shared")
 	res, err := ScanFile(p)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var compDir string
 	for _, u := range res.Units {
-		if strings.HasPrefix(u.CompDir, "/tmp/python-build.") && strings.HasSuffix(u.CompDir, "/Python-3.12.1") {
+		if strings.HasPrefix(u.CompDir, "/tmp/python-build.") && strings.HasSuffix(u.CompDir, "/Python-"+py.Version) {
 			compDir = u.CompDir
 			break
 		}
 	}
 	if compDir == "" {
-		t.Fatalf("no unit with comp_dir /tmp/python-build.*/Python-3.12.1: %+v", res.Units[:min(3, len(res.Units))])
+		t.Fatalf("no unit with comp_dir /tmp/python-build.*/Python-%s: %+v", py.Version, res.Units[:min(3, len(res.Units))])
 	}
 	if w := compDir + "/Python/ceval.c"; !contains(res.Files, w) {
 		t.Errorf("Files lack %s", w)
@@ -486,7 +458,7 @@ func peakHeap(fn func()) uint64 {
 // keeps a small live heap, and compares it with debug/dwarf, which holds
 // every section in memory.
 func TestMemoryBounded(t *testing.T) {
-	p := debianPython(t)
+	_, p := debianPython(t)
 	var err error
 	scan := peakHeap(func() { _, err = ScanFile(p) })
 	if err != nil {
@@ -509,7 +481,7 @@ func TestMemoryBounded(t *testing.T) {
 }
 
 func BenchmarkScanDebianPython(b *testing.B) {
-	p := debianPython(b)
+	_, p := debianPython(b)
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
 		if _, err := ScanFile(p); err != nil {
@@ -616,7 +588,7 @@ func TestBuiltinNotAFile(t *testing.T) {
 		t.Run(dwarf, func(t *testing.T) {
 			compile(t, dir, "gcc", dwarf, "-DX=1", "-g3", "-shared", "-nostdlib", "-fPIC", "-o", "v"+dwarf+".so", "v.c")
 			bin := filepath.Join(dir, "v"+dwarf+".so")
-			out, err := exec.Command(requireTool(t, "readelf"), "--debug-dump=line", bin).Output()
+			out, err := exec.Command(testenv.Need(t, "readelf"), "--debug-dump=line", bin).Output()
 			if err != nil {
 				t.Fatal(err)
 			}

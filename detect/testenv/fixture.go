@@ -26,7 +26,6 @@ func CC(t testing.TB, dir, name, src string, args ...string) string {
 	}
 	out := filepath.Join(dir, name)
 	cmd := exec.Command(gcc, append(append([]string{"-o", out}, args...), c)...)
-	cmd.Dir = dir
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("gcc %s %s: %v\n%s", strings.Join(args, " "), c, err, b)
 	}
@@ -185,4 +184,22 @@ func Venv(t testing.TB, python, dir string, args ...string) string {
 		t.Fatalf("%s %s: %v\n%s", python, strings.Join(argv, " "), err, out)
 	}
 	return dir
+}
+
+// ReadelfBuildID is path's build-id as `readelf -n` prints it: an oracle
+// independent of pyattach's own ELF reader. A file without one fails
+// the test.
+func ReadelfBuildID(t testing.TB, path string) string {
+	t.Helper()
+	out, err := exec.Command(Need(t, "readelf"), "-n", path).Output()
+	if err != nil {
+		t.Fatalf("readelf -n %s: %v", path, err)
+	}
+	for _, line := range strings.Split(string(out), "\n") {
+		if _, id, ok := strings.Cut(line, "Build ID: "); ok {
+			return strings.TrimSpace(id)
+		}
+	}
+	t.Fatalf("readelf -n %s prints no build-id", path)
+	return ""
 }
