@@ -4,33 +4,14 @@ import (
 	"context"
 	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/pyattach/pyattach/detect/elfinfo"
+	"github.com/pyattach/pyattach/detect/testenv"
 )
-
-func need(t testing.TB, tool string) string {
-	t.Helper()
-	p, err := exec.LookPath(tool)
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%s is required in CI", tool)
-		}
-		t.Skipf("%s not installed", tool)
-	}
-	return p
-}
-
-func run(t testing.TB, name string, args ...string) {
-	t.Helper()
-	if out, err := exec.Command(need(t, name), args...).CombinedOutput(); err != nil {
-		t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out)
-	}
-}
 
 const src = `int work(int x) { int y = x * 3; return y + 1; }
 int main(int argc, char **argv) { return work(argc); }
@@ -39,13 +20,7 @@ int main(int argc, char **argv) { return work(argc); }
 // build compiles src into dir/name with the flags.
 func build(t testing.TB, dir, name string, flags ...string) string {
 	t.Helper()
-	c := filepath.Join(dir, name+".c")
-	if err := os.WriteFile(c, []byte(src), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	out := filepath.Join(dir, name)
-	run(t, "gcc", append(append([]string{"-o", out}, flags...), c)...)
-	return out
+	return testenv.CC(t, dir, name, src, flags...)
 }
 
 // split moves bin's DWARF into debug, strips bin and links it to debug.
@@ -54,9 +29,9 @@ func split(t testing.TB, bin, debug string) {
 	if err := os.MkdirAll(filepath.Dir(debug), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	run(t, "objcopy", "--only-keep-debug", bin, debug)
-	run(t, "objcopy", "--strip-debug", "--strip-unneeded", bin)
-	run(t, "objcopy", "--add-gnu-debuglink="+debug, bin)
+	testenv.Run(t, "", "objcopy", "--only-keep-debug", bin, debug)
+	testenv.Run(t, "", "objcopy", "--strip-debug", "--strip-unneeded", bin)
+	testenv.Run(t, "", "objcopy", "--add-gnu-debuglink="+debug, bin)
 }
 
 func buildID(t testing.TB, p string) string {
@@ -293,18 +268,8 @@ func TestDebuginfodCacheAndServers(t *testing.T) {
 // Debian's python3.11 with python3.11-dbg: the debug file is found
 // through the build-id directory, full DWARF from an LTO build.
 func TestDebianPython(t *testing.T) {
-	py := "/usr/bin/python3.11"
-	if _, err := os.Stat(py); err != nil {
-		need(t, "python3.11-is-required")
-	}
-	id := buildID(t, py)
-	want := filepath.Join("/usr/lib/debug/.build-id", id[:2], id[2:]+".debug")
-	if _, err := os.Stat(want); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("python3.11-dbg is required in CI: %v", err)
-		}
-		t.Skip("python3.11-dbg not installed")
-	}
+	py := testenv.Debian(t).Exe
+	want := testenv.DebianDebugFile(t, buildID(t, py))
 	f := locate(t, &Locator{}, Module{Path: py})
 	if f.Via != ViaBuildID || f.Path != want || f.Kind != KindDWARF || f.Producer == nil || !f.Producer.LTO {
 		t.Fatalf("got %+v, want %s", f, want)

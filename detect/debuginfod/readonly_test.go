@@ -5,12 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/pyattach/pyattach/detect/testenv"
 )
 
 // helperEnv selects the helper mode of the test binary: run as another
@@ -53,7 +54,7 @@ func TestCacheReadOnlyAsNobody(t *testing.T) {
 	if os.Getuid() != 0 {
 		t.Skip("needs root, to run the fetch as nobody; TestCacheNotWritable covers the error without")
 	}
-	setpriv := need(t, "setpriv")
+	setpriv := testenv.Need(t, "setpriv")
 	id := fakeID(30)
 	s := newServer(t, files(map[string][]byte{id: makeELF(t, id, 0)}))
 
@@ -68,7 +69,7 @@ func TestCacheReadOnlyAsNobody(t *testing.T) {
 		t.Fatal(err)
 	}
 	bin := filepath.Join(dir, "debuginfod.test")
-	copyFile(t, self, bin, 0o755)
+	testenv.CopyFile(t, self, bin, 0o755)
 	cache := filepath.Join(dir, "cache")
 	for _, d := range []string{cache, filepath.Join(cache, fakeID(31))} {
 		if err := os.Mkdir(d, 0o555); err != nil {
@@ -109,24 +110,5 @@ func TestCacheReadOnlyAsNobody(t *testing.T) {
 	}
 	if n := s.requests.Load(); n != 0 {
 		t.Errorf("%d requests: fetched with nowhere to put it", n)
-	}
-}
-
-func copyFile(t *testing.T, from, to string, mode os.FileMode) {
-	t.Helper()
-	in, err := os.Open(from)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer in.Close()
-	out, err := os.OpenFile(to, os.O_CREATE|os.O_WRONLY|os.O_EXCL, mode)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		t.Fatal(err)
-	}
-	if err := out.Close(); err != nil {
-		t.Fatal(err)
 	}
 }

@@ -17,34 +17,11 @@ import (
 	"time"
 
 	"github.com/pyattach/pyattach/detect/elfinfo"
+	"github.com/pyattach/pyattach/detect/testenv"
 )
 
 // The tests in this file run elfutils: a real debuginfod server and
 // debuginfod-find, sharing a cache with the Client.
-
-// need returns the path of a tool the test needs. A missing tool is a
-// failure in CI (CI=true) and a skip elsewhere.
-func need(t testing.TB, tool string) string {
-	t.Helper()
-	p, err := exec.LookPath(tool)
-	if err == nil {
-		return p
-	}
-	if os.Getenv("CI") == "true" {
-		t.Fatalf("%s is needed: %v", tool, err)
-	}
-	t.Skipf("%s is needed: %v", tool, err)
-	return ""
-}
-
-func run(t testing.TB, dir, name string, args ...string) {
-	t.Helper()
-	cmd := exec.Command(name, args...)
-	cmd.Dir = dir
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out)
-	}
-}
 
 // fixture is a C program built with gcc -g, split into a stripped
 // executable and its debug file.
@@ -68,9 +45,9 @@ func buildFixture(t testing.TB, dir, name, msg string) fixture {
 	if err := os.WriteFile(f.src, []byte(src), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	run(t, dir, "gcc", "-g", "-O0", "-Wl,--build-id", "-o", f.exe, f.src)
-	run(t, dir, "objcopy", "--only-keep-debug", f.exe, f.debug)
-	run(t, dir, "strip", "-g", f.exe)
+	testenv.Run(t, dir, "gcc", "-g", "-O0", "-Wl,--build-id", "-o", f.exe, f.src)
+	testenv.Run(t, dir, "objcopy", "--only-keep-debug", f.exe, f.debug)
+	testenv.Run(t, dir, "strip", "-g", f.exe)
 	var err error
 	if f.buildID, err = elfinfo.ReadBuildIDFile(f.debug); err != nil {
 		t.Fatal(err)
@@ -114,7 +91,7 @@ func (b *lockedBuffer) String() string {
 // it serves buildID's debuginfo. It is killed when the test ends.
 func startDebuginfod(t testing.TB, dir, buildID string) string {
 	t.Helper()
-	bin := need(t, "debuginfod")
+	bin := testenv.Need(t, "debuginfod")
 	db := filepath.Join(t.TempDir(), "debuginfod.sqlite")
 	var (
 		cmd *exec.Cmd
@@ -175,7 +152,7 @@ func waitServing(url string, exited <-chan struct{}, limit time.Duration) bool {
 // cache; it returns the path it prints.
 func debuginfodFind(t testing.TB, urls, cache string, args ...string) (string, error) {
 	t.Helper()
-	cmd := exec.Command(need(t, "debuginfod-find"), args...)
+	cmd := exec.Command(testenv.Need(t, "debuginfod-find"), args...)
 	cmd.Env = append(withoutKey(os.Environ(), "DEBUGINFOD_PROGRESS"),
 		"DEBUGINFOD_URLS="+urls, "DEBUGINFOD_CACHE_PATH="+cache, "DEBUGINFOD_RETRY_LIMIT=0")
 	var stderr bytes.Buffer
@@ -200,7 +177,7 @@ func withoutKey(env []string, key string) []string {
 
 func TestRealDebuginfod(t *testing.T) {
 	for _, tool := range []string{"debuginfod", "debuginfod-find", "gcc", "objcopy", "strip"} {
-		need(t, tool)
+		testenv.Need(t, tool)
 	}
 	work := t.TempDir()
 	srv := filepath.Join(work, "srv")

@@ -18,13 +18,14 @@ import (
 	"time"
 
 	"github.com/pyattach/pyattach/detect/elfinfo"
+	"github.com/pyattach/pyattach/detect/testenv"
 )
 
 // The tests in this file read the real /proc, of child processes they
 // start.
 
 const (
-	python = "/usr/bin/python3.11"
+	python = testenv.DebianPath
 	// helperEnv selects the helper mode of the test binary: run as
 	// another user, it reads the process named by helperPIDEnv.
 	helperEnv    = "PYATTACH_PROC_TEST_HELPER"
@@ -72,21 +73,6 @@ func helperReadProcess() int {
 		return 2
 	}
 	return 0
-}
-
-// need returns the path of a tool the test needs. A missing tool is a
-// failure in CI (CI=true) and a skip elsewhere.
-func need(t *testing.T, tool string) string {
-	t.Helper()
-	p, err := exec.LookPath(tool)
-	if err == nil {
-		return p
-	}
-	if os.Getenv("CI") == "true" {
-		t.Fatalf("%s is needed: %v", tool, err)
-	}
-	t.Skipf("%s is needed: %v", tool, err)
-	return ""
 }
 
 // start starts a child process and kills it when the test ends.
@@ -146,7 +132,7 @@ func waitExec(t *testing.T, p *Proc, pid int, exe string) *Process {
 func isLibc(m Mapping) bool { return strings.HasSuffix(m.Path, "/libc.so.6") }
 
 func TestLivePython(t *testing.T) {
-	need(t, python)
+	testenv.Need(t, python)
 	cmd := start(t, python, "-c", "import time; time.sleep(30)")
 	pid := cmd.Process.Pid
 	p := New("/proc")
@@ -215,7 +201,7 @@ func TestLivePython(t *testing.T) {
 }
 
 func TestLiveDeletedExe(t *testing.T) {
-	orig := need(t, "sleep")
+	orig := testenv.Need(t, "sleep")
 	orig, err := filepath.EvalSymlinks(orig)
 	if err != nil {
 		t.Fatal(err)
@@ -315,7 +301,7 @@ func TestLiveNoProcess(t *testing.T) {
 	}
 
 	// A process that has exited and been reaped.
-	cmd := exec.Command(need(t, "true"))
+	cmd := exec.Command(testenv.Need(t, "true"))
 	if err := cmd.Run(); err != nil {
 		t.Fatal(err)
 	}
@@ -325,8 +311,8 @@ func TestLiveNoProcess(t *testing.T) {
 }
 
 func TestLiveChildren(t *testing.T) {
-	bash := need(t, "bash")
-	need(t, python)
+	bash := testenv.Need(t, "bash")
+	testenv.Need(t, python)
 	// "; true" keeps bash from exec'ing python in its place.
 	cmd := start(t, bash, "-c", python+" -c 'import time; time.sleep(30)'; true")
 	pid := cmd.Process.Pid
@@ -363,8 +349,8 @@ func TestLivePermission(t *testing.T) {
 	if os.Getuid() != 0 {
 		t.Skip("needs root, to read a process as nobody")
 	}
-	setpriv := need(t, "setpriv")
-	sleep := need(t, "sleep")
+	setpriv := testenv.Need(t, "setpriv")
+	sleep := testenv.Need(t, "sleep")
 	sleep, err := filepath.EvalSymlinks(sleep)
 	if err != nil {
 		t.Fatal(err)

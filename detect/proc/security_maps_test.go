@@ -8,18 +8,15 @@ import (
 	"strconv"
 	"syscall"
 	"testing"
+
+	"github.com/pyattach/pyattach/detect/testenv"
 )
 
 // A file whose name holds a newline, mapped by a real process: ParseMaps
 // of the kernel's /proc/PID/maps (which writes the newline as \012) gives
 // the exact name, so the file can be opened by it.
 func TestSecurityMapsNewlineLive(t *testing.T) {
-	if _, err := os.Stat(python); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%s is required in CI", python)
-		}
-		t.Skipf("%s not installed", python)
-	}
+	testenv.Need(t, python)
 	name := filepath.Join(t.TempDir(), "lib\nx\\y\t \n.so")
 	if err := os.WriteFile(name, make([]byte, 4096), 0o644); err != nil {
 		t.Fatal(err)

@@ -5,17 +5,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-)
 
-// skipOrFail skips a test that needs a file this machine lacks, unless
-// CI=true, where a missing file is a failure.
-func skipOrFail(t *testing.T, format string, args ...any) {
-	t.Helper()
-	if os.Getenv("CI") == "true" {
-		t.Fatalf(format, args...)
-	}
-	t.Skipf(format, args...)
-}
+	"github.com/pyattach/pyattach/detect/testenv"
+)
 
 func TestDebianAutoLoad(t *testing.T) {
 	const ext = "/usr/share/gdb/auto-load/usr/bin/python3.11-gdb.py"
@@ -27,10 +19,10 @@ func TestDebianAutoLoad(t *testing.T) {
 	} {
 		t.Run(filepath.Base(tc.interp), func(t *testing.T) {
 			if _, err := os.Stat(tc.interp); err != nil {
-				skipOrFail(t, "%s: %v (install python3.11-dbg)", tc.interp, err)
+				testenv.Missing(t, "%s: %v (install python3.11-dbg)", tc.interp, err)
 			}
 			if _, err := os.Stat(tc.want); err != nil {
-				skipOrFail(t, "%s: %v (install python3.11-dbg)", tc.want, err)
+				testenv.Missing(t, "%s: %v (install python3.11-dbg)", tc.want, err)
 			}
 			got, tried, err := FindGDB(Input{Interpreter: tc.interp, Version: "3.11", ABIFlags: tc.flags})
 			if err != nil {
@@ -54,15 +46,16 @@ func TestDebianAutoLoad(t *testing.T) {
 }
 
 // TestDebianMicroFromDpkg checks that dpkg's database gives the micro
-// version of Debian's auto-load file, so that 3.11.2 is an exact match.
+// version of Debian's auto-load file, so that the interpreter's own
+// version (3.11.Z) is an exact match.
 func TestDebianMicroFromDpkg(t *testing.T) {
 	const ext = "/usr/share/gdb/auto-load/usr/bin/python3.11-gdb.py"
 	if _, err := os.Stat(ext); err != nil {
-		skipOrFail(t, "%s: %v (install python3.11-dbg)", ext, err)
+		testenv.Missing(t, "%s: %v (install python3.11-dbg)", ext, err)
 	}
 	want := upstreamVersion(dpkgStatusVersion(place{}, "python3.11-dbg"))
 	if want == "" {
-		skipOrFail(t, "python3.11-dbg is not in dpkg's status file")
+		testenv.Missing(t, "python3.11-dbg is not in dpkg's status file")
 	}
 	got, tried, err := FindGDB(Input{Interpreter: "/usr/bin/python3.11", Version: want})
 	if err != nil || got == nil {
@@ -80,25 +73,16 @@ func TestDebianMicroFromDpkg(t *testing.T) {
 }
 
 func TestPyenvVersions(t *testing.T) {
-	home, err := os.UserHomeDir()
-	if err != nil {
-		skipOrFail(t, "no home directory: %v", err)
-	}
-	dirs, _ := filepath.Glob(filepath.Join(home, ".pyenv/versions/[23].*"))
-	if len(dirs) == 0 {
-		skipOrFail(t, "no pyenv versions under %s/.pyenv/versions", home)
-	}
-	for _, d := range dirs {
-		full := filepath.Base(d)
-		if !exactVersion(full) {
+	for _, py := range testenv.PyenvAll(t) {
+		if strings.ContainsAny(py.ABIFlags, "dt") {
 			continue
 		}
-		xy := strings.Join(strings.Split(full, ".")[:2], ".")
+		d, full, xy := py.Prefix, py.Version, py.Minor()
 		t.Run(full, func(t *testing.T) {
 			interp := filepath.Join(d, "bin", "python"+xy)
 			want := filepath.Join(d, "bin", "python"+xy+"-gdb.py")
 			if _, err := os.Stat(want); err != nil {
-				skipOrFail(t, "%v", err)
+				testenv.Missing(t, "%v", err)
 			}
 			var lib string
 			for _, name := range []string{"libpython" + xy + ".so.1.0", "libpython" + xy + "m.so.1.0"} {

@@ -3,44 +3,13 @@ package pyinfo
 import (
 	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/pyattach/pyattach/detect/elfinfo"
+	"github.com/pyattach/pyattach/detect/testenv"
 )
-
-// missing skips the test, or fails it when CI=true: in CI a missing tool
-// or interpreter is a failure.
-func missing(t *testing.T, format string, args ...any) {
-	t.Helper()
-	if os.Getenv("CI") == "true" {
-		t.Fatalf(format, args...)
-	}
-	t.Skipf(format, args...)
-}
-
-// buildC compiles src with gcc into dir/out using args and returns the
-// output path.
-func buildC(t *testing.T, dir, out, src string, args ...string) string {
-	t.Helper()
-	gcc, err := exec.LookPath("gcc")
-	if err != nil {
-		missing(t, "gcc not found: %v", err)
-	}
-	c := filepath.Join(dir, out+".c")
-	if err := os.WriteFile(c, []byte(src), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	o := filepath.Join(dir, out)
-	cmd := exec.Command(gcc, append([]string{"-o", o, c}, args...)...)
-	cmd.Dir = dir
-	if b, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("gcc %s: %v\n%s", out, err, b)
-	}
-	return o
-}
 
 func readFile(t *testing.T, p string, names ...string) *Facts {
 	t.Helper()
@@ -199,7 +168,7 @@ int main(void) { return 0; }`,
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			p := buildC(t, dir, tt.name, tt.src, append([]string{"-O0"}, tt.args...)...)
+			p := testenv.CC(t, dir, tt.name, tt.src, append([]string{"-O0"}, tt.args...)...)
 			names := tt.names
 			if names == nil {
 				names = []string{p}
@@ -220,10 +189,10 @@ func TestFixtureSharedLibpython(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	so := buildC(t, lib, "libpython3.12d.so.1.0",
+	so := testenv.CC(t, lib, "libpython3.12d.so.1.0",
 		"const unsigned long Py_Version = 0x030c01f0;\nint Py_BytesMain(int c, char **v) { return 0; }\nvoid _Py_NegativeRefcount(void) {}\n",
 		"-shared", "-fPIC", "-Wl,-soname,libpython3.12d.so.1.0")
-	exe := buildC(t, bin, "python3.12d",
+	exe := testenv.CC(t, bin, "python3.12d",
 		"int Py_BytesMain(int, char **);\nint main(int c, char **v) { return Py_BytesMain(c, v); }\n",
 		so, "-Wl,--enable-new-dtags,-rpath,$ORIGIN/../lib")
 

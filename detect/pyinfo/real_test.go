@@ -8,23 +8,19 @@ import (
 	"testing"
 
 	"github.com/pyattach/pyattach/detect/elfinfo"
+	"github.com/pyattach/pyattach/detect/testenv"
 )
 
-// The interpreters installed on this project's machines (see DESIGN.md).
-var pyenvVersions = []string{"2.7.18", "3.6.15", "3.7.16", "3.8.18", "3.9.18", "3.10.13", "3.11.7", "3.12.1", "3.13.0"}
-
 func TestDebianPython(t *testing.T) {
+	py, dbg := testenv.Debian(t), testenv.DebianDebug(t)
 	tests := []struct {
 		path string
 		want Facts
 	}{
-		{"/usr/bin/python3.11", Facts{Version: "3.11.2", VersionSource: SourcePyVersion, HasRuntime: true}},
-		{"/usr/bin/python3.11d", Facts{Version: "3.11.2", VersionSource: SourcePyVersion, HasRuntime: true, DebugBuild: true, ABIFlags: "d"}},
+		{py.Exe, Facts{Version: py.Version, VersionSource: SourcePyVersion, HasRuntime: true}},
+		{dbg.Exe, Facts{Version: dbg.Version, VersionSource: SourcePyVersion, HasRuntime: true, DebugBuild: true, ABIFlags: "d"}},
 	}
 	for _, tt := range tests {
-		if _, err := os.Stat(tt.path); err != nil {
-			missing(t, "Debian interpreter: %v", err)
-		}
 		checkFacts(t, tt.path, readFile(t, tt.path, tt.path), tt.want)
 		// Seen through /proc/PID/exe or a venv copy named python3,
 		// the file still tells everything.
@@ -32,29 +28,15 @@ func TestDebianPython(t *testing.T) {
 	}
 }
 
-func pyenvRoot(t *testing.T) string {
-	t.Helper()
-	home, err := os.UserHomeDir()
-	if err != nil {
-		missing(t, "no home directory: %v", err)
-	}
-	return filepath.Join(home, ".pyenv", "versions")
-}
-
+// TestPyenv reads every pyenv build here (the project's machines have
+// 2.7 and 3.6 to 3.13), its version and flags learnt by running it.
 func TestPyenv(t *testing.T) {
-	root := pyenvRoot(t)
-	for _, full := range pyenvVersions {
+	for _, py := range testenv.PyenvAll(t) {
+		if strings.ContainsAny(py.ABIFlags, "dt") {
+			continue
+		}
+		full, mm, flags, dir := py.Version, py.Minor(), py.ABIFlags, py.Prefix
 		t.Run(full, func(t *testing.T) {
-			dir := filepath.Join(root, full)
-			if _, err := os.Stat(dir); err != nil {
-				missing(t, "pyenv %s: %v", full, err)
-			}
-			parts := strings.Split(full, ".")
-			mm := parts[0] + "." + parts[1]
-			flags := ""
-			if mm == "3.6" || mm == "3.7" {
-				flags = "m"
-			}
 			libName := fmt.Sprintf("libpython%s%s.so.1.0", mm, flags)
 			lib := filepath.Join(dir, "lib", libName)
 			exe := filepath.Join(dir, "bin", "python"+mm)
@@ -107,9 +89,8 @@ func TestPyenv(t *testing.T) {
 // (3.12: 13k .symtab entries, a 1 MB .rodata that is not scanned because
 // Py_Version answers) and on 3.10 (which needs the .rodata scan).
 func BenchmarkReadLibpython(b *testing.B) {
-	home, _ := os.UserHomeDir()
-	for _, p := range []string{"3.12.1/lib/libpython3.12.so.1.0", "3.10.13/lib/libpython3.10.so.1.0"} {
-		p = filepath.Join(home, ".pyenv", "versions", p)
+	for _, minor := range []string{"3.12", "3.10"} {
+		p := testenv.Pyenv(b, minor).Libpython()
 		f, err := os.Open(p)
 		if err != nil {
 			b.Skip(err)

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/pyattach/pyattach/detect/proc"
+	"github.com/pyattach/pyattach/detect/testenv"
 )
 
 // runtimeProgram prints where the loader put its _PyRuntime, then waits.
@@ -38,7 +39,7 @@ func TestRuntimeAddressLive(t *testing.T) {
 		{"pie-stripped", []string{"-O0", "-fPIE", "-pie", "-rdynamic", "-s"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			exe := buildC(t, dir, c.name, runtimeProgram, c.args...)
+			exe := testenv.CC(t, dir, c.name, runtimeProgram, c.args...)
 			cmd := exec.Command(exe)
 			stdin, _ := cmd.StdinPipe()
 			out, _ := cmd.StdoutPipe()
@@ -88,7 +89,7 @@ func TestRuntimeAddressLive(t *testing.T) {
 }
 
 func TestRuntimeMissing(t *testing.T) {
-	exe := buildC(t, t.TempDir(), "plain", "int main(void) { return 0; }\n")
+	exe := testenv.CC(t, t.TempDir(), "plain", "int main(void) { return 0; }\n")
 	f, err := os.Open(exe)
 	if err != nil {
 		t.Fatal(err)

@@ -4,9 +4,9 @@ import (
 	"debug/elf"
 	"errors"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"testing"
+
+	"github.com/pyattach/pyattach/detect/testenv"
 )
 
 // A C file with the shapes FromDWARF must read: typedefs of tagged
@@ -29,20 +29,7 @@ int main(void) { return 0; }
 
 func fixtureDWARF(t *testing.T, flag string) map[string]int64 {
 	t.Helper()
-	cc, err := exec.LookPath("gcc")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("gcc is required in CI")
-		}
-		t.Skip("needs gcc")
-	}
-	dir := t.TempDir()
-	src := filepath.Join(dir, "f.c")
-	os.WriteFile(src, []byte(fixtureC), 0o644)
-	out := filepath.Join(dir, "f")
-	if b, err := exec.Command(cc, flag, "-O0", "-o", out, src).CombinedOutput(); err != nil {
-		t.Fatalf("gcc %s: %v\n%s", flag, err, b)
-	}
+	out := testenv.CC(t, t.TempDir(), "f", fixtureC, flag, "-O0")
 	f, err := elf.Open(out)
 	if err != nil {
 		t.Fatal(err)

@@ -1,19 +1,11 @@
 package pyoffsets
 
 import (
-	"os"
-	"path/filepath"
 	"reflect"
 	"testing"
-)
 
-func pyenvRoot() string {
-	if r := os.Getenv("PYENV_ROOT"); r != "" {
-		return r
-	}
-	home, _ := os.UserHomeDir()
-	return filepath.Join(home, ".pyenv")
-}
+	"github.com/pyattach/pyattach/detect/testenv"
+)
 
 // TestTablesCoverVersions: the shipped file has a table for every minor
 // version the walker reads through tables, each with the members that
@@ -58,7 +50,7 @@ func TestTablesCoverVersions(t *testing.T) {
 // checked against at least one build: the tables of 3.14, 3.15 and the
 // Debian debug builds come from the roots of scripts/make-roots.sh.
 func TestTablesMatchDWARF(t *testing.T) {
-	sources := append(Discover(pyenvRoot(), "/usr/lib/debug"), DiscoverRoots(RootsDir())...)
+	sources := append(Discover(testenv.PyenvRoot(), "/usr/lib/debug"), DiscoverRoots(RootsDir())...)
 	all := All()
 	if len(all) == 0 {
 		t.Fatal("offsets.json holds no tables")
@@ -95,7 +87,7 @@ func TestTablesMatchDWARF(t *testing.T) {
 			t.Logf("%s matches %s: %s %s (%s)", tab.Key, what, s.Kind, s.Version, s.Path)
 		}
 		if checked == 0 {
-			if os.Getenv("CI") == "true" {
+			if testenv.InCI() {
 				t.Errorf("%s: no build of this version with DWARF on this machine to check the table against", tab.Key)
 			} else {
 				t.Logf("%s: no build to check against here", tab.Key)

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/pyattach/pyattach/detect/srcscan"
+	"github.com/pyattach/pyattach/detect/testenv"
 )
 
 // gccFixture builds a shared object the way a CMake FetchContent build in
@@ -19,13 +20,7 @@ import (
 // srcscan lists.
 func gccFixture(t *testing.T, dwarf string) []string {
 	t.Helper()
-	gcc, err := exec.LookPath("gcc")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("gcc is required in CI: %v", err)
-		}
-		t.Skip("gcc not installed")
-	}
+	gcc := testenv.Need(t, "gcc")
 	dir := t.TempDir()
 	src := filepath.Join(dir, "src")
 	build := filepath.Join(dir, "build")

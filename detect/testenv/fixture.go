@@ -3,6 +3,7 @@ package testenv
 import (
 	"bufio"
 	"bytes"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,7 +14,8 @@ import (
 )
 
 // CC writes src to dir/name.c and compiles it with gcc into dir/name:
-// gcc -o dir/name [args...] dir/name.c. It returns dir/name.
+// gcc -o dir/name dir/name.c [args...] (libraries to link come after
+// the source). It returns dir/name.
 func CC(t testing.TB, dir, name, src string, args ...string) string {
 	t.Helper()
 	gcc := Need(t, "gcc")
@@ -25,7 +27,7 @@ func CC(t testing.TB, dir, name, src string, args ...string) string {
 		t.Fatal(err)
 	}
 	out := filepath.Join(dir, name)
-	cmd := exec.Command(gcc, append(append([]string{"-o", out}, args...), c)...)
+	cmd := exec.Command(gcc, append([]string{"-o", out, c}, args...)...)
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("gcc %s %s: %v\n%s", strings.Join(args, " "), c, err, b)
 	}
@@ -202,4 +204,28 @@ func ReadelfBuildID(t testing.TB, path string) string {
 	}
 	t.Fatalf("readelf -n %s prints no build-id", path)
 	return ""
+}
+
+// CopyFile copies src to dst with mode, creating dst's directory and
+// replacing dst.
+func CopyFile(t testing.TB, src, dst string, mode os.FileMode) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	in, err := os.Open(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, mode)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		t.Fatal(err)
+	}
+	if err := out.Close(); err != nil {
+		t.Fatal(err)
+	}
 }
