@@ -9,28 +9,15 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/pyattach/pyattach/detect/testenv"
 	"github.com/pyattach/pyattach/gdbgen/plan"
 )
-
-// need returns the path of tool, skipping the test when it is missing
-// (failing it in CI).
-func need(t *testing.T, tool string) string {
-	t.Helper()
-	p, err := exec.LookPath(tool)
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%s is required in CI: %v", tool, err)
-		}
-		t.Skipf("%s not installed", tool)
-	}
-	return p
-}
 
 // runGDB writes s to files, runs gdb -nx -batch -ix early -x late with
 // the extra -ex commands, and returns its combined output.
 func runGDB(t *testing.T, s Script, dir string, ex ...string) string {
 	t.Helper()
-	gdb := need(t, "gdb")
+	gdb := testenv.Need(t, "gdb")
 	early := filepath.Join(dir, "early.gdb")
 	late := filepath.Join(dir, "late.gdb")
 	if err := os.WriteFile(early, []byte(s.Early), 0o644); err != nil {
@@ -53,57 +40,36 @@ func runGDB(t *testing.T, s Script, dir string, ex ...string) string {
 // fixture is a PIE program built with -g, stripped of its DWARF, and its
 // separate debug file, built once per test run.
 var fixture struct {
-	once       sync.Once
-	prog, dbg  string
-	err        error
-	skipReason string
+	once      sync.Once
+	prog, dbg string
+	err       error
 }
 
 func buildFixture(t *testing.T) (prog, debug string) {
 	t.Helper()
-	for _, tool := range []string{"gcc", "objcopy", "strip"} {
-		need(t, tool)
+	for _, tool := range []string{"gcc", "objcopy"} {
+		testenv.Need(t, tool)
 	}
 	fixture.once.Do(func() {
+		// Kept for the whole run: t.TempDir would go with this test.
 		dir, err := os.MkdirTemp("", "gdbgen-fixture")
 		if err != nil {
 			fixture.err = err
 			return
 		}
-		src := filepath.Join(dir, "main.c")
-		code := "int mainfunc(int y) { return y + 3; }\nint main(void) { return mainfunc(1); }\n"
-		if err := os.WriteFile(src, []byte(code), 0o644); err != nil {
-			fixture.err = err
-			return
-		}
-		fixture.prog = filepath.Join(dir, "prog")
-		fixture.dbg = filepath.Join(dir, "prog.debug")
-		for _, c := range [][]string{
-			{"gcc", "-g", "-O0", "-Wl,--build-id", "-o", fixture.prog, src},
-			{"objcopy", "--only-keep-debug", fixture.prog, fixture.dbg},
-			{"strip", "-g", fixture.prog},
-		} {
-			if out, err := exec.Command(c[0], c[1:]...).CombinedOutput(); err != nil {
-				fixture.err = &PathError{What: strings.Join(c, " "), Path: "", Reason: string(out)}
-				return
-			}
-		}
+		fixture.prog = testenv.CC(t, dir, "prog", "int mainfunc(int y) { return y + 3; }\nint main(void) { return mainfunc(1); }\n",
+			"-g", "-O0", "-Wl,--build-id")
+		dbg := filepath.Join(dir, "prog.debug")
+		testenv.SplitDebug(t, fixture.prog, dbg)
+		fixture.dbg = dbg
 	})
 	if fixture.err != nil {
 		t.Fatal(fixture.err)
 	}
+	if fixture.dbg == "" {
+		t.Fatal("the fixture could not be built (see the first test that needed it)")
+	}
 	return fixture.prog, fixture.dbg
-}
-
-func copyFile(t *testing.T, from, to string, mode os.FileMode) {
-	t.Helper()
-	b, err := os.ReadFile(from)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(to, b, mode); err != nil {
-		t.Fatal(err)
-	}
 }
 
 // probeExtension defines a gdb command NAME that prints the file it was
@@ -148,7 +114,7 @@ var hostile = []string{
 // TestHostilePathsInGDB gives every command a path under a hostile
 // directory name and reads back from gdb what it holds.
 func TestHostilePathsInGDB(t *testing.T) {
-	need(t, "gdb")
+	testenv.Need(t, "gdb")
 	prog, debug := buildFixture(t)
 	for _, name := range hostile {
 		t.Run(name, func(t *testing.T) {
@@ -171,8 +137,8 @@ func TestHostilePathsInGDB(t *testing.T) {
 				SymbolFiles:  []plan.SymbolFile{{Module: filepath.Join(d, "prog"), File: filepath.Join(d, "prog.debug")}},
 				Findings:     []string{"dir " + d},
 			}
-			copyFile(t, prog, p.Program, 0o755)
-			copyFile(t, debug, p.SymbolFiles[0].File, 0o644)
+			testenv.CopyFile(t, prog, p.Program, 0o755)
+			testenv.CopyFile(t, debug, p.SymbolFiles[0].File, 0o644)
 			if err := os.WriteFile(p.GDBAutoLoad[0], []byte(probeExtension("probe-autoload")), 0o644); err != nil {
 				t.Fatal(err)
 			}
@@ -257,7 +223,7 @@ func TestHostilePathsInGDB(t *testing.T) {
 // a link named like the escaped entry ("a[*]b") points to: gdb adds the
 // realpath of each entry as a further pattern.
 func TestAutoLoadIsExact(t *testing.T) {
-	need(t, "gdb")
+	testenv.Need(t, "gdb")
 	prog, _ := buildFixture(t)
 	work := t.TempDir()
 	for _, name := range []string{"a*b", "aXb", "evil"} {
@@ -265,7 +231,7 @@ func TestAutoLoadIsExact(t *testing.T) {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			t.Fatal(err)
 		}
-		copyFile(t, prog, filepath.Join(d, "prog"), 0o755)
+		testenv.CopyFile(t, prog, filepath.Join(d, "prog"), 0o755)
 		if err := os.WriteFile(filepath.Join(d, "prog-gdb.py"), []byte(probeExtension("probe-autoload")), 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -294,13 +260,10 @@ func TestAutoLoadIsExact(t *testing.T) {
 // TestRealCPythonExtension runs CPython's own gdb extension from a
 // hostile-named copy and checks that py-bt is defined.
 func TestRealCPythonExtension(t *testing.T) {
-	need(t, "gdb")
+	testenv.Need(t, "gdb")
 	exts, _ := filepath.Glob("/usr/share/gdb/auto-load/usr/bin/python3*-gdb.py")
 	if len(exts) == 0 {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("no CPython gdb extension in /usr/share/gdb/auto-load/usr/bin (install python3-dbg)")
-		}
-		t.Skip("no CPython gdb extension installed (python3-dbg)")
+		testenv.Missing(t, "no CPython gdb extension in /usr/share/gdb/auto-load/usr/bin (install python3-dbg)")
 	}
 	work := t.TempDir()
 	d := filepath.Join(work, `ünï cødé "q" 'x' ~root $HOME; #`)
@@ -308,7 +271,7 @@ func TestRealCPythonExtension(t *testing.T) {
 		t.Fatal(err)
 	}
 	ext := filepath.Join(d, `libpython.py `)
-	copyFile(t, exts[0], ext, 0o644)
+	testenv.CopyFile(t, exts[0], ext, 0o644)
 	s, err := Generate(plan.Plan{Target: "x", GDBExtension: ext})
 	if err != nil {
 		t.Fatal(err)
@@ -331,7 +294,7 @@ func TestInjection(t *testing.T) {
 	if err := Write(&b, plan.Plan{GDBExtension: "/tmp/x\nshell touch " + pwned}); err == nil || b.Len() != 0 {
 		t.Fatalf("Write: err %v, %d bytes written", err, b.Len())
 	}
-	need(t, "gdb")
+	testenv.Need(t, "gdb")
 	for _, bad := range []string{
 		"/tmp/x; shell touch " + pwned,
 		"/tmp/$(touch " + pwned + ")",

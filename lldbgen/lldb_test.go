@@ -9,22 +9,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pyattach/pyattach/detect/testenv"
 	"github.com/pyattach/pyattach/gdbgen/plan"
 )
-
-// need returns the path of tool, skipping the test when it is missing
-// (failing it when CI=true).
-func need(t *testing.T, tool string) string {
-	t.Helper()
-	p, err := exec.LookPath(tool)
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%s not found (CI=true): %v", tool, err)
-		}
-		t.Skipf("%s not found: %v", tool, err)
-	}
-	return p
-}
 
 // lldbPython returns the directory holding lldb's Python package when
 // `lldb -P` is wrong (Debian's lldb 14), else "".
@@ -68,7 +55,7 @@ func writeFile(t *testing.T, name string, data []byte) {
 }
 
 func TestLLDBPythonPathFix(t *testing.T) {
-	lldb := need(t, "lldb")
+	lldb := testenv.Need(t, "lldb")
 	py := lldbPython(t, lldb)
 	if py == "" {
 		t.Skip("this lldb's own -P is right; nothing to fix")
@@ -120,37 +107,13 @@ type fixture struct {
 
 // buildFixture compiles a small program and splits its debug information off.
 func buildFixture(t *testing.T) fixture {
-	lldb := need(t, "lldb")
-	gcc := need(t, "gcc")
-	objcopy := need(t, "objcopy")
-	readelf := need(t, "readelf")
+	lldb := testenv.Need(t, "lldb")
 	dir := t.TempDir()
-	src := filepath.Join(dir, "m.c")
-	writeFile(t, src, []byte("static int helper(int x) { return x + 1; }\nint main(int c, char **v) { return helper(c); }\n"))
-	prog := filepath.Join(dir, "prog")
+	prog := testenv.CC(t, dir, "prog", "static int helper(int x) { return x + 1; }\nint main(int c, char **v) { return helper(c); }\n",
+		"-g", "-O0", "-Wl,--build-id")
 	debug := filepath.Join(dir, "prog.debug")
-	for _, argv := range [][]string{
-		{gcc, "-g", "-O0", "-Wl,--build-id", "-o", prog, src},
-		{objcopy, "--only-keep-debug", prog, debug},
-		{objcopy, "--strip-debug", prog},
-	} {
-		if out, err := exec.Command(argv[0], argv[1:]...).CombinedOutput(); err != nil {
-			t.Fatalf("%q: %v\n%s", argv, err, out)
-		}
-	}
-	out, err := exec.Command(readelf, "-n", prog).Output()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var id string
-	for _, l := range strings.Split(string(out), "\n") {
-		if _, v, ok := strings.Cut(l, "Build ID: "); ok {
-			id = strings.TrimSpace(v)
-		}
-	}
-	if len(id) < 4 {
-		t.Fatalf("no build-id in readelf output:\n%s", out)
-	}
+	testenv.SplitDebug(t, prog, debug)
+	id := testenv.ReadelfBuildID(t, prog)
 	py := lldbPython(t, lldb)
 	return fixture{lldb: lldb, dir: dir, prog: prog, debug: debug, buildID: id, py: py,
 		env: Env(plan.Plan{LLDBPythonPath: py}, os.Environ())}
@@ -247,7 +210,7 @@ def __lldb_init_module(debugger, internal_dict):
 	if !strings.Contains(out, "target.preload-symbols (boolean) = false") {
 		t.Error("preload-symbols not turned off")
 	}
-	if !strings.Contains(out, "Summary: prog`helper at m.c:1") {
+	if !strings.Contains(out, "Summary: prog`helper at prog.c:1") {
 		t.Error("the debug file in the hostile debug directory was not found")
 	}
 	if !strings.Contains(out, "probe-ok") {
@@ -302,7 +265,7 @@ func TestSymbolFileHostilePathRealLLDB(t *testing.T) {
 			if !strings.Contains(out, "symbol file '"+file+"' has been added to '"+f.prog+"'") {
 				t.Errorf("symbol file not added by its exact path; after:\n%s\noutput:\n%s", s.After, out)
 			}
-			if !strings.Contains(out, "Summary: prog`helper at m.c:1") {
+			if !strings.Contains(out, "Summary: prog`helper at prog.c:1") {
 				t.Errorf("no line information after adding the symbol file:\n%s", out)
 			}
 			if _, err := os.Stat(marker); err == nil {

@@ -36,18 +36,10 @@ type fixture struct {
 //	strip -g NAME
 func buildFixture(t testing.TB, dir, name, msg string) fixture {
 	t.Helper()
-	f := fixture{
-		src:   filepath.Join(dir, name+".c"),
-		exe:   filepath.Join(dir, name),
-		debug: filepath.Join(dir, name+".debug"),
-	}
 	src := fmt.Sprintf("#include <stdio.h>\nint main(void) { puts(%q); return 0; }\n", msg)
-	if err := os.WriteFile(f.src, []byte(src), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	testenv.Run(t, dir, "gcc", "-g", "-O0", "-Wl,--build-id", "-o", f.exe, f.src)
-	testenv.Run(t, dir, "objcopy", "--only-keep-debug", f.exe, f.debug)
-	testenv.Run(t, dir, "strip", "-g", f.exe)
+	f := fixture{src: filepath.Join(dir, name+".c"), debug: filepath.Join(dir, name+".debug")}
+	f.exe = testenv.CC(t, dir, name, src, "-g", "-O0", "-Wl,--build-id")
+	testenv.SplitDebug(t, f.exe, f.debug)
 	var err error
 	if f.buildID, err = elfinfo.ReadBuildIDFile(f.debug); err != nil {
 		t.Fatal(err)

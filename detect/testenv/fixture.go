@@ -229,3 +229,14 @@ func CopyFile(t testing.TB, src, dst string, mode os.FileMode) {
 		t.Fatal(err)
 	}
 }
+
+// SplitDebug moves prog's DWARF into debug and strips it from prog,
+// as distributions ship a program and its separate debug file:
+//
+//	objcopy --only-keep-debug PROG DEBUG
+//	objcopy --strip-debug PROG
+func SplitDebug(t testing.TB, prog, debug string) {
+	t.Helper()
+	Run(t, "", "objcopy", "--only-keep-debug", prog, debug)
+	Run(t, "", "objcopy", "--strip-debug", prog)
+}
