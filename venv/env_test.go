@@ -6,13 +6,15 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/pyattach/pyattach/detect/testenv"
 )
 
 func TestDetectSystemVenvs(t *testing.T) {
-	py := requireTool(t, systemPython)
+	py := testenv.Debian(t).Exe
 	tmp := t.TempDir()
-	copies := makeVenv(t, py, filepath.Join(tmp, "copies"), "--copies")
-	links := makeVenv(t, py, filepath.Join(tmp, "links"))
+	copies := testenv.Venv(t, py, filepath.Join(tmp, "copies"), "--copies")
+	links := testenv.Venv(t, py, filepath.Join(tmp, "links"))
 
 	env, err := Detect(copies)
 	if err != nil {

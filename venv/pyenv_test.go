@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/pyattach/pyattach/detect/pyversion"
+	"github.com/pyattach/pyattach/detect/testenv"
 )
 
 // realShim is what pyenv 2.x writes to $PYENV_ROOT/shims/<name>.
@@ -79,8 +80,8 @@ func TestIsPyenvShim(t *testing.T) {
 }
 
 func TestIsPyenvShimOnMachine(t *testing.T) {
-	shim := filepath.Join(pyenvRoot(), "shims", "python3")
-	requireTool(t, shim)
+	shim := filepath.Join(testenv.PyenvRoot(), "shims", "python3")
+	testenv.Need(t, shim)
 	b, err := os.ReadFile(shim)
 	if err != nil {
 		t.Fatal(err)
@@ -88,7 +89,7 @@ func TestIsPyenvShimOnMachine(t *testing.T) {
 	if !IsPyenvShim(bytes.NewReader(b)) {
 		t.Errorf("%s not recognised:\n%s", shim, b)
 	}
-	py := pyenvPython(t, "3.12")
+	py := testenv.Pyenv(t, "3.12").Exe
 	f, err := os.Open(py)
 	if err != nil {
 		t.Fatal(err)
@@ -201,12 +202,12 @@ func TestPyenvWhich(t *testing.T) {
 // TestPyenvWhichMatchesPyenv compares PyenvWhich with the real `pyenv
 // which` on this machine's pyenv.
 func TestPyenvWhichMatchesPyenv(t *testing.T) {
-	root := pyenvRoot()
+	root := testenv.PyenvRoot()
 	pyenv := filepath.Join(root, "bin", "pyenv")
 	if _, err := os.Stat(pyenv); err != nil {
 		pyenv = "pyenv"
 	}
-	pyenv = requireTool(t, pyenv)
+	pyenv = testenv.Need(t, pyenv)
 
 	// The machine's environment less the variables that would select a
 	// version behind the test's back.
@@ -224,14 +225,23 @@ func TestPyenvWhichMatchesPyenv(t *testing.T) {
 	if err := os.MkdirAll(sub, 0o755); err != nil {
 		t.Fatal(err)
 	}
+	// The cases name the versions installed here, never fixed ones.
+	var vers []testenv.Python
+	for _, p := range testenv.PyenvAll(t) {
+		if !strings.ContainsAny(p.ABIFlags, "dt") {
+			vers = append(vers, p)
+		}
+	}
+	oldest, newest := vers[0], vers[len(vers)-1]
+	second := vers[len(vers)/2]
 	cases := []struct{ local, name string }{
-		{"3.12.1", "python3"},
-		{"3.12", "python3.12"},
-		{"3.8.18\n3.11.7\n", "python3.11"},
-		{"2.7.18", "python3"},
+		{filepath.Base(newest.Prefix), "python3"},
+		{newest.Minor(), "python" + newest.Minor()},
+		{filepath.Base(oldest.Prefix) + "\n" + filepath.Base(second.Prefix) + "\n", "python" + second.Minor()},
+		{filepath.Base(oldest.Prefix), "python3"},
 		{"system", "python3"},
 		{"9.9.9", "python3"},
-		{"3.6.15", "no-such-command"},
+		{filepath.Base(second.Prefix), "no-such-command"},
 		{"", "python3"},
 	}
 	for _, c := range cases {
@@ -253,15 +263,10 @@ func TestPyenvWhichMatchesPyenv(t *testing.T) {
 	}
 
 	// And through a real shim, with Resolve.
-	shim := filepath.Join(root, "shims", "python3")
-	if _, err := os.Stat(shim); err != nil {
-		t.Skip("no shims")
-	}
-	writeFile(t, filepath.Join(dir, ".python-version"), "3.12.1\n", 0o644)
-	want := filepath.Join(root, "versions", "3.12.1", "bin", "python3.12")
-	if _, err := os.Stat(want); err != nil {
-		t.Skipf("3.12.1 not installed: %v", err)
-	}
+	shim := testenv.NeedFile(t, filepath.Join(root, "shims", "python3"), "pyenv rehash")
+	py3 := testenv.Pyenv(t, "3.11+")
+	writeFile(t, filepath.Join(dir, ".python-version"), filepath.Base(py3.Prefix)+"\n", 0o644)
+	want := testenv.NeedFile(t, filepath.Join(py3.Prefix, "bin", "python"+py3.Minor()), "")
 	res, err := Resolve(shim, Options{Env: env, Dir: sub, SystemDirs: []string{}})
 	if err != nil {
 		t.Fatal(err)

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/pyattach/pyattach/detect/testenv"
 )
 
 // checkResolve resolves exe and checks the interpreter and Via.
@@ -31,11 +33,11 @@ func checkResolve(t *testing.T, exe string, opts Options, wantInterp, wantVia st
 }
 
 func TestResolveSystemVenvs(t *testing.T) {
-	py := requireTool(t, systemPython)
+	py := testenv.Debian(t).Exe
 	id := buildID(t, py)
 	tmp := t.TempDir()
-	copies := makeVenv(t, py, filepath.Join(tmp, "copies"), "--copies")
-	links := makeVenv(t, py, filepath.Join(tmp, "links"))
+	copies := testenv.Venv(t, py, filepath.Join(tmp, "copies"), "--copies")
+	links := testenv.Venv(t, py, filepath.Join(tmp, "links"))
 	opts := isolated(t)
 
 	for _, name := range []string{"python", "python3", "python3.11"} {
@@ -72,9 +74,9 @@ func TestResolveSystemVenvs(t *testing.T) {
 // An activated venv puts its own bin first on PATH; the other copies in
 // it must not be taken for the original.
 func TestResolveActivatedVenvSkipsOtherCopies(t *testing.T) {
-	py := requireTool(t, systemPython)
+	py := testenv.Debian(t).Exe
 	tmp := t.TempDir()
-	v := makeVenv(t, py, filepath.Join(tmp, "v"), "--copies")
+	v := testenv.Venv(t, py, filepath.Join(tmp, "v"), "--copies")
 	// Drop executable and point home at an empty dir, as Python < 3.11
 	// cfgs with a moved base look.
 	empty := filepath.Join(tmp, "empty")
@@ -93,11 +95,15 @@ func TestResolveActivatedVenvSkipsOtherCopies(t *testing.T) {
 }
 
 func TestResolvePyenvVenvCopies(t *testing.T) {
-	for _, xy := range []string{"3.6", "3.7", "3.8", "3.9", "3.10", "3.11", "3.12", "3.13"} {
+	for _, p := range testenv.PyenvAll(t) {
+		xy := p.Minor()
+		if !strings.HasPrefix(p.Version, "3.") || strings.ContainsAny(p.ABIFlags, "dt") {
+			continue // Python 2 has no venv module; a debug or free-threaded build
+		}
 		t.Run(xy, func(t *testing.T) {
 			t.Parallel()
-			py := pyenvPython(t, xy)
-			v := makeVenv(t, py, filepath.Join(t.TempDir(), "v"), "--copies")
+			py := p.Exe
+			v := testenv.Venv(t, py, filepath.Join(t.TempDir(), "v"), "--copies")
 			res := checkResolve(t, filepath.Join(v, "bin", "python"), isolated(t), realOf(t, py), viaCfg)
 			if res.BuildID != buildID(t, py) || res.Env.Version == "" || !strings.HasPrefix(res.Env.Version, xy+".") {
 				t.Errorf("%+v, env %+v", res, res.Env)
@@ -114,10 +120,10 @@ func TestResolvePyenvVenvCopies(t *testing.T) {
 // lib/python2.7/orig-prefix.txt. virtualenv is not installed here, so the
 // test builds that layout by hand.
 func TestResolvePython2Virtualenv(t *testing.T) {
-	py := pyenvPython(t, "2.7")
+	py := testenv.Pyenv(t, "2.7").Exe
 	prefix := filepath.Dir(filepath.Dir(py))
 	v := filepath.Join(t.TempDir(), "py2env")
-	copyFile(t, py, filepath.Join(v, "bin", "python"))
+	testenv.CopyFile(t, py, filepath.Join(v, "bin", "python"), 0o755)
 	symlink(t, "python", filepath.Join(v, "bin", "python2"))
 	symlink(t, "python", filepath.Join(v, "bin", "python2.7"))
 	writeFile(t, filepath.Join(v, "lib", "python2.7", "orig-prefix.txt"), prefix, 0o644)
@@ -131,10 +137,10 @@ func TestResolvePython2Virtualenv(t *testing.T) {
 }
 
 func TestResolveBareCopy(t *testing.T) {
-	py := requireTool(t, systemPython)
+	py := testenv.Debian(t).Exe
 	tmp := t.TempDir()
 	cp := filepath.Join(tmp, "python-copy")
-	copyFile(t, py, cp)
+	testenv.CopyFile(t, py, cp, 0o755)
 
 	// Not in an env: its own interpreter unless asked.
 	opts := isolated(t)
@@ -152,26 +158,27 @@ func TestResolveBareCopy(t *testing.T) {
 }
 
 func TestResolveBareCopyOfPyenv(t *testing.T) {
-	py := pyenvPython(t, "3.12")
+	py := testenv.Pyenv(t, "3.12").Exe
 	cp := filepath.Join(t.TempDir(), "python3.12")
-	copyFile(t, py, cp)
+	testenv.CopyFile(t, py, cp, 0o755)
 	opts := isolated(t)
 	opts.FindOriginal = true
-	opts.Env = append(opts.Env, "PYENV_ROOT="+pyenvRoot())
+	opts.Env = append(opts.Env, "PYENV_ROOT="+testenv.PyenvRoot())
 	checkResolve(t, cp, opts, realOf(t, py), viaCands)
 }
 
 // A venv whose base interpreter was replaced: home holds a python with a
 // different build-id. The error must name both build-ids.
 func TestResolveUpgradedBase(t *testing.T) {
-	newer := pyenvPython(t, "3.12")
-	other := pyenvPython(t, "3.11")
+	newerPy := testenv.Pyenv(t, "3.12")
+	newer := newerPy.Exe
+	other := testenv.Pyenv(t, "3.11").Exe
 	tmp := t.TempDir()
 	home := filepath.Join(tmp, "base", "bin")
-	copyFile(t, other, filepath.Join(home, "python3.12")) // "upgraded" in place
+	testenv.CopyFile(t, other, filepath.Join(home, "python3.12"), 0o755) // "upgraded" in place
 	v := filepath.Join(tmp, "v")
-	copyFile(t, newer, filepath.Join(v, "bin", "python"))
-	writeFile(t, filepath.Join(v, "pyvenv.cfg"), "home = "+home+"\ninclude-system-site-packages = false\nversion = 3.12.1\n", 0o644)
+	testenv.CopyFile(t, newer, filepath.Join(v, "bin", "python"), 0o755)
+	writeFile(t, filepath.Join(v, "pyvenv.cfg"), "home = "+home+"\ninclude-system-site-packages = false\nversion = "+newerPy.Version+"\n", 0o644)
 
 	exe := filepath.Join(v, "bin", "python")
 	_, err := Resolve(exe, isolated(t))
@@ -241,14 +248,14 @@ func TestResolveSymlinkLoop(t *testing.T) {
 
 // A looping or unreadable candidate is recorded and passed over.
 func TestResolveBadCandidates(t *testing.T) {
-	py := requireTool(t, systemPython)
+	py := testenv.Debian(t).Exe
 	tmp := t.TempDir()
 	home := filepath.Join(tmp, "home")
 	symlink(t, "python3", filepath.Join(home, "python3.11"))
 	symlink(t, "python3.11", filepath.Join(home, "python3"))
 	writeFile(t, filepath.Join(home, "python"), "#!/bin/sh\n", 0o755)
 	v := filepath.Join(tmp, "v")
-	copyFile(t, py, filepath.Join(v, "bin", "python"))
+	testenv.CopyFile(t, py, filepath.Join(v, "bin", "python"), 0o755)
 	writeFile(t, filepath.Join(v, "pyvenv.cfg"), "home = "+home+"\nversion = 3.11.2\n", 0o644)
 	opts := isolated(t)
 	_, err := Resolve(filepath.Join(v, "bin", "python"), opts)
@@ -265,12 +272,12 @@ func TestResolveBadCandidates(t *testing.T) {
 }
 
 func TestResolveConda(t *testing.T) {
-	py := requireTool(t, systemPython)
+	py := testenv.Debian(t).Exe
 	c := filepath.Join(t.TempDir(), "conda")
 	if err := os.MkdirAll(filepath.Join(c, "conda-meta"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	copyFile(t, py, filepath.Join(c, "bin", "python3.11"))
+	testenv.CopyFile(t, py, filepath.Join(c, "bin", "python3.11"), 0o755)
 	symlink(t, "python3.11", filepath.Join(c, "bin", "python"))
 	real := filepath.Join(realOf(t, c), "bin", "python3.11")
 	for _, name := range []string{"python", "python3.11"} {
@@ -310,8 +317,8 @@ func TestResolveErrors(t *testing.T) {
 
 // The path a debugger starts from: /proc/PID/exe of a running copy.
 func TestResolveProcExe(t *testing.T) {
-	py := requireTool(t, systemPython)
-	v := makeVenv(t, py, filepath.Join(t.TempDir(), "v"), "--copies")
+	py := testenv.Debian(t).Exe
+	v := testenv.Venv(t, py, filepath.Join(t.TempDir(), "v"), "--copies")
 	cmd := exec.Command(filepath.Join(v, "bin", "python"), "-c", "import sys; sys.stdin.read()")
 	stdin, err := cmd.StdinPipe()
 	if err != nil {

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/pyattach/pyattach/detect/testenv"
 )
 
 // A real venv made by python3.11 -m venv in a directory whose name holds
@@ -12,8 +14,8 @@ import (
 // which CPython's site.py ignores, and so does pyattach: the copy
 // resolves to the system interpreter.
 func TestSecurityVenvNewlineInPath(t *testing.T) {
-	py := requireTool(t, systemPython)
-	v := makeVenv(t, py, filepath.Join(t.TempDir(), "x\ny", "venv"), "--copies")
+	py := testenv.Debian(t).Exe
+	v := testenv.Venv(t, py, filepath.Join(t.TempDir(), "x\ny", "venv"), "--copies")
 	cfg, err := os.ReadFile(filepath.Join(v, "pyvenv.cfg"))
 	if err != nil {
 		t.Fatal(err)

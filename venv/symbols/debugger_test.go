@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/pyattach/pyattach/detect/testenv"
 )
 
 // runGDB runs the venv's python under gdb, stops in fixture_add and
@@ -43,7 +45,7 @@ func runGDB(t *testing.T, f *fixture, gdb, debugDirs string) string {
 // is one of gdb's debug-file directories.
 func TestGDBFindsStoreSymbols(t *testing.T) {
 	f := getFixture(t)
-	gdb := requireTool(t, "gdb")
+	gdb := testenv.Need(t, "gdb")
 	s := &Store{Dir: filepath.Join(t.TempDir(), "pyattach debug")}
 	dist, err := FindDistribution(f.zip, []string{f.site})
 	if err != nil {
@@ -109,7 +111,7 @@ func runLLDB(t *testing.T, f *fixture, lldb string, debugDirs ...string) string 
 // .build-id/xx/rest.debug as well.
 func TestLLDBFindsStoreSymbols(t *testing.T) {
 	f := getFixture(t)
-	lldb := requireTool(t, "lldb")
+	lldb := testenv.Need(t, "lldb")
 	s := &Store{Dir: filepath.Join(t.TempDir(), "pyattach debug")}
 	dist, err := FindDistribution(f.zip, []string{f.site})
 	if err != nil {

@@ -18,38 +18,11 @@ import (
 	"testing"
 
 	"github.com/pyattach/pyattach/detect/elfinfo"
+	"github.com/pyattach/pyattach/detect/testenv"
 )
 
-// inCI reports whether the tests run in CI, where a missing tool is a
-// failure rather than a reason to skip.
-func inCI() bool { return os.Getenv("CI") == "true" }
-
-// requireTool returns the path of a command (a bare name looked up on
-// PATH, or an absolute path), or skips the test (fails it in CI).
-func requireTool(t testing.TB, name string) string {
-	t.Helper()
-	var p string
-	var err error
-	if filepath.IsAbs(name) {
-		var fi os.FileInfo
-		if fi, err = os.Stat(name); err == nil && fi.Mode().Perm()&0o111 == 0 {
-			err = os.ErrPermission
-		}
-		p = name
-	} else {
-		p, err = exec.LookPath(name)
-	}
-	if err != nil {
-		if inCI() {
-			t.Fatalf("%s is required in CI: %v", name, err)
-		}
-		t.Skipf("%s not available: %v", name, err)
-	}
-	return p
-}
-
 const (
-	systemPython = "/usr/bin/python3.11"
+	systemPython = testenv.DebianPath
 	pythonInc    = "/usr/include/python3.11"
 	soRel        = "mypkg/_fixture.cpython-311-x86_64-linux-gnu.so"
 	entryName    = soRel + ".debug"
@@ -102,14 +75,9 @@ func scriptPath(t testing.TB) string {
 func requireFixtureTools(t testing.TB) {
 	t.Helper()
 	for _, tool := range []string{"gcc", "objcopy", "readelf", "zip", "unzip", "bash", systemPython} {
-		requireTool(t, tool)
+		testenv.Need(t, tool)
 	}
-	if _, err := os.Stat(filepath.Join(pythonInc, "Python.h")); err != nil {
-		if inCI() {
-			t.Fatalf("python3.11-dev headers are required in CI: %v", err)
-		}
-		t.Skipf("python3.11-dev headers not available: %v", err)
-	}
+	testenv.NeedFile(t, filepath.Join(pythonInc, "Python.h"), "apt-get install python3.11-dev")
 }
 
 // getFixture builds the fixture on first use.

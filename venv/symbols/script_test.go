@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/pyattach/pyattach/detect/elfinfo"
+	"github.com/pyattach/pyattach/detect/testenv"
 )
 
 // readZip returns the entries of a zip file, in order, with their bytes.
@@ -155,7 +156,7 @@ func TestMakeDebugZipWheel(t *testing.T) {
 }
 
 func TestMakeDebugZipUsage(t *testing.T) {
-	requireTool(t, "bash")
+	testenv.Need(t, "bash")
 	requireFixtureTools(t)
 	script := scriptPath(t)
 	dir := t.TempDir()

@@ -13,6 +13,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/pyattach/pyattach/detect/testenv"
 )
 
 // installFixture installs the fixture's zip for a private copy of its
@@ -180,7 +182,7 @@ func TestRemoveKeepsSharedBuildID(t *testing.T) {
 	rec = bytes.ReplaceAll(rec, []byte(distInfo), []byte("vendor_copy-0.1.dist-info"))
 	writeFile(t, filepath.Join(site2, "vendor_copy-0.1.dist-info", "RECORD"), rec)
 	zip2 := filepath.Join(t.TempDir(), "vendor_copy-0.1-cp311-cp311-linux_x86_64"+DebugZipSuffix)
-	copyFile(t, f.zip, zip2)
+	testenv.CopyFile(t, f.zip, zip2, 0o644)
 	dist2, err := FindDistribution(zip2, []string{site2})
 	if err != nil {
 		t.Fatal(err)
@@ -473,15 +475,6 @@ func writeFile(t testing.TB, path string, b []byte) {
 	if err := os.WriteFile(path, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-}
-
-func copyFile(t testing.TB, src, dst string) {
-	t.Helper()
-	b, err := os.ReadFile(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	writeFile(t, dst, b)
 }
 
 // TestInstallRollsBack: when the manifest cannot be written, the debug
