@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"fmt"
 	"net"
 	"net/http"
@@ -9,12 +8,15 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/pyattach/pyattach/detect/testenv"
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
@@ -65,7 +67,7 @@ func scriptParams() testscript.Params {
 			// missing tool is an error, never a silent skip.
 			if tool, ok := strings.CutPrefix(cond, "have:"); ok {
 				_, err := exec.LookPath(tool)
-				if err != nil && os.Getenv("CI") == "true" {
+				if err != nil && testenv.InCI() {
 					return false, fmt.Errorf("%s is required in CI", tool)
 				}
 				return err == nil, nil
@@ -74,18 +76,30 @@ func scriptParams() testscript.Params {
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"cc":         cmdCC,
-			"writefile":  cmdWritefile,
-			"mkproc":     cmdMkproc,
-			"buildid":    cmdBuildID,
-			"startproc":  cmdStartProc,
-			"httpserve":  cmdHTTPServe,
-			"debuginfod": cmdDebuginfod,
+			"writefile":  noNeg("writefile", cmdWritefile),
+			"mkproc":     noNeg("mkproc", cmdMkproc),
+			"buildid":    noNeg("buildid", cmdBuildID),
+			"startproc":  noNeg("startproc", cmdStartProc),
+			"httpserve":  noNeg("httpserve", cmdHTTPServe),
+			"debuginfod": noNeg("debuginfod", cmdDebuginfod),
 		},
 	}
 }
 
+// noNeg refuses "! name": a command that sets up a fixture has no
+// failure to expect, and a negation it ignored would pass silently.
+func noNeg(name string, cmd func(ts *testscript.TestScript, neg bool, args []string)) func(ts *testscript.TestScript, neg bool, args []string) {
+	return func(ts *testscript.TestScript, neg bool, args []string) {
+		if neg {
+			ts.Fatalf("unsupported: ! %s", name)
+		}
+		cmd(ts, neg, args)
+	}
+}
+
 // cc runs gcc with the given arguments (the container of all ELF
-// fixtures: they are compiled at test time).
+// fixtures: they are compiled at test time). "! cc" expects gcc to fail,
+// and fails when it succeeds.
 func cmdCC(ts *testscript.TestScript, neg bool, args []string) {
 	gcc, err := exec.LookPath("gcc")
 	if err != nil {
@@ -99,8 +113,12 @@ func cmdCC(ts *testscript.TestScript, neg bool, args []string) {
 	cmd := exec.Command(gcc, args...)
 	cmd.Dir = ts.Getenv("WORK")
 	out, err := cmd.CombinedOutput()
-	if err != nil {
+	ts.Logf("gcc %s\n%s", strings.Join(args, " "), out)
+	switch {
+	case err != nil && !neg:
 		ts.Fatalf("gcc %s: %v\n%s", strings.Join(args, " "), err, out)
+	case err == nil && neg:
+		ts.Fatalf("gcc %s succeeded; the script expects it to fail", strings.Join(args, " "))
 	}
 }
 
@@ -211,28 +229,12 @@ func cmdStartProc(ts *testscript.TestScript, neg bool, args []string) {
 	cmd := exec.Command(args[1], args[2:]...)
 	cmd.Dir = ts.Getenv("WORK")
 	cmd.Env = append(os.Environ(), "HOME="+ts.Getenv("HOME"))
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	stdout, err := cmd.StdoutPipe()
-	ts.Check(err)
 	cmd.Stderr = os.Stderr
-	ts.Check(cmd.Start())
-	ts.Defer(func() {
-		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		cmd.Wait()
-	})
-	ready := make(chan error, 1)
-	go func() {
-		_, err := bufio.NewReader(stdout).ReadString('\n')
-		ready <- err
-	}()
-	select {
-	case err := <-ready:
-		if err != nil {
-			ts.Fatalf("%s exited before it was ready: %v", args[1], err)
-		}
-	case <-time.After(30 * time.Second):
-		ts.Fatalf("%s did not print its ready line within 30s", args[1])
+	_, stop, err := testenv.StartReady(cmd)
+	if stop != nil {
+		ts.Defer(stop)
 	}
+	ts.Check(err)
 	ts.Setenv(args[0], strconv.Itoa(cmd.Process.Pid))
 }
 
@@ -297,4 +299,67 @@ func cmdDebuginfod(ts *testscript.TestScript, neg bool, args []string) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	ts.Fatalf("debuginfod did not serve %s within 60s (see debuginfod.log)", args[2])
+}
+
+// recordT is a testscript.T that records whether a script failed instead
+// of failing the test that runs it.
+type recordT struct {
+	mu     sync.Mutex
+	failed bool
+	log    strings.Builder
+}
+
+func (r *recordT) Skip(args ...any)  { r.Log(args...); runtime.Goexit() }
+func (r *recordT) Fatal(args ...any) { r.Log(args...); r.FailNow() }
+func (r *recordT) Parallel()         {}
+func (r *recordT) Verbose() bool     { return false }
+func (r *recordT) Log(args ...any) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	fmt.Fprintln(&r.log, args...)
+}
+func (r *recordT) FailNow() {
+	r.mu.Lock()
+	r.failed = true
+	r.mu.Unlock()
+	runtime.Goexit()
+}
+func (r *recordT) Run(name string, f func(testscript.T)) {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		f(r)
+	}()
+	<-done
+}
+
+// TestScriptNegation: "! cc" fails when gcc succeeds and passes when it
+// fails; the fixture commands refuse "!" rather than ignore it.
+func TestScriptNegation(t *testing.T) {
+	testenv.Need(t, "gcc")
+	for _, c := range []struct {
+		name, script string
+		pass         bool
+	}{
+		{"cc-fails", "! cc -c -o x.o x.c\n-- x.c --\nint main(void) { return }\n", true},
+		{"cc-succeeds", "! cc -c -o x.o x.c\n-- x.c --\nint main(void) { return 0; }\n", false},
+		{"cc", "cc -c -o x.o x.c\nexists x.o\n-- x.c --\nint main(void) { return 0; }\n", true},
+		{"writefile", "! writefile a b\n", false},
+		{"buildid", "! buildid ID x\n", false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			if err := os.WriteFile(filepath.Join(dir, c.name+".txtar"), []byte(c.script), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			p := scriptParams()
+			p.Dir = dir
+			p.UpdateScripts = false
+			var r recordT
+			testscript.RunT(&r, p)
+			if r.failed == c.pass {
+				t.Errorf("script %q: failed = %v, want %v\n%s", c.script, r.failed, !c.pass, r.log.String())
+			}
+		})
+	}
 }

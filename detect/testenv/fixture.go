@@ -3,6 +3,7 @@ package testenv
 import (
 	"bufio"
 	"bytes"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -90,15 +91,15 @@ func Stripped(t testing.TB, py string) (string, []string) {
 	return exe, env
 }
 
-// ReadyTimeout is how long Start waits for a process's first line.
+// ReadyTimeout is how long StartReady waits for a process's first line.
 const ReadyTimeout = 60 * time.Second
 
-// Start starts cmd in its own process group, kills the group when the
-// test ends, and returns the first line the process prints on stdout
-// (its "ready" signal) once it has printed it. A process that ends or
-// stays silent first fails the test, with what it wrote on stderr.
-func Start(t testing.TB, cmd *exec.Cmd) string {
-	t.Helper()
+// StartReady starts cmd in its own process group and waits, at most
+// ReadyTimeout, for the first line it prints on stdout (its "ready"
+// signal). stop kills the group and reaps it; it is non-nil whenever the
+// process started, even with an error (it ended, or stayed silent).
+// Start is this for a test; testscript commands use it directly.
+func StartReady(cmd *exec.Cmd) (line string, stop func(), err error) {
 	if cmd.SysProcAttr == nil {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
 	}
@@ -109,16 +110,16 @@ func Start(t testing.TB, cmd *exec.Cmd) string {
 	}
 	out, err := cmd.StdoutPipe()
 	if err != nil {
-		t.Fatal(err)
+		return "", nil, err
 	}
 	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
+		return "", nil, err
 	}
-	t.Cleanup(func() {
-		// Harmless when the test already reaped the process.
+	stop = func() {
+		// Harmless when the caller already reaped the process.
 		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 		cmd.Wait()
-	})
+	}
 	type result struct {
 		line string
 		err  error
@@ -131,13 +132,26 @@ func Start(t testing.TB, cmd *exec.Cmd) string {
 	select {
 	case r := <-ready:
 		if r.err != nil {
-			t.Fatalf("%s exited before it was ready: %v\n%s", cmd.Path, r.err, stderr.String())
+			return "", stop, fmt.Errorf("%s exited before it was ready: %v\n%s", cmd.Path, r.err, stderr.String())
 		}
-		return r.line
+		return r.line, stop, nil
 	case <-time.After(ReadyTimeout):
-		t.Fatalf("%s not ready after %v\n%s", cmd.Path, ReadyTimeout, stderr.String())
+		return "", stop, fmt.Errorf("%s not ready after %v\n%s", cmd.Path, ReadyTimeout, stderr.String())
 	}
-	return ""
+}
+
+// Start is StartReady for a test: the process group is killed when the
+// test ends, and a process that ends or stays silent fails the test.
+func Start(t testing.TB, cmd *exec.Cmd) string {
+	t.Helper()
+	line, stop, err := StartReady(cmd)
+	if stop != nil {
+		t.Cleanup(stop)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return line
 }
 
 // WaitingApp is a program that prints "ready" from inside nested
@@ -206,8 +220,8 @@ func ReadelfBuildID(t testing.TB, path string) string {
 	return ""
 }
 
-// CopyFile copies src to dst with mode, creating dst's directory and
-// replacing dst.
+// CopyFile copies src to dst with mode (0: src's permission bits),
+// creating dst's directory and replacing dst.
 func CopyFile(t testing.TB, src, dst string, mode os.FileMode) {
 	t.Helper()
 	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
@@ -218,6 +232,13 @@ func CopyFile(t testing.TB, src, dst string, mode os.FileMode) {
 		t.Fatal(err)
 	}
 	defer in.Close()
+	if mode == 0 {
+		fi, err := in.Stat()
+		if err != nil {
+			t.Fatal(err)
+		}
+		mode = fi.Mode().Perm()
+	}
 	out, err := os.OpenFile(dst, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, mode)
 	if err != nil {
 		t.Fatal(err)
