@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/adrg/xdg"
+	"github.com/pyattach/pyattach/detect/testenv"
 )
 
 // dumpApp runs a main thread three calls deep and a worker thread that
@@ -66,38 +67,20 @@ type dumpInterp struct {
 func dumpInterpreters(t *testing.T) []dumpInterp {
 	t.Helper()
 	var out []dumpInterp
-	if _, err := os.Stat("/usr/bin/python3.11"); err == nil {
-		out = append(out, dumpInterp{name: "debian-python3.11", exe: "/usr/bin/python3.11"})
-	} else if os.Getenv("CI") == "true" {
-		t.Fatalf("/usr/bin/python3.11 is required in CI")
+	if _, err := os.Stat(testenv.DebianPath); err == nil {
+		out = append(out, dumpInterp{name: "debian-" + filepath.Base(testenv.DebianPath), exe: testenv.DebianPath})
+	} else if testenv.InCI() {
+		t.Fatalf("%s is required in CI", testenv.DebianPath)
 	}
-	root := os.Getenv("PYENV_ROOT")
-	if root == "" {
-		home, _ := os.UserHomeDir()
-		root = filepath.Join(home, ".pyenv")
-	}
-	exes, _ := filepath.Glob(filepath.Join(root, "versions", "*", "bin", "python3.*"))
-	re := regexp.MustCompile(`/python3\.(\d+)$`)
-	for _, exe := range exes {
-		m := re.FindStringSubmatch(exe)
-		if m == nil {
+	for _, p := range testenv.PyenvVersions() {
+		var minor int
+		if _, err := fmt.Sscanf(p.Version, "3.%d", &minor); err != nil || minor < 7 {
 			continue
 		}
-		if minor, _ := strconv.Atoi(m[1]); minor < 7 {
-			continue
-		}
-		prefix := filepath.Dir(filepath.Dir(exe))
-		in := dumpInterp{name: "pyenv-" + filepath.Base(prefix), exe: exe}
-		if libs, _ := filepath.Glob(filepath.Join(prefix, "lib", "libpython3."+m[1]+"*.so.1.0")); len(libs) > 0 {
-			in.lib = libs[0]
-		}
-		out = append(out, in)
+		out = append(out, dumpInterp{name: "pyenv-" + filepath.Base(p.Prefix), exe: p.Exe, lib: p.Libpython()})
 	}
 	if len(out) == 0 {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("no CPython 3.7+ found")
-		}
-		t.Skip("no CPython 3.7+ found")
+		testenv.Missing(t, "no CPython 3.7+ found")
 	}
 	return out
 }
@@ -230,8 +213,8 @@ func checkDumpText(t *testing.T, what, out string, pid int, named bool) {
 // JSON) and from a gcore core, and of a stripped copy: every OS thread
 // with its kernel id and name, the app's frames with their lines.
 func TestDumpEveryInterpreter(t *testing.T) {
-	needTool(t, "gdb")
-	gcore := needTool(t, "gcore")
+	testenv.Need(t, "gdb")
+	gcore := testenv.Need(t, "gcore")
 	home := t.TempDir()
 	env := scriptEnv(home)
 	for _, in := range dumpInterpreters(t) {
@@ -243,7 +226,7 @@ func TestDumpEveryInterpreter(t *testing.T) {
 				t.Fatal(err)
 			}
 			cmd := exec.Command(filepath.Join(venv, "bin", "python"), app)
-			named := strings.TrimSpace(startReady(t, cmd, startLimit)) == "ready named"
+			named := strings.TrimSpace(testenv.Start(t, cmd)) == "ready named"
 			if !named && strings.HasPrefix(in.name, "debian") {
 				t.Errorf("the app could not name its worker thread with ctypes; the names are not checked")
 			}
@@ -292,18 +275,15 @@ func TestDumpEveryInterpreter(t *testing.T) {
 			}
 			os.Remove(core)
 
-			exe, senv := strippedPython(t, in.exe)
+			exe, senv := testenv.Stripped(t, in.exe)
 			scmd := exec.Command(exe, app)
 			scmd.Env = append(os.Environ(), senv...)
-			named = strings.TrimSpace(startReady(t, scmd, startLimit)) == "ready named"
+			named = strings.TrimSpace(testenv.Start(t, scmd)) == "ready named"
 			spid := scmd.Process.Pid
 			checkDump(t, "stripped", dumpJSON(t, env, strconv.Itoa(spid)), spid, taskIDs(t, spid), named)
 		})
 	}
 }
-
-// startLimit is how long an app may take to say it is ready.
-const startLimit = 60 * time.Second
 
 // TestDumpReadsNoDWARF: pyattach dump never reads debug information. A
 // copy of a pyenv interpreter and libpython whose .debug_info sections
@@ -312,7 +292,7 @@ const startLimit = 60 * time.Second
 // debug information), and pyattach dump --verbose, which shows gdb's own
 // messages, must not, and must still print every frame.
 func TestDumpReadsNoDWARF(t *testing.T) {
-	needTool(t, "gdb")
+	testenv.Need(t, "gdb")
 	var in *dumpInterp
 	for _, c := range dumpInterpreters(t) {
 		if c.lib != "" && hasSection(c.lib, ".debug_info") && hasSection(c.exe, ".debug_info") {
@@ -322,17 +302,14 @@ func TestDumpReadsNoDWARF(t *testing.T) {
 		}
 	}
 	if in == nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("no pyenv build with DWARF in its executable and libpython")
-		}
-		t.Skip("no pyenv build with DWARF")
+		testenv.Missing(t, "no pyenv build with DWARF in its executable and libpython")
 	}
 	d := t.TempDir()
 	exe := filepath.Join(d, "bin", filepath.Base(in.exe))
 	lib := filepath.Join(d, "lib", filepath.Base(in.lib))
 	for from, to := range map[string]string{in.exe: exe, in.lib: lib} {
 		os.MkdirAll(filepath.Dir(to), 0o755)
-		copyFile(t, from, to)
+		testenv.CopyFile(t, from, to, 0o755)
 		os.Chmod(to, 0o755)
 		spoilSection(t, to, ".debug_info")
 	}
@@ -341,7 +318,7 @@ func TestDumpReadsNoDWARF(t *testing.T) {
 	out, _ := exec.Command(in.exe, "-c", "import sys; print(sys.base_prefix)").Output()
 	cmd := exec.Command(exe, app)
 	cmd.Env = append(os.Environ(), "LD_LIBRARY_PATH="+filepath.Dir(lib), "PYTHONHOME="+strings.TrimSpace(string(out)))
-	named := strings.TrimSpace(startReady(t, cmd, startLimit)) == "ready named"
+	named := strings.TrimSpace(testenv.Start(t, cmd)) == "ready named"
 	pid := strconv.Itoa(cmd.Process.Pid)
 	env := scriptEnv(t.TempDir())
 	bin := pyattachBin(t)
@@ -410,7 +387,7 @@ func TestDumpNotPython(t *testing.T) {
 		t.Skip("no sleep")
 	}
 	cmd := exec.Command("sh", "-c", "echo ready; exec "+sleep+" 600")
-	startReady(t, cmd, startLimit)
+	testenv.Start(t, cmd)
 	code, stdout, stderr := runPyattach(t, pyattachBin(t), scriptEnv(t.TempDir()), "dump", strconv.Itoa(cmd.Process.Pid))
 	lines := strings.Split(strings.TrimSpace(stderr), "\n")
 	if code != 1 || stdout != "" || len(lines) != 2 ||
@@ -436,7 +413,7 @@ func TestDumpOldPython(t *testing.T) {
 		t.Skip("no Python 3.6 here")
 	}
 	cmd := exec.Command(olds[0], "-c", "import sys, time; print('ready'); sys.stdout.flush(); time.sleep(600)")
-	startReady(t, cmd, startLimit)
+	testenv.Start(t, cmd)
 	pid := strconv.Itoa(cmd.Process.Pid)
 	code, stdout, stderr := runPyattach(t, pyattachBin(t), scriptEnv(t.TempDir()), "dump", pid)
 	lines := strings.Split(strings.TrimSpace(stderr), "\n")
@@ -449,13 +426,13 @@ func TestDumpOldPython(t *testing.T) {
 // TestGDBCommandPyattachDump: the walker's gdb command pyattach-dump FILE
 // writes the stacks as JSON, in a gdb started by hand.
 func TestGDBCommandPyattachDump(t *testing.T) {
-	gdb := needTool(t, "gdb")
-	py := need(t, "/usr/bin/python3.11")
+	gdb := testenv.Need(t, "gdb")
+	py := testenv.Debian(t).Exe
 	dir := t.TempDir()
 	app := filepath.Join(dir, "app.py")
 	os.WriteFile(app, []byte(dumpApp), 0o644)
 	cmd := exec.Command(py, app)
-	named := strings.TrimSpace(startReady(t, cmd, startLimit)) == "ready named"
+	named := strings.TrimSpace(testenv.Start(t, cmd)) == "ready named"
 	wdir, err := writeWalkerTo(t)
 	if err != nil {
 		t.Fatal(err)
@@ -492,11 +469,11 @@ func writeWalkerTo(t *testing.T) (string, error) {
 // TestDumpTracedAlready: a process another tracer holds cannot be
 // attached; the error says which tracer.
 func TestDumpTracedAlready(t *testing.T) {
-	needTool(t, "gdb")
-	strace := needTool(t, "strace")
-	py := need(t, "/usr/bin/python3.11")
+	testenv.Need(t, "gdb")
+	strace := testenv.Need(t, "strace")
+	py := testenv.Debian(t).Exe
 	cmd := exec.Command(py, "-c", "import time; print('ready', flush=True); time.sleep(600)")
-	startReady(t, cmd, startLimit)
+	testenv.Start(t, cmd)
 	pid := strconv.Itoa(cmd.Process.Pid)
 	tr := exec.Command(strace, "-o", "/dev/null", "-p", pid)
 	if err := tr.Start(); err != nil {

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/pyattach/pyattach/detect/testenv"
 )
 
 var (
@@ -40,16 +42,10 @@ func pyattachBin(t testing.TB) string {
 	return binPath
 }
 
+// needTool is testenv.Need.
 func needTool(t testing.TB, name string) string {
 	t.Helper()
-	p, err := exec.LookPath(name)
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%s is required in CI", name)
-		}
-		t.Skipf("%s not installed", name)
-	}
-	return p
+	return testenv.Need(t, name)
 }
 
 // runIn runs a command with env additions and returns its combined output.
@@ -89,8 +85,8 @@ func checkPyBt(t *testing.T, what, out string) {
 // The case this tool exists for: Debian's python3.11 in a --copies venv.
 // Plain gdb has no py-bt; pyattach gdb does.
 func TestGDBPyBtDebianVenvCopies(t *testing.T) {
-	gdb := needTool(t, "gdb")
-	py := need(t, "/usr/bin/python3.11")
+	gdb := testenv.Need(t, "gdb")
+	py := testenv.Debian(t).Exe
 	venv := makeVenv(t, py, true)
 	pid := startPython(t, filepath.Join(venv, "bin", "python"))
 	out, _ := runIn(t, "", nil, gdb, "-nx", "-batch", "-p", strconv.Itoa(pid), "-ex", "py-bt")
@@ -106,8 +102,8 @@ func TestGDBPyBtDebianVenvCopies(t *testing.T) {
 
 // Debian's debug build.
 func TestGDBPyBtDebugBuild(t *testing.T) {
-	needTool(t, "gdb")
-	py := need(t, "/usr/bin/python3.11d")
+	testenv.Need(t, "gdb")
+	py := testenv.DebianDebug(t).Exe
 	pid := startPython(t, py)
 	out, err := runIn(t, "", nil, pyattachBin(t), "gdb", "-nx", "-batch", "-p", strconv.Itoa(pid), "-ex", "py-bt")
 	if err != nil {
@@ -118,26 +114,17 @@ func TestGDBPyBtDebugBuild(t *testing.T) {
 
 // Every pyenv version, in a --copies venv (a virtualenv for 2.7).
 func TestGDBPyBtPyenvVersions(t *testing.T) {
-	needTool(t, "gdb")
-	home, _ := os.UserHomeDir()
-	versions, _ := filepath.Glob(filepath.Join(home, ".pyenv", "versions", "[23].*"))
-	if len(versions) == 0 {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("no pyenv versions; CI machines have 2.7 and 3.6 to 3.13")
-		}
-		t.Skip("no pyenv versions")
-	}
+	testenv.Need(t, "gdb")
+	versions := testenv.PyenvAll(t)
 	bin := pyattachBin(t)
-	for _, prefix := range versions {
-		full := filepath.Base(prefix)
-		parts := strings.Split(full, ".")
-		if len(parts) != 3 {
+	for _, p := range versions {
+		if strings.ContainsAny(p.ABIFlags, "dt") {
 			continue
 		}
-		mm := parts[0] + "." + parts[1]
+		prefix, full, mm := p.Prefix, p.Version, p.Minor()
 		t.Run(full, func(t *testing.T) {
 			var venv string
-			if parts[0] == "2" {
+			if strings.HasPrefix(full, "2.") {
 				venv = makePy2Virtualenv(t, prefix, mm)
 			} else {
 				venv = makeVenv(t, filepath.Join(prefix, "bin", "python"+mm), true)
@@ -154,8 +141,8 @@ func TestGDBPyBtPyenvVersions(t *testing.T) {
 
 // The launch form keeps the venv's own python as the program.
 func TestGDBPyBtLaunch(t *testing.T) {
-	needTool(t, "gdb")
-	py := need(t, "/usr/bin/python3.11")
+	testenv.Need(t, "gdb")
+	py := testenv.Debian(t).Exe
 	venv := makeVenv(t, py, true)
 	dir := t.TempDir()
 	app := filepath.Join(dir, "app.py")
@@ -174,9 +161,9 @@ func TestGDBPyBtLaunch(t *testing.T) {
 // The core form: a core written by gcore, opened without naming the
 // program; pyattach finds it from the core's notes.
 func TestGDBPyBtCore(t *testing.T) {
-	needTool(t, "gdb")
-	gcore := needTool(t, "gcore")
-	py := need(t, "/usr/bin/python3.11")
+	testenv.Need(t, "gdb")
+	gcore := testenv.Need(t, "gcore")
+	py := testenv.Debian(t).Exe
 	venv := makeVenv(t, py, true)
 	pid := startPython(t, filepath.Join(venv, "bin", "python"))
 	dir := t.TempDir()
@@ -194,13 +181,11 @@ func TestGDBPyBtCore(t *testing.T) {
 // A project .gdbinit from `pyattach init --gdb --trust`, used by a plain
 // gdb -p started in the project, with HOME in a temporary directory.
 func TestInitTrustPlainGDB(t *testing.T) {
-	gdb := needTool(t, "gdb")
-	py := need(t, "/usr/bin/python3.11")
+	gdb := testenv.Need(t, "gdb")
+	py := testenv.Debian(t).Exe
 	project := t.TempDir()
 	home := t.TempDir()
-	if out, err := exec.Command(py, "-m", "venv", "--copies", "--without-pip", filepath.Join(project, ".venv")).CombinedOutput(); err != nil {
-		t.Fatalf("venv: %v\n%s", err, out)
-	}
+	testenv.Venv(t, py, filepath.Join(project, ".venv"), "--copies")
 	env := []string{"HOME=" + home, "XDG_CONFIG_HOME=" + filepath.Join(home, ".config"), "XDG_CACHE_HOME=" + filepath.Join(home, ".cache"), "XDG_DATA_HOME=" + filepath.Join(home, ".local", "share")}
 	out, err := runIn(t, project, env, pyattachBin(t), "init", "--gdb", "--trust")
 	if err != nil {
@@ -222,12 +207,12 @@ func TestInitTrustPlainGDB(t *testing.T) {
 // A Python process in its own root and mount namespace (unshare --mount
 // --fork chroot): gdb reads its libraries under /proc/PID/root.
 func TestGDBPyBtContainer(t *testing.T) {
-	needTool(t, "gdb")
+	testenv.Need(t, "gdb")
 	prefix := containerPrereqs(t)
 	root := filepath.Join(t.TempDir(), "root")
 	buildContainerRoot(t, root, prefix)
 	// A copy of a pyenv prefix includes its gdb extension.
-	copyFile(t, filepath.Join(prefix, "bin", "python3.12-gdb.py"), filepath.Join(root, "py", "bin", "python3.12-gdb.py"))
+	testenv.CopyFile(t, filepath.Join(prefix, "bin", "python3.12-gdb.py"), filepath.Join(root, "py", "bin", "python3.12-gdb.py"), 0)
 	pid := startInContainer(t, root)
 	out, err := runIn(t, "", nil, pyattachBin(t), "gdb", "-nx", "-batch", "-p", strconv.Itoa(pid), "-ex", "py-bt")
 	if err != nil {
@@ -240,8 +225,8 @@ func TestGDBPyBtContainer(t *testing.T) {
 // function, file and line (time_sleep in timemodule.c), and lldb's
 // Python (`script`) works despite Debian's wrong `lldb -P`.
 func TestLLDBDebianVenvCopies(t *testing.T) {
-	needTool(t, "lldb")
-	py := need(t, "/usr/bin/python3.11")
+	testenv.Need(t, "lldb")
+	py := testenv.Debian(t).Exe
 	venv := makeVenv(t, py, true)
 	pid := startPython(t, filepath.Join(venv, "bin", "python"))
 	out, err := runIn(t, "", nil, pyattachBin(t), "lldb", "-b", "-p", strconv.Itoa(pid), "-o", "bt", "-o", "script print(6*7)")

@@ -1,119 +1,61 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/pyattach/pyattach/cmd/internal/target"
+	"github.com/pyattach/pyattach/detect/testenv"
 )
 
-// need returns path when it exists; otherwise it skips the test, or
-// fails it in CI, where a missing tool is an error.
+// The helpers below are the names the tests of this package used before
+// detect/testenv; they only forward to it.
+
+// need is testenv.Need.
 func need(t testing.TB, path string) string {
 	t.Helper()
-	if _, err := os.Stat(path); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%s is required in CI: %v", path, err)
-		}
-		t.Skipf("%s not installed", path)
-	}
-	return path
+	return testenv.Need(t, path)
 }
 
-// appPy sleeps inside nested functions after saying it is ready. It runs
-// under Python 2.7 and 3.x alike.
-const appPy = `import sys, time
-def inner():
-    sys.stdout.write("ready\n")
-    sys.stdout.flush()
-    time.sleep(600)
-def middle():
-    inner()
-def outer():
-    middle()
-outer()
-`
+// appPy is testenv.WaitingApp: inner (line 5), middle (7), outer (9).
+const appPy = testenv.WaitingApp
 
 // startPython runs appPy under exe and returns its PID once it is ready.
 func startPython(t testing.TB, exe string, env ...string) int {
 	t.Helper()
-	return startPythonCode(t, exe, appPy, env...)
+	return testenv.StartPython(t, exe, "", env...)
 }
 
-// startPythonCode runs code as app.py under exe and returns its PID once
-// it has printed its first line.
+// startPythonCode is testenv.StartPython.
 func startPythonCode(t testing.TB, exe, code string, env ...string) int {
 	t.Helper()
-	dir := t.TempDir()
-	app := filepath.Join(dir, "app.py")
-	if err := os.WriteFile(app, []byte(code), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(exe, app)
-	cmd.Env = append(os.Environ(), env...)
-	line := startReady(t, cmd, 30*time.Second)
-	if line == "" {
-		t.Fatalf("%s app.py printed nothing", exe)
-	}
-	return cmd.Process.Pid
+	return testenv.StartPython(t, exe, code, env...)
 }
 
-// startReady starts cmd in its own process group, kills the group when
-// the test ends, and returns the first line the process prints on stdout
-// (its "ready" signal) once it has printed it.
-func startReady(t testing.TB, cmd *exec.Cmd, limit time.Duration) string {
+// startReady is testenv.Start, which waits testenv.ReadyTimeout.
+func startReady(t testing.TB, cmd *exec.Cmd, _ time.Duration) string {
 	t.Helper()
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		cmd.Wait()
-	})
-	type result struct {
-		line string
-		err  error
-	}
-	ready := make(chan result, 1)
-	go func() {
-		line, err := bufio.NewReader(out).ReadString('\n')
-		ready <- result{line, err}
-	}()
-	select {
-	case r := <-ready:
-		if r.err != nil {
-			t.Fatalf("%s exited before it was ready: %v\n%s", cmd.Path, r.err, stderr.String())
-		}
-		return r.line
-	case <-time.After(limit):
-		t.Fatalf("%s not ready after %v\n%s", cmd.Path, limit, stderr.String())
-	}
-	return ""
+	return testenv.Start(t, cmd)
 }
 
 // runJSON runs `pyattach resolve --json TARGET` in-process.
 func runJSON(t testing.TB, tgt string) *target.Result {
 	t.Helper()
+	return runJSONEnv(t, tgt, os.Environ())
+}
+
+// runJSONEnv runs `pyattach resolve --json TARGET` in-process with env.
+func runJSONEnv(t testing.TB, tgt string, env []string) *target.Result {
+	t.Helper()
 	var stdout, stderr bytes.Buffer
-	code := Main([]string{"resolve", "--json", tgt}, nil, &stdout, &stderr, os.Environ())
-	if code != 0 {
+	if code := Main([]string{"resolve", "--json", tgt}, nil, &stdout, &stderr, env); code != 0 {
 		t.Fatalf("pyattach resolve --json %s: exit %d\n%s", tgt, code, stderr.String())
 	}
 	var r target.Result
@@ -123,33 +65,20 @@ func runJSON(t testing.TB, tgt string) *target.Result {
 	return &r
 }
 
-var buildIDLine = regexp.MustCompile(`Build ID: ([0-9a-f]+)`)
-
-// readelfID is the build-id as readelf prints it: the oracle.
+// readelfID is testenv.ReadelfBuildID: the oracle.
 func readelfID(t testing.TB, path string) string {
 	t.Helper()
-	out, err := exec.Command("readelf", "-n", path).Output()
-	if err != nil {
-		t.Fatalf("readelf -n %s: %v", path, err)
-	}
-	m := buildIDLine.FindSubmatch(out)
-	if m == nil {
-		t.Fatalf("%s: readelf shows no build-id", path)
-	}
-	return string(m[1])
+	return testenv.ReadelfBuildID(t, path)
 }
 
+// makeVenv makes a venv of python, with --copies when copies is set.
 func makeVenv(t testing.TB, python string, copies bool) string {
 	t.Helper()
-	dir := filepath.Join(t.TempDir(), "venv")
-	args := []string{"-m", "venv", "--without-pip"}
+	var args []string
 	if copies {
 		args = append(args, "--copies")
 	}
-	if out, err := exec.Command(python, append(args, dir)...).CombinedOutput(); err != nil {
-		t.Fatalf("%s -m venv: %v\n%s", python, err, out)
-	}
-	return dir
+	return testenv.Venv(t, python, filepath.Join(t.TempDir(), "venv"), args...)
 }
 
 type wantPython struct {
@@ -209,10 +138,11 @@ func libc(t testing.TB) string {
 // Debian's /usr/bin/python3.11 in a --copies venv: the case that breaks
 // gdb's auto-load. By path and by PID it resolves to /usr/bin/python3.11.
 func TestRealDebianVenvCopies(t *testing.T) {
-	py := need(t, "/usr/bin/python3.11")
-	need(t, "/usr/lib/python3.11/venv/__init__.py")
+	deb := testenv.Debian(t)
+	py := deb.Exe
+	testenv.NeedFile(t, "/usr/lib/python3.11/venv/__init__.py", "apt-get install python3.11-venv")
 	venv := makeVenv(t, py, true)
-	want := wantPython{interpreter: py, version: "3.11.2", static: true, venvKind: "copies"}
+	want := wantPython{interpreter: py, version: deb.Version, static: true, venvKind: "copies"}
 
 	r := runJSON(t, venv)
 	checkResult(t, "venv dir", r, want)
@@ -232,13 +162,14 @@ func TestRealDebianVenvCopies(t *testing.T) {
 	// A venv made with symlinks resolves through the link.
 	lv := makeVenv(t, py, false)
 	r = runJSON(t, lv)
-	checkResult(t, "symlink venv", r, wantPython{interpreter: py, version: "3.11.2", static: true, venvKind: "symlinks"})
+	checkResult(t, "symlink venv", r, wantPython{interpreter: py, version: deb.Version, static: true, venvKind: "symlinks"})
 }
 
 // Debian's debug build: ABI flag d, Py_DEBUG.
 func TestRealDebianDebugBuild(t *testing.T) {
-	py := need(t, "/usr/bin/python3.11d")
-	want := wantPython{interpreter: py, version: "3.11.2", abiFlags: "d", debug: true, static: true, venvKind: "none"}
+	dbg := testenv.DebianDebug(t)
+	py := dbg.Exe
+	want := wantPython{interpreter: py, version: dbg.Version, abiFlags: "d", debug: true, static: true, venvKind: "none"}
 	checkResult(t, "path", runJSON(t, py), want)
 	pid := startPython(t, py)
 	checkResult(t, "pid", runJSON(t, strconv.Itoa(pid)), want)
@@ -247,34 +178,19 @@ func TestRealDebianDebugBuild(t *testing.T) {
 // Every pyenv version on the machine, in a --copies venv (a Python 2
 // virtualenv for 2.7), by path and by PID.
 func TestRealPyenvVersions(t *testing.T) {
-	home, _ := os.UserHomeDir()
-	root := filepath.Join(home, ".pyenv", "versions")
-	versions, _ := filepath.Glob(filepath.Join(root, "[23].*"))
-	if len(versions) == 0 {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("no pyenv versions under %s; CI machines have 2.7 and 3.6 to 3.13", root)
-		}
-		t.Skip("no pyenv versions")
-	}
-	for _, prefix := range versions {
-		full := filepath.Base(prefix)
-		parts := strings.Split(full, ".")
-		if len(parts) != 3 {
+	for _, p := range testenv.PyenvAll(t) {
+		if strings.ContainsAny(p.ABIFlags, "dt") {
 			continue
 		}
-		mm := parts[0] + "." + parts[1]
+		prefix, full, mm, flags := p.Prefix, p.Version, p.Minor(), p.ABIFlags
 		t.Run(full, func(t *testing.T) {
 			t.Parallel()
 			exe := filepath.Join(prefix, "bin", "python"+mm)
-			flags := ""
-			if mm == "3.6" || mm == "3.7" {
-				flags = "m"
-			}
 			lib := filepath.Join(prefix, "lib", "libpython"+mm+flags+".so.1.0")
 			want := wantPython{interpreter: exe, version: full, abiFlags: flags, libpython: lib, venvKind: "copies"}
 
 			var venv string
-			if parts[0] == "2" {
+			if strings.HasPrefix(full, "2.") {
 				venv = makePy2Virtualenv(t, prefix, mm)
 			} else {
 				venv = makeVenv(t, exe, true)
@@ -314,22 +230,16 @@ func makePy2Virtualenv(t testing.TB, prefix, mm string) string {
 
 // A deleted interpreter: copy python3.11 away, run it, delete it.
 func TestRealDeletedExe(t *testing.T) {
-	py := need(t, "/usr/bin/python3.11")
-	dir := t.TempDir()
-	data, err := os.ReadFile(py)
-	if err != nil {
-		t.Fatal(err)
-	}
-	exe := filepath.Join(dir, "python3.11")
-	if err := os.WriteFile(exe, data, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	deb := testenv.Debian(t)
+	py := deb.Exe
+	exe := filepath.Join(t.TempDir(), "python3.11")
+	testenv.CopyFile(t, py, exe, 0o755)
 	pid := startPython(t, exe)
 	if err := os.Remove(exe); err != nil {
 		t.Fatal(err)
 	}
 	r := runJSON(t, strconv.Itoa(pid))
-	if !r.ExeDeleted || r.Exe != exe || r.BuildID != readelfID(t, py) || r.Python.Version != "3.11.2" {
+	if !r.ExeDeleted || r.Exe != exe || r.BuildID != readelfID(t, py) || r.Python.Version != deb.Version {
 		t.Errorf("deleted exe: %+v", r)
 	}
 	if r.ReadFrom != "/proc/"+strconv.Itoa(pid)+"/exe" {

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/pyattach/pyattach/detect/testenv"
 )
 
 // Bytes that are not UTF-8 in file names given on the command line reach
@@ -61,7 +63,7 @@ func TestSecurityNonUTF8Args(t *testing.T) {
 		}
 	}
 
-	needTool(t, "gdb")
+	testenv.Need(t, "gdb")
 	out, err = run("--offline", "--debug-dir", dd, "--print", "gdb", "--args", py)
 	if err == nil || !strings.Contains(out, `debug dir "`+dir+`/dd\xfe": not valid UTF-8`) {
 		t.Errorf("--print gdb with --debug-dir %q: %v\n%s", dd, err, out)
@@ -71,7 +73,7 @@ func TestSecurityNonUTF8Args(t *testing.T) {
 	if err != nil || !strings.Contains(crlf(out), "arg:61ff62\n") {
 		t.Errorf("gdb --args %q a\\xffb: %v\n%s", py, err, out)
 	}
-	needTool(t, "lldb")
+	testenv.Need(t, "lldb")
 	out, err = run("--offline", "lldb", "-b", "-o", "run", "--", py, "a\xffb")
 	if err != nil || !strings.Contains(crlf(out), "arg:61ff62\n") {
 		t.Errorf("lldb -- %q a\\xffb: %v\n%s", py, err, out)
@@ -82,7 +84,7 @@ func TestSecurityNonUTF8Args(t *testing.T) {
 // is broken in two, which CPython ignores) resolves through the CLI,
 // in text and JSON.
 func TestSecurityResolveVenvNewline(t *testing.T) {
-	py := need(t, "/usr/bin/python3.11")
+	py := testenv.Debian(t).Exe
 	v := filepath.Join(t.TempDir(), "x\ny", "venv")
 	if out, err := runIn(t, "", nil, py, "-m", "venv", "--without-pip", "--copies", v); err != nil {
 		t.Fatalf("python3.11 -m venv: %v\n%s", err, out)
@@ -100,7 +102,7 @@ func TestSecurityResolveVenvNewline(t *testing.T) {
 // init --vscode refuses an interpreter path that JSON cannot carry
 // instead of writing another path (U+FFFD) into launch.json.
 func TestSecurityInitVSCodeNonUTF8(t *testing.T) {
-	py := need(t, "/usr/bin/python3.11")
+	py := testenv.Debian(t).Exe
 	dir := t.TempDir()
 	project := filepath.Join(dir, "proj")
 	os.MkdirAll(project, 0o755)

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/pyattach/pyattach/detect/testenv"
 )
 
 // fakePythonC is a program that resolves as CPython 3.12 and prints each
@@ -34,7 +36,7 @@ func crlf(s string) string { return strings.ReplaceAll(s, "\r\n", "\n") }
 // fakePython compiles fakePythonC into dir/bin/python3.12.
 func fakePython(t *testing.T, dir string) string {
 	t.Helper()
-	gcc := needTool(t, "gcc")
+	gcc := testenv.Need(t, "gcc")
 	src := filepath.Join(dir, "python.c")
 	exe := filepath.Join(dir, "bin", "python3.12")
 	if err := os.MkdirAll(filepath.Dir(exe), 0o755); err != nil {
@@ -109,7 +111,7 @@ func TestSecurityCheckLLDBArgs(t *testing.T) {
 // Every argument checkLLDBArgs lets through reaches the program byte for
 // byte through real lldb 14, and what it refuses does not.
 func TestSecurityLLDBRunArgsExact(t *testing.T) {
-	lldb := needTool(t, "lldb")
+	lldb := testenv.Need(t, "lldb")
 	dir := t.TempDir()
 	py := fakePython(t, dir)
 	accepted := []string{"a b", "-x", "--y", `a"b`, `a'b`, `a\b`, `\`, `\\`, `x\`, `\"`, "$HOME", "a$(id)",
@@ -150,7 +152,7 @@ func TestSecurityLLDBRunArgsExact(t *testing.T) {
 // lldb command in lldb 14 itself; pyattach lldb refuses it before lldb
 // starts, naming the argument.
 func TestSecurityLLDBArgsNewlineInjection(t *testing.T) {
-	lldb := needTool(t, "lldb")
+	lldb := testenv.Need(t, "lldb")
 	dir := t.TempDir()
 	py := fakePython(t, dir)
 	env := lldbEnv(dir, filepath.Join(dir, "cache"))
@@ -210,7 +212,7 @@ func TestSecurityLLDBArgsNewlineInjection(t *testing.T) {
 // holds quotes and backticks (lldb's -S pastes it between single quotes,
 // where a backtick pair is evaluated), and the script runs.
 func TestSecurityLLDBScriptPathQuoted(t *testing.T) {
-	needTool(t, "lldb")
+	testenv.Need(t, "lldb")
 	dir := t.TempDir()
 	py := fakePython(t, dir)
 	cache := filepath.Join(dir, "c'a\"b`script open('PWNED','w')` x\\")
@@ -234,7 +236,7 @@ func TestSecurityLLDBScriptPathQuoted(t *testing.T) {
 // blanks, quotes and backticks works, one with a blank before "~" (which
 // gdb would read as another, planted file) is refused.
 func TestSecurityGDBScriptPath(t *testing.T) {
-	gdb := needTool(t, "gdb")
+	gdb := testenv.Need(t, "gdb")
 	dir := t.TempDir()
 	py := fakePython(t, dir)
 	home := filepath.Join(dir, "home")

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/pyattach/pyattach/detect/testenv"
 )
 
 // initHostileNames are project directory names that a debugger or VS Code
@@ -52,9 +54,9 @@ var initHostileNames = []struct {
 // the escaped entry points to), launch.json's gdb and lldb commands
 // source the written files, and no injected command runs.
 func TestSecurityInitHostileNames(t *testing.T) {
-	gdb := needTool(t, "gdb")
-	lldb := needTool(t, "lldb")
-	py := need(t, "/usr/bin/python3.11")
+	gdb := testenv.Need(t, "gdb")
+	lldb := testenv.Need(t, "lldb")
+	py := testenv.Debian(t).Exe
 	bin := pyattachBin(t)
 	for i, tc := range initHostileNames {
 		// The test's name is in its temporary directories: only letters
@@ -223,7 +225,7 @@ func initFakeVenv(t *testing.T, py, dir string) {
 		t.Fatal(err)
 	}
 	if err := os.Link(py, filepath.Join(bin, "python")); err != nil {
-		copyFile(t, py, filepath.Join(bin, "python"))
+		testenv.CopyFile(t, py, filepath.Join(bin, "python"), 0)
 	}
 	if err := os.WriteFile(filepath.Join(dir, ".venv", "pyvenv.cfg"), []byte("home = "+filepath.Dir(py)+"\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -292,7 +294,7 @@ func initTrust(t *testing.T, home, project string, extra ...string) (string, err
 // user, keeps the user's own link and the file's mode, and compares the
 // exact line it writes.
 func TestSecurityInitUserGDBInit(t *testing.T) {
-	need(t, "/usr/bin/python3.11")
+	testenv.Debian(t)
 	if os.Geteuid() != 0 {
 		t.Skip("needs root to give files to another user")
 	}
@@ -387,7 +389,7 @@ func TestSecurityInitUserGDBInit(t *testing.T) {
 	})
 
 	t.Run("existing ~/.gdbinit", func(t *testing.T) {
-		gdb := needTool(t, "gdb")
+		gdb := testenv.Need(t, "gdb")
 		home, project, line := setup(t)
 		dotGDBInit := filepath.Join(home, ".gdbinit")
 		initWriteFile(t, dotGDBInit, "echo USER-GDBINIT\\n\n", 0o640)
@@ -440,7 +442,7 @@ func TestSecurityInitUserGDBInit(t *testing.T) {
 // refuses a project directory that another user owns or may write: gdb
 // would run whatever they put in its .gdbinit.
 func TestSecurityInitProjectOthersCanChange(t *testing.T) {
-	need(t, "/usr/bin/python3.11")
+	testenv.Debian(t)
 	if os.Geteuid() != 0 {
 		t.Skip("needs root to give files to another user")
 	}

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/pyattach/pyattach/detect/testenv"
 )
 
 // scriptEnv is the test's environment with HOME and the XDG directories
@@ -42,8 +44,8 @@ func runPyattach(t *testing.T, bin string, env []string, args ...string) (int, s
 // gdbLaunchArgs make real gdb load pyattach's scripts for Python and
 // stop: the program is never run.
 func gdbLaunchArgs(t *testing.T) []string {
-	needTool(t, "gdb")
-	py := need(t, "/usr/bin/python3.11")
+	testenv.Need(t, "gdb")
+	py := testenv.Debian(t).Exe
 	return []string{"gdb", "-nx", "-batch", "-ex", "info inferiors", "--args", py, "-c", "pass"}
 }
 
@@ -191,7 +193,7 @@ func TestSecurityScriptsCacheUnwritable(t *testing.T) {
 		if os.Geteuid() != 0 {
 			t.Skip("needs root to run as uid 65534")
 		}
-		setpriv := needTool(t, "setpriv")
+		setpriv := testenv.Need(t, "setpriv")
 		// A copy of the binary that uid 65534 may run.
 		dir := t.TempDir()
 		os.Chmod(dir, 0o755)
@@ -222,7 +224,7 @@ func TestSecurityScriptsCacheUnwritable(t *testing.T) {
 // ignored by the shell (a background job) stays ignored in the debugger.
 // (Issue 9, class 9.)
 func TestSecuritySignalDispositionsAtExec(t *testing.T) {
-	py := need(t, "/usr/bin/python3.11")
+	py := testenv.Debian(t).Exe
 	bin := pyattachBin(t)
 	home := t.TempDir()
 	fake := filepath.Join(t.TempDir(), "bin")

@@ -19,6 +19,7 @@ import (
 
 	"github.com/pyattach/pyattach/detect/elfinfo"
 	"github.com/pyattach/pyattach/detect/safefs"
+	"github.com/pyattach/pyattach/detect/testenv"
 )
 
 // stallingDebuginfod is a debuginfod-like server on 127.0.0.1 that
@@ -229,7 +230,7 @@ func TestSecuritySignalBeforeExec(t *testing.T) {
 // pyattach asks debuginfod.
 func pythonNewBuildID(t *testing.T) string {
 	t.Helper()
-	py := need(t, "/usr/bin/python3.11")
+	py := testenv.Debian(t).Exe
 	id, err := elfinfo.ReadBuildIDFile(py)
 	if err != nil {
 		t.Fatal(err)
