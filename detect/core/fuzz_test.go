@@ -12,7 +12,6 @@ import (
 	"sort"
 	"strings"
 	"testing"
-	"time"
 )
 
 var updateSeeds = flag.Bool("update-seeds", false, "rewrite the fuzz seed corpus in testdata/fuzz")
@@ -55,11 +54,7 @@ func FuzzParseNTFile(f *testing.F) {
 func FuzzRead(f *testing.F) {
 	f.Add([]byte("\x7fELF\x02\x01\x01"))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		start := time.Now()
 		info, err := Read(bytes.NewReader(b))
-		if d := time.Since(start); d > 2*time.Second {
-			t.Fatalf("Read of %d bytes took %v", len(b), d)
-		}
 		if err != nil {
 			return
 		}

@@ -240,24 +240,21 @@ func TestFetchSecondServer(t *testing.T) {
 
 func TestFetchAllServersAtOnce(t *testing.T) {
 	// A slow server does not hold up a fast one: all are asked at once and
-	// the first answer wins.
+	// the first answer wins. The slow server answers only when its request
+	// is cancelled, and the client's timeout is an hour: a Fetch that
+	// waited for it would hang the test (the test binary's -timeout fails
+	// it), not merely be slow; no wall clock is measured.
 	id := fakeID(5)
 	elf := makeELF(t, id, 100)
 	slow := newServer(t, func(w http.ResponseWriter, r *http.Request, id, rest string) {
-		select {
-		case <-r.Context().Done():
-		case <-time.After(5 * time.Second):
-		}
+		<-r.Context().Done()
 	})
 	fast := newServer(t, files(map[string][]byte{id: elf}))
 	c := testClient(t, slow.URL, fast.URL)
-	start := time.Now()
+	c.Timeout = time.Hour
 	r := c.Fetch(context.Background(), "debuginfo", []string{id})[0]
 	if r.Err != nil || r.Server != fast.URL {
 		t.Fatalf("%+v", r)
-	}
-	if d := time.Since(start); d > 2*time.Second {
-		t.Errorf("took %v: the slow server held it up", d)
 	}
 }
 
@@ -465,7 +462,9 @@ func TestSlowServer(t *testing.T) {
 			t.Errorf("slow build-id %s: %v", r.BuildID, r.Err)
 		}
 	}
-	if d < 500*time.Millisecond || d > 3*time.Second {
+	// Never before the timeout (a later end is the machine's load; a
+	// client that never timed out the drip would hang the test).
+	if d < 500*time.Millisecond {
 		t.Errorf("took %v with Timeout 500ms", d)
 	}
 	assertNoTemp(t, c.CacheDir)
@@ -514,11 +513,9 @@ func TestCancel(t *testing.T) {
 		<-started
 		cancel()
 	}()
-	start := time.Now()
+	// The server holds every request until it is cancelled: a Fetch that
+	// ignored ctx would hang the test rather than return.
 	res := c.Fetch(ctx, "debuginfo", ids)
-	if d := time.Since(start); d > 3*time.Second {
-		t.Errorf("took %v after cancel", d)
-	}
 	for _, r := range res {
 		if !errors.Is(r.Err, context.Canceled) {
 			t.Errorf("%s: %v, want context.Canceled", r.BuildID, r.Err)

@@ -3,6 +3,10 @@ package elfinfo
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -47,25 +51,96 @@ func FuzzParseProducer(f *testing.F) {
 
 // FuzzRead feeds whole files to Read. The seed corpus in
 // testdata/fuzz/FuzzRead holds small ELF files; the fuzzer mutates them.
+// Beyond not panicking: errors are the package's sentinels, what is read
+// is bounded by the input, a second read gives the same, and ReadBuildID
+// agrees with Read.
 func FuzzRead(f *testing.F) {
 	f.Add([]byte("\x7fELF"))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		Read(bytes.NewReader(b), Options{Producer: true, Dynamic: true})
-		ReadBuildID(bytes.NewReader(b))
+		opts := Options{Producer: true, Dynamic: true}
+		info, err := Read(bytes.NewReader(b), opts)
+		again, err2 := Read(bytes.NewReader(b), opts)
+		if !reflect.DeepEqual(info, again) || fmt.Sprint(err) != fmt.Sprint(err2) {
+			t.Fatalf("two reads differ: %+v, %v; then %+v, %v", info, err, again, err2)
+		}
+		id, idErr := ReadBuildID(bytes.NewReader(b))
+		if idErr != nil && !errors.Is(idErr, ErrNotELF) && !errors.Is(idErr, ErrCorrupt) && !errors.Is(idErr, ErrNoBuildID) {
+			t.Fatalf("ReadBuildID: untyped error %v", idErr)
+		}
+		if !bytes.HasPrefix(b, []byte("\x7fELF")) {
+			if !errors.Is(err, ErrNotELF) || !errors.Is(idErr, ErrNotELF) {
+				t.Fatalf("no ELF magic: Read %v, ReadBuildID %v; want ErrNotELF", err, idErr)
+			}
+			return
+		}
+		if err != nil {
+			if !errors.Is(err, ErrNotELF) && !errors.Is(err, ErrCorrupt) {
+				t.Fatalf("Read: untyped error %v", err)
+			}
+			return
+		}
+		if len(info.BuildID)%2 != 0 || len(info.BuildID) > 2*len(b) || strings.Trim(info.BuildID, "0123456789abcdef") != "" {
+			t.Fatalf("build-id %q from %d bytes", info.BuildID, len(b))
+		}
+		if idErr == nil && id != info.BuildID || errors.Is(idErr, ErrNoBuildID) && info.BuildID != "" {
+			t.Fatalf("ReadBuildID %q (%v), Read %q", id, idErr, info.BuildID)
+		}
+		strs := append([]string{info.Interp, info.Soname}, info.Needed...)
+		strs = append(strs, info.RunPath...)
+		if info.DebugLink != nil {
+			strs = append(strs, info.DebugLink.Name)
+		}
+		if info.DebugAltLink != nil {
+			strs = append(strs, info.DebugAltLink.Name)
+		}
+		if info.Producer != nil {
+			strs = append(strs, info.Producer.Raw)
+		}
+		for _, s := range strs {
+			if len(s) > len(b) {
+				t.Fatalf("a %d-byte string from %d bytes of input", len(s), len(b))
+			}
+		}
 	})
 }
 
 // FuzzFirstDIEProducer feeds arbitrary unit and abbreviation bytes to the
-// first-DIE decoder.
+// first-DIE decoder. The producer it returns is empty, the string section's
+// answer, or a string inside the unit (DW_FORM_string); every error is
+// ErrCorrupt (the callbacks never fail); a second call gives the same.
 func FuzzFirstDIEProducer(f *testing.F) {
 	// A DWARF 5 compile unit whose DIE has DW_AT_producer as DW_FORM_string.
 	unit := []byte{0, 0, 0, 0, 5, 0, 1, 8, 0, 0, 0, 0, 1, 'G', 'N', 'U', 0}
 	unit[0] = byte(len(unit) - 4)
 	abbrev := []byte{1, 0x11, 1, 0x25, 0x08, 0, 0, 0}
 	f.Add(unit, abbrev)
+	// The same producer as DW_FORM_strp.
+	strp := []byte{0, 0, 0, 0, 5, 0, 1, 8, 0, 0, 0, 0, 1, 0, 0, 0, 0}
+	strp[0] = byte(len(strp) - 4)
+	f.Add(strp, []byte{1, 0x11, 1, 0x25, 0x0e, 0, 0, 0})
 	f.Fuzz(func(t *testing.T, head, ab []byte) {
-		FirstDIEProducer(head, binary.LittleEndian,
-			func(uint64) ([]byte, error) { return ab, nil },
-			func(string, uint64) (string, error) { return "s", nil })
+		const fromStr = "from the string section"
+		call := func() (string, error) {
+			return FirstDIEProducer(head, binary.LittleEndian,
+				func(uint64) ([]byte, error) { return ab, nil },
+				func(string, uint64) (string, error) { return fromStr, nil })
+		}
+		p, err := call()
+		p2, err2 := call()
+		if p != p2 || fmt.Sprint(err) != fmt.Sprint(err2) {
+			t.Fatalf("two calls differ: %q %v, then %q %v", p, err, p2, err2)
+		}
+		if err != nil {
+			if !errors.Is(err, ErrCorrupt) {
+				t.Fatalf("untyped error %v", err)
+			}
+			if p != "" {
+				t.Fatalf("producer %q with error %v", p, err)
+			}
+			return
+		}
+		if p != "" && p != fromStr && !bytes.Contains(head, []byte(p)) {
+			t.Fatalf("producer %q is neither in the unit nor from the string section", p)
+		}
 	})
 }
