@@ -9,7 +9,6 @@ package target
 // without them they skip, unless CI=true, where they fail.
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"os"
@@ -21,27 +20,15 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/pyattach/pyattach/detect/testenv"
 )
 
-const benchPython = "/usr/bin/python3.11"
+const benchPython = testenv.DebianPath
 
 // benchLibCounts are the sub-benchmarks of BenchmarkResolvePIDManyLibs:
 // how many tiny shared objects the process loads.
 var benchLibCounts = []int{50, 150, 300, 450}
-
-// benchNeed skips (or, under CI=true, fails) when a tool is missing.
-func benchNeed(b *testing.B, tool string) string {
-	b.Helper()
-	p, err := exec.LookPath(tool)
-	if err == nil {
-		return p
-	}
-	if os.Getenv("CI") == "true" {
-		b.Fatalf("%s is required by this benchmark: %v", tool, err)
-	}
-	b.Skipf("%s not available: %v", tool, err)
-	return ""
-}
 
 // benchStartPython starts python3.11 -c prog args..., waits until it
 // prints "ready" and kills it when the benchmark ends.
@@ -49,32 +36,8 @@ func benchStartPython(b *testing.B, prog string, args ...string) int {
 	b.Helper()
 	cmd := exec.Command(benchPython, append([]string{"-c", prog}, args...)...)
 	cmd.Stderr = os.Stderr
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-	})
-	ready := make(chan error, 1)
-	go func() {
-		line, err := bufio.NewReader(out).ReadString('\n')
-		if err == nil && strings.TrimSpace(line) != "ready" {
-			err = fmt.Errorf("unexpected first line %q", line)
-		}
-		ready <- err
-	}()
-	select {
-	case err := <-ready:
-		if err != nil {
-			b.Fatalf("python did not get ready: %v", err)
-		}
-	case <-time.After(60 * time.Second):
-		b.Fatal("python did not print ready within 60s")
+	if line := testenv.Start(b, cmd); strings.TrimSpace(line) != "ready" {
+		b.Fatalf("python printed %q before it was ready", line)
 	}
 	return cmd.Process.Pid
 }
@@ -117,7 +80,7 @@ outer()
 `
 
 func BenchmarkResolvePID(b *testing.B) {
-	benchNeed(b, benchPython)
+	testenv.Need(b, benchPython)
 	benchResolve(b, benchStartPython(b, benchSleeper))
 }
 
@@ -133,8 +96,8 @@ time.sleep(3600)
 `
 
 func BenchmarkResolvePIDManyLibs(b *testing.B) {
-	benchNeed(b, benchPython)
-	gcc := benchNeed(b, "gcc")
+	testenv.Need(b, benchPython)
+	gcc := testenv.Need(b, "gcc")
 	most := 0
 	for _, n := range benchLibCounts {
 		most = max(most, n)
