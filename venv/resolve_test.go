@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -319,21 +318,10 @@ func TestResolveErrors(t *testing.T) {
 func TestResolveProcExe(t *testing.T) {
 	py := testenv.Debian(t).Exe
 	v := testenv.Venv(t, py, filepath.Join(t.TempDir(), "v"), "--copies")
-	cmd := exec.Command(filepath.Join(v, "bin", "python"), "-c", "import sys; sys.stdin.read()")
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		stdin.Close()
-		cmd.Wait()
-	}()
-	exe := fmt.Sprintf("/proc/%d/exe", cmd.Process.Pid)
+	pid := testenv.StartPython(t, filepath.Join(v, "bin", "python"), "")
+	exe := fmt.Sprintf("/proc/%d/exe", pid)
 	if _, err := os.Readlink(exe); err != nil {
-		t.Skipf("cannot read %s: %v", exe, err)
+		testenv.Missing(t, "cannot read %s: %v", exe, err)
 	}
 	res := checkResolve(t, exe, isolated(t), py, viaCfg)
 	if res.Env == nil || res.Env.Path != v || res.Env.Kind != KindCopies {

@@ -1,7 +1,6 @@
 package proc
 
 import (
-	"bufio"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,29 +20,14 @@ func TestSecurityMapsNewlineLive(t *testing.T) {
 	if err := os.WriteFile(name, make([]byte, 4096), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(python, "-c", `import mmap, sys
+	cmd := exec.Command(python, "-c", `import mmap, sys, time
 f = open(sys.argv[1], "rb")
 m = mmap.mmap(f.fileno(), 0, prot=mmap.PROT_READ)
 print("ready", flush=True)
-sys.stdin.read()
+time.sleep(600)
 `, name)
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		stdin.Close()
-		cmd.Wait()
-	}()
-	if line, err := bufio.NewReader(out).ReadString('\n'); err != nil || line != "ready\n" {
-		t.Fatalf("python: %q %v", line, err)
+	if line := testenv.Start(t, cmd); line != "ready\n" {
+		t.Fatalf("python: %q", line)
 	}
 	f, err := os.Open(filepath.Join("/proc", strconv.Itoa(cmd.Process.Pid), "maps"))
 	if err != nil {

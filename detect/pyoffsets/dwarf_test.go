@@ -29,16 +29,7 @@ int main(void) { return 0; }
 
 func fixtureDWARF(t *testing.T, flag string) map[string]int64 {
 	t.Helper()
-	out := testenv.CC(t, t.TempDir(), "f", fixtureC, flag, "-O0")
-	f, err := elf.Open(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	d, err := f.DWARF()
-	if err != nil {
-		t.Fatal(err)
-	}
+	d := testenv.DWARF(t, testenv.CC(t, t.TempDir(), "f", fixtureC, flag, "-O0"))
 	m, err := FromDWARF(d)
 	if err != nil {
 		t.Fatal(err)

@@ -3,6 +3,8 @@ package testenv
 import (
 	"bufio"
 	"bytes"
+	"debug/dwarf"
+	"debug/elf"
 	"fmt"
 	"io"
 	"os"
@@ -260,4 +262,20 @@ func SplitDebug(t testing.TB, prog, debug string) {
 	t.Helper()
 	Run(t, "", "objcopy", "--only-keep-debug", prog, debug)
 	Run(t, "", "objcopy", "--strip-debug", prog)
+}
+
+// DWARF opens the ELF file at path and returns its DWARF data, failing
+// the test when it has none.
+func DWARF(t testing.TB, path string) *dwarf.Data {
+	t.Helper()
+	f, err := elf.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	d, err := f.DWARF()
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return d
 }
