@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -54,46 +53,24 @@ func TestCacheReadOnlyAsNobody(t *testing.T) {
 	if os.Getuid() != 0 {
 		t.Skip("needs root, to run the fetch as nobody; TestCacheNotWritable covers the error without")
 	}
-	setpriv := testenv.Need(t, "setpriv")
 	id := fakeID(30)
 	s := newServer(t, files(map[string][]byte{id: makeELF(t, id, 0)}))
 
 	// A directory nobody can enter, holding the test binary and the cache.
-	dir, err := os.MkdirTemp("", "debuginfodtest")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	bin := filepath.Join(dir, "debuginfod.test")
-	testenv.CopyFile(t, self, bin, 0o755)
+	dir, asNobody := testenv.Nobody(t)
 	cache := filepath.Join(dir, "cache")
 	for _, d := range []string{cache, filepath.Join(cache, fakeID(31))} {
 		if err := os.Mkdir(d, 0o555); err != nil {
 			t.Fatal(err)
 		}
 	}
-	os.Chmod(dir, 0o755)
 
 	for _, tc := range []struct{ name, id string }{
 		{"no entry dir", id},
 		{"read-only entry dir", fakeID(31)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			cmd := exec.Command(setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", bin, "-test.run=^$")
-			cmd.Dir = dir
-			cmd.Env = append(os.Environ(), helperEnv+"=fetch", helperURLEnv+"="+s.URL, helperCacheEnv+"="+cache, helperIDEnv+"="+tc.id)
-			out, err := cmd.Output()
-			if err != nil {
-				var ee *exec.ExitError
-				if errors.As(err, &ee) {
-					t.Fatalf("helper as nobody: %v: %s", err, ee.Stderr)
-				}
-				t.Fatalf("helper as nobody: %v", err)
-			}
+			out := asNobody(helperEnv+"=fetch", helperURLEnv+"="+s.URL, helperCacheEnv+"="+cache, helperIDEnv+"="+tc.id)
 			var r helperResult
 			if err := json.Unmarshal(out, &r); err != nil {
 				t.Fatalf("helper output %q: %v", out, err)

@@ -349,71 +349,20 @@ func TestLivePermission(t *testing.T) {
 	if os.Getuid() != 0 {
 		t.Skip("needs root, to read a process as nobody")
 	}
-	setpriv := testenv.Need(t, "setpriv")
-	sleep := testenv.Need(t, "sleep")
-	sleep, err := filepath.EvalSymlinks(sleep)
+	sleep, err := filepath.EvalSymlinks(testenv.Need(t, "sleep"))
 	if err != nil {
 		t.Fatal(err)
 	}
-
-	// The test binary, where nobody can run it.
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir, err := os.MkdirTemp("", "proctest")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	if err := os.Chmod(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	data, err := os.ReadFile(self)
-	if err != nil {
-		t.Fatal(err)
-	}
-	bin := filepath.Join(dir, "proc.test")
-	if err := os.WriteFile(bin, data, 0o755); err != nil {
-		t.Fatal(err)
-	}
-
+	_, asNobody := testenv.Nobody(t)
 	cmd := start(t, sleep, "30")
 	pid := cmd.Process.Pid
 	waitExec(t, New("/proc"), pid, sleep)
-
-	run := func() ([]byte, error) {
-		c := exec.Command(setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", bin, "-test.run=^$")
-		c.Dir = dir
-		c.Env = append(os.Environ(), helperEnv+"=read-process", helperPIDEnv+"="+strconv.Itoa(pid))
-		return c.Output()
-	}
-	var out []byte
-	for range 20 {
-		// Retry while the copy is still open for writing in a child
-		// forked by another test.
-		if out, err = run(); err == nil || !isTextBusy(err) {
-			break
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	if err != nil {
-		var ee *exec.ExitError
-		if errors.As(err, &ee) {
-			t.Fatalf("helper as nobody: %v: %s", err, ee.Stderr)
-		}
-		t.Fatalf("helper as nobody: %v", err)
-	}
+	out := asNobody(helperEnv+"=read-process", helperPIDEnv+"="+strconv.Itoa(pid))
 	var r helperResult
 	if err := json.Unmarshal(out, &r); err != nil {
 		t.Fatalf("helper output %q: %v", out, err)
 	}
 	checkHelper(t, r, pid)
-}
-
-func isTextBusy(err error) bool {
-	var ee *exec.ExitError
-	return errors.As(err, &ee) && strings.Contains(string(ee.Stderr), "busy")
 }
 
 func checkHelper(t *testing.T, r helperResult, pid int) {

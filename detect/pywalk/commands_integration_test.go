@@ -9,6 +9,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/pyattach/pyattach/detect/testenv"
 )
 
 // localsPy holds still in leaf, called by caller, called by the module,
@@ -242,8 +244,8 @@ func localsBlock(out string) []string {
 // py-locals answers with CPython's output; where it cannot read the
 // frame (stripped), the walker answers.
 func TestFrameCommandsEveryInterpreter(t *testing.T) {
-	need(t, "gdb")
-	need(t, "lldb")
+	testenv.Need(t, "gdb")
+	testenv.Need(t, "lldb")
 	dir := walkerDir(t)
 	for _, in := range interpreters(t) {
 		in := in
@@ -255,13 +257,13 @@ func TestFrameCommandsEveryInterpreter(t *testing.T) {
 			}
 			t.Run(name, func(t *testing.T) {
 				if stripped {
-					exe, env = strippedCopy(t, in)
+					exe, env = testenv.Stripped(t, in.exe)
 				}
 				cmd := startSource(t, exe, env, localsPy)
 				pid := strconv.Itoa(cmd.Process.Pid)
 				out := run(t, nil, "gdb", gdbArgs(dir, in, append([]string{"-p", pid}, gdbCommands()...)...)...)
 				checkCommands(t, "gdb", in, out)
-				out = run(t, lldbEnv(), "lldb", lldbCommandArgs(dir, in, "-p", pid)...)
+				out = run(t, testenv.LLDBEnv(), "lldb", lldbCommandArgs(dir, in, "-p", pid)...)
 				checkCommands(t, "lldb", in, out)
 				if in.oracle != "" {
 					checkOracle(t, dir, in, pid, stripped)
@@ -277,7 +279,7 @@ func TestFrameCommandsEveryInterpreter(t *testing.T) {
 				// PYTHONHOME would break their own Python.
 				out = run(t, nil, "gdb", gdbArgs(dir, in, append([]string{exe, core}, gdbCommands()...)...)...)
 				checkCommands(t, "gdb core", in, out)
-				out = run(t, lldbEnv(), "lldb", lldbCommandArgs(dir, in, "-c", core, exe)...)
+				out = run(t, testenv.LLDBEnv(), "lldb", lldbCommandArgs(dir, in, "-c", core, exe)...)
 				checkCommands(t, "lldb core", in, out)
 			})
 		}

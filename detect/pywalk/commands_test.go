@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/pyattach/pyattach/detect/testenv"
 )
 
 // helpersPy checks the walker's pure helpers with the machine's python3:
@@ -62,7 +64,7 @@ print("ok")
 
 // TestFrameCommandHelpers runs helpersPy against the embedded walker.
 func TestFrameCommandHelpers(t *testing.T) {
-	py := need(t, "python3")
+	py := testenv.Need(t, "python3")
 	dir := walkerDir(t)
 	script := filepath.Join(t.TempDir(), "helpers.py")
 	if err := os.WriteFile(script, []byte(helpersPy), 0o644); err != nil {

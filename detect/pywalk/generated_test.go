@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/pyattach/pyattach/detect/testenv"
 	"github.com/pyattach/pyattach/gdbgen"
 	"github.com/pyattach/pyattach/gdbgen/plan"
 	"github.com/pyattach/pyattach/lldbgen"
@@ -16,8 +17,8 @@ import (
 // with names each debugger would otherwise mangle or evaluate, and py-bt
 // then prints the process's frames.
 func TestGeneratedScriptsLoadWalker(t *testing.T) {
-	need(t, "gdb")
-	need(t, "lldb")
+	testenv.Need(t, "gdb")
+	testenv.Need(t, "lldb")
 	ins := interpreters(t)
 	in := ins[len(ins)-1]
 	cmd := start(t, in.exe, nil)
@@ -52,7 +53,7 @@ func TestGeneratedScriptsLoadWalker(t *testing.T) {
 			}
 			before := filepath.Join(base, "before.lldb")
 			os.WriteFile(before, []byte(ls.Before), 0o644)
-			out = run(t, lldbEnv(), "lldb", "-b", "-S", before, "-p", strconv.Itoa(pid), "-o", "py-bt all")
+			out = run(t, testenv.LLDBEnv(), "lldb", "-b", "-S", before, "-p", strconv.Itoa(pid), "-o", "py-bt all")
 			checkApp(t, "lldb", stacks(out, lldbThreadRe))
 			if t.Failed() {
 				t.Logf("before:\n%s\nlldb:\n%s", ls.Before, out)

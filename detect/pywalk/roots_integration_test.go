@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/pyattach/pyattach/detect/pyoffsets"
+	"github.com/pyattach/pyattach/detect/testenv"
 )
 
 // Debian's own builds of 3.13, 3.14 and 3.15, installed with their -dbg
@@ -25,69 +26,8 @@ import (
 // each run in its own mount and PID namespace: the container case, and
 // versions that no offset table needs to know.
 
-// rootInterp is one Python version in one root.
-type rootInterp struct {
-	minor string // "3.13", "3.13t"
-	suite string // "trixie"
-	root  string // the root's directory on this machine
-}
-
-// exe is the interpreter's path in the root: Debian's packages in
-// /usr/bin, the free-threaded build make-roots.sh makes in /usr/local/bin.
-func (r rootInterp) exe() string {
-	if strings.HasSuffix(r.minor, "t") {
-		return "/usr/local/bin/python" + r.minor
-	}
-	return "/usr/bin/python" + r.minor
-}
-
-// rootInterps reads the versions file make-roots.sh writes: one line per
-// Python version, "VERSION SUITE", or "VERSION - REASON" when the mirror
-// does not serve it (that version is skipped, in CI too: the script said
-// why). A root that should exist and does not fails in CI.
-func rootInterps(t *testing.T) []rootInterp {
-	t.Helper()
-	dir := pyoffsets.RootsDir()
-	b, err := os.ReadFile(filepath.Join(dir, "versions"))
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("no Debian roots in %s (%v); scripts/test.sh makes them: sudo scripts/make-roots.sh", dir, err)
-		}
-		t.Skipf("no Debian roots in %s; make them with: sudo scripts/make-roots.sh", dir)
-	}
-	var out []rootInterp
-	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
-		f := strings.Fields(line)
-		if len(f) < 2 {
-			continue
-		}
-		if f[1] == "-" {
-			t.Logf("Python %s is not tested: %s", f[0], strings.Join(f[2:], " "))
-			continue
-		}
-		ri := rootInterp{minor: f[0], suite: f[1], root: filepath.Join(dir, f[1])}
-		if _, err := os.Stat(filepath.Join(ri.root, "pyattach-stamp")); err != nil {
-			if os.Getenv("CI") == "true" {
-				t.Errorf("root %s for Python %s is incomplete: %v", ri.root, ri.minor, err)
-			} else {
-				t.Logf("root %s for Python %s is incomplete; run sudo scripts/make-roots.sh", ri.root, ri.minor)
-			}
-			continue
-		}
-		out = append(out, ri)
-	}
-	return out
-}
-
-func needRoot(t *testing.T) {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("running a root's Python in its own namespaces needs root")
-		}
-		t.Skip("needs root (unshare, chroot)")
-	}
-}
+// rootInterp is one Python version in one root (testenv.Roots).
+type rootInterp = testenv.Root
 
 // inRoot is app.py running in a root: pid is the interpreter's pid as
 // this machine sees it; a core the kernel dumps lands in dir.
@@ -104,12 +44,12 @@ type inRoot struct {
 // the namespace's init, so that it gets signals as any process does.
 func startInRoot(t *testing.T, ri rootInterp) inRoot {
 	t.Helper()
-	unshare := need(t, "unshare")
+	unshare := testenv.Need(t, "unshare")
 	d := t.TempDir()
 	os.WriteFile(filepath.Join(d, "app.py"), []byte(appPy), 0o644)
-	cmd := exec.Command(unshare, "--pid", "--mount", "--fork", "--kill-child", "--mount-proc="+filepath.Join(ri.root, "proc"),
+	cmd := exec.Command(unshare, "--pid", "--mount", "--fork", "--kill-child", "--mount-proc="+filepath.Join(ri.Dir, "proc"),
 		"sh", "-c", `mount --bind "$2" "$1/mnt" && ulimit -c unlimited && exec chroot "$1" /bin/sh -c 'cd /mnt && "$0" /mnt/app.py; :' "$3"`,
-		"sh", ri.root, d, ri.exe())
+		"sh", ri.Dir, d, ri.Exe())
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -132,15 +72,15 @@ func startInRoot(t *testing.T, ri rootInterp) inRoot {
 	select {
 	case ok := <-ready:
 		if !ok {
-			t.Fatalf("%s in %s: app.py did not start", ri.exe(), ri.root)
+			t.Fatalf("%s in %s: app.py did not start", ri.Exe(), ri.Dir)
 		}
 	case <-time.After(60 * time.Second):
-		t.Fatalf("%s in %s: app.py printed no ready line", ri.exe(), ri.root)
+		t.Fatalf("%s in %s: app.py printed no ready line", ri.Exe(), ri.Dir)
 	}
 	time.Sleep(200 * time.Millisecond)
-	pid := descendant(cmd.Process.Pid, "python"+ri.minor)
+	pid := descendant(cmd.Process.Pid, "python"+ri.Minor)
 	if pid == 0 {
-		t.Fatalf("no python%s under unshare's pid %d", ri.minor, cmd.Process.Pid)
+		t.Fatalf("no python%s under unshare's pid %d", ri.Minor, cmd.Process.Pid)
 	}
 	return inRoot{pid: pid, dir: d, done: done}
 }
@@ -179,8 +119,8 @@ func rootGdb(dir, sysroot string, ri rootInterp, tables string, args ...string) 
 		"-iex", "set sysroot " + sysroot,
 		"-iex", "set debug-file-directory " + filepath.Join(sysroot, "usr/lib/debug"),
 		"-ex", fmt.Sprintf("python import sys; sys.path.insert(0, %q)", dir),
-		"-ex", fmt.Sprintf("python import pyattach_gdb; pyattach_gdb.setup(version=%q, tables=%s)", ri.minor, tables),
-		filepath.Join(sysroot, ri.exe()),
+		"-ex", fmt.Sprintf("python import pyattach_gdb; pyattach_gdb.setup(version=%q, tables=%s)", ri.Minor, tables),
+		filepath.Join(sysroot, ri.Exe()),
 	}
 	return append(a, args...)
 }
@@ -194,13 +134,13 @@ func rootGdb(dir, sysroot string, ri rootInterp, tables string, args ...string) 
 // is the oracle where it works; on 3.13 it cannot read the optimised
 // eval loop's frame, which is why the walker exists.
 func TestWalkerDebianRoots(t *testing.T) {
-	needRoot(t)
-	need(t, "gdb")
-	need(t, "lldb")
+	testenv.NeedRoot(t, "running a root's Python in its own namespaces (unshare, chroot)")
+	testenv.Need(t, "gdb")
+	testenv.Need(t, "lldb")
 	dir := walkerDir(t)
-	for _, ri := range rootInterps(t) {
+	for _, ri := range testenv.Roots(t) {
 		ri := ri
-		t.Run(ri.suite+"-python"+ri.minor, func(t *testing.T) {
+		t.Run(ri.Suite+"-python"+ri.Minor, func(t *testing.T) {
 			proc := startInRoot(t, ri)
 			pid := proc.pid
 			proot := fmt.Sprintf("/proc/%d/root", pid)
@@ -224,21 +164,21 @@ func TestWalkerDebianRoots(t *testing.T) {
 				t.Errorf("gdb, no offset table: the layout did not come from _Py_DebugOffsets")
 			}
 
-			lldbOut := run(t, lldbEnv(), "lldb", lldbArgs(dir, interp{version: ri.minor}, "-p", ps)...)
+			lldbOut := run(t, testenv.LLDBEnv(), "lldb", lldbArgs(dir, interp{version: ri.Minor}, "-p", ps)...)
 			sameStacks(t, "lldb", stacks(lldbOut, lldbThreadRe), got)
 
-			oracle := filepath.Join(proot, "usr/share/gdb/auto-load", ri.exe()+"-gdb.py")
+			oracle := filepath.Join(proot, "usr/share/gdb/auto-load", ri.Exe()+"-gdb.py")
 			var cp, both string
 			if _, err := os.Stat(oracle); err != nil {
 				t.Errorf("the root's -dbg package has no %s: %v", oracle, err)
 			} else {
 				cp = run(t, nil, "gdb", "-nx", "-batch", "-iex", "set auto-load off", "-iex", "set sysroot "+proot,
 					"-iex", "set debug-file-directory "+filepath.Join(proot, "usr/lib/debug"),
-					filepath.Join(proot, ri.exe()), "-p", ps, "-ex", "source "+oracle, "-ex", "thread apply all py-bt")
+					filepath.Join(proot, ri.Exe()), "-p", ps, "-ex", "source "+oracle, "-ex", "thread apply all py-bt")
 				theirs := stacks(cp, rootGdbThreadRe)
 				works := strings.Contains(cp, `File "/mnt/app.py"`)
 				switch {
-				case ri.minor == "3.13":
+				case ri.Minor == "3.13":
 					// The issue's motivating case.
 					if works || !strings.Contains(cp, "(unable to read python frame information)") {
 						t.Errorf("CPython's own py-bt on Debian's optimised 3.13 was expected to fail with \"unable to read python frame information\"")
@@ -246,7 +186,7 @@ func TestWalkerDebianRoots(t *testing.T) {
 				case works:
 					sameStacks(t, "gdb vs CPython's py-bt", got, theirs)
 				default:
-					t.Logf("CPython's own py-bt for %s does not read the frames here", ri.minor)
+					t.Logf("CPython's own py-bt for %s does not read the frames here", ri.Minor)
 				}
 				// Both loaded: py-bt is CPython's where it reads every frame,
 				// the walker's otherwise; either way app.py's frames.
@@ -262,7 +202,7 @@ func TestWalkerDebianRoots(t *testing.T) {
 			// worker's frames that live on its C stack with it. Only the main
 			// thread is then complete.
 			core := filepath.Join(t.TempDir(), "core")
-			gc := run(t, nil, "gdb", "-nx", "-batch", "-iex", "set sysroot "+proot, filepath.Join(proot, ri.exe()), "-p", ps, "-ex", "gcore "+core)
+			gc := run(t, nil, "gdb", "-nx", "-batch", "-iex", "set sysroot "+proot, filepath.Join(proot, ri.Exe()), "-p", ps, "-ex", "gcore "+core)
 			if _, err := os.Stat(core); err != nil {
 				t.Fatalf("gcore wrote no core: %v\n%s", err, gc)
 			}
@@ -278,9 +218,9 @@ func TestWalkerDebianRoots(t *testing.T) {
 				}
 				return out
 			}
-			coreOut := run(t, nil, "gdb", rootGdb(dir, ri.root, ri, noTables, core, "-ex", "thread apply all py-bt")...)
+			coreOut := run(t, nil, "gdb", rootGdb(dir, ri.Dir, ri, noTables, core, "-ex", "thread apply all py-bt")...)
 			sameStacks(t, "gdb gcore core", only(stacks(coreOut, rootGdbThreadRe)), want)
-			lldbCore := run(t, lldbEnv(), "lldb", lldbArgs(dir, interp{version: ri.minor}, "-c", core, filepath.Join(ri.root, ri.exe()))...)
+			lldbCore := run(t, testenv.LLDBEnv(), "lldb", lldbArgs(dir, interp{version: ri.Minor}, "-c", core, filepath.Join(ri.Dir, ri.Exe()))...)
 			sameStacks(t, "lldb gcore core", only(stacks(lldbCore, lldbThreadRe)), want)
 
 			// The kernel's core of the same process (SIGABRT), written in its
@@ -299,9 +239,9 @@ func TestWalkerDebianRoots(t *testing.T) {
 				if _, err := os.Stat(kcore); err != nil {
 					t.Fatalf("the kernel wrote no core: %v", err)
 				}
-				kgdb = run(t, nil, "gdb", rootGdb(dir, ri.root, ri, noTables, kcore, "-ex", "thread apply all py-bt")...)
+				kgdb = run(t, nil, "gdb", rootGdb(dir, ri.Dir, ri, noTables, kcore, "-ex", "thread apply all py-bt")...)
 				sameStackSet(t, "gdb kernel core", stacks(kgdb, rootGdbThreadRe), got)
-				klldb = run(t, lldbEnv(), "lldb", lldbArgs(dir, interp{version: ri.minor}, "-c", kcore, filepath.Join(ri.root, ri.exe()))...)
+				klldb = run(t, testenv.LLDBEnv(), "lldb", lldbArgs(dir, interp{version: ri.Minor}, "-c", kcore, filepath.Join(ri.Dir, ri.Exe()))...)
 				sameStackSet(t, "lldb kernel core", stacks(klldb, lldbThreadRe), got)
 			}
 			if t.Failed() {
@@ -393,7 +333,7 @@ func runtimeBytes(path string, n int) ([]byte, error) {
 // walker importable; the snippet prints JSON.
 func walkerPython(t *testing.T, dir, code, stdin string, v any, args ...string) {
 	t.Helper()
-	py := need(t, "python3")
+	py := testenv.Need(t, "python3")
 	cmd := exec.Command(py, append([]string{"-c", "import sys; sys.path.insert(0, sys.argv[1])\n" + code, dir}, args...)...)
 	cmd.Stdin = strings.NewReader(stdin)
 	out, err := cmd.CombinedOutput()
@@ -415,10 +355,7 @@ func walkerPython(t *testing.T, dir, code, stdin string, v any, args ...string) 
 func TestDebugOffsetsMatchDWARF(t *testing.T) {
 	sources := debugOffsetsSources(t)
 	if len(sources) == 0 {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("no build of Python 3.13+ with DWARF here (pyenv's, or the roots of scripts/make-roots.sh)")
-		}
-		t.Skip("no build of Python 3.13+ with DWARF here")
+		testenv.Missing(t, "no build of Python 3.13+ with DWARF here (pyenv's, or the roots of scripts/make-roots.sh)")
 	}
 	dir := walkerDir(t)
 	var members map[string][]string
@@ -428,15 +365,7 @@ print(json.dumps(dict(("%d.%d" % k, v) for k, v in w.DEBUG_OFFSETS_MEMBERS.items
 		s := s
 		t.Run(s.Kind+"-"+s.Version+s.ABIFlags+"-"+filepath.Base(s.Path), func(t *testing.T) {
 			minor := strings.Join(strings.SplitN(s.Version, ".", 3)[:2], ".")
-			f, err := elf.Open(s.Debug)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer f.Close()
-			d, err := f.DWARF()
-			if err != nil {
-				t.Fatal(err)
-			}
+			d := testenv.DWARF(t, s.Debug)
 			dm, err := pyoffsets.DebugOffsets(d)
 			if err != nil {
 				t.Fatal(err)

@@ -1,7 +1,6 @@
 package pywalk
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"os"
@@ -14,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/pyattach/pyattach/detect/testenv"
 )
 
 // The program every interpreter runs: a main thread three calls deep and
@@ -41,18 +42,6 @@ print("ready", flush=True)
 Handler().handle()
 `
 
-func need(t testing.TB, tool string) string {
-	t.Helper()
-	p, err := exec.LookPath(tool)
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%s is required in CI: %v", tool, err)
-		}
-		t.Skipf("needs %s", tool)
-	}
-	return p
-}
-
 // interp is one interpreter found on this machine.
 type interp struct {
 	name    string // "pyenv-3.12.1", "system-python3.11"
@@ -67,47 +56,36 @@ type interp struct {
 // system's /usr/bin/python3.N[d]. Nothing is named in advance.
 func interpreters(t *testing.T) []interp {
 	t.Helper()
-	root := os.Getenv("PYENV_ROOT")
-	if root == "" {
-		home, _ := os.UserHomeDir()
-		root = filepath.Join(home, ".pyenv")
+	root := testenv.PyenvRoot()
+	var cands []testenv.Python
+	for _, p := range testenv.PyenvVersions() {
+		p.Exe = filepath.Join(p.Prefix, "bin", "python3")
+		cands = append(cands, p)
 	}
-	var cands []string
-	vers, _ := filepath.Glob(filepath.Join(root, "versions", "*", "bin", "python3"))
-	cands = append(cands, vers...)
 	sys, _ := filepath.Glob("/usr/bin/python3.*")
 	for _, s := range sys {
 		if fi, err := os.Lstat(s); err == nil && fi.Mode().IsRegular() && regexp.MustCompile(`/python3\.\d+d?$`).MatchString(s) {
-			cands = append(cands, s)
+			if p, err := testenv.Probe(s); err == nil {
+				cands = append(cands, p)
+			}
 		}
 	}
 	var out []interp
-	for _, c := range cands {
-		b, err := exec.Command(c, "-c", "import sys; print('%d.%d.%d' % sys.version_info[:3], getattr(sys, 'abiflags', ''))").Output()
-		if err != nil {
-			continue
-		}
-		f := strings.Fields(string(b))
-		if len(f) == 0 {
-			continue
-		}
-		in := interp{exe: c, version: f[0]}
-		if len(f) > 1 {
-			in.flags = f[1]
-		}
+	for _, p := range cands {
+		c := p.Exe
+		in := interp{exe: c, version: p.Version, flags: p.ABIFlags}
 		var maj, min int
 		fmt.Sscanf(in.version, "%d.%d", &maj, &min)
 		if maj != 3 || min < 7 {
 			continue
 		}
+		if _, err := os.Stat(c); err != nil {
+			continue
+		}
 		real, _ := filepath.EvalSymlinks(c)
 		if strings.HasPrefix(c, root) {
-			prefix := filepath.Dir(filepath.Dir(c))
-			in.name = "pyenv-" + filepath.Base(prefix)
-			libs, _ := filepath.Glob(filepath.Join(prefix, "lib", fmt.Sprintf("libpython%d.%d*.so.1.0", maj, min)))
-			if len(libs) > 0 {
-				in.lib = libs[0]
-			}
+			in.name = "pyenv-" + filepath.Base(p.Prefix)
+			in.lib = p.Libpython()
 			if ext, _ := filepath.Glob(real + "-gdb.py"); len(ext) > 0 {
 				in.oracle = ext[0]
 			}
@@ -120,10 +98,7 @@ func interpreters(t *testing.T) []interp {
 		out = append(out, in)
 	}
 	if len(out) == 0 {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("no CPython 3.7+ interpreter found (pyenv versions, /usr/bin/python3.N)")
-		}
-		t.Skip("no CPython 3.7+ interpreter found")
+		testenv.Missing(t, "no CPython 3.7+ interpreter found (pyenv versions, /usr/bin/python3.N)")
 	}
 	return out
 }
@@ -137,36 +112,6 @@ func walkerDir(t *testing.T) string {
 		}
 	}
 	return d
-}
-
-// strippedCopy copies the interpreter (and its libpython) with every
-// symbol table and debug section removed but the dynamic symbols, as uv's
-// and Docker's builds ship; it returns the copy and the environment that
-// makes it run (LD_LIBRARY_PATH to the stripped libpython, PYTHONHOME to
-// the original prefix for the standard library).
-func strippedCopy(t *testing.T, in interp) (string, []string) {
-	strip := need(t, "strip")
-	d := t.TempDir()
-	exe := filepath.Join(d, "bin", filepath.Base(in.exe))
-	os.MkdirAll(filepath.Dir(exe), 0o755)
-	if out, err := exec.Command(strip, "--strip-all", "-o", exe, in.exe).CombinedOutput(); err != nil {
-		t.Fatalf("strip: %v\n%s", err, out)
-	}
-	env := []string{}
-	if in.lib != "" {
-		lib := filepath.Join(d, "lib", filepath.Base(in.lib))
-		os.MkdirAll(filepath.Dir(lib), 0o755)
-		if out, err := exec.Command(strip, "--strip-all", "-o", lib, in.lib).CombinedOutput(); err != nil {
-			t.Fatalf("strip: %v\n%s", err, out)
-		}
-		env = append(env, "LD_LIBRARY_PATH="+filepath.Dir(lib))
-	}
-	prefix := filepath.Dir(filepath.Dir(in.exe))
-	if out, err := exec.Command(in.exe, "-c", "import sys; print(sys.base_prefix)").Output(); err == nil {
-		prefix = strings.TrimSpace(string(out))
-	}
-	env = append(env, "PYTHONHOME="+prefix)
-	return exe, env
 }
 
 // start runs app.py and waits for its ready line.
@@ -185,30 +130,9 @@ func startSource(t *testing.T, exe string, env []string, src string) *exec.Cmd {
 	cmd := exec.Command(exe, app)
 	cmd.Dir = d
 	cmd.Env = append(os.Environ(), env...)
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
 	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	ready := make(chan bool, 1)
-	go func() {
-		s := bufio.NewScanner(out)
-		ok := s.Scan() && s.Text() == "ready"
-		ready <- ok
-		for s.Scan() {
-		}
-	}()
-	select {
-	case ok := <-ready:
-		if !ok {
-			t.Fatalf("%s app.py did not start", exe)
-		}
-	case <-time.After(60 * time.Second):
-		t.Fatalf("%s app.py printed no ready line", exe)
+	if line := testenv.Start(t, cmd); line != "ready\n" {
+		t.Fatalf("%s app.py did not start: it printed %q", exe, line)
 	}
 	// Let both threads reach their sleep.
 	time.Sleep(200 * time.Millisecond)
@@ -319,21 +243,13 @@ func lldbArgs(dir string, in interp, extra ...string) []string {
 		"-o", "py-bt all")
 }
 
-// lldbEnv gives Debian's lldb 14 its Python package (its own -P is wrong).
-func lldbEnv() []string {
-	if m, _ := filepath.Glob("/usr/lib/llvm-*/lib/python3*/dist-packages/lldb/__init__.py"); len(m) > 0 {
-		return []string{"PYTHONPATH=" + filepath.Dir(filepath.Dir(m[0]))}
-	}
-	return nil
-}
-
 // TestWalkerEveryInterpreter: for every interpreter here, unstripped and
 // stripped, live and from a gcore core, in gdb and in lldb, the walker's
 // py-bt prints app.py's frames and lines; where CPython's own extension
 // works (the unstripped build in gdb) it prints exactly what that prints.
 func TestWalkerEveryInterpreter(t *testing.T) {
-	need(t, "gdb")
-	need(t, "lldb")
+	testenv.Need(t, "gdb")
+	testenv.Need(t, "lldb")
 	dir := walkerDir(t)
 	for _, in := range interpreters(t) {
 		in := in
@@ -347,7 +263,7 @@ func TestWalkerEveryInterpreter(t *testing.T) {
 				cp := run(t, nil, "gdb", "-nx", "-batch", "-iex", "set auto-load off", "-p", pid, "-ex", "source "+in.oracle, "-ex", "thread apply all py-bt")
 				sameStacks(t, "gdb", got, stacks(cp, gdbThreadRe))
 			}
-			lldbOut := run(t, lldbEnv(), "lldb", lldbArgs(dir, in, "-p", pid)...)
+			lldbOut := run(t, testenv.LLDBEnv(), "lldb", lldbArgs(dir, in, "-p", pid)...)
 			sameStacks(t, "lldb", stacks(lldbOut, lldbThreadRe), got)
 
 			// A core of the same process.
@@ -358,7 +274,7 @@ func TestWalkerEveryInterpreter(t *testing.T) {
 			}
 			coreOut := run(t, nil, "gdb", gdbArgs(dir, in, in.exe, core, "-ex", "thread apply all py-bt")...)
 			sameStacks(t, "gdb core", stacks(coreOut, gdbThreadRe), got)
-			lldbCore := run(t, lldbEnv(), "lldb", lldbArgs(dir, in, "-c", core, in.exe)...)
+			lldbCore := run(t, testenv.LLDBEnv(), "lldb", lldbArgs(dir, in, "-c", core, in.exe)...)
 			sameStacks(t, "lldb core", stacks(lldbCore, lldbThreadRe), got)
 			if t.Failed() {
 				t.Logf("gdb:\n%s\nlldb:\n%s\ngdb core:\n%s\nlldb core:\n%s", ours, lldbOut, coreOut, lldbCore)
@@ -366,12 +282,12 @@ func TestWalkerEveryInterpreter(t *testing.T) {
 			cmd.Process.Signal(syscall.SIGKILL)
 		})
 		t.Run(in.name+"-stripped", func(t *testing.T) {
-			exe, env := strippedCopy(t, in)
+			exe, env := testenv.Stripped(t, in.exe)
 			cmd := start(t, exe, env)
 			pid := strconv.Itoa(cmd.Process.Pid)
 			ours := run(t, nil, "gdb", gdbArgs(dir, in, "-p", pid, "-ex", "thread apply all py-bt")...)
 			checkApp(t, "gdb stripped", stacks(ours, gdbThreadRe))
-			lldbOut := run(t, lldbEnv(), "lldb", lldbArgs(dir, in, "-p", pid)...)
+			lldbOut := run(t, testenv.LLDBEnv(), "lldb", lldbArgs(dir, in, "-p", pid)...)
 			checkApp(t, "lldb stripped", stacks(lldbOut, lldbThreadRe))
 			// CPython's own extension loaded too (a fetched libpython.py):
 			// it cannot find a frame without DWARF, so py-bt is the walker's.

@@ -1,11 +1,14 @@
 package testenv
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // InCI reports whether CI=true: there a missing tool, file or privilege
@@ -68,4 +71,58 @@ func NeedRoot(t testing.TB, why string) {
 	if os.Geteuid() != 0 {
 		Missing(t, "needs root: %s", why)
 	}
+}
+
+// Nobody prepares a run of this test binary as user and group nobody
+// (65534), through setpriv: dir is a new directory anyone can enter,
+// holding a copy of the binary (the original may sit where nobody cannot
+// read it), removed when the test ends. run starts the copy with
+// -test.run=^$ in dir, with env added (a TestMain reads it to act as a
+// helper), and returns what it printed on stdout; a failure fails the
+// test. Only root can do this: NeedRoot decides elsewhere.
+func Nobody(t testing.TB) (dir string, run func(env ...string) []byte) {
+	t.Helper()
+	NeedRoot(t, "to run a helper as nobody")
+	setpriv := Need(t, "setpriv")
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir, err = os.MkdirTemp("", "testenv-nobody")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, filepath.Base(self))
+	CopyFile(t, self, bin, 0o755)
+	run = func(env ...string) []byte {
+		t.Helper()
+		var out []byte
+		var err error
+		for range 20 {
+			c := exec.Command(setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", bin, "-test.run=^$")
+			c.Dir = dir
+			c.Env = append(os.Environ(), env...)
+			// Retry while the copy is still open for writing in a child
+			// forked by another test.
+			out, err = c.Output()
+			var ee *exec.ExitError
+			if err == nil || !errors.As(err, &ee) || !strings.Contains(string(ee.Stderr), "busy") {
+				break
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		if err != nil {
+			var ee *exec.ExitError
+			if errors.As(err, &ee) {
+				t.Fatalf("helper as nobody: %v: %s", err, ee.Stderr)
+			}
+			t.Fatalf("helper as nobody: %v", err)
+		}
+		return out
+	}
+	return dir, run
 }
