@@ -382,10 +382,7 @@ func spoilSection(t *testing.T, path, name string) {
 // TestDumpNotPython: a real process that is not Python gives one error
 // line and a hint, exit 1, and no gdb is needed for it.
 func TestDumpNotPython(t *testing.T) {
-	sleep, err := exec.LookPath("sleep")
-	if err != nil {
-		t.Skip("no sleep")
-	}
+	sleep := testenv.Need(t, "sleep")
 	cmd := exec.Command("sh", "-c", "echo ready; exec "+sleep+" 600")
 	testenv.Start(t, cmd)
 	code, stdout, stderr := runPyattach(t, pyattachBin(t), scriptEnv(t.TempDir()), "dump", strconv.Itoa(cmd.Process.Pid))
@@ -407,12 +404,8 @@ func derefNative(n *[]nativeFrame) []nativeFrame {
 // TestDumpOldPython: Python 3.6 and older (no _PyRuntime) give one error
 // line and a hint naming pyattach gdb, exit 1.
 func TestDumpOldPython(t *testing.T) {
-	home, _ := os.UserHomeDir()
-	olds, _ := filepath.Glob(filepath.Join(home, ".pyenv", "versions", "3.6.*", "bin", "python3.6"))
-	if len(olds) == 0 {
-		t.Skip("no Python 3.6 here")
-	}
-	cmd := exec.Command(olds[0], "-c", "import sys, time; print('ready'); sys.stdout.flush(); time.sleep(600)")
+	old := testenv.Pyenv(t, "3.6")
+	cmd := exec.Command(old.Exe, "-c", "import sys, time; print('ready'); sys.stdout.flush(); time.sleep(600)")
 	testenv.Start(t, cmd)
 	pid := strconv.Itoa(cmd.Process.Pid)
 	code, stdout, stderr := runPyattach(t, pyattachBin(t), scriptEnv(t.TempDir()), "dump", pid)
