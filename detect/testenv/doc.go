@@ -13,11 +13,16 @@
 //     $PYENV_ROOT or ~/.pyenv/versions (Pyenv, PyenvAll), and the
 //     separate debug files of python3.11-dbg (DebianDebugFile);
 //   - the environment lldb 14's Python needs on Debian (LLDBEnv);
-//   - fixtures: C programs compiled with gcc (CC), a stripped copy of an
+//   - fixtures: C programs compiled with gcc (CC) and split from their
+//     debug files (SplitDebug), readelf's build-id as an oracle
+//     (ReadelfBuildID), a file's DWARF (DWARF), a stripped copy of an
 //     interpreter (Stripped), a Python process that waits, killed when
-//     the test ends (StartPython, Start), a venv (Venv), and the cached
-//     Debian roots scripts/make-roots.sh makes (Roots).
+//     the test ends (StartPython, Start, StartReady for testscript), a
+//     venv (Venv), a copy (CopyFile), the test binary run as nobody
+//     (Nobody), and the cached Debian roots scripts/make-roots.sh makes
+//     (Roots).
 //
-// It imports only the standard library, so that the tests of any package
-// (detect's included) can use it without an import cycle.
+// It imports the standard library and detect/pyversion (the one version
+// parser) only, so that the tests of any other package can use it
+// without an import cycle.
 package testenv

@@ -6,9 +6,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/pyattach/pyattach/detect/pyversion"
 )
 
 // Debian's interpreters: the distribution's python3.11 and its debug
@@ -27,13 +28,7 @@ type Python struct {
 }
 
 // Minor is "3.11" of Version "3.11.2".
-func (p Python) Minor() string {
-	f := strings.SplitN(p.Version, ".", 3)
-	if len(f) < 2 {
-		return p.Version
-	}
-	return f[0] + "." + f[1]
-}
+func (p Python) Minor() string { return pyversion.MajorMinorOf(p.Version) }
 
 const probeCode = `import sys; print("%d.%d.%d" % sys.version_info[:3]); print(getattr(sys, "abiflags", "")); print(getattr(sys, "base_prefix", sys.prefix))`
 
@@ -171,17 +166,15 @@ func fileExists(p string) bool {
 	return err == nil
 }
 
-// versionLess compares dotted numeric versions ("3.9.18" < "3.10.1").
+// versionLess orders versions as detect/pyversion does ("3.9.18" <
+// "3.10.1"); one that does not parse sorts first.
 func versionLess(a, b string) bool {
-	as, bs := strings.Split(a, "."), strings.Split(b, ".")
-	for i := 0; i < len(as) && i < len(bs); i++ {
-		x, _ := strconv.Atoi(as[i])
-		y, _ := strconv.Atoi(bs[i])
-		if x != y {
-			return x < y
-		}
+	va, errA := pyversion.Parse(a)
+	vb, errB := pyversion.Parse(b)
+	if errA != nil || errB != nil {
+		return errA != nil && errB == nil
 	}
-	return len(as) < len(bs)
+	return va.Compare(vb) < 0
 }
 
 // LLDBEnv is the environment lldb needs to import its Python package
