@@ -18,10 +18,10 @@ import (
 // The helpers below are the names the tests of this package used before
 // detect/testenv; they only forward to it.
 
-// need is testenv.Need.
+// need is testenv.NeedFile: path must exist (a program or any file).
 func need(t testing.TB, path string) string {
 	t.Helper()
-	return testenv.Need(t, path)
+	return testenv.NeedFile(t, path, "")
 }
 
 // appPy is testenv.WaitingApp: inner (line 5), middle (7), outer (9).
