@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/pyattach/pyattach/gdbgen/plan"
+	"github.com/pyattach/pyattach/gdbgen/pyquote"
 )
 
 // Script holds lldb command files for one Plan.
@@ -182,7 +183,7 @@ func build(p plan.Plan) (commands, error) {
 		}
 		comment(&b, "pyattach's Python stack walker: py-bt and py-bt all, from memory alone (it answers py-bt, also over cpython_lldb's)")
 		b.WriteString("command script import -- " + q + "\n")
-		b.WriteString("script pyattach_lldb.setup(version=" + pyLiteral(w.Version) + ", flags=" + pyLiteral(w.ABIFlags) + ", root=" + pyLiteral(w.Root) + ")\n")
+		b.WriteString("script pyattach_lldb.setup(version=" + pyquote.String(w.Version) + ", flags=" + pyquote.String(w.ABIFlags) + ", root=" + pyquote.String(w.Root) + ")\n")
 	}
 	if len(p.SourceMap) > 0 {
 		args := make([]string, 0, 2*len(p.SourceMap))
@@ -354,32 +355,4 @@ func SourceCommand(name string) (string, error) {
 		return "", err
 	}
 	return "command source " + q, nil
-}
-
-// pyLiteral is s as a Python string literal of printable ASCII for an
-// lldb "script" line: lldb evaluates backticks in every command line,
-// "script" too, so a backtick is written as \x60, like every byte that
-// is not printable ASCII.
-func pyLiteral(s string) string {
-	var b strings.Builder
-	b.WriteByte('"')
-	for _, r := range s {
-		switch {
-		case r == '"' || r == '\\':
-			b.WriteByte('\\')
-			b.WriteRune(r)
-		case r == '`':
-			b.WriteString(`\x60`)
-		case r >= 0x20 && r < 0x7f:
-			b.WriteRune(r)
-		case r <= 0xff:
-			fmt.Fprintf(&b, "\\x%02x", r)
-		case r <= 0xffff:
-			fmt.Fprintf(&b, "\\u%04x", r)
-		default:
-			fmt.Fprintf(&b, "\\U%08x", r)
-		}
-	}
-	b.WriteByte('"')
-	return b.String()
 }

@@ -35,8 +35,9 @@ type layer struct {
 
 var layers = []layer{
 	{prefix: "gdbgen/plan"},
-	{prefix: "gdbgen", own: []string{"gdbgen/plan"}, forbidStd: []string{"os", "os/exec", "net/http"}},
-	{prefix: "lldbgen", own: []string{"gdbgen/plan"}, forbidStd: []string{"os", "os/exec", "net/http"}},
+	{prefix: "gdbgen/pyquote"},
+	{prefix: "gdbgen", own: []string{"gdbgen/plan", "gdbgen/pyquote"}, forbidStd: []string{"os", "os/exec", "net/http"}},
+	{prefix: "lldbgen", own: []string{"gdbgen/plan", "gdbgen/pyquote"}, forbidStd: []string{"os", "os/exec", "net/http"}},
 	{prefix: "detect", own: []string{"detect/"}, external: []string{
 		"github.com/Masterminds/semver/v3",
 		"github.com/schollz/progressbar/v3",
@@ -199,6 +200,7 @@ func TestImportRulesCatch(t *testing.T) {
 		{"gdbgen", modulePath + "/detect/elfinfo"},
 		{"lldbgen", modulePath + "/gdbgen"},
 		{"gdbgen/plan", modulePath + "/gdbgen"},
+		{"gdbgen/pyquote", modulePath + "/gdbgen/plan"},
 		{"detect/elfinfo", "github.com/alecthomas/kong"},
 		{"cmd/internal/target", modulePath + "/cmd/pyattach"},
 		{"venv/symbols", modulePath + "/detect/testenv"},
