@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/pyattach/pyattach/cmd/internal/debuginfo"
 	"io"
 	"os"
 	"path/filepath"
@@ -42,48 +43,13 @@ Examples:
   pyattach --debug-dir ~/debug debuginfo --json /usr/bin/python3.11`
 }
 
-// DebugInfo is what `debuginfo --json` prints.
-type DebugInfo struct {
-	Target      string          `json:"target"`
-	PID         int             `json:"pid,omitempty"`
-	Interpreter string          `json:"interpreter"`
-	Python      *target.Python  `json:"python"`
-	Container   bool            `json:"container"`
-	DebugDirs   []string        `json:"debug_dirs"`
-	Debuginfod  DebuginfodState `json:"debuginfod"`
-	Modules     []ModuleDebug   `json:"modules"`
-	Extensions  Extensions      `json:"extensions"`
-	Warnings    []string        `json:"warnings,omitempty"`
-}
-
-// DebuginfodState says whether servers were asked.
-type DebuginfodState struct {
-	URLs    []string `json:"urls"`
-	Cache   string   `json:"cache"`
-	Offline bool     `json:"offline"`
-}
-
-// ModuleDebug is one module and where its debug information is.
-type ModuleDebug struct {
-	Path         string             `json:"path"`
-	BuildID      string             `json:"build_id"`
-	DebugLink    *elfinfo.DebugLink `json:"debuglink"`
-	DebugAltLink *elfinfo.AltLink   `json:"debugaltlink"`
-	Debug        debugfile.Found    `json:"debug"`
-	Error        string             `json:"error,omitempty"`
-}
-
-// Extensions are the CPython debugger extensions for the interpreter.
-type Extensions struct {
-	GDB             string   `json:"gdb"`
-	GDBVersion      string   `json:"gdb_version"`
-	GDBVersionMatch bool     `json:"gdb_version_match"`
-	GDBSource       string   `json:"gdb_source,omitempty"`
-	GDBWarnings     []string `json:"gdb_warnings,omitempty"`
-	GDBTried        []string `json:"gdb_tried,omitempty"`
-	LLDB            string   `json:"lldb"`
-	LLDBTried       []string `json:"lldb_tried,omitempty"`
-}
+// The findings' types live in cmd/internal/debuginfo, shared with doctor.
+type (
+	DebugInfo       = debuginfo.Info
+	DebuginfodState = debuginfo.DebuginfodState
+	ModuleDebug     = debuginfo.Module
+	Extensions      = debuginfo.Extensions
+)
 
 // storeDir is pyattach's private debug directory (symbols install).
 func storeDir() string { return filepath.Join(xdg.DataHome, "pyattach", "debug") }
