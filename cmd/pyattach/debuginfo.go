@@ -44,16 +44,20 @@ Examples:
 
 // DebugInfo is what `debuginfo --json` prints.
 type DebugInfo struct {
-	Target      string          `json:"target"`
-	PID         int             `json:"pid,omitempty"`
-	Interpreter string          `json:"interpreter"`
-	Python      *target.Python  `json:"python"`
-	Container   bool            `json:"container"`
-	DebugDirs   []string        `json:"debug_dirs"`
-	Debuginfod  DebuginfodState `json:"debuginfod"`
-	Modules     []ModuleDebug   `json:"modules"`
-	Extensions  Extensions      `json:"extensions"`
-	Warnings    []string        `json:"warnings,omitempty"`
+	Target      string         `json:"target"`
+	PID         int            `json:"pid,omitempty"`
+	Interpreter string         `json:"interpreter"`
+	Python      *target.Python `json:"python"`
+	Container   bool           `json:"container"`
+	DebugDirs   []string       `json:"debug_dirs"`
+	// ContainerDebugDirs are the debug directories searched under a
+	// container's root, before DebugDirs: as the process sees them and
+	// where they were read from.
+	ContainerDebugDirs []debugfile.SearchedDir `json:"container_debug_dirs,omitempty"`
+	Debuginfod         DebuginfodState         `json:"debuginfod"`
+	Modules            []ModuleDebug           `json:"modules"`
+	Extensions         Extensions              `json:"extensions"`
+	Warnings           []string                `json:"warnings,omitempty"`
 }
 
 // DebuginfodState says whether servers were asked.
@@ -204,6 +208,9 @@ func debugInfoFor(ctx context.Context, tgt string, res *target.Result, rerr erro
 		DebugDirs:  di.DebugDirs,
 		Debuginfod: fetcher{client},
 		Offline:    di.Debuginfod.Offline || len(client.URLs) == 0,
+	}
+	if res != nil && res.TargetKind == target.KindPID && res.Container {
+		di.ContainerDebugDirs = loc.RootDirs(res.Root)
 	}
 	for _, r := range loc.LocateAll(ctx, mods, 8) {
 		md := ModuleDebug{Path: r.Module.Path, Debug: r.Found}
@@ -367,6 +374,9 @@ func printDebugInfo(w io.Writer, di *DebugInfo) {
 		fmt.Fprintf(w, "lldb extension: %s\n", ex.LLDB)
 	} else {
 		fmt.Fprintln(w, "lldb extension: none (no cpython_lldb module installed; pip install cpython-lldb adds py-bt to lldb)")
+	}
+	for _, d := range di.ContainerDebugDirs {
+		fmt.Fprintf(w, "debug dir:      %s in the container (read from %s)\n", d.Dir, d.ReadFrom)
 	}
 	if len(di.Debuginfod.URLs) == 0 {
 		fmt.Fprintln(w, "debuginfod:     no servers (DEBUGINFOD_URLS is empty); cache "+di.Debuginfod.Cache)

@@ -422,6 +422,9 @@ func missingDebugSummary(m ModuleDebug) string {
 // missingDebugFix names the package or command that brings the debug
 // file of a module.
 func missingDebugFix(m ModuleDebug, res *target.Result) string {
+	if res.Container {
+		return containerDebugFix(m, res)
+	}
 	if strings.Contains(m.Path, "/uv/python/") || strings.Contains(m.Path, "python-build-standalone") {
 		return "python-build-standalone (uv) interpreters ship stripped; use an interpreter with debug symbols (pyenv install, or your distribution's python3.X with python3.X-dbg)"
 	}
@@ -443,6 +446,52 @@ func missingDebugFix(m ModuleDebug, res *target.Result) string {
 		}
 	}
 	return "install its debug file into a debug directory (pyattach --debug-dir DIR), install a split debug package (pyattach symbols install), or set DEBUGINFOD_URLS"
+}
+
+// containerDebugFix is missingDebugFix for a process in a container:
+// the package comes from the container's distribution and dpkg
+// database (read under its root), and is installed there, where the
+// debug file is searched first; this machine's packages are another
+// distribution's files.
+func containerDebugFix(m ModuleDebug, res *target.Result) string {
+	in := func(p string) string { return debugfile.HostPath(res.Root, p) }
+	where := "in the container (podman exec or docker exec CONTAINER ...): "
+	if _, err := os.Stat(in("/etc/debian_version")); err == nil {
+		if pkg := dpkgOwner(in("/var/lib/dpkg/info"), m.Path); pkg != "" {
+			dbg := pkg + "-dbgsym (from the debug archive, https://wiki.debian.org/HowToGetABacktrace)"
+			// CPython's packages: python3.X-minimal, libpython3.X-stdlib
+			// ... all have their debug files in (lib)python3.X-dbg.
+			if py := debianPythonPkg.FindStringSubmatch(pkg); py != nil {
+				dbg = py[1] + "-dbg"
+			}
+			return where + "apt-get install " + dbg
+		}
+	}
+	if _, err := os.Stat(in("/etc/fedora-release")); err == nil && m.BuildID != "" {
+		return where + fmt.Sprintf("dnf install 'debuginfo(build-id)=%s'", m.BuildID)
+	}
+	return where + "install its debug file under /usr/lib/debug there, or here: pyattach --debug-dir DIR, or set DEBUGINFOD_URLS"
+}
+
+var debianPythonPkg = regexp.MustCompile(`^((?:lib)?python3\.\d+t?)(?:-minimal|-stdlib)?$`)
+
+// dpkgOwner returns the package whose file list in dpkg's info
+// directory (a host path) names p, without the architecture, or "".
+func dpkgOwner(info, p string) string {
+	lists, _ := filepath.Glob(filepath.Join(info, "*.list"))
+	for _, l := range lists {
+		b, err := os.ReadFile(l)
+		if err != nil {
+			continue
+		}
+		for line := range strings.Lines(string(b)) {
+			if strings.TrimRight(line, "\n") == p {
+				pkg, _, _ := strings.Cut(strings.TrimSuffix(filepath.Base(l), ".list"), ":")
+				return pkg
+			}
+		}
+	}
+	return ""
 }
 
 // producerChecks reads the compiler line: -g level and optimisation.

@@ -1,0 +1,121 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// doctorJSON runs `pyattach doctor --json ARGS...` in process and
+// returns its checks (doctor exits 1 when a check fails: not an error
+// here).
+func doctorJSON(t *testing.T, env []string, args ...string) []Check {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	code := Main(append([]string{"doctor", "--json"}, args...), nil, &stdout, &stderr, env)
+	var out struct {
+		Checks []Check `json:"checks"`
+	}
+	if err := json.Unmarshal(stdout.Bytes(), &out); err != nil || code > 1 {
+		t.Fatalf("pyattach doctor --json %v: exit %d, %v\n%s\n%s", args, code, err, stdout.String(), stderr.String())
+	}
+	t.Logf("pyattach doctor --json %v:\n%s", args, stdout.String())
+	return out.Checks
+}
+
+// TestDoctorDebuginfoPivotRoot: doctor and debuginfo on Debian's
+// interpreter in a pivot_root container (/proc/PID/root reads as "/")
+// read the container's files. debuginfo --json lists the container's
+// debug directories it searched, as the process sees them and where
+// they were read from, and finds the interpreter's debug file there;
+// doctor's debug check names that file and its sources checks come
+// from that file's DWARF (the container's CPython build tree, a
+// version this machine lacks). With the container's debug files hidden
+// (an overlay whiteout), doctor's fix installs the container's -dbg
+// package inside the container, as its dpkg database names it, never
+// a package of this machine.
+func TestDoctorDebuginfoPivotRoot(t *testing.T) {
+	needTool(t, "unshare")
+	needTool(t, "pivot_root")
+	r := findPivotRoot(t)
+	base := filepath.Base(r.exe) // python3.X
+	pid := startPivoted(t, r.root, t.TempDir(), r.exe)
+	proot := "/proc/" + strconv.Itoa(pid) + "/root"
+
+	var stdout, stderr bytes.Buffer
+	if code := Main([]string{"--offline", "debuginfo", "--json", strconv.Itoa(pid)}, nil, &stdout, &stderr, os.Environ()); code != 0 {
+		t.Fatalf("pyattach debuginfo --json %d: exit %d\n%s", pid, code, stderr.String())
+	}
+	var di DebugInfo
+	if err := json.Unmarshal(stdout.Bytes(), &di); err != nil {
+		t.Fatalf("bad JSON: %v\n%s", err, stdout.String())
+	}
+	if !strings.Contains(stdout.String(), `"container_debug_dirs"`) {
+		t.Errorf("debuginfo --json has no container_debug_dirs field:\n%s", stdout.String())
+	}
+	searched := false
+	for _, d := range di.ContainerDebugDirs {
+		searched = searched || d.Dir == "/usr/lib/debug" && d.ReadFrom == proot+"/usr/lib/debug"
+	}
+	if !searched {
+		t.Errorf("container_debug_dirs = %+v, want /usr/lib/debug read from %s/usr/lib/debug", di.ContainerDebugDirs, proot)
+	}
+	var exeDebug string
+	for _, m := range di.Modules {
+		if m.Path == r.exe {
+			exeDebug = m.Debug.Path
+		}
+	}
+	if !strings.HasPrefix(exeDebug, proot+"/usr/lib/debug/.build-id/") {
+		t.Errorf("debug file of %s: %q, want the container's, under %s/usr/lib/debug/.build-id/", r.exe, exeDebug, proot)
+	}
+
+	checks := doctorJSON(t, os.Environ(), "--offline", strconv.Itoa(pid))
+	byID := func(id string) []Check {
+		var out []Check
+		for _, c := range checks {
+			if c.ID == id {
+				out = append(out, c)
+			}
+		}
+		return out
+	}
+	if d := byID("debug." + base); len(d) != 1 || !strings.Contains(d[0].Summary, exeDebug) {
+		t.Errorf("doctor's debug.%s check %+v does not name the container's debug file %s", base, d, exeDebug)
+	}
+	// Debian's build tree of this version: /build/reproducible-path/python3.X-3.X.Y.
+	tree := false
+	for _, c := range byID("sources") {
+		tree = tree || strings.Contains(c.Summary, "/"+base+"-")
+	}
+	if !tree {
+		t.Errorf("no sources check names the container's CPython build tree (.../%s-VERSION): the DWARF read was not the container's", base)
+	}
+
+	// The same root with its debug files hidden by a whiteout.
+	upper := t.TempDir()
+	wo := filepath.Join(upper, "usr", "lib", "debug", ".build-id")
+	if err := os.MkdirAll(filepath.Dir(wo), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mknod(wo, syscall.S_IFCHR|0o000, 0); err != nil {
+		t.Fatalf("whiteout %s: %v", wo, err)
+	}
+	pid = startPivoted(t, r.root, upper, r.exe)
+	checks = doctorJSON(t, os.Environ(), "--offline", strconv.Itoa(pid))
+	d := byID("debug." + base)
+	if len(d) != 1 || d[0].Status == statusOK {
+		t.Fatalf("doctor's debug.%s check %+v: want the missing debug information reported", base, d)
+	}
+	if want := "in the container"; !strings.HasPrefix(d[0].Fix, want) || !strings.Contains(d[0].Fix, "apt-get install "+base+"-dbg") {
+		t.Errorf("debug.%s fix %q: want %q ... apt-get install %s-dbg", base, d[0].Fix, want, base)
+	}
+	if strings.Contains(d[0].Fix, "sudo ") {
+		t.Errorf("debug.%s fix %q installs on this machine", base, d[0].Fix)
+	}
+}
