@@ -97,16 +97,20 @@ func TestDoctorDebuginfoPivotRoot(t *testing.T) {
 		t.Errorf("no sources check names the container's CPython build tree (.../%s-VERSION): the DWARF read was not the container's", base)
 	}
 
-	// The same root with its debug files hidden by a whiteout.
+	// The same root with its debug files and gdb extensions hidden by
+	// whiteouts.
 	upper := t.TempDir()
-	wo := filepath.Join(upper, "usr", "lib", "debug", ".build-id")
-	if err := os.MkdirAll(filepath.Dir(wo), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := syscall.Mknod(wo, syscall.S_IFCHR|0o000, 0); err != nil {
-		t.Fatalf("whiteout %s: %v", wo, err)
+	for _, hide := range []string{"usr/lib/debug/.build-id", "usr/share/gdb/auto-load"} {
+		wo := filepath.Join(upper, hide)
+		if err := os.MkdirAll(filepath.Dir(wo), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := syscall.Mknod(wo, syscall.S_IFCHR|0o000, 0); err != nil {
+			t.Fatalf("whiteout %s: %v", wo, err)
+		}
 	}
 	pid = startPivoted(t, r.root, upper, r.exe)
+	proot = "/proc/" + strconv.Itoa(pid) + "/root"
 	checks = doctorJSON(t, os.Environ(), "--offline", strconv.Itoa(pid))
 	d := byID("debug." + base)
 	if len(d) != 1 || d[0].Status == statusOK {
@@ -117,5 +121,19 @@ func TestDoctorDebuginfoPivotRoot(t *testing.T) {
 	}
 	if strings.Contains(d[0].Fix, "sudo ") {
 		t.Errorf("debug.%s fix %q installs on this machine", base, d[0].Fix)
+	}
+	e := byID("extension")
+	if len(e) != 1 || e[0].Status == statusOK {
+		t.Fatalf("doctor's extension check %+v: want the missing extension reported", e)
+	}
+	if want := "in the container"; !strings.HasPrefix(e[0].Fix, want) || !strings.Contains(e[0].Fix, "apt-get install "+base+"-dbg") {
+		t.Errorf("extension fix %q: want %q ... apt-get install %s-dbg (the package of the container's interpreter ships it)", e[0].Fix, want, base)
+	}
+	looked := strings.Join(e[0].Details, "\n")
+	if strings.Contains(looked, "the config file's extensions") {
+		t.Errorf("extension details name config file extensions, none is configured:\n%s", looked)
+	}
+	if !strings.Contains(looked, proot+"/usr/share/gdb/auto-load"+r.exe+"-gdb.py") {
+		t.Errorf("extension details do not name the container's auto-load file %s:\n%s", proot+"/usr/share/gdb/auto-load"+r.exe+"-gdb.py", looked)
 	}
 }
