@@ -4,11 +4,14 @@ import (
 	"bytes"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/pyattach/pyattach/detect/srcscan"
 )
 
 // doctorJSON runs `pyattach doctor --json ARGS...` in process and
@@ -135,5 +138,69 @@ func TestDoctorDebuginfoPivotRoot(t *testing.T) {
 	}
 	if !strings.Contains(looked, proot+"/usr/share/gdb/auto-load"+r.exe+"-gdb.py") {
 		t.Errorf("extension details do not name the container's auto-load file %s:\n%s", proot+"/usr/share/gdb/auto-load"+r.exe+"-gdb.py", looked)
+	}
+}
+
+// TestDoctorSourcesInChroot: a chroot container (pyenv's python3.12
+// copied into a root) whose root also holds two of libpython's source
+// files at their recorded paths (the build tree pyenv deleted here).
+// doctor's sources check reads the container's libpython and says the
+// files are in the container, with the --source that hands them to gdb;
+// following it, srcmap maps the group onto the container's tree.
+func TestDoctorSourcesInChroot(t *testing.T) {
+	prefix := containerPrereqs(t)
+	root := filepath.Join(t.TempDir(), "root")
+	buildContainerRoot(t, root, prefix)
+	sr, err := srcscan.ScanFile(filepath.Join(prefix, "lib", "libpython3.12.so.1.0"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(filepath.Join(prefix, "bin", "python3.12"), "-c", "import sysconfig; print(sysconfig.get_config_var('abs_builddir'))").Output()
+	tree := strings.TrimSpace(string(out))
+	if err != nil || !filepath.IsAbs(tree) {
+		t.Fatalf("abs_builddir: %q %v", out, err)
+	}
+	var placed []string
+	for _, f := range sr.Files {
+		if strings.HasPrefix(f, tree+"/Python/") && strings.HasSuffix(f, ".c") && !fileExists(f) && len(placed) < 2 {
+			if err := os.MkdirAll(filepath.Dir(filepath.Join(root, f)), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(root, f), []byte("/* placed by the test */\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			placed = append(placed, f)
+		}
+	}
+	if len(placed) != 2 {
+		t.Fatalf("libpython names no two missing files under %s/Python: %v", tree, placed)
+	}
+	pid := startInContainer(t, root)
+	proot := "/proc/" + strconv.Itoa(pid) + "/root"
+
+	var hint string
+	for _, c := range doctorJSON(t, os.Environ(), "--offline", strconv.Itoa(pid)) {
+		if c.ID == "sources" && strings.Contains(c.Summary, " under "+tree) {
+			hint = c.Fix
+		}
+	}
+	want := "2 of them are in the container: pyattach --source " + proot + tree
+	if !strings.HasPrefix(hint, want) {
+		t.Fatalf("sources fix for %s: %q, want %q", tree, hint, want)
+	}
+	var stdout, stderr bytes.Buffer
+	if code := Main([]string{"--offline", "--source", proot + tree, "srcmap", "--json", strconv.Itoa(pid)}, nil, &stdout, &stderr, os.Environ()); code != 0 {
+		t.Fatalf("srcmap: exit %d\n%s", code, stderr.String())
+	}
+	var m SrcmapResult
+	if err := json.Unmarshal(stdout.Bytes(), &m); err != nil {
+		t.Fatal(err)
+	}
+	ok := false
+	for _, r := range m.Rules {
+		ok = ok || r.To == proot+tree && r.Resolved == 2 && strings.HasPrefix(tree, r.From)
+	}
+	if !ok {
+		t.Errorf("srcmap with the hint's --source: no rule onto %s resolving 2 files:\n%s", proot+tree, stdout.String())
 	}
 }
