@@ -14,23 +14,6 @@ import (
 	"github.com/pyattach/pyattach/detect/srcscan"
 )
 
-// doctorJSON runs `pyattach doctor --json ARGS...` in process and
-// returns its checks (doctor exits 1 when a check fails: not an error
-// here).
-func doctorJSON(t *testing.T, env []string, args ...string) []Check {
-	t.Helper()
-	var stdout, stderr bytes.Buffer
-	code := Main(append([]string{"doctor", "--json"}, args...), nil, &stdout, &stderr, env)
-	var out struct {
-		Checks []Check `json:"checks"`
-	}
-	if err := json.Unmarshal(stdout.Bytes(), &out); err != nil || code > 1 {
-		t.Fatalf("pyattach doctor --json %v: exit %d, %v\n%s\n%s", args, code, err, stdout.String(), stderr.String())
-	}
-	t.Logf("pyattach doctor --json %v:\n%s", args, stdout.String())
-	return out.Checks
-}
-
 // TestDoctorDebuginfoPivotRoot: doctor and debuginfo on Debian's
 // interpreter in a pivot_root container (/proc/PID/root reads as "/")
 // read the container's files. debuginfo --json lists the container's
@@ -78,7 +61,7 @@ func TestDoctorDebuginfoPivotRoot(t *testing.T) {
 		t.Errorf("debug file of %s: %q, want the container's, under %s/usr/lib/debug/.build-id/", r.exe, exeDebug, proot)
 	}
 
-	checks := doctorJSON(t, os.Environ(), "--offline", strconv.Itoa(pid))
+	checks := runDoctor(t, nil, strconv.Itoa(pid)).Checks
 	byID := func(id string) []Check {
 		var out []Check
 		for _, c := range checks {
@@ -114,7 +97,7 @@ func TestDoctorDebuginfoPivotRoot(t *testing.T) {
 	}
 	pid = startPivoted(t, r.root, upper, r.exe)
 	proot = "/proc/" + strconv.Itoa(pid) + "/root"
-	checks = doctorJSON(t, os.Environ(), "--offline", strconv.Itoa(pid))
+	checks = runDoctor(t, nil, strconv.Itoa(pid)).Checks
 	d := byID("debug." + base)
 	if len(d) != 1 || d[0].Status == statusOK {
 		t.Fatalf("doctor's debug.%s check %+v: want the missing debug information reported", base, d)
@@ -179,7 +162,7 @@ func TestDoctorSourcesInChroot(t *testing.T) {
 	proot := "/proc/" + strconv.Itoa(pid) + "/root"
 
 	var hint string
-	for _, c := range doctorJSON(t, os.Environ(), "--offline", strconv.Itoa(pid)) {
+	for _, c := range runDoctor(t, nil, strconv.Itoa(pid)).Checks {
 		if c.ID == "sources" && strings.Contains(c.Summary, " under "+tree) {
 			hint = c.Fix
 		}

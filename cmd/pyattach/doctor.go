@@ -29,7 +29,7 @@ import (
 // DoctorCmd is `pyattach doctor`.
 type DoctorCmd struct {
 	Target string `arg:"" optional:"" help:"A PID, interpreter, venv or script to check (optional: without it, only the debuggers and ptrace are checked)."`
-	JSON   bool   `help:"Print {checks: [{id, status, summary, fix}]}."`
+	JSON   bool   `help:"Print {checks: [{id, status, summary, fix, details}]}."`
 }
 
 // Help is shown by `pyattach doctor --help`.
@@ -430,11 +430,11 @@ func missingDebugSummary(m ModuleDebug) string {
 // missingDebugFix names the package or command that brings the debug
 // file of a module.
 func missingDebugFix(m ModuleDebug, res *target.Result) string {
-	if res.Container {
-		return containerDebugFix(m, res)
-	}
 	if strings.Contains(m.Path, "/uv/python/") || strings.Contains(m.Path, "python-build-standalone") {
 		return "python-build-standalone (uv) interpreters ship stripped; use an interpreter with debug symbols (pyenv install, or your distribution's python3.X with python3.X-dbg)"
+	}
+	if res.Container {
+		return containerDebugFix(m, res)
 	}
 	if base := filepath.Base(res.Interpreter); strings.HasPrefix(res.Interpreter, "/usr/bin/python3.") && (m.Path == res.Interpreter || m.Path == res.Exe || m.Path == res.Libpython) {
 		if _, err := os.Stat("/etc/debian_version"); err == nil {
