@@ -187,3 +187,58 @@ func TestDoctorSourcesInChroot(t *testing.T) {
 		t.Errorf("srcmap with the hint's --source: no rule onto %s resolving 2 files:\n%s", proot+tree, stdout.String())
 	}
 }
+
+// TestDoctorDebuginfoPodman: the same facts with a real engine: podman
+// (runc) runs Debian's interpreter from an image of the root. debuginfo
+// --json lists the container's /usr/lib/debug, read through
+// /proc/PID/root, and finds the interpreter's debug file there; doctor
+// names that file and finds the container's extension.
+func TestDoctorDebuginfoPodman(t *testing.T) {
+	podman := needTool(t, "podman")
+	needTool(t, "runc")
+	r := findPivotRoot(t)
+	image := podmanImage(t, podman, r.root)
+	app := t.TempDir()
+	if err := os.WriteFile(filepath.Join(app, "app.py"), []byte(appPy), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	pid := podmanRun(t, podman, "doctor-json", "-v", app+":/mnt:ro", image, r.exe, "/mnt/app.py")
+	proot := "/proc/" + strconv.Itoa(pid) + "/root"
+
+	var stdout, stderr bytes.Buffer
+	if code := Main([]string{"--offline", "debuginfo", "--json", strconv.Itoa(pid)}, nil, &stdout, &stderr, os.Environ()); code != 0 {
+		t.Fatalf("pyattach debuginfo --json %d: exit %d\n%s", pid, code, stderr.String())
+	}
+	var di DebugInfo
+	if err := json.Unmarshal(stdout.Bytes(), &di); err != nil {
+		t.Fatalf("bad JSON: %v\n%s", err, stdout.String())
+	}
+	searched := false
+	for _, d := range di.ContainerDebugDirs {
+		searched = searched || d.Dir == "/usr/lib/debug" && d.ReadFrom == proot+"/usr/lib/debug"
+	}
+	if !searched {
+		t.Errorf("container_debug_dirs = %+v, want /usr/lib/debug read from %s/usr/lib/debug", di.ContainerDebugDirs, proot)
+	}
+	var exeDebug string
+	for _, m := range di.Modules {
+		if m.Path == r.exe {
+			exeDebug = m.Debug.Path
+		}
+	}
+	if !strings.HasPrefix(exeDebug, proot+"/usr/lib/debug/.build-id/") {
+		t.Errorf("debug file of %s: %q, want the container's, under %s/usr/lib/debug/.build-id/", r.exe, exeDebug, proot)
+	}
+	found := map[string]bool{}
+	for _, c := range runDoctor(t, nil, strconv.Itoa(pid)).Checks {
+		switch {
+		case c.ID == "debug."+filepath.Base(r.exe) && strings.Contains(c.Summary, exeDebug):
+			found["debug"] = true
+		case c.ID == "extension" && c.Status == statusOK && strings.Contains(c.Summary, r.ext):
+			found["extension"] = true
+		}
+	}
+	if !found["debug"] || !found["extension"] {
+		t.Errorf("doctor on the podman process: debug check names %s: %v; extension %s ok: %v", exeDebug, found["debug"], r.ext, found["extension"])
+	}
+}
