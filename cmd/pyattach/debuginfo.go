@@ -171,6 +171,9 @@ func debugInfoFor(ctx context.Context, tgt string, res *target.Result, rerr erro
 		Debuginfod: fetcher{client},
 		Offline:    di.Debuginfod.Offline || len(client.URLs) == 0,
 	}
+	if res != nil && res.TargetKind == target.KindPID && res.Container {
+		di.ContainerDebugDirs = loc.RootDirs(res.Root)
+	}
 	for _, r := range loc.LocateAll(ctx, mods, 8) {
 		md := ModuleDebug{Path: r.Module.Path, Debug: r.Found}
 		if r.Err != nil {
@@ -333,6 +336,9 @@ func printDebugInfo(w io.Writer, di *DebugInfo) {
 		fmt.Fprintf(w, "lldb extension: %s\n", ex.LLDB)
 	} else {
 		fmt.Fprintln(w, "lldb extension: none (no cpython_lldb module installed; pip install cpython-lldb adds py-bt to lldb)")
+	}
+	for _, d := range di.ContainerDebugDirs {
+		fmt.Fprintf(w, "debug dir:      %s in the container (read from %s)\n", d.Dir, d.ReadFrom)
 	}
 	if len(di.Debuginfod.URLs) == 0 {
 		fmt.Fprintln(w, "debuginfod:     no servers (DEBUGINFOD_URLS is empty); cache "+di.Debuginfod.Cache)

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -19,6 +20,7 @@ import (
 
 	"github.com/pyattach/pyattach/cmd/internal/target"
 	"github.com/pyattach/pyattach/detect/debugfile"
+	"github.com/pyattach/pyattach/detect/pyext"
 	"github.com/pyattach/pyattach/detect/pyoffsets"
 	"github.com/pyattach/pyattach/detect/pyversion"
 	"github.com/pyattach/pyattach/gdbgen"
@@ -27,7 +29,7 @@ import (
 // DoctorCmd is `pyattach doctor`.
 type DoctorCmd struct {
 	Target string `arg:"" optional:"" help:"A PID, interpreter, venv or script to check (optional: without it, only the debuggers and ptrace are checked)."`
-	JSON   bool   `help:"Print {checks: [{id, status, summary, fix}]}."`
+	JSON   bool   `help:"Print {checks: [{id, status, summary, fix, details}]}."`
 }
 
 // Help is shown by `pyattach doctor --help`.
@@ -49,6 +51,9 @@ type Check struct {
 	Status  string `json:"status"` // ok, warn, fail, skip
 	Summary string `json:"summary"`
 	Fix     string `json:"fix"`
+	// Details are the facts behind the summary, one a line (for a
+	// missing extension: every place looked at, and what was there).
+	Details []string `json:"details,omitempty"`
 }
 
 // Statuses of a check.
@@ -149,6 +154,9 @@ func printChecks(w io.Writer, checks []Check, color bool) {
 	for _, ch := range checks {
 		label := map[string]string{statusOK: paint("ok  ", "32"), statusWarn: paint("WARN", "33"), statusFail: paint("FAIL", "31"), statusSkip: paint("skip", "2")}[ch.Status]
 		fmt.Fprintf(w, "%s  %-22s %s\n", label, ch.ID, ch.Summary)
+		for _, d := range ch.Details {
+			fmt.Fprintf(w, "      - %s\n", d)
+		}
 		if ch.Fix != "" && ch.Status != statusOK {
 			for i, l := range strings.Split(ch.Fix, "\n") {
 				prefix := "      fix: "
@@ -425,6 +433,9 @@ func missingDebugFix(m ModuleDebug, res *target.Result) string {
 	if strings.Contains(m.Path, "/uv/python/") || strings.Contains(m.Path, "python-build-standalone") {
 		return "python-build-standalone (uv) interpreters ship stripped; use an interpreter with debug symbols (pyenv install, or your distribution's python3.X with python3.X-dbg)"
 	}
+	if res.Container {
+		return containerDebugFix(m, res)
+	}
 	if base := filepath.Base(res.Interpreter); strings.HasPrefix(res.Interpreter, "/usr/bin/python3.") && (m.Path == res.Interpreter || m.Path == res.Exe || m.Path == res.Libpython) {
 		if _, err := os.Stat("/etc/debian_version"); err == nil {
 			return "sudo apt-get install " + strings.TrimSuffix(base, "d") + "-dbg"
@@ -443,6 +454,52 @@ func missingDebugFix(m ModuleDebug, res *target.Result) string {
 		}
 	}
 	return "install its debug file into a debug directory (pyattach --debug-dir DIR), install a split debug package (pyattach symbols install), or set DEBUGINFOD_URLS"
+}
+
+// containerDebugFix is missingDebugFix for a process in a container:
+// the package comes from the container's distribution and dpkg
+// database (read under its root), and is installed there, where the
+// debug file is searched first; this machine's packages are another
+// distribution's files.
+func containerDebugFix(m ModuleDebug, res *target.Result) string {
+	in := func(p string) string { return debugfile.HostPath(res.Root, p) }
+	where := "in the container (podman exec or docker exec CONTAINER ...): "
+	if _, err := os.Stat(in("/etc/debian_version")); err == nil {
+		if pkg := dpkgOwner(in("/var/lib/dpkg/info"), m.Path); pkg != "" {
+			dbg := pkg + "-dbgsym (from the debug archive, https://wiki.debian.org/HowToGetABacktrace)"
+			// CPython's packages: python3.X-minimal, libpython3.X-stdlib
+			// ... all have their debug files in (lib)python3.X-dbg.
+			if py := debianPythonPkg.FindStringSubmatch(pkg); py != nil {
+				dbg = py[1] + "-dbg"
+			}
+			return where + "apt-get install " + dbg
+		}
+	}
+	if _, err := os.Stat(in("/etc/fedora-release")); err == nil && m.BuildID != "" {
+		return where + fmt.Sprintf("dnf install 'debuginfo(build-id)=%s'", m.BuildID)
+	}
+	return where + "install its debug file under /usr/lib/debug there, or here: pyattach --debug-dir DIR, or set DEBUGINFOD_URLS"
+}
+
+var debianPythonPkg = regexp.MustCompile(`^((?:lib)?python3\.\d+t?)(?:-minimal|-stdlib)?$`)
+
+// dpkgOwner returns the package whose file list in dpkg's info
+// directory (a host path) names p, without the architecture, or "".
+func dpkgOwner(info, p string) string {
+	lists, _ := filepath.Glob(filepath.Join(info, "*.list"))
+	for _, l := range lists {
+		b, err := os.ReadFile(l)
+		if err != nil {
+			continue
+		}
+		for line := range strings.Lines(string(b)) {
+			if strings.TrimRight(line, "\n") == p {
+				pkg, _, _ := strings.Cut(strings.TrimSuffix(filepath.Base(l), ".list"), ":")
+				return pkg
+			}
+		}
+	}
+	return ""
 }
 
 // producerChecks reads the compiler line: -g level and optimisation.
@@ -494,8 +551,14 @@ func extensionChecks(ctx context.Context, res *target.Result, di *DebugInfo, app
 		if walkerCovers(res) {
 			st, what = statusWarn, "plain gdb has no py-bt (pyattach's walker gives pyattach gdb and lldb one)"
 		}
-		return append(out, Check{ID: "extension", Status: st, Summary: fmt.Sprintf("no CPython gdb extension (python%s-gdb.py, libpython.py) for Python %s: %s", cmp.Or(pyversion.MajorMinorOf(res.Python.Version), res.Python.Version), res.Python.Version, what),
-			Fix: "pyattach fetch-extension " + shellQuote(res.Target)})
+		looked := extensionPlaces(res, ex.GDBTried)
+		var where []string
+		for _, pl := range looked {
+			where = append(where, pl.name)
+		}
+		return append(out, Check{ID: "extension", Status: st,
+			Summary: fmt.Sprintf("no CPython gdb extension (python%s-gdb.py, libpython.py) for Python %s: %s; looked %s", cmp.Or(pyversion.MajorMinorOf(res.Python.Version), res.Python.Version), res.Python.Version, what, strings.Join(where, ", ")),
+			Fix:     missingExtensionFix(res, looked), Details: placeDetails(looked)})
 	}
 	if !ex.GDBVersionMatch {
 		of := "Python " + ex.GDBVersion
@@ -537,6 +600,161 @@ func extensionChecks(ctx context.Context, res *target.Result, di *DebugInfo, app
 		}
 	}
 	return out
+}
+
+// extPlace is one kind of place the gdb extension was looked for,
+// with the paths looked at there (as FindGDB tried them: host paths,
+// under the root for a container).
+type extPlace struct {
+	kind  string // beside, distribution, build-tree, config, cache
+	name  string
+	paths []string
+	// buildDir is the build tree that the installed sysconfig data
+	// names (abs_builddir), for the build-tree place.
+	buildDir string
+}
+
+// extensionPlaces sorts what the gdb extension search tried into the
+// places it stands for, in search order: beside the binary, the
+// distribution's debug package (gdb's auto-load and debug
+// directories), the build tree `make install` leaves (named by the
+// installed sysconfig data's abs_builddir), the config file's
+// extensions, and pyattach's cache. Every place is listed, including
+// one with nothing to look at (no sysconfig data naming a build tree).
+func extensionPlaces(res *target.Result, tried []string) []extPlace {
+	root := ""
+	if res.Container {
+		root = res.Root
+	}
+	in := func(p string) string {
+		if root == "" {
+			return p
+		}
+		return filepath.Join(root, p)
+	}
+	var binDirs []string
+	for _, p := range []string{res.Interpreter, res.Libpython} {
+		if p == "" {
+			continue
+		}
+		// A container's interpreter is looked for under its root, then
+		// at the same path here.
+		binDirs = append(binDirs, in(filepath.Dir(p)), filepath.Dir(p))
+		if r, err := filepath.EvalSymlinks(debugfile.HostPath(root, p)); err == nil {
+			binDirs = append(binDirs, filepath.Dir(r))
+		}
+	}
+	var sys []string
+	for _, d := range append(append([]string{}, pyext.DefaultDataDirs...), pyext.DefaultDebugDirs...) {
+		sys = append(sys, in(d), d)
+	}
+	cache := filepath.Join(cacheDir(), "extensions")
+	places := []extPlace{
+		{kind: "beside", name: "beside the binary"},
+		{kind: "distribution", name: "the distribution's debug package"},
+		{kind: "build-tree", name: "the make install build tree (sysconfig abs_builddir)"},
+		{kind: "config", name: "the config file's extensions"},
+		{kind: "cache", name: "pyattach's cache"},
+	}
+	add := func(kind, p string) {
+		for i := range places {
+			if places[i].kind == kind {
+				places[i].paths = append(places[i].paths, p)
+				if kind == "build-tree" && places[i].buildDir == "" {
+					// As the process sees it: a fix names it so.
+					places[i].buildDir = stripRootDir(root, filepath.Dir(p))
+				}
+			}
+		}
+	}
+	for _, t := range tried {
+		p, _, _ := strings.Cut(t, ": ")
+		switch {
+		case underDir(p, cache):
+			add("cache", p)
+		case slices.ContainsFunc(sys, func(d string) bool { return underDir(p, d) }):
+			add("distribution", p)
+		case filepath.Base(p) == "python-gdb.py" && !slices.ContainsFunc(binDirs, func(d string) bool { return filepath.Dir(p) == d }):
+			add("build-tree", p)
+		case slices.ContainsFunc(binDirs, func(d string) bool { return filepath.Dir(p) == d }):
+			add("beside", p)
+		default:
+			add("config", p)
+		}
+	}
+	var out []extPlace
+	for _, pl := range places {
+		if pl.kind == "config" && len(pl.paths) == 0 {
+			continue // no extensions configured
+		}
+		if pl.kind == "cache" && len(pl.paths) == 0 {
+			pl.paths = []string{filepath.Join(cache, cmp.Or(res.Python.Version, "X.Y.Z"), "libpython.py")}
+		}
+		out = append(out, pl)
+	}
+	return out
+}
+
+// stripRootDir is p, a host path, as a process with root sees it.
+func stripRootDir(root, p string) string {
+	if root != "" && underDir(p, root) {
+		return "/" + strings.TrimPrefix(strings.TrimPrefix(p, root), "/")
+	}
+	return p
+}
+
+// placeDetails is one line per place: what was looked at there.
+func placeDetails(places []extPlace) []string {
+	var out []string
+	for _, pl := range places {
+		switch {
+		case pl.kind == "build-tree" && pl.buildDir == "":
+			out = append(out, pl.name+": no installed sysconfig data names a build tree")
+		case pl.kind == "build-tree":
+			out = append(out, fmt.Sprintf("%s: %s, named by sysconfig, has no python-gdb.py (the build tree was removed or moved)", pl.name, pl.buildDir))
+		default:
+			out = append(out, fmt.Sprintf("%s: %s", pl.name, strings.Join(pl.paths, ", ")))
+		}
+	}
+	return out
+}
+
+// missingExtensionFix names what brings the gdb extension, matching
+// why it is missing: an interpreter of a distribution package gets the
+// package that ships the extension (inside the container when the
+// process runs in one); any other gets CPython's libpython.py of its
+// exact version, fetched by pyattach; a `make install` whose build tree
+// is gone is told so.
+func missingExtensionFix(res *target.Result, places []extPlace) string {
+	root := ""
+	if res.Container {
+		root = res.Root
+	}
+	prefix := "sudo "
+	if root != "" {
+		prefix = "in the container (podman exec or docker exec CONTAINER ...): "
+	}
+	in := func(p string) string { return debugfile.HostPath(root, p) }
+	if _, err := os.Stat(in("/etc/debian_version")); err == nil {
+		for _, p := range []string{res.Interpreter, res.Libpython} {
+			if p == "" {
+				continue
+			}
+			if py := debianPythonPkg.FindStringSubmatch(dpkgOwner(in("/var/lib/dpkg/info"), p)); py != nil {
+				return prefix + "apt-get install " + strings.TrimPrefix(py[1], "lib") + "-dbg (it ships the extension gdb auto-loads)"
+			}
+		}
+	}
+	if _, err := os.Stat(in("/etc/fedora-release")); err == nil && strings.HasPrefix(res.Interpreter, "/usr/bin/python3") {
+		return prefix + "dnf debuginfo-install python3 (its debuginfo package ships the extension)"
+	}
+	fix := "pyattach fetch-extension " + shellQuote(res.Target) + " (downloads CPython's libpython.py of Python " + res.Python.Version + " into pyattach's cache)"
+	for _, pl := range places {
+		if pl.kind == "build-tree" && pl.buildDir != "" {
+			fix += fmt.Sprintf("; or rebuild and keep the build tree at %s: make install leaves python-gdb.py there", pl.buildDir)
+		}
+	}
+	return fix
 }
 
 func lastLine(s string) string {
@@ -616,8 +834,12 @@ func pybtCheck(res *target.Result, di *DebugInfo) Check {
 		return Check{ID: "pybt", Status: statusOK, Summary: fmt.Sprintf("py-bt: pyattach's walker answers in pyattach gdb and pyattach lldb (from memory): %s", why),
 			Fix: "plain gdb has it too with a project init file: pyattach init --gdb --trust"}
 	}
+	fix := "pyattach fetch-extension " + shellQuote(res.Target)
+	if ex.GDB == "" {
+		fix = missingExtensionFix(res, extensionPlaces(res, ex.GDBTried))
+	}
 	return Check{ID: "pybt", Status: statusFail, Summary: fmt.Sprintf("no py-bt for Python %s: %s, and pyattach's walker covers 3.7 and later", res.Python.Version, why),
-		Fix: "pyattach fetch-extension " + shellQuote(res.Target)}
+		Fix: fix}
 }
 
 // runtimeDebugProblem says why CPython's extension cannot read frames

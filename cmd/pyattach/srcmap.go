@@ -147,7 +147,7 @@ func mapSources(ctx context.Context, res *target.Result, di *DebugInfo, roots []
 		}
 		p := m.Debug.Path
 		if m.Debug.Via == debugfile.ViaEmbedded && res != nil && res.Container {
-			p = filepath.Join(res.Root, m.Path)
+			p = debugfile.HostPath(res.Root, m.Path)
 		}
 		if seen[p] {
 			continue
@@ -192,9 +192,37 @@ func mapSources(ctx context.Context, res *target.Result, di *DebugInfo, roots []
 				continue
 			}
 		}
+		if res != nil && res.Container {
+			if hint := inContainerHint(res, groupOf(groups, u.Prefix)); hint != "" {
+				u.Hint = hint
+			}
+		}
 		out.Unresolved = append(out.Unresolved, SrcUnresolved{Prefix: u.Prefix, Layout: u.Layout, Files: u.Files, Hint: u.Hint})
 	}
 	return out, nil
+}
+
+// inContainerHint says how to show a group's files that are missing
+// here but present in the process's container (read under its root),
+// or "" when they are not there either. gdb reads sources on this
+// machine: a chroot's directory can be handed to --source as it is; a
+// pivot_root container's (/proc/PID/root reads as "/") cannot, since
+// gdb resolves that path to this machine's files, so they are copied
+// out.
+func inContainerHint(res *target.Result, g srcmap.Group) string {
+	in := 0
+	for _, f := range g.Files {
+		if fileExists(debugfile.HostPath(res.Root, f)) {
+			in++
+		}
+	}
+	if in == 0 {
+		return ""
+	}
+	if hiddenRoot(res) {
+		return fmt.Sprintf("%d of them are in the container, not on this machine, where gdb reads sources: copy them out (podman cp or docker cp CONTAINER:%s DIR) and pass pyattach --source DIR", in, g.Prefix)
+	}
+	return fmt.Sprintf("%d of them are in the container: pyattach --source %s", in, shellQuote(debugfile.HostPath(res.Root, g.Prefix)))
 }
 
 // sourceFetcher fetches one source file by the build-id of a module that

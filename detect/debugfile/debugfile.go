@@ -13,6 +13,7 @@ import (
 	"sync"
 
 	"github.com/pyattach/pyattach/detect/elfinfo"
+	"github.com/pyattach/pyattach/detect/rootfs"
 )
 
 // Via says where debug information was found.
@@ -121,11 +122,45 @@ var DefaultDebugDirs = []string{"/usr/lib/debug"}
 const maxIndexed = 8
 
 // host returns where a path of the module's process is on this machine.
-func (m *Module) host(p string) string {
-	if m.Root == "" {
+func (m *Module) host(p string) string { return HostPath(m.Root, p) }
+
+// HostPath returns where p, a path as a process whose root directory
+// is root sees it, is read on this machine: p itself without a root,
+// else p under root with its symbolic links followed as that process
+// would (an absolute link target starts again at root, never at this
+// machine's /).
+func HostPath(root, p string) string {
+	if root == "" {
 		return p
 	}
-	return filepath.Join(m.Root, filepath.Clean("/"+p))
+	if h, err := rootfs.ResolveHost(root, p); err == nil {
+		return h
+	}
+	return filepath.Join(root, filepath.Clean("/"+p))
+}
+
+// SearchedDir is a debug directory searched for a process in another
+// root: as the process sees it, and where it was read from.
+type SearchedDir struct {
+	Dir      string `json:"dir"`
+	ReadFrom string `json:"read_from"`
+}
+
+// RootDirs lists the debug directories searched under a process's root
+// (before the host's own), as Locate searches them for its modules.
+func (l *Locator) RootDirs(root string) []SearchedDir {
+	if root == "" {
+		return nil
+	}
+	dirs := l.DebugDirs
+	if dirs == nil {
+		dirs = DefaultDebugDirs
+	}
+	out := []SearchedDir{}
+	for _, d := range dirs {
+		out = append(out, SearchedDir{Dir: d, ReadFrom: HostPath(root, d)})
+	}
+	return out
 }
 
 // Locate runs the local part of the search (steps 1 to 4).

@@ -319,3 +319,33 @@ func TestCorruptModule(t *testing.T) {
 		t.Fatalf("err %v, want ErrCorrupt", err)
 	}
 }
+
+// TestHostPathInRoot: a container's debug directory that is an absolute
+// link is followed inside the container's root, never to this
+// machine's directory of that name, and RootDirs names both.
+func TestHostPathInRoot(t *testing.T) {
+	root := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(root, "srv", "debug"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(root, "usr", "lib"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("/srv/debug", filepath.Join(root, "usr", "lib", "debug")); err != nil {
+		t.Fatal(err)
+	}
+	want := filepath.Join(root, "srv", "debug")
+	if got := HostPath(root, "/usr/lib/debug"); got != want {
+		t.Errorf("HostPath = %q, want %q", got, want)
+	}
+	if got := HostPath("", "/usr/lib/debug"); got != "/usr/lib/debug" {
+		t.Errorf("HostPath without a root = %q", got)
+	}
+	l := &Locator{DebugDirs: []string{"/usr/lib/debug"}}
+	if got := l.RootDirs(root); len(got) != 1 || got[0] != (SearchedDir{Dir: "/usr/lib/debug", ReadFrom: want}) {
+		t.Errorf("RootDirs = %+v, want /usr/lib/debug read from %s", got, want)
+	}
+	if got := l.RootDirs(""); got != nil {
+		t.Errorf("RootDirs without a root = %+v, want nil", got)
+	}
+}

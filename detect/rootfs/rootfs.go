@@ -2,7 +2,7 @@
 // process's root (a container, a chroot: /proc/PID/root), following
 // symbolic links as that process would: ".." stops at the root, and an
 // absolute link target starts again from the root, so that no path can
-// lead out of it. It is shared by proc, pyinfo and pyext.
+// lead out of it. It is shared by proc, pyinfo, pyext and debugfile.
 package rootfs
 
 import (

@@ -16,16 +16,20 @@ import (
 // each module's debug information is, the debug directories and
 // debuginfod servers searched, and the debugger extensions found.
 type Info struct {
-	Target      string          `json:"target"`
-	PID         int             `json:"pid,omitempty"`
-	Interpreter string          `json:"interpreter"`
-	Python      *target.Python  `json:"python"`
-	Container   bool            `json:"container"`
-	DebugDirs   []string        `json:"debug_dirs"`
-	Debuginfod  DebuginfodState `json:"debuginfod"`
-	Modules     []Module        `json:"modules"`
-	Extensions  Extensions      `json:"extensions"`
-	Warnings    []string        `json:"warnings,omitempty"`
+	Target      string         `json:"target"`
+	PID         int            `json:"pid,omitempty"`
+	Interpreter string         `json:"interpreter"`
+	Python      *target.Python `json:"python"`
+	Container   bool           `json:"container"`
+	DebugDirs   []string       `json:"debug_dirs"`
+	// ContainerDebugDirs are the debug directories searched under a
+	// container's root, before DebugDirs: as the process sees them and
+	// where they were read from.
+	ContainerDebugDirs []debugfile.SearchedDir `json:"container_debug_dirs,omitempty"`
+	Debuginfod         DebuginfodState         `json:"debuginfod"`
+	Modules            []Module                `json:"modules"`
+	Extensions         Extensions              `json:"extensions"`
+	Warnings           []string                `json:"warnings,omitempty"`
 }
 
 // DebuginfodState says whether servers were asked.
