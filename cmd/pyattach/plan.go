@@ -80,9 +80,17 @@ func buildPlan(ctx context.Context, t dbgTarget, g *Globals, app *App, cfg *Conf
 	if res.Container {
 		p.ThreadDB = threadDBDir(res, di)
 	}
+	if hidden && t.PID != 0 {
+		// lldb has no "target:": it reads the process's files under its
+		// root, which the kernel resolves in its namespace (see lldbgen).
+		p.LLDBRoot, p.LLDBExe = res.Root, res.Exe
+	}
 	for _, d := range debuggerDebugDirs(di.DebugDirs) {
 		if hidden && underDir(d, res.Root) {
 			// gdb looks under "target:" + each debug directory itself.
+			if p.LLDBRoot != "" {
+				p.LLDBDebugDirs = append(p.LLDBDebugDirs, d)
+			}
 			continue
 		}
 		p.DebugDirs = append(p.DebugDirs, d)
