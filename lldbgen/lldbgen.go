@@ -227,7 +227,8 @@ func build(p plan.Plan) (commands, error) {
 // rootTarget writes the commands for a process whose files lldb reads
 // under p.LLDBRoot: its debug directories there, the target made from
 // its own executable (without dependents, which lldb would read at this
-// machine's paths), and "/" mapped to the root, so that the libraries
+// machine's paths) and named by the path the process reports, and "/"
+// mapped to the root, so that the libraries
 // the process names are opened there (lldb opens the mapped path as it
 // is; the kernel resolves it in the process's namespace).
 func rootTarget(b *strings.Builder, p plan.Plan) error {
@@ -239,6 +240,9 @@ func rootTarget(b *strings.Builder, p plan.Plan) error {
 	}
 	if !path.IsAbs(p.LLDBExe) {
 		return &PathError{"executable", p.LLDBExe, "is not an absolute path as the process sees it"}
+	}
+	if !utf8.ValidString(p.LLDBExe) {
+		return &PathError{"executable", p.LLDBExe, "is not valid UTF-8; lldb hands it to Python as text"}
 	}
 	root, err := quotedPath("process root", p.LLDBRoot)
 	if err != nil {
@@ -257,6 +261,12 @@ func rootTarget(b *strings.Builder, p plan.Plan) error {
 	}
 	comment(b, "The process's own files, read under its root: lldb would open this machine's files of the same names.")
 	b.WriteString("target create --no-dependents -- " + exe + "\n")
+	// After the attach, lldb replaces a program whose path is not the one
+	// the process reports ("Executable module changed") with the file of
+	// that name here, when there is one; its platform path is that one.
+	// (target create --remote-file would copy the file there when
+	// missing: the host platform's "upload".)
+	b.WriteString("script lldb.debugger.GetSelectedTarget().GetModuleAtIndex(0).SetPlatformFileSpec(lldb.SBFileSpec(" + pyLiteral(path.Clean(p.LLDBExe)) + ", False))\n")
 	b.WriteString("target modules search-paths add \"/\" " + root + "\n")
 	return nil
 }

@@ -202,6 +202,7 @@ func TestRootTarget(t *testing.T) {
 	want := []string{
 		`settings append target.debug-file-search-paths "/proc/4242/root/usr/lib/debug"`,
 		`target create --no-dependents -- "/proc/4242/root/usr/bin/python3.14"`,
+		`script lldb.debugger.GetSelectedTarget().GetModuleAtIndex(0).SetPlatformFileSpec(lldb.SBFileSpec("/usr/bin/python3.14", False))`,
 		`target modules search-paths add "/" "/proc/4242/root"`,
 		`command script import -- "/w/pyattach_lldb.py"`,
 	}

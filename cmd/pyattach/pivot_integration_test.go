@@ -329,7 +329,8 @@ func hostLacks(t *testing.T) []pivotRoot {
 // (lldb-server in a private mount namespace that shows the container's
 // executable at its path), loads the container's program and libraries
 // (read under /proc/PID/root: their build-ids are the container's
-// files'), and the walker's py-bt prints app.py's frames and lines.
+// files'), and the walker's py-bt prints app.py's frames and lines;
+// also at a path this machine has (/usr/bin/python3.11).
 func TestLLDBPyBtPivotRoot(t *testing.T) {
 	needTool(t, "lldb")
 	needTool(t, "unshare")
@@ -343,6 +344,17 @@ func TestLLDBPyBtPivotRoot(t *testing.T) {
 			checkContainerLLDB(t, "pivot_root", pid, r.exe)
 		})
 	}
+	// At a path this machine also has, with other contents: lldb must
+	// still read the container's file, never this machine's.
+	t.Run("host-twin", func(t *testing.T) {
+		r := findPivotRoot(t)
+		twin := hostTwin(t, r)
+		upper := t.TempDir()
+		copyFile(t, filepath.Join(r.root, r.exe), filepath.Join(upper, twin))
+		os.Chmod(filepath.Join(upper, twin), 0o755)
+		pid := startPivoted(t, r.root, upper, twin)
+		checkContainerLLDB(t, "pivot_root at a host path", pid, twin)
+	})
 }
 
 // TestLLDBPyBtPodman: the same as TestLLDBPyBtPivotRoot with podman
