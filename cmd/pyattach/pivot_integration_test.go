@@ -388,7 +388,8 @@ func checkContainerLLDB(t *testing.T, what string, pid int, exe string) {
 	root := "/proc/" + strconv.Itoa(pid) + "/root"
 	out, err := runIn(t, "", nil, pyattachBin(t), "lldb", "-b", "-p", strconv.Itoa(pid),
 		"-o", "py-bt", "-o", "thread list",
-		"-o", `script [print("OBJ %s %s" % (m.file.fullpath, m.GetUUIDString().replace("-", "").lower())) for m in lldb.target.modules]`)
+		"-o", `script [print("OBJ %s %s" % (m.file.fullpath, m.GetUUIDString().replace("-", "").lower())) for m in lldb.target.modules]`,
+		"-o", `script print("SYM %s" % lldb.target.GetModuleAtIndex(0).GetSymbolFileSpec().fullpath)`)
 	if err != nil {
 		t.Fatalf("pyattach lldb: %v\n%s", err, out)
 	}
@@ -423,5 +424,15 @@ func checkContainerLLDB(t *testing.T, what string, pid int, exe string) {
 	}
 	if !sawExe || !sawLibc {
 		t.Errorf("%s: lldb's modules lack the container's %s (%v) or libc (%v):\n%s", what, exe, sawExe, sawLibc, out)
+	}
+	// The program's debug file, when the container has one, is the
+	// container's (found in its own /usr/lib/debug).
+	id, err := elfinfo.ReadBuildIDFile(root + exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	debug := root + "/usr/lib/debug/.build-id/" + id[:2] + "/" + id[2:] + ".debug"
+	if _, err := os.Stat(debug); err == nil && !strings.Contains(out, "\nSYM "+debug+"\n") {
+		t.Errorf("%s: lldb did not read the program's debug file %s:\n%s", what, debug, out)
 	}
 }

@@ -82,15 +82,19 @@ func buildPlan(ctx context.Context, t dbgTarget, g *Globals, app *App, cfg *Conf
 	}
 	if hidden && t.PID != 0 {
 		// lldb has no "target:": it reads the process's files under its
-		// root, which the kernel resolves in its namespace (see lldbgen).
+		// root, which the kernel resolves in its namespace (see lldbgen),
+		// and its debug files in the root's own debug directories.
 		p.LLDBRoot, p.LLDBExe = res.Root, res.Exe
+		for _, d := range di.DebugDirs {
+			in := filepath.Join(res.Root, d)
+			if st, err := os.Stat(in); err == nil && st.IsDir() {
+				p.LLDBDebugDirs = append(p.LLDBDebugDirs, in)
+			}
+		}
 	}
 	for _, d := range debuggerDebugDirs(di.DebugDirs) {
 		if hidden && underDir(d, res.Root) {
 			// gdb looks under "target:" + each debug directory itself.
-			if p.LLDBRoot != "" {
-				p.LLDBDebugDirs = append(p.LLDBDebugDirs, d)
-			}
 			continue
 		}
 		p.DebugDirs = append(p.DebugDirs, d)
