@@ -5,7 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,7 +13,6 @@ import (
 
 	"github.com/adrg/xdg"
 
-	"github.com/pyattach/pyattach/detect/elfinfo"
 	"github.com/pyattach/pyattach/detect/safefs"
 	"github.com/pyattach/pyattach/gdbgen/plan"
 )
@@ -25,15 +24,25 @@ const lldbServerEnv = "LLDB_DEBUGSERVER_PATH"
 // (LLDB_DEBUGSERVER_PATH) to attach to p's process, or "" when lldb's
 // own does.
 //
-// lldb-server 14 learns a process's architecture from the ELF header of
-// the file /proc/PID/exe names, opened at that path in its own mount
-// namespace; for a process under pivot_root whose executable path does
-// not exist here, it gets none and crashes (SIGSEGV: "attach failed:
-// lost connection"). The program returned is a script, in pyattach's
-// private cache, that starts lldb-server in a private mount namespace
-// where a copy of the process's executable (read under its root, kept
-// by build-id) is laid over the directory of that path (an overlay, so
-// this machine's files there stay visible). It needs root.
+// lldb-server 14 learns a process's architecture from the file
+// /proc/PID/exe names, opened at that path in its own mount namespace
+// (lldb/source/Host/linux/Host.cpp, GetELFProcessCPUType: the first 0x20
+// bytes, of which it uses the ELF class); for a process under pivot_root
+// whose executable path does not exist here it gets none and crashes
+// (SIGSEGV: "attach failed: lost connection"). The program returned is
+// a script, in pyattach's private cache, that starts lldb-server in a
+// private mount namespace where a file is shown at that path: a read-only
+// overlay of the nearest directory this machine has, which adds that one
+// name and hides nothing.
+//
+// The file is an ELF identification that pyattach writes itself (magic,
+// class and byte order of the process's executable, zeros after), never
+// the container's bytes, and is not executable: lldb-server runs as root
+// and starts programs (lsb_release) in that namespace, and a container
+// chooses its executable's path (/etc/ld.so.preload, a name on PATH).
+// For the same reason a path this machine has is never covered: there
+// lldb-server reads this machine's file, which serves as long as its
+// class matches. It needs root.
 func lldbServerFor(p plan.Plan, lldb string, env []string) (string, error) {
 	if p.LLDBRoot == "" {
 		return "", nil
@@ -42,14 +51,17 @@ func lldbServerFor(p plan.Plan, lldb string, env []string) (string, error) {
 	if !filepath.IsAbs(exe) || strings.Contains(exe+"/", "/../") {
 		return "", fmt.Errorf("lldb: the process's executable %q is not a clean absolute path", exe)
 	}
+	if _, err := os.Lstat(exe); !errors.Is(err, fs.ErrNotExist) {
+		// This machine has that path: lldb-server reads it.
+		return "", nil
+	}
 	if os.Geteuid() != 0 {
-		if st, err := os.Stat(exe); err == nil && st.Mode().IsRegular() {
-			// A file of that name here gives lldb-server an
-			// architecture (all it reads from it).
-			return "", nil
-		}
 		return "", withHint(fmt.Errorf("lldb-server cannot attach: it reads the process's executable %s at that path on this machine, where it exists only in the process's mount namespace", exe),
-			"run pyattach as root (it shows lldb-server the process's file in a private mount namespace), or use: pyattach gdb -p %d", p.PID)
+			"run pyattach as root (it shows lldb-server a file there in a private mount namespace), or use: pyattach gdb -p %d", p.PID)
+	}
+	ident, err := elfIdent(filepath.Join(p.LLDBRoot, exe))
+	if err != nil {
+		return "", withHint(fmt.Errorf("lldb: %w", err), "use: pyattach gdb -p %d", p.PID)
 	}
 	server := envValue(env, lldbServerEnv)
 	if server == "" {
@@ -78,10 +90,10 @@ func lldbServerFor(p plan.Plan, lldb string, env []string) (string, error) {
 		return "", withHint(fmt.Errorf("lldb-server cannot attach: the process's executable %s is in a directory this machine lacks below /", exe),
 			"use: pyattach gdb -p %d", p.PID)
 	}
-	tree, err := lldbServerTree(p.LLDBRoot, exe)
+	sum := sha256.Sum256(append([]byte(exe+"\x00"), ident...))
+	tree, err := safefs.PrivateDir(xdg.CacheHome, "pyattach", "lldb-server", hex.EncodeToString(sum[:8]))
 	if err != nil {
-		return "", withHint(fmt.Errorf("lldb: cannot copy the process's executable for lldb-server: %w", err),
-			"set XDG_CACHE_HOME to a writable directory of your own, or use: pyattach gdb -p %d", p.PID)
+		return "", scriptCacheError(err)
 	}
 	lower := filepath.Join(tree, mnt)
 	for _, s := range []string{lower, mnt, server, unshare, mount, exe} {
@@ -90,19 +102,26 @@ func lldbServerFor(p plan.Plan, lldb string, env []string) (string, error) {
 				"set XDG_CACHE_HOME to a plain directory, or use: pyattach gdb -p %d", p.PID)
 		}
 	}
+	stub := filepath.Join(tree, exe)
+	if err := os.MkdirAll(filepath.Dir(stub), 0o755); err != nil {
+		return "", scriptCacheError(err)
+	}
+	if err := safefs.WriteFile(stub, ident, 0o644); err != nil {
+		return "", scriptCacheError(err)
+	}
 	script := "#!/bin/sh\n" +
 		"# Generated by pyattach: lldb-server for a process whose executable\n" +
 		"# " + exe + " exists only in its mount namespace. lldb-server 14 reads\n" +
-		"# that path here for the architecture and crashes without it: in a\n" +
-		"# private mount namespace, the process's file is laid over " + mnt + ".\n" +
+		"# the ELF class at that path here and crashes without it: in a private\n" +
+		"# mount namespace, an ELF identification is shown there (over " + mnt + ").\n" +
 		"exec " + shellQuote(unshare) + " --mount --propagation private -- /bin/sh -c " +
-		shellQuote(`"$1" -t overlay -o "ro,lowerdir=$2:$3" pyattach "$3" && shift 3 && exec "$@"`) +
+		shellQuote(`"$1" -t overlay -o "ro,nosuid,nodev,lowerdir=$2:$3" pyattach "$3" && shift 3 && exec "$@"`) +
 		" sh " + shellJoin([]string{mount, lower, mnt, server}) + ` "$@"` + "\n"
 	dir, err := safefs.PrivateDir(xdg.CacheHome, "pyattach", "lldb-server")
 	if err != nil {
 		return "", scriptCacheError(err)
 	}
-	sum := sha256.Sum256([]byte(script))
+	sum = sha256.Sum256([]byte(script))
 	name := filepath.Join(dir, "lldb-server-"+hex.EncodeToString(sum[:8])+".sh")
 	if err := safefs.WriteFile(name, []byte(script), 0o755); err != nil {
 		return "", scriptCacheError(err)
@@ -110,51 +129,25 @@ func lldbServerFor(p plan.Plan, lldb string, env []string) (string, error) {
 	return name, nil
 }
 
-// lldbServerTree copies the executable exe of the process whose root is
-// root (opened under it, so the kernel resolves it in the process's
-// namespace) into a private directory named by its build-id, at exe's
-// path below it, and returns that directory.
-func lldbServerTree(root, exe string) (string, error) {
-	f, err := os.Open(filepath.Join(root, exe))
+// elfIdent returns the 64 bytes lldb-server is shown for the ELF file
+// name: its magic, class and byte order, the ELF version, zeros after.
+func elfIdent(name string) ([]byte, error) {
+	f, err := os.Open(name)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	defer f.Close()
-	id, err := elfinfo.ReadBuildID(f)
-	if err != nil || id == "" {
-		// No build-id: name the copy by its content.
-		h := sha256.New()
-		if _, err := io.Copy(h, io.NewSectionReader(f, 0, 1<<62)); err != nil {
-			return "", err
-		}
-		id = "sha256-" + hex.EncodeToString(h.Sum(nil))
+	var b [6]byte
+	if _, err := f.ReadAt(b[:], 0); err != nil {
+		return nil, fmt.Errorf("read %s: %w", name, err)
 	}
-	top, err := safefs.PrivateDir(xdg.CacheHome, "pyattach", "lldb-server", id)
-	if err != nil {
-		return "", err
+	if string(b[:4]) != "\x7fELF" || b[4] < 1 || b[4] > 2 || b[5] < 1 || b[5] > 2 {
+		return nil, fmt.Errorf("%s is not an ELF file lldb-server can read", name)
 	}
-	dst := filepath.Join(top, exe)
-	if _, err := os.Stat(dst); err == nil {
-		return top, nil
-	}
-	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-		return "", err
-	}
-	tmp, err := safefs.CreateTemp(filepath.Dir(dst))
-	if err != nil {
-		return "", err
-	}
-	defer tmp.Cleanup()
-	if _, err := io.Copy(tmp, io.NewSectionReader(f, 0, 1<<62)); err != nil {
-		return "", err
-	}
-	if err := tmp.Chmod(0o755); err != nil {
-		return "", err
-	}
-	if err := tmp.Commit(dst); err != nil {
-		return "", err
-	}
-	return top, nil
+	out := make([]byte, 64)
+	copy(out, b[:])
+	out[6] = 1 // EV_CURRENT
+	return out, nil
 }
 
 // lookPath finds a program on env's PATH.
