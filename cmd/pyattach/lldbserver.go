@@ -71,8 +71,8 @@ func lldbServerFor(p plan.Plan, lldb string, env []string) (string, error) {
 		}
 		server = filepath.Join(filepath.Dir(real), "lldb-server")
 	}
-	unshare, err1 := lookPath(env, "unshare")
-	mount, err2 := lookPath(env, "mount")
+	unshare, err1 := lookPathAbs(env, "unshare")
+	mount, err2 := lookPathAbs(env, "mount")
 	if err := errors.Join(err1, err2); err != nil {
 		return "", withHint(fmt.Errorf("lldb: %w", err), "install util-linux, whose unshare and mount start lldb-server in a private mount namespace")
 	}
@@ -150,13 +150,23 @@ func elfIdent(name string) ([]byte, error) {
 	return out, nil
 }
 
-// lookPath finds a program on env's PATH.
+// lookPath finds an executable file on env's PATH.
 func lookPath(env []string, name string) (string, error) {
 	for _, dir := range filepath.SplitList(envValue(env, "PATH")) {
 		p := filepath.Join(dir, name)
-		if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() && st.Mode()&0o111 != 0 && filepath.IsAbs(p) {
+		if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() && st.Mode()&0o111 != 0 {
 			return p, nil
 		}
 	}
 	return "", fmt.Errorf("%s is not on PATH", name)
+}
+
+// lookPathAbs is lookPath for a program a script runs: a relative PATH
+// entry would name another file in lldb-server's working directory.
+func lookPathAbs(env []string, name string) (string, error) {
+	p, err := lookPath(env, name)
+	if err == nil && !filepath.IsAbs(p) {
+		return "", fmt.Errorf("%s is found on PATH only in the relative directory %s", name, filepath.Dir(p))
+	}
+	return p, err
 }

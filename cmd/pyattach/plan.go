@@ -348,13 +348,9 @@ func readCoreInfo(path string) (*core.Info, error) {
 // findDebugger finds gdb or lldb on PATH (lldb may be lldb-14 and the
 // like on Debian).
 func findDebugger(env []string, names ...string) (string, error) {
-	path := envValue(env, "PATH")
 	for _, n := range names {
-		for _, dir := range filepath.SplitList(path) {
-			p := filepath.Join(dir, n)
-			if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() && st.Mode()&0o111 != 0 {
-				return p, nil
-			}
+		if p, err := lookPath(env, n); err == nil {
+			return p, nil
 		}
 	}
 	return "", withHint(fmt.Errorf("%s is not installed: %w", names[0], exec.ErrNotFound),
