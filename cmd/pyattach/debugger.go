@@ -176,6 +176,13 @@ func (c *LLDBCmd) Run(g *Globals, app *App, cfg *Config) error {
 	}
 	argv = append(argv, c.Args...)
 	env := lldbgen.Env(p, app.Env)
+	server, err := lldbServerFor(p, lldb, app.Env)
+	if err != nil {
+		return err
+	}
+	if server != "" {
+		env = append(env, lldbServerEnv+"="+server)
+	}
 	if g.Print {
 		fmt.Fprintf(app.Stdout, "# %s (lldb -O)\n%s", before, sc.Before)
 		if after != "" {
@@ -184,6 +191,9 @@ func (c *LLDBCmd) Run(g *Globals, app *App, cfg *Config) error {
 		fmt.Fprintf(app.Stdout, "# command line\n")
 		if p.LLDBPythonPath != "" {
 			fmt.Fprintf(app.Stdout, "PYTHONPATH=%s ", shellQuote(envValue(env, "PYTHONPATH")))
+		}
+		if server != "" {
+			fmt.Fprintf(app.Stdout, "%s=%s ", lldbServerEnv, shellQuote(server))
 		}
 		fmt.Fprintf(app.Stdout, "%s\n", shellJoin(argv))
 		return nil

@@ -80,6 +80,18 @@ func buildPlan(ctx context.Context, t dbgTarget, g *Globals, app *App, cfg *Conf
 	if res.Container {
 		p.ThreadDB = threadDBDir(res, di)
 	}
+	if hidden && t.PID != 0 {
+		// lldb has no "target:": it reads the process's files under its
+		// root, which the kernel resolves in its namespace (see lldbgen),
+		// and its debug files in the root's own debug directories.
+		p.LLDBRoot, p.LLDBExe = res.Root, res.Exe
+		for _, d := range di.DebugDirs {
+			in := filepath.Join(res.Root, d)
+			if st, err := os.Stat(in); err == nil && st.IsDir() {
+				p.LLDBDebugDirs = append(p.LLDBDebugDirs, in)
+			}
+		}
+	}
 	for _, d := range debuggerDebugDirs(di.DebugDirs) {
 		if hidden && underDir(d, res.Root) {
 			// gdb looks under "target:" + each debug directory itself.
@@ -336,13 +348,9 @@ func readCoreInfo(path string) (*core.Info, error) {
 // findDebugger finds gdb or lldb on PATH (lldb may be lldb-14 and the
 // like on Debian).
 func findDebugger(env []string, names ...string) (string, error) {
-	path := envValue(env, "PATH")
 	for _, n := range names {
-		for _, dir := range filepath.SplitList(path) {
-			p := filepath.Join(dir, n)
-			if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() && st.Mode()&0o111 != 0 {
-				return p, nil
-			}
+		if p, err := lookPath(env, n); err == nil {
+			return p, nil
 		}
 	}
 	return "", withHint(fmt.Errorf("%s is not installed: %w", names[0], exec.ErrNotFound),
