@@ -267,7 +267,7 @@ func rootTarget(b *strings.Builder, p plan.Plan) error {
 	// that name here, when there is one; its platform path is that one.
 	// (target create --remote-file would copy the file there when
 	// missing: the host platform's "upload".)
-	b.WriteString("script lldb.debugger.GetSelectedTarget().GetModuleAtIndex(0).SetPlatformFileSpec(lldb.SBFileSpec(" + pyLiteral(path.Clean(p.LLDBExe)) + ", False))\n")
+	b.WriteString("script lldb.debugger.GetSelectedTarget().GetModuleAtIndex(0).SetPlatformFileSpec(lldb.SBFileSpec(" + pyquote.String(path.Clean(p.LLDBExe)) + ", False))\n")
 	b.WriteString("target modules search-paths add \"/\" " + root + "\n")
 	return nil
 }
