@@ -21,7 +21,8 @@ import (
 // generators are pure: they turn a gdbgen/plan.Plan into text and reach
 // neither the file system nor the detectors. cmd/internal/ holds the
 // orchestration (target resolution, plan building, doctor) and cmd/pyattach
-// the command line. detect/testenv serves tests only.
+// the command line. cmd/internal/doctor starts no process itself: every
+// command goes through the Runner it is given. detect/testenv serves tests only.
 //
 // Each rule names the module packages (by path prefix) and third-party
 // modules a layer may import; the standard library is free except where
@@ -47,6 +48,9 @@ var layers = []layer{
 	{prefix: "cmd/internal", own: []string{"detect/", "venv", "gdbgen", "lldbgen", "cmd/internal/"}, external: []string{
 		"golang.org/x/sys/unix",
 	}},
+	// doctor runs every command through its injected Runner (with a
+	// deadline), so that each check can be tested on canned output.
+	{prefix: "cmd/internal/doctor", own: []string{"detect/", "venv", "gdbgen", "cmd/internal/"}, forbidStd: []string{"os/exec"}},
 	{prefix: "cmd/pyattach", own: []string{"detect/", "venv", "gdbgen", "lldbgen", "cmd/internal/"}, external: []string{
 		"github.com/alecthomas/kong",
 		"github.com/adrg/xdg",
@@ -204,6 +208,8 @@ func TestImportRulesCatch(t *testing.T) {
 		{"detect/elfinfo", "github.com/alecthomas/kong"},
 		{"cmd/internal/target", modulePath + "/cmd/pyattach"},
 		{"venv/symbols", modulePath + "/detect/testenv"},
+		{"cmd/internal/doctor", "os/exec"},
+		{"cmd/internal/doctor", modulePath + "/cmd/pyattach"},
 	} {
 		rule, ok := ruleFor(c.pkg)
 		if !ok {
@@ -221,6 +227,8 @@ func TestImportRulesCatch(t *testing.T) {
 		{"lldbgen", modulePath + "/gdbgen/plan"},
 		{"detect/pyversion", "github.com/Masterminds/semver/v3"},
 		{"cmd/pyattach", path.Join(modulePath, "cmd/internal/target")},
+		{"cmd/internal/doctor", modulePath + "/cmd/internal/debuginfo"},
+		{"cmd/internal/doctor", "net/http"},
 	} {
 		rule, _ := ruleFor(c.pkg)
 		if err := checkImport(rule, c.imp); err != "" {

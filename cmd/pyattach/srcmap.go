@@ -10,6 +10,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/pyattach/pyattach/cmd/internal/debuginfo"
 	"github.com/pyattach/pyattach/cmd/internal/target"
 	"github.com/pyattach/pyattach/detect/debugfile"
 	"github.com/pyattach/pyattach/detect/debuginfod"
@@ -122,17 +123,6 @@ func sourceRoots(g *Globals, cfg *Config, app *App) ([]srcmap.Root, error) {
 	return roots, nil
 }
 
-// sourceModule reports whether a module's sources matter for Python
-// frames: the interpreter, libpython and extension modules.
-func sourceModule(path string, res *target.Result) bool {
-	if res != nil && (path == res.Exe || path == res.Interpreter || path == res.Libpython) {
-		return true
-	}
-	base := filepath.Base(path)
-	return strings.Contains(path, "/site-packages/") || strings.Contains(path, "/dist-packages/") ||
-		strings.Contains(path, "/lib-dynload/") || strings.Contains(base, ".cpython-") || strings.HasSuffix(base, ".abi3.so")
-}
-
 // mapSources scans the DWARF of the modules that matter, groups missing
 // files and infers rules onto the roots.
 func mapSources(ctx context.Context, res *target.Result, di *DebugInfo, roots []srcmap.Root, src sourceFetcher) (*SrcmapResult, error) {
@@ -142,7 +132,7 @@ func mapSources(ctx context.Context, res *target.Result, di *DebugInfo, roots []
 	owner := map[string]string{} // source file -> build-id of a module naming it
 	for i, m := range di.Modules {
 		// A file target that is not Python: its own sources.
-		if !(sourceModule(m.Path, res) || res == nil && i == 0) || m.Debug.Via == debugfile.ViaNone || m.Debug.Kind == debugfile.KindSymtab || m.Debug.Kind == debugfile.KindNone {
+		if !(debuginfo.SourceModule(m.Path, res) || res == nil && i == 0) || m.Debug.Via == debugfile.ViaNone || m.Debug.Kind == debugfile.KindSymtab || m.Debug.Kind == debugfile.KindNone {
 			continue
 		}
 		p := m.Debug.Path
