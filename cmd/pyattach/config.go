@@ -14,6 +14,7 @@ import (
 	"github.com/BurntSushi/toml"
 	"github.com/adrg/xdg"
 
+	"github.com/pyattach/pyattach/cmd/internal/shquote"
 	"github.com/pyattach/pyattach/detect/pyext"
 	"github.com/pyattach/pyattach/detect/safefs"
 )
@@ -136,7 +137,7 @@ func projectTrust(p string, data []byte, uid int) string {
 	if err := safefs.CheckTrusted(p, uid); err != nil {
 		return untrustedWhy(err, p, true)
 	}
-	cmd := "pyattach trust " + shellQuote(filepath.Dir(p))
+	cmd := "pyattach trust " + shquote.Quote(filepath.Dir(p))
 	store, err := loadTrustStore()
 	if err != nil {
 		return fmt.Sprintf("not trusted (%s)", oneLine(err.Error()))
@@ -159,9 +160,9 @@ func untrustedWhy(err error, file string, project bool) string {
 	}
 	why := ue.Component + " is " + ue.Reason
 	if strings.HasPrefix(ue.Reason, "writable by") {
-		fix := "chmod go-w " + shellQuote(ue.Component)
+		fix := "chmod go-w " + shquote.Quote(ue.Component)
 		if project {
-			fix += " && pyattach trust " + shellQuote(filepath.Dir(file))
+			fix += " && pyattach trust " + shquote.Quote(filepath.Dir(file))
 		}
 		return why + "; to fix it, run: " + fix
 	}

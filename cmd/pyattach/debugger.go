@@ -1,17 +1,19 @@
 package main
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/pyattach/pyattach/cmd/internal/debuggers"
+	"github.com/pyattach/pyattach/cmd/internal/shquote"
 	"os"
-	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"runtime"
-	"strings"
 	"syscall"
+	"time"
 
 	"github.com/adrg/xdg"
 	"golang.org/x/sys/unix"
@@ -125,7 +127,7 @@ func (c *GDBCmd) Run(g *Globals, app *App, cfg *Config) error {
 		if late != "" {
 			fmt.Fprintf(app.Stdout, "# %s (gdb -x)\n%s", late, sc.Late)
 		}
-		fmt.Fprintf(app.Stdout, "# command line\n%s\n", shellJoin(argv))
+		fmt.Fprintf(app.Stdout, "# command line\n%s\n", shquote.Join(argv))
 		return nil
 	}
 	return execDebugger(gdb, argv, app.Env)
@@ -151,7 +153,9 @@ func (c *LLDBCmd) Run(g *Globals, app *App, cfg *Config) error {
 	if err != nil {
 		return err
 	}
-	p.LLDBPythonPath = lldbPythonPath(lldb)
+	pyCtx, cancel := context.WithTimeout(app.Ctx, debuggerProbeTimeout)
+	p.LLDBPythonPath = debuggers.LLDBPythonDir(pyCtx, debuggers.Run, app.Env, lldb)
+	cancel()
 	sc, err := lldbgen.Generate(p)
 	if err != nil {
 		return withHint(fmt.Errorf("lldb: %w", err), "the debugger cannot read this path back exactly; move or rename the file or directory (see the reason above)")
@@ -190,38 +194,15 @@ func (c *LLDBCmd) Run(g *Globals, app *App, cfg *Config) error {
 		}
 		fmt.Fprintf(app.Stdout, "# command line\n")
 		if p.LLDBPythonPath != "" {
-			fmt.Fprintf(app.Stdout, "PYTHONPATH=%s ", shellQuote(envValue(env, "PYTHONPATH")))
+			fmt.Fprintf(app.Stdout, "PYTHONPATH=%s ", shquote.Quote(envValue(env, "PYTHONPATH")))
 		}
 		if server != "" {
-			fmt.Fprintf(app.Stdout, "%s=%s ", lldbServerEnv, shellQuote(server))
+			fmt.Fprintf(app.Stdout, "%s=%s ", lldbServerEnv, shquote.Quote(server))
 		}
-		fmt.Fprintf(app.Stdout, "%s\n", shellJoin(argv))
+		fmt.Fprintf(app.Stdout, "%s\n", shquote.Join(argv))
 		return nil
 	}
 	return execDebugger(lldb, argv, env)
-}
-
-// lldbPythonPath returns the directory holding lldb's Python package when
-// `lldb -P` names one that does not (Debian's lldb 14), else "".
-func lldbPythonPath(lldb string) string {
-	out, err := exec.Command(lldb, "-P").Output()
-	if err == nil {
-		dir := strings.TrimSpace(string(out))
-		if _, err := os.Stat(filepath.Join(dir, "lldb", "__init__.py")); err == nil {
-			return ""
-		}
-	}
-	real, err := filepath.EvalSymlinks(lldb)
-	if err != nil {
-		return ""
-	}
-	// /usr/lib/llvm-14/bin/lldb -> /usr/lib/llvm-14/lib/python3*/dist-packages
-	root := filepath.Dir(filepath.Dir(real))
-	matches, _ := filepath.Glob(filepath.Join(root, "lib", "python3*", "*-packages", "lldb", "__init__.py"))
-	if len(matches) == 0 {
-		return ""
-	}
-	return filepath.Dir(filepath.Dir(matches[0]))
 }
 
 // scriptPaths writes the two parts of a script and returns their paths:
@@ -327,20 +308,5 @@ func execDebugger(path string, argv, env []string) error {
 	return fmt.Errorf("start %s: %w", path, err)
 }
 
-// shellQuote quotes s for a POSIX shell when it needs it.
-func shellQuote(s string) string {
-	if s != "" && strings.IndexFunc(s, func(r rune) bool {
-		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./=:,+@%", r))
-	}) < 0 {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}
-
-func shellJoin(argv []string) string {
-	q := make([]string, len(argv))
-	for i, a := range argv {
-		q[i] = shellQuote(a)
-	}
-	return strings.Join(q, " ")
-}
+// debuggerProbeTimeout bounds `lldb -P`, run before lldb starts.
+const debuggerProbeTimeout = 10 * time.Second

@@ -6,10 +6,9 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"strings"
-	"time"
 
+	"github.com/pyattach/pyattach/cmd/internal/debuggers"
 	"github.com/pyattach/pyattach/cmd/internal/debuginfo"
 	"github.com/pyattach/pyattach/cmd/internal/doctor"
 	"github.com/pyattach/pyattach/cmd/internal/target"
@@ -74,7 +73,7 @@ func doctorServices(g *Globals, app *App, cfg *Config) *doctor.Services {
 		UID:      os.Getuid(),
 		Offline:  g.Offline || cfg.Offline,
 		CacheDir: cacheDir(),
-		Run:      runCommand,
+		Run:      debuggers.Run,
 		HTTP:     http.DefaultClient,
 		FindDebugger: func(names ...string) (string, error) {
 			return findDebugger(app.Env, names...)
@@ -107,16 +106,6 @@ func doctorServices(g *Globals, app *App, cfg *Config) *doctor.Services {
 }
 
 // runCommand is doctor's Runner: it starts the command with env as its
-// whole environment and returns its combined output.
-func runCommand(ctx context.Context, env []string, name string, args ...string) (string, error) {
-	cmd := exec.CommandContext(ctx, name, args...)
-	cmd.Env = env
-	// A child that keeps the output open (a debugger's inferior) does
-	// not hold the check past its deadline.
-	cmd.WaitDelay = time.Second
-	out, err := cmd.CombinedOutput()
-	return string(out), err
-}
 
 // colorWanted: colour on a terminal, unless NO_COLOR is set.
 func colorWanted(app *App) bool {

@@ -19,6 +19,7 @@ import (
 
 	"github.com/adrg/xdg"
 
+	"github.com/pyattach/pyattach/cmd/internal/shquote"
 	"github.com/pyattach/pyattach/cmd/internal/target"
 	"github.com/pyattach/pyattach/detect/core"
 	"github.com/pyattach/pyattach/detect/elfinfo"
@@ -469,7 +470,7 @@ func (t *dumpTarget) gdbHint() string {
 	if t.pid != 0 {
 		return fmt.Sprintf("pyattach gdb -p %d -batch -ex 'thread apply all py-bt'", t.pid)
 	}
-	return fmt.Sprintf("pyattach gdb -c %s -batch -ex 'thread apply all py-bt'", shellQuote(t.core))
+	return fmt.Sprintf("pyattach gdb -c %s -batch -ex 'thread apply all py-bt'", shquote.Quote(t.core))
 }
 
 // gdbAttachError returns gdb's line saying why it could not attach or
@@ -504,7 +505,7 @@ func gdbFailure(t *dumpTarget, out string, runErr error) error {
 		msg = runErr.Error()
 	}
 	return withHint(fmt.Errorf("%s: gdb wrote no stacks: %s", t.name(), msg),
-		"see gdb's own messages with: pyattach dump --verbose %s", shellQuote(strings.TrimPrefix(t.name(), "dump ")))
+		"see gdb's own messages with: pyattach dump --verbose %s", shquote.Quote(strings.TrimPrefix(t.name(), "dump ")))
 }
 
 // pyFS is s as a Python expression for the same file-system string,

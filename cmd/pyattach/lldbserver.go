@@ -13,6 +13,7 @@ import (
 
 	"github.com/adrg/xdg"
 
+	"github.com/pyattach/pyattach/cmd/internal/shquote"
 	"github.com/pyattach/pyattach/detect/safefs"
 	"github.com/pyattach/pyattach/gdbgen/plan"
 )
@@ -114,9 +115,9 @@ func lldbServerFor(p plan.Plan, lldb string, env []string) (string, error) {
 		"# " + exe + " exists only in its mount namespace. lldb-server 14 reads\n" +
 		"# the ELF class at that path here and crashes without it: in a private\n" +
 		"# mount namespace, an ELF identification is shown there (over " + mnt + ").\n" +
-		"exec " + shellQuote(unshare) + " --mount --propagation private -- /bin/sh -c " +
-		shellQuote(`"$1" -t overlay -o "ro,nosuid,nodev,lowerdir=$2:$3" pyattach "$3" && shift 3 && exec "$@"`) +
-		" sh " + shellJoin([]string{mount, lower, mnt, server}) + ` "$@"` + "\n"
+		"exec " + shquote.Quote(unshare) + " --mount --propagation private -- /bin/sh -c " +
+		shquote.Quote(`"$1" -t overlay -o "ro,nosuid,nodev,lowerdir=$2:$3" pyattach "$3" && shift 3 && exec "$@"`) +
+		" sh " + shquote.Join([]string{mount, lower, mnt, server}) + ` "$@"` + "\n"
 	dir, err := safefs.PrivateDir(xdg.CacheHome, "pyattach", "lldb-server")
 	if err != nil {
 		return "", scriptCacheError(err)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/adrg/xdg"
 
+	"github.com/pyattach/pyattach/cmd/internal/shquote"
 	"github.com/pyattach/pyattach/gdbgen/plan"
 )
 
@@ -55,7 +56,7 @@ func TestLLDBServerScript(t *testing.T) {
 		t.Fatalf("files shown to lldb-server: %v, want one", stubs)
 	}
 	tree := strings.TrimSuffix(stubs[0], exe)
-	want := shellJoin([]string{"/usr/bin/mount", tree + "/usr/bin", "/usr/bin", "/opt/llvm/bin/lldb-server"}) + ` "$@"`
+	want := shquote.Join([]string{"/usr/bin/mount", tree + "/usr/bin", "/usr/bin", "/opt/llvm/bin/lldb-server"}) + ` "$@"`
 	if !strings.Contains(string(b), want) || !strings.Contains(string(b), `lowerdir=$2:$3`) {
 		t.Errorf("script lacks %q:\n%s", want, b)
 	}

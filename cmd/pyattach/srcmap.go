@@ -11,6 +11,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/pyattach/pyattach/cmd/internal/debuginfo"
+	"github.com/pyattach/pyattach/cmd/internal/shquote"
 	"github.com/pyattach/pyattach/cmd/internal/target"
 	"github.com/pyattach/pyattach/detect/debugfile"
 	"github.com/pyattach/pyattach/detect/debuginfod"
@@ -212,7 +213,7 @@ func inContainerHint(res *target.Result, g srcmap.Group) string {
 	if hiddenRoot(res) {
 		return fmt.Sprintf("%d of them are in the container, not on this machine, where gdb reads sources: copy them out (podman cp or docker cp CONTAINER:%s DIR) and pass pyattach --source DIR", in, g.Prefix)
 	}
-	return fmt.Sprintf("%d of them are in the container: pyattach --source %s", in, shellQuote(debugfile.HostPath(res.Root, g.Prefix)))
+	return fmt.Sprintf("%d of them are in the container: pyattach --source %s", in, shquote.Quote(debugfile.HostPath(res.Root, g.Prefix)))
 }
 
 // sourceFetcher fetches one source file by the build-id of a module that

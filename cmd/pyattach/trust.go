@@ -16,6 +16,7 @@ import (
 
 	"github.com/adrg/xdg"
 
+	"github.com/pyattach/pyattach/cmd/internal/shquote"
 	"github.com/pyattach/pyattach/detect/safefs"
 )
 
@@ -49,7 +50,7 @@ Examples:
 func (c *TrustCmd) Run(app *App) error {
 	store, err := loadTrustStore()
 	if err != nil {
-		return withHint(err, "the trust store must be yours and not writable by others; remove it and trust your projects again: rm %s", shellQuote(trustStorePath()))
+		return withHint(err, "the trust store must be yours and not writable by others; remove it and trust your projects again: rm %s", shquote.Quote(trustStorePath()))
 	}
 	if c.List {
 		if c.Path != "" || c.Remove {
@@ -94,7 +95,7 @@ func (c *TrustCmd) Run(app *App) error {
 func trustFix(err error, file string) string {
 	var ue *safefs.UntrustedError
 	if errors.As(err, &ue) && strings.HasPrefix(ue.Reason, "writable by") {
-		return fmt.Sprintf("no one else may be able to change a file that gdb's code comes from: chmod go-w %s, then run pyattach trust again", shellQuote(ue.Component))
+		return fmt.Sprintf("no one else may be able to change a file that gdb's code comes from: chmod go-w %s, then run pyattach trust again", shquote.Quote(ue.Component))
 	}
 	return fmt.Sprintf("only a file owned by you or root can be trusted: review it and copy the settings you want into %s, or, if it is yours, chown it to yourself", filepath.Join(xdg.ConfigHome, "pyattach", "config.toml"))
 }

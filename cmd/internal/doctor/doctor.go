@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/pyattach/pyattach/cmd/internal/debuggers"
 	"github.com/pyattach/pyattach/cmd/internal/debuginfo"
 	"github.com/pyattach/pyattach/cmd/internal/target"
 	"github.com/pyattach/pyattach/detect/debugfile"
@@ -41,10 +42,9 @@ const DefaultTimeout = 3 * time.Second
 // overallTimeout bounds all the checks together.
 const overallTimeout = 10 * time.Second
 
-// Runner runs an external command with env as its whole environment and
-// returns its combined output. ctx carries the deadline; the command is
-// killed when it passes.
-type Runner func(ctx context.Context, env []string, name string, args ...string) (string, error)
+// Runner runs an external command (debuggers.Runner): every command
+// doctor runs goes through it, with a deadline.
+type Runner = debuggers.Runner
 
 // SourceMap is what the sources check needs of a source mapping (pyattach
 // srcmap): how many modules and rules, and the groups of missing files.

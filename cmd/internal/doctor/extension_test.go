@@ -48,7 +48,7 @@ func TestExtensionChecks(t *testing.T) {
 	// gdb's auto-load safe-path.
 	safePath := "Auto-load files are safe to load from \"$debugdir:$datadir/auto-load\".\n"
 	s, fr = newServices(t, rule{match: []string{"/opt/gdb", "source /x/python3.12-gdb.py", "help py-bt"}, out: safePath + "Undefined command: \"py-bt\".  Try \"help\".\n"})
-	s.FindDebugger = debuggers(map[string]string{"gdb": "/opt/gdb"})
+	s.FindDebugger = fakeDebuggers(map[string]string{"gdb": "/opt/gdb"})
 	checks = s.extensionChecks(ctx, res, ext("/x/python3.12-gdb.py", "3.12", true))
 	want(t, "does not run", one(t, checks, "extension.runs"), Fail, "gdb's Python cannot run /x/python3.12-gdb.py: Undefined command: \"py-bt\".  Try \"help\".", "pyattach fetch-extension")
 	want(t, "safe-path", one(t, checks, "extension.safe-path"), Warn, "plain gdb declines to auto-load /x/python3.12-gdb.py", "add-auto-load-safe-path /x/python3.12-gdb.py")

@@ -50,8 +50,8 @@ func (f *fakeRunner) run(ctx context.Context, env []string, name string, args ..
 	return "", errors.New("exit status 127")
 }
 
-// debuggers finds the named debuggers at the given paths only.
-func debuggers(paths map[string]string) func(names ...string) (string, error) {
+// fakeDebuggers finds the named debuggers at the given paths only.
+func fakeDebuggers(paths map[string]string) func(names ...string) (string, error) {
 	return func(names ...string) (string, error) {
 		for _, n := range names {
 			if p, ok := paths[n]; ok {
@@ -76,7 +76,7 @@ func newServices(t *testing.T, rules ...rule) (*Services, *fakeRunner) {
 		UID:          1000,
 		CacheDir:     filepath.Join(dir, "cache"),
 		Run:          fr.run,
-		FindDebugger: debuggers(nil),
+		FindDebugger: fakeDebuggers(nil),
 		Resolve: func(context.Context, string) (*target.Result, error) {
 			return nil, errors.New("no target in this test")
 		},

@@ -76,7 +76,7 @@ func TestRunNoTarget(t *testing.T) {
 	s, _ := newServices(t,
 		rule{match: []string{"/opt/gdb"}, out: "GNU gdb (GDB) 13.1\nPYTHON=3.11.2\n"},
 		rule{match: []string{"script print(6*7)"}, out: "42\n"})
-	s.FindDebugger = debuggers(map[string]string{"gdb": "/opt/gdb", "lldb": "/opt/lldb"})
+	s.FindDebugger = fakeDebuggers(map[string]string{"gdb": "/opt/gdb", "lldb": "/opt/lldb"})
 	s.Resolve = func(context.Context, string) (*target.Result, error) {
 		t.Error("Resolve called without a target")
 		return nil, errors.New("no")

@@ -5,13 +5,13 @@ import (
 	"fmt"
 	"io/fs"
 	"net/http"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"sync"
 
+	"github.com/pyattach/pyattach/cmd/internal/debuggers"
 	"github.com/pyattach/pyattach/cmd/internal/shquote"
 	"github.com/pyattach/pyattach/cmd/internal/target"
 	"github.com/pyattach/pyattach/detect/proc"
@@ -70,23 +70,9 @@ func (s *Services) checkLLDB(ctx context.Context) Check {
 // lldbPythonDir returns the directory holding lldb's Python package when
 // `lldb -P` names one that does not (Debian's lldb 14), else "".
 func (s *Services) lldbPythonDir(ctx context.Context, lldb string) string {
-	if out, err := s.run(ctx, lldb, "-P"); err == nil {
-		dir := lastLine(out)
-		if _, err := os.Stat(filepath.Join(dir, "lldb", "__init__.py")); err == nil {
-			return ""
-		}
-	}
-	real, err := filepath.EvalSymlinks(lldb)
-	if err != nil {
-		return ""
-	}
-	// /usr/lib/llvm-14/bin/lldb -> /usr/lib/llvm-14/lib/python3*/dist-packages
-	root := filepath.Dir(filepath.Dir(real))
-	matches, _ := filepath.Glob(filepath.Join(root, "lib", "python3*", "*-packages", "lldb", "__init__.py"))
-	if len(matches) == 0 {
-		return ""
-	}
-	return filepath.Dir(filepath.Dir(matches[0]))
+	ctx, cancel := context.WithTimeout(ctx, s.timeout())
+	defer cancel()
+	return debuggers.LLDBPythonDir(ctx, s.Run, s.Env, lldb)
 }
 
 // checkDebuginfod: the servers of DEBUGINFOD_URLS answer.

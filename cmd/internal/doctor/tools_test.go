@@ -16,18 +16,18 @@ func TestCheckGDB(t *testing.T) {
 	want(t, "not installed", s.checkGDB(ctx), Fail, "gdb is not installed", "apt-get install gdb")
 
 	s, fr := newServices(t, rule{match: []string{"/opt/gdb", "show version"}, out: "GNU gdb (Debian 13.1-3) 13.1\nCopyright\nPython scripting is not supported in this copy of GDB.\n"})
-	s.FindDebugger = debuggers(map[string]string{"gdb": "/opt/gdb"})
+	s.FindDebugger = fakeDebuggers(map[string]string{"gdb": "/opt/gdb"})
 	want(t, "no Python", s.checkGDB(ctx), Fail, "gdb 13.1 has no Python", "a gdb built with Python")
 	if len(fr.calls) != 1 || !strings.Contains(fr.calls[0], "-nx -batch") {
 		t.Errorf("gdb ran as %q", fr.calls)
 	}
 
 	s, _ = newServices(t, rule{match: []string{"/opt/gdb", "show version"}, out: "GNU gdb (GDB) 14.2\nPYTHON=3.12.4\n"})
-	s.FindDebugger = debuggers(map[string]string{"gdb": "/opt/gdb"})
+	s.FindDebugger = fakeDebuggers(map[string]string{"gdb": "/opt/gdb"})
 	want(t, "with Python", s.checkGDB(ctx), OK, "gdb 14.2 (/opt/gdb) with Python 3.12.4", "")
 
 	s, _ = newServices(t, rule{match: []string{"/opt/gdb"}, out: "garbage PYTHON="})
-	s.FindDebugger = debuggers(map[string]string{"gdb": "/opt/gdb"})
+	s.FindDebugger = fakeDebuggers(map[string]string{"gdb": "/opt/gdb"})
 	want(t, "unparsable output", s.checkGDB(ctx), OK, "gdb unknown version (/opt/gdb) with Python unknown", "")
 }
 
@@ -37,7 +37,7 @@ func TestCheckLLDB(t *testing.T) {
 	want(t, "not installed", s.checkLLDB(ctx), Skip, "lldb is not installed", "python3-lldb-14")
 
 	s, _ = newServices(t, rule{match: []string{"script print(6*7)"}, out: "(lldb) script print(6*7)\n42\n"})
-	s.FindDebugger = debuggers(map[string]string{"lldb-14": "/opt/lldb-14"})
+	s.FindDebugger = fakeDebuggers(map[string]string{"lldb-14": "/opt/lldb-14"})
 	want(t, "script works", s.checkLLDB(ctx), OK, "lldb (/opt/lldb-14): its script command works", "")
 
 	// Debian's lldb 14: the script fails, `lldb -P` names a directory
@@ -54,7 +54,7 @@ func TestCheckLLDB(t *testing.T) {
 	}
 	fails := rule{match: []string{"script print(6*7)"}, out: "error: embedded Python interpreter could not be loaded\nModuleNotFoundError: No module named 'lldb'\n", err: &exitErr{}}
 	s, fr := newServices(t, fails, rule{match: []string{"lldb -P"}, out: "/usr/lib/python3/dist-packages\n"})
-	s.FindDebugger = debuggers(map[string]string{"lldb": link})
+	s.FindDebugger = fakeDebuggers(map[string]string{"lldb": link})
 	c := s.checkLLDB(ctx)
 	want(t, "wrong lldb -P", c, Warn, "`lldb -P` names a directory without lldb's Python package", "PYTHONPATH="+pkgs+" lldb")
 	if !strings.Contains(strings.Join(fr.calls, "\n"), link+" -P") {
@@ -65,13 +65,13 @@ func TestCheckLLDB(t *testing.T) {
 	bare := filepath.Join(t.TempDir(), "bin", "lldb")
 	writeFile(t, bare, "")
 	s, _ = newServices(t, fails, rule{match: []string{"lldb -P"}, out: "/usr/lib/python3/dist-packages\n"})
-	s.FindDebugger = debuggers(map[string]string{"lldb": bare})
+	s.FindDebugger = fakeDebuggers(map[string]string{"lldb": bare})
 	want(t, "no package", s.checkLLDB(ctx), Warn, "its script command fails and its Python package was not found", "apt-get install python3-lldb-14")
 
 	// `lldb -P` names the right directory, yet the script fails: no
 	// PYTHONPATH would help.
 	s, _ = newServices(t, fails, rule{match: []string{"lldb -P"}, out: pkgs + "\n"})
-	s.FindDebugger = debuggers(map[string]string{"lldb": link})
+	s.FindDebugger = fakeDebuggers(map[string]string{"lldb": link})
 	want(t, "lldb -P right", s.checkLLDB(ctx), Warn, "its Python package was not found", "")
 }
 
