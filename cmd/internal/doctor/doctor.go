@@ -2,6 +2,7 @@ package doctor
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"path/filepath"
 	"sort"
@@ -37,10 +38,10 @@ const (
 
 // DefaultTimeout bounds one external command or one request to a
 // debuginfod server.
-const DefaultTimeout = 3 * time.Second
+const DefaultTimeout = 8 * time.Second
 
 // overallTimeout bounds all the checks together.
-const overallTimeout = 10 * time.Second
+const overallTimeout = 20 * time.Second
 
 // Runner runs an external command (debuggers.Runner): every command
 // doctor runs goes through it, with a deadline.
@@ -130,10 +131,35 @@ func (s *Services) timeout() time.Duration {
 }
 
 // run runs a command through s.Run with the deadline of one check.
+// A command still running at the deadline returns an error that
+// errors.Is context.DeadlineExceeded, whatever the runner returned.
 func (s *Services) run(ctx context.Context, name string, args ...string) (string, error) {
-	ctx, cancel := context.WithTimeout(ctx, s.timeout())
+	cctx, cancel := context.WithTimeout(ctx, s.timeout())
 	defer cancel()
-	return s.Run(ctx, s.Env, name, args...)
+	out, err := s.Run(cctx, s.Env, name, args...)
+	if cctx.Err() == context.DeadlineExceeded {
+		return out, &timeoutError{filepath.Base(name), s.timeout()}
+	}
+	return out, err
+}
+
+// timeoutError is a command that did not answer by its deadline.
+type timeoutError struct {
+	name string
+	d    time.Duration
+}
+
+func (e *timeoutError) Error() string {
+	return fmt.Sprintf("%s did not answer within %s", e.name, e.d)
+}
+
+func (e *timeoutError) Is(target error) bool { return target == context.DeadlineExceeded }
+
+// noAnswer is the check for a debugger that did not answer in time: not
+// a diagnosis of the debugger itself.
+func noAnswer(id string, err error) Check {
+	return Check{ID: id, Status: Warn, Summary: err.Error() + ": not checked",
+		Fix: "run pyattach doctor again; if it keeps happening, check that `" + id + "` starts by itself"}
 }
 
 // sysFile is where a system file p (/etc/debian_version) of the machine

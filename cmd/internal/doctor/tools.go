@@ -2,6 +2,7 @@ package doctor
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io/fs"
 	"net/http"
@@ -25,7 +26,10 @@ func (s *Services) checkGDB(ctx context.Context) Check {
 	if err != nil {
 		return Check{ID: "gdb", Status: Fail, Summary: "gdb is not installed", Fix: "sudo apt-get install gdb (Fedora: sudo dnf install gdb)"}
 	}
-	out, _ := s.run(ctx, gdb, "-nx", "-batch", "-ex", "show version", "-ex", "python import sys; print('PYTHON=' + sys.version.split()[0])")
+	out, err := s.run(ctx, gdb, "-nx", "-batch", "-ex", "show version", "-ex", "python import sys; print('PYTHON=' + sys.version.split()[0])")
+	if errors.Is(err, context.DeadlineExceeded) {
+		return noAnswer("gdb", err)
+	}
 	ver := "unknown version"
 	if m := gdbVersionRE.FindStringSubmatch(out); m != nil {
 		ver = m[1]
@@ -53,7 +57,10 @@ func (s *Services) checkLLDB(ctx context.Context) Check {
 	if err != nil {
 		return Check{ID: "lldb", Status: Skip, Summary: "lldb is not installed (only needed for pyattach lldb)", Fix: "sudo apt-get install lldb python3-lldb-14"}
 	}
-	out, _ := s.run(ctx, lldb, "-b", "-o", "script print(6*7)")
+	out, err := s.run(ctx, lldb, "-b", "-o", "script print(6*7)")
+	if errors.Is(err, context.DeadlineExceeded) {
+		return noAnswer("lldb", err)
+	}
 	if answer42.MatchString(out) {
 		return Check{ID: "lldb", Status: OK, Summary: fmt.Sprintf("lldb (%s): its script command works", lldb)}
 	}

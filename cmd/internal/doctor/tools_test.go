@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestCheckGDB(t *testing.T) {
@@ -111,7 +112,7 @@ func TestCheckDebuginfod(t *testing.T) {
 	}
 
 	s.Env = append(s.Env, "DEBUGINFOD_URLS="+srv.URL+" "+goneURL)
-	want(t, "one unreachable", s.checkDebuginfod(ctx), Warn, "debuginfod servers not reachable within 3s: "+goneURL+" (", "pyattach --offline")
+	want(t, "one unreachable", s.checkDebuginfod(ctx), Warn, "debuginfod servers not reachable within "+DefaultTimeout.String()+": "+goneURL+" (", "pyattach --offline")
 }
 
 // A fake proc root per case: ptrace_scope, the target's and self's
@@ -173,4 +174,19 @@ func TestCheckPtrace(t *testing.T) {
 	s, _ := newServices(t)
 	writeFile(t, filepath.Join(s.ProcRoot, "sys/kernel/yama/ptrace_scope"), "2\n")
 	want(t, "no target", s.checkPtrace(nil), Fail, "ptrace_scope 2", "")
+}
+
+// A debugger that does not answer by the deadline is reported as such,
+// not as a gdb without Python or an lldb without its package.
+func TestCheckDebuggerNoAnswer(t *testing.T) {
+	hang := func(ctx context.Context, env []string, name string, args ...string) (string, error) {
+		<-ctx.Done()
+		return "", &exitErr{}
+	}
+	s, _ := newServices(t)
+	s.Timeout = 50 * time.Millisecond
+	s.Run = hang
+	s.FindDebugger = fakeDebuggers(map[string]string{"gdb": "/opt/gdb", "lldb": "/opt/lldb"})
+	want(t, "gdb hangs", s.checkGDB(context.Background()), Warn, "gdb did not answer within 50ms: not checked", "pyattach doctor again")
+	want(t, "lldb hangs", s.checkLLDB(context.Background()), Warn, "lldb did not answer within 50ms: not checked", "pyattach doctor again")
 }
