@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/pyattach/pyattach/detect/pyversion"
 )
@@ -162,7 +163,7 @@ func (l *candList) add(path, via string) {
 // binNameRE matches interpreter names worth trying in a directory:
 // python3, python3.12, python3.13t, python2.7, python3.11d; not
 // python3.12-config, python3.12-gdb.py or python3-dbg.
-var binNameRE = regexp.MustCompile(`^python[0-9]+(\.[0-9]+)?[a-z]?$`)
+var binNameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^python[0-9]+(\.[0-9]+)?[a-z]?$`) })
 
 func candidates(env *Env, exe string, opts Options) []cand {
 	l := &candList{seen: map[string]bool{}}
@@ -275,7 +276,7 @@ func versionedBins(dir string) []string {
 	}
 	var names []string
 	for _, e := range ents {
-		if e.IsDir() || !binNameRE.MatchString(e.Name()) {
+		if e.IsDir() || !binNameRE().MatchString(e.Name()) {
 			continue
 		}
 		names = append(names, e.Name())
@@ -319,12 +320,12 @@ func versionDirs(dir, xy string) []string {
 	return append(match, rest...)
 }
 
-var versionRE = regexp.MustCompile(`[0-9]+(\.[0-9]+)+`)
+var versionRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[0-9]+(\.[0-9]+)+`) })
 
 // versionIn returns the first dotted number in s: "3.12.1" in
 // "cpython-3.12.1-linux-x86_64-gnu", "3.12" in "python3.12".
 func versionIn(s string) string {
-	if m := versionRE.FindString(s); m != "" {
+	if m := versionRE().FindString(s); m != "" {
 		return m
 	}
 	return leadingDigits(strings.TrimPrefix(s, "python"))
