@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/pyattach/pyattach/detect/environ"
 	"github.com/pyattach/pyattach/detect/pyversion"
 )
 
@@ -24,7 +25,7 @@ type Options struct {
 	// CONDA_PREFIX, UV_PYTHON_INSTALL_DIR and XDG_DATA_HOME are read
 	// from here, never from the process. When a name repeats, the last
 	// one wins, as in os/exec.
-	Env []string
+	Env environ.Env
 	// ExtraDirs are searched right after the environment's own home,
 	// before PATH.
 	ExtraDirs []string
@@ -41,22 +42,12 @@ type Options struct {
 	Dir string
 }
 
-// getenv returns the last value of key in env.
-func getenv(env []string, key string) string {
-	for i := len(env) - 1; i >= 0; i-- {
-		if k, v, ok := strings.Cut(env[i], "="); ok && k == key {
-			return v
-		}
-	}
-	return ""
-}
-
 // home returns $HOME, "" when unset.
-func (o Options) home() string { return getenv(o.Env, "HOME") }
+func (o Options) home() string { return o.Env.Home() }
 
 // pyenvRoot returns $PYENV_ROOT, else $HOME/.pyenv, else "".
 func (o Options) pyenvRoot() string {
-	if r := getenv(o.Env, "PYENV_ROOT"); r != "" {
+	if r := o.Env.Get("PYENV_ROOT"); r != "" {
 		return strings.TrimRight(r, "/")
 	}
 	if h := o.home(); h != "" {
@@ -67,10 +58,10 @@ func (o Options) pyenvRoot() string {
 
 // uvDir returns uv's managed Python directory.
 func (o Options) uvDir() string {
-	if d := getenv(o.Env, "UV_PYTHON_INSTALL_DIR"); d != "" {
+	if d := o.Env.Get("UV_PYTHON_INSTALL_DIR"); d != "" {
 		return d
 	}
-	if d := getenv(o.Env, "XDG_DATA_HOME"); d != "" {
+	if d := o.Env.Get("XDG_DATA_HOME"); d != "" {
 		return filepath.Join(d, "uv", "python")
 	}
 	if h := o.home(); h != "" {
@@ -81,13 +72,7 @@ func (o Options) uvDir() string {
 
 // pathDirs returns the PATH entries, without empty ones.
 func (o Options) pathDirs() []string {
-	var dirs []string
-	for _, d := range filepath.SplitList(getenv(o.Env, "PATH")) {
-		if d != "" {
-			dirs = append(dirs, d)
-		}
-	}
-	return dirs
+	return o.Env.List("PATH")
 }
 
 // Sources of candidates, reported as Resolution.Via.
@@ -250,7 +235,7 @@ func candidates(env *Env, exe string, opts Options) []cand {
 		}
 	}
 	var conda []string
-	if p := getenv(opts.Env, "CONDA_PREFIX"); p != "" {
+	if p := opts.Env.Get("CONDA_PREFIX"); p != "" {
 		conda = append(conda, filepath.Join(p, "bin"))
 	}
 	if h := opts.home(); h != "" {

@@ -106,7 +106,7 @@ func (e *pyenvError) Unwrap() error { return ErrPyenvNotFound }
 
 // pyenvVersions returns the selected versions and where they were set.
 func pyenvVersions(root, dir string, opts Options) ([]string, string, error) {
-	if v := getenv(opts.Env, "PYENV_VERSION"); v != "" {
+	if v := opts.Env.Get("PYENV_VERSION"); v != "" {
 		return splitVersions(v), "PYENV_VERSION environment variable", nil
 	}
 	file := ""

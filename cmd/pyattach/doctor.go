@@ -123,20 +123,11 @@ func checkOrder(id string) int {
 
 // colorWanted: colour on a terminal, unless NO_COLOR is set.
 func colorWanted(app *App) bool {
-	if _, set := lookupEnv(app.Env, "NO_COLOR"); set {
+	if _, set := app.Env.Lookup("NO_COLOR"); set {
 		return false
 	}
 	f, ok := app.Stdout.(*os.File)
 	return ok && isTerminal(f)
-}
-
-func lookupEnv(env []string, key string) (string, bool) {
-	for i := len(env) - 1; i >= 0; i-- {
-		if k, v, ok := strings.Cut(env[i], "="); ok && k == key {
-			return v, true
-		}
-	}
-	return "", false
 }
 
 func printChecks(w io.Writer, checks []Check, color bool) {
@@ -212,7 +203,7 @@ func checkLLDB(ctx context.Context, app *App) Check {
 }
 
 func checkDebuginfod(ctx context.Context, app *App, g *Globals, cfg *Config) Check {
-	urls := strings.Fields(envValue(app.Env, "DEBUGINFOD_URLS"))
+	urls := strings.Fields(app.Env.Get("DEBUGINFOD_URLS"))
 	if len(urls) == 0 {
 		return Check{ID: "debuginfod", Status: statusSkip, Summary: "no debuginfod servers configured (DEBUGINFOD_URLS is empty)",
 			Fix: "to fetch missing debug files automatically, set DEBUGINFOD_URLS to your distribution's server (see debuginfod(8))"}

@@ -13,6 +13,7 @@ import (
 	"github.com/pyattach/pyattach/cmd/internal/target"
 	"github.com/pyattach/pyattach/detect/debugfile"
 	"github.com/pyattach/pyattach/detect/debuginfod"
+	"github.com/pyattach/pyattach/detect/environ"
 	"github.com/pyattach/pyattach/detect/srcmap"
 	"github.com/pyattach/pyattach/detect/srcscan"
 	"github.com/pyattach/pyattach/gdbgen/plan"
@@ -95,7 +96,7 @@ func (c *SrcmapCmd) Run(g *Globals, app *App, cfg *Config) error {
 
 // sourceRoots gathers --source and the config file's [sources].
 func sourceRoots(g *Globals, cfg *Config, app *App) ([]srcmap.Root, error) {
-	home := envValue(app.Env, "HOME")
+	home := app.Env.Get("HOME")
 	var roots []srcmap.Root
 	for _, s := range g.Source {
 		name, dir, ok := strings.Cut(s, "=")
@@ -201,7 +202,19 @@ func mapSources(ctx context.Context, res *target.Result, di *DebugInfo, roots []
 // names it (the debuginfod client).
 type sourceFetcher interface {
 	FetchSource(ctx context.Context, buildID, path string) (string, error)
+	// SourcesDir is the private directory the fetched trees are laid
+	// out in.
+	SourcesDir() (string, error)
 }
+
+// debuginfodSources fetches sources from debuginfod into pyattach's
+// cache.
+type debuginfodSources struct {
+	*debuginfod.Client
+	dirs environ.Dirs
+}
+
+func (d debuginfodSources) SourcesDir() (string, error) { return privateCacheDir(d.dirs, "sources") }
 
 // maxFetchedSources bounds the files fetched for one group.
 const maxFetchedSources = 2000
@@ -232,7 +245,7 @@ func fetchGroupSources(ctx context.Context, src sourceFetcher, g srcmap.Group, o
 	if id == "" || !validHexID(id) {
 		return SrcRule{}, false
 	}
-	sources, err := privateCacheDir("sources")
+	sources, err := src.SourcesDir()
 	if err != nil {
 		return SrcRule{}, false
 	}
@@ -310,7 +323,7 @@ func sourceClient(di *DebugInfo, app *App) sourceFetcher {
 	if di == nil || di.Debuginfod.Offline || len(di.Debuginfod.URLs) == 0 {
 		return nil
 	}
-	return debuginfod.FromEnv(app.Env)
+	return debuginfodSources{debuginfod.FromEnv(app.Env, app.Stderr), app.dirs()}
 }
 
 type emptyIndex struct{}

@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/pyattach/pyattach/detect/elfinfo"
+	"github.com/pyattach/pyattach/detect/environ"
 	"github.com/pyattach/pyattach/detect/pyinfo"
 	"github.com/pyattach/pyattach/venv"
 )
@@ -25,7 +26,7 @@ type Options struct {
 	ProcRoot string
 	// Env is the environment used for PATH, HOME, PYENV_ROOT and the
 	// like (os.Environ() in production).
-	Env []string
+	Env environ.Env
 	// Cwd is the directory pyenv's .python-version lookup starts from.
 	Cwd string
 	// NoModules skips reading the build-ids of a process's modules.
@@ -85,15 +86,6 @@ func isPID(s string) bool {
 		}
 	}
 	return true
-}
-
-func getenv(env []string, key string) string {
-	for i := len(env) - 1; i >= 0; i-- {
-		if k, v, ok := strings.Cut(env[i], "="); ok && k == key {
-			return v
-		}
-	}
-	return ""
 }
 
 // resolvePath handles a file or directory target.
@@ -207,7 +199,7 @@ func resolveScript(ctx context.Context, res *Result, script string, head []byte,
 
 // shebangInterpreter returns the program a shebang line runs, looking it
 // up on PATH for "/usr/bin/env NAME".
-func shebangInterpreter(line string, env []string) (string, error) {
+func shebangInterpreter(line string, env environ.Env) (string, error) {
 	fields := strings.Fields(line)
 	if len(fields) == 0 {
 		return "", errors.New("empty shebang line")
@@ -228,7 +220,7 @@ func shebangInterpreter(line string, env []string) (string, error) {
 		if strings.Contains(name, "/") {
 			return name, nil
 		}
-		for _, dir := range filepath.SplitList(getenv(env, "PATH")) {
+		for _, dir := range filepath.SplitList(env.Get("PATH")) {
 			if dir == "" {
 				dir = "."
 			}
@@ -245,7 +237,7 @@ func shebangInterpreter(line string, env []string) (string, error) {
 // resolveExe resolves an executable file on this machine.
 func resolveExe(ctx context.Context, res *Result, exe string, opts Options) error {
 	res.Exe = exe
-	ldPath := getenvList(opts.Env, "LD_LIBRARY_PATH")
+	ldPath := opts.Env.List("LD_LIBRARY_PATH")
 	vo := venv.Options{Env: opts.Env}
 	if bareCopy(exe) {
 		vo.FindOriginal = true
@@ -308,16 +300,6 @@ func libpythonOf(exe string, ldPath []string) string {
 		return ""
 	}
 	return lib
-}
-
-func getenvList(env []string, key string) []string {
-	var out []string
-	for _, d := range filepath.SplitList(getenv(env, key)) {
-		if d != "" {
-			out = append(out, d)
-		}
-	}
-	return out
 }
 
 func fillVenv(res *Result, env *venv.Env) {
