@@ -14,6 +14,7 @@ import (
 	"github.com/pyattach/pyattach/detect/debugfile"
 	"github.com/pyattach/pyattach/detect/debuginfod"
 	"github.com/pyattach/pyattach/detect/environ"
+	"github.com/pyattach/pyattach/detect/rootfs"
 	"github.com/pyattach/pyattach/detect/srcmap"
 	"github.com/pyattach/pyattach/detect/srcscan"
 	"github.com/pyattach/pyattach/gdbgen/plan"
@@ -286,9 +287,10 @@ func validHexID(id string) bool {
 }
 
 // inTree is p (absolute, as recorded) inside base, never outside it:
-// ".." cannot climb above base.
+// ".." cannot climb above base. base is pyattach's private source cache,
+// which holds no links (rootfs.Join).
 func inTree(base, p string) string {
-	return filepath.Join(base, filepath.Clean("/"+p))
+	return rootfs.Join(base, p)
 }
 
 // placeSource copies a fetched file to its recorded path inside base

@@ -16,6 +16,7 @@ import (
 	"github.com/pyattach/pyattach/detect/elfinfo"
 	"github.com/pyattach/pyattach/detect/environ"
 	"github.com/pyattach/pyattach/detect/pyinfo"
+	"github.com/pyattach/pyattach/detect/rootfs"
 	"github.com/pyattach/pyattach/venv"
 )
 
@@ -317,7 +318,10 @@ func fillVenv(res *Result, env *venv.Env) {
 // of its libpython when the runtime lives there. root is "" for this
 // machine's root, or the host path of a process's root directory.
 func fillPython(res *Result, interp, root string, ldPath []string) error {
-	host := inRoot(root, interp)
+	host, err := inRoot(root, interp)
+	if err != nil {
+		return err
+	}
 	f, err := os.Open(host)
 	if err != nil {
 		return err
@@ -379,7 +383,11 @@ func rootOrSlash(root string) string {
 // fillLibpython reads libpython's facts; exeFacts (may be nil) are the
 // executable's, whose name-derived ABI flags are merged in.
 func fillLibpython(res *Result, lib, root string, exeFacts *pyinfo.Facts) error {
-	f, err := os.Open(inRoot(root, lib))
+	host, err := inRoot(root, lib)
+	if err != nil {
+		return err
+	}
+	f, err := os.Open(host)
 	if err != nil {
 		return err
 	}
@@ -429,13 +437,15 @@ func mergeFlags(a, b string) string {
 	return out.String()
 }
 
-// inRoot joins a path as a process sees it onto the host path of its
-// root. An empty root means this machine's own.
-func inRoot(root, p string) string {
+// inRoot returns the host path of p, a path as a process whose root is
+// the host directory root sees it, with its links resolved inside that
+// root (rootfs.HostPath), so that an absolute link never leads to the
+// host's file. An empty root means this machine's own: p as it is.
+func inRoot(root, p string) (string, error) {
 	if root == "" {
-		return p
+		return p, nil
 	}
-	return filepath.Join(root, filepath.Clean("/"+p))
+	return rootfs.HostPath(root, p)
 }
 
 func stripRoot(root, p string) string {
