@@ -6,6 +6,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/pyattach/pyattach/detect/debuginfod"
+	"github.com/pyattach/pyattach/detect/environ"
 )
 
 // TestXDGFromInjectedEnv: pyattach's configuration, trust store and
@@ -44,4 +47,26 @@ func TestXDGFromInjectedEnv(t *testing.T) {
 	if code, stderr := run(); code != 2 || !strings.Contains(stderr, "unknown key bogus") {
 		t.Fatalf("the handed XDG_CONFIG_HOME's config.toml was not read: exit %d\n%s", code, stderr)
 	}
+}
+
+// testEnv is the test process's environment with pyattach's XDG
+// directories in a temporary directory, for tests that run Main
+// in-process: they never read the developer's configuration, trust store
+// or symbol store, nor write to their cache. elfutils' debuginfod cache,
+// shared with other tools, stays where the process's environment puts it.
+func testEnv(t testing.TB) []string {
+	t.Helper()
+	env := environ.Env(os.Environ())
+	cache := debuginfod.CacheDirFromEnv(env, func(p string) bool { _, err := os.Stat(p); return err == nil })
+	d := t.TempDir()
+	for _, kv := range [][2]string{
+		{"XDG_CONFIG_HOME", filepath.Join(d, "config")},
+		{"XDG_DATA_HOME", filepath.Join(d, "data")},
+		{"XDG_CACHE_HOME", filepath.Join(d, "cache")},
+		{"XDG_STATE_HOME", filepath.Join(d, "state")},
+		{"DEBUGINFOD_CACHE_PATH", cache},
+	} {
+		env = env.With(kv[0], kv[1])
+	}
+	return env
 }
