@@ -131,7 +131,6 @@ func trustStorePath(dirs environ.Dirs) string { return dirs.Data("trusted") }
 // content that was trusted.
 type trustStore struct {
 	file    string
-	dirs    environ.Dirs
 	entries map[string]string
 }
 
@@ -146,7 +145,7 @@ const (
 // loadTrustStore reads the trust store; a missing one is empty. A store
 // that another user could change trusts nothing.
 func loadTrustStore(dirs environ.Dirs) (*trustStore, error) {
-	s := &trustStore{file: trustStorePath(dirs), dirs: dirs, entries: map[string]string{}}
+	s := &trustStore{file: trustStorePath(dirs), entries: map[string]string{}}
 	if err := safefs.CheckTrusted(s.file, os.Geteuid()); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return s, nil
