@@ -12,6 +12,7 @@ import (
 	"syscall"
 
 	"github.com/alecthomas/kong"
+	"github.com/pyattach/pyattach/detect/environ"
 )
 
 // version is set at link time (-ldflags "-X main.version=v1.2.3"); when it
@@ -62,9 +63,13 @@ type App struct {
 	Stdin  io.Reader
 	Stdout io.Writer
 	Stderr io.Writer
-	Env    []string
+	Env    environ.Env
 	Cwd    string
 }
+
+// dirs are the XDG base directories of the App's environment, under
+// which pyattach keeps its own files.
+func (a *App) dirs() environ.Dirs { return a.Env.Dirs() }
 
 // CLI is the command line.
 type CLI struct {
@@ -165,7 +170,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, env []string
 		}
 		return 0
 	}
-	cfg, err := loadConfig(cli.Globals.Config, cwd, envValue(env, "HOME"))
+	cfg, err := loadConfig(cli.Globals.Config, cwd, app.Env)
 	if err != nil {
 		report(stderr, err)
 		return 2
@@ -217,16 +222,6 @@ func signalName(s syscall.Signal) string {
 }
 
 func (e exitError) Error() string { return fmt.Sprintf("exit %d", int(e)) }
-
-// envValue returns the last value of key in env.
-func envValue(env []string, key string) string {
-	for i := len(env) - 1; i >= 0; i-- {
-		if k, v, ok := strings.Cut(env[i], "="); ok && k == key {
-			return v
-		}
-	}
-	return ""
-}
 
 // oneLine keeps an error message on one line.
 func oneLine(s string) string {

@@ -15,9 +15,9 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/adrg/xdg"
 	"golang.org/x/sys/unix"
 
+	"github.com/pyattach/pyattach/detect/environ"
 	"github.com/pyattach/pyattach/detect/safefs"
 	"github.com/pyattach/pyattach/gdbgen"
 	"github.com/pyattach/pyattach/lldbgen"
@@ -99,7 +99,7 @@ func (c *GDBCmd) Run(g *Globals, app *App, cfg *Config) error {
 	if err != nil {
 		return err
 	}
-	early, late, err := scriptPaths(g.Script, "gdb", sc.Early, sc.Late)
+	early, late, err := scriptPaths(app.dirs(), g.Script, "gdb", sc.Early, sc.Late)
 	if err != nil {
 		return err
 	}
@@ -160,7 +160,7 @@ func (c *LLDBCmd) Run(g *Globals, app *App, cfg *Config) error {
 	if err != nil {
 		return withHint(fmt.Errorf("lldb: %w", err), "the debugger cannot read this path back exactly; move or rename the file or directory (see the reason above)")
 	}
-	before, after, err := scriptPaths(g.Script, "lldb", sc.Before, sc.After)
+	before, after, err := scriptPaths(app.dirs(), g.Script, "lldb", sc.Before, sc.After)
 	if err != nil {
 		return err
 	}
@@ -194,7 +194,7 @@ func (c *LLDBCmd) Run(g *Globals, app *App, cfg *Config) error {
 		}
 		fmt.Fprintf(app.Stdout, "# command line\n")
 		if p.LLDBPythonPath != "" {
-			fmt.Fprintf(app.Stdout, "PYTHONPATH=%s ", shquote.Quote(envValue(env, "PYTHONPATH")))
+			fmt.Fprintf(app.Stdout, "PYTHONPATH=%s ", shquote.Quote(environ.Env(env).Get("PYTHONPATH")))
 		}
 		if server != "" {
 			fmt.Fprintf(app.Stdout, "%s=%s ", lldbServerEnv, shquote.Quote(server))
@@ -211,7 +211,7 @@ func (c *LLDBCmd) Run(g *Globals, app *App, cfg *Config) error {
 // only the user (or root) can change, so that nobody can replace a
 // script between pyattach writing it and the debugger reading it: the
 // cache's is made private (safefs.PrivateDir), --script's is checked.
-func scriptPaths(script, kind, first, second string) (string, string, error) {
+func scriptPaths(dirs environ.Dirs, script, kind, first, second string) (string, string, error) {
 	var p1, p2 string
 	suffix := map[string]string{"gdb": ".late", "lldb": ".after"}[kind]
 	if script != "" {
@@ -227,7 +227,7 @@ func scriptPaths(script, kind, first, second string) (string, string, error) {
 			p2 = abs + suffix
 		}
 	} else {
-		dir, err := safefs.PrivateDir(xdg.CacheHome, "pyattach", "scripts")
+		dir, err := safefs.PrivateDir(dirs.CacheHome, environ.Name, "scripts")
 		if err != nil {
 			return "", "", scriptCacheError(err)
 		}

@@ -53,7 +53,6 @@ var layers = []layer{
 	{prefix: "cmd/internal/doctor", own: []string{"detect/", "venv", "gdbgen", "cmd/internal/"}, forbidStd: []string{"os/exec"}},
 	{prefix: "cmd/pyattach", own: []string{"detect/", "venv", "gdbgen", "lldbgen", "cmd/internal/"}, external: []string{
 		"github.com/alecthomas/kong",
-		"github.com/adrg/xdg",
 		"github.com/BurntSushi/toml",
 		"golang.org/x/sys/unix",
 		"golang.org/x/term",

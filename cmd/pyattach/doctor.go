@@ -72,7 +72,7 @@ func doctorServices(g *Globals, app *App, cfg *Config) *doctor.Services {
 		Euid:     os.Geteuid(),
 		UID:      os.Getuid(),
 		Offline:  g.Offline || cfg.Offline,
-		CacheDir: cacheDir(),
+		CacheDir: cacheDir(app.dirs()),
 		Run:      debuggers.Run,
 		HTTP:     http.DefaultClient,
 		FindDebugger: func(names ...string) (string, error) {
@@ -109,20 +109,11 @@ func doctorServices(g *Globals, app *App, cfg *Config) *doctor.Services {
 
 // colorWanted: colour on a terminal, unless NO_COLOR is set.
 func colorWanted(app *App) bool {
-	if _, set := lookupEnv(app.Env, "NO_COLOR"); set {
+	if _, set := app.Env.Lookup("NO_COLOR"); set {
 		return false
 	}
 	f, ok := app.Stdout.(*os.File)
 	return ok && isTerminal(f)
-}
-
-func lookupEnv(env []string, key string) (string, bool) {
-	for i := len(env) - 1; i >= 0; i-- {
-		if k, v, ok := strings.Cut(env[i], "="); ok && k == key {
-			return v, true
-		}
-	}
-	return "", false
 }
 
 func printChecks(w io.Writer, checks []Check, color bool) {

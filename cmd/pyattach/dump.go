@@ -17,12 +17,11 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/adrg/xdg"
-
 	"github.com/pyattach/pyattach/cmd/internal/shquote"
 	"github.com/pyattach/pyattach/cmd/internal/target"
 	"github.com/pyattach/pyattach/detect/core"
 	"github.com/pyattach/pyattach/detect/elfinfo"
+	"github.com/pyattach/pyattach/detect/environ"
 	"github.com/pyattach/pyattach/detect/proc"
 	"github.com/pyattach/pyattach/detect/pyinfo"
 	"github.com/pyattach/pyattach/detect/safefs"
@@ -137,13 +136,13 @@ func (c *DumpCmd) Run(g *Globals, app *App, cfg *Config) error {
 	if err != nil {
 		return err
 	}
-	wdir, err := writeWalker()
+	wdir, err := writeWalker(app.dirs())
 	if err != nil {
 		return err
 	}
 	// gdb writes the stacks to a file in a private directory, not to its
 	// stdout, so that none of its own messages can corrupt them.
-	dir, err := safefs.PrivateDir(xdg.CacheHome, "pyattach", "dump")
+	dir, err := safefs.PrivateDir(app.dirs().CacheHome, environ.Name, "dump")
 	if err != nil {
 		return scriptCacheError(err)
 	}
@@ -443,7 +442,7 @@ func (c *DumpCmd) nativeScripts(t *dumpTarget, g *Globals, app *App, cfg *Config
 	if err != nil {
 		return "", "", withHint(fmt.Errorf("dump: %w", err), "the debugger cannot read this path back exactly; move or rename the file or directory (see the reason above)")
 	}
-	early, late, err := scriptPaths(g.Script, "gdb", sc.Early, sc.Late)
+	early, late, err := scriptPaths(app.dirs(), g.Script, "gdb", sc.Early, sc.Late)
 	if err != nil {
 		return "", "", err
 	}

@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/pyattach/pyattach/cmd/internal/shquote"
+	"github.com/pyattach/pyattach/detect/environ"
 	"github.com/pyattach/pyattach/detect/safefs"
 	"github.com/pyattach/pyattach/gdbgen"
 	"github.com/pyattach/pyattach/lldbgen"
@@ -214,9 +215,9 @@ func safePathLine(dir string) (string, error) {
 // exists, else ~/.gdbinit when that exists. A new file goes in the first
 // place; creating it while ~/.gdbinit exists would make gdb stop reading
 // ~/.gdbinit.
-func userGDBInit(env []string, cwd string) (string, error) {
-	home := envValue(env, "HOME")
-	cfgDir := envValue(env, "XDG_CONFIG_HOME")
+func userGDBInit(env environ.Env, cwd string) (string, error) {
+	home := env.Get("HOME")
+	cfgDir := env.Get("XDG_CONFIG_HOME")
 	if cfgDir == "" {
 		if home == "" {
 			return "", errors.New("HOME is not set: no user gdb init file")

@@ -112,7 +112,7 @@ func startReady(t testing.TB, cmd *exec.Cmd, limit time.Duration) string {
 func runJSON(t testing.TB, tgt string) *target.Result {
 	t.Helper()
 	var stdout, stderr bytes.Buffer
-	code := Main([]string{"resolve", "--json", tgt}, nil, &stdout, &stderr, os.Environ())
+	code := Main([]string{"resolve", "--json", tgt}, nil, &stdout, &stderr, testEnv(t))
 	if code != 0 {
 		t.Fatalf("pyattach resolve --json %s: exit %d\n%s", tgt, code, stderr.String())
 	}

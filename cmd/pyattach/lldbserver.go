@@ -11,9 +11,8 @@ import (
 	"strings"
 	"unicode"
 
-	"github.com/adrg/xdg"
-
 	"github.com/pyattach/pyattach/cmd/internal/shquote"
+	"github.com/pyattach/pyattach/detect/environ"
 	"github.com/pyattach/pyattach/detect/safefs"
 	"github.com/pyattach/pyattach/gdbgen/plan"
 )
@@ -64,7 +63,7 @@ func lldbServerFor(p plan.Plan, lldb string, env []string) (string, error) {
 	if err != nil {
 		return "", withHint(fmt.Errorf("lldb: %w", err), "use: pyattach gdb -p %d", p.PID)
 	}
-	server := envValue(env, lldbServerEnv)
+	server := environ.Env(env).Get(lldbServerEnv)
 	if server == "" {
 		real, err := filepath.EvalSymlinks(lldb)
 		if err != nil {
@@ -92,7 +91,7 @@ func lldbServerFor(p plan.Plan, lldb string, env []string) (string, error) {
 			"use: pyattach gdb -p %d", p.PID)
 	}
 	sum := sha256.Sum256(append([]byte(exe+"\x00"), ident...))
-	tree, err := safefs.PrivateDir(xdg.CacheHome, "pyattach", "lldb-server", hex.EncodeToString(sum[:8]))
+	tree, err := safefs.PrivateDir(environ.Env(env).Dirs().CacheHome, environ.Name, "lldb-server", hex.EncodeToString(sum[:8]))
 	if err != nil {
 		return "", scriptCacheError(err)
 	}
@@ -118,7 +117,7 @@ func lldbServerFor(p plan.Plan, lldb string, env []string) (string, error) {
 		"exec " + shquote.Quote(unshare) + " --mount --propagation private -- /bin/sh -c " +
 		shquote.Quote(`"$1" -t overlay -o "ro,nosuid,nodev,lowerdir=$2:$3" pyattach "$3" && shift 3 && exec "$@"`) +
 		" sh " + shquote.Join([]string{mount, lower, mnt, server}) + ` "$@"` + "\n"
-	dir, err := safefs.PrivateDir(xdg.CacheHome, "pyattach", "lldb-server")
+	dir, err := safefs.PrivateDir(environ.Env(env).Dirs().CacheHome, environ.Name, "lldb-server")
 	if err != nil {
 		return "", scriptCacheError(err)
 	}
@@ -153,7 +152,7 @@ func elfIdent(name string) ([]byte, error) {
 
 // lookPath finds an executable file on env's PATH.
 func lookPath(env []string, name string) (string, error) {
-	for _, dir := range filepath.SplitList(envValue(env, "PATH")) {
+	for _, dir := range filepath.SplitList(environ.Env(env).Get("PATH")) {
 		p := filepath.Join(dir, name)
 		if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() && st.Mode()&0o111 != 0 {
 			return p, nil

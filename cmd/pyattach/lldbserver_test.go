@@ -6,8 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/adrg/xdg"
-
 	"github.com/pyattach/pyattach/cmd/internal/shquote"
 	"github.com/pyattach/pyattach/gdbgen/plan"
 )
@@ -23,13 +21,10 @@ import (
 // refused. Without root, the missing path is an error with a hint.
 func TestLLDBServerScript(t *testing.T) {
 	home := t.TempDir()
-	t.Setenv("XDG_CACHE_HOME", filepath.Join(home, "cache"))
-	xdg.Reload()
-	t.Cleanup(xdg.Reload)
 	root := t.TempDir()
 	exe := "/usr/bin/pyattach-test-no-such-python/bin/python3"
 	copyFile(t, "/bin/true", filepath.Join(root, exe))
-	env := []string{"PATH=/usr/sbin:/usr/bin:/sbin:/bin", "LLDB_DEBUGSERVER_PATH=/opt/llvm/bin/lldb-server"}
+	env := []string{"PATH=/usr/sbin:/usr/bin:/sbin:/bin", "LLDB_DEBUGSERVER_PATH=/opt/llvm/bin/lldb-server", "XDG_CACHE_HOME=" + filepath.Join(home, "cache")}
 	p := plan.Plan{PID: 4242, LLDBRoot: root, LLDBExe: exe}
 
 	if os.Geteuid() != 0 {

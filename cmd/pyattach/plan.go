@@ -14,6 +14,7 @@ import (
 	"github.com/pyattach/pyattach/detect/core"
 	"github.com/pyattach/pyattach/detect/debugfile"
 	"github.com/pyattach/pyattach/detect/debuginfod"
+	"github.com/pyattach/pyattach/detect/environ"
 	"github.com/pyattach/pyattach/detect/safefs"
 	"github.com/pyattach/pyattach/gdbgen/plan"
 )
@@ -145,7 +146,7 @@ func buildPlan(ctx context.Context, t dbgTarget, g *Globals, app *App, cfg *Conf
 	p.LLDBExtension = di.Extensions.LLDB
 	// The walker adds py-bt where CPython's extension cannot answer; when
 	// it cannot be written the debugger still starts, without it.
-	if p.Walker, err = walkerFor(res); err != nil {
+	if p.Walker, err = walkerFor(res, app.dirs()); err != nil {
 		fmt.Fprintf(app.Stderr, "pyattach: warning: %s\n", oneLine(err.Error()))
 		if h := hintFor(err); h != "" {
 			fmt.Fprintf(app.Stderr, "  hint: %s\n", h)
@@ -192,14 +193,14 @@ func debuggerDebugDirs(dirs []string) []string {
 // walker, which reads the version from memory when asked (Py_Version,
 // _Py_DebugOffsets).
 func targetlessPlan(p plan.Plan, g *Globals, app *App, cfg *Config) (plan.Plan, *DebugInfo, error) {
-	dirs, warnings := debugDirs(g, cfg)
+	dirs, warnings := debugDirs(g, cfg, app.dirs())
 	for _, w := range warnings {
 		fmt.Fprintf(app.Stderr, "pyattach: warning: %s\n", w)
 	}
 	p.DebugDirs = debuggerDebugDirs(dirs)
-	client := debuginfod.FromEnv(app.Env)
+	client := debuginfod.FromEnv(app.Env, app.Stderr)
 	p.Debuginfod = plan.Debuginfod{Enabled: len(client.URLs) > 0 && !g.Offline && !cfg.Offline, URLs: client.URLs}
-	dir, err := writeWalker()
+	dir, err := writeWalker(app.dirs())
 	if err != nil {
 		fmt.Fprintf(app.Stderr, "pyattach: warning: %s\n", oneLine(err.Error()))
 	} else {
@@ -347,7 +348,7 @@ func readCoreInfo(path string) (*core.Info, error) {
 
 // findDebugger finds gdb or lldb on PATH (lldb may be lldb-14 and the
 // like on Debian).
-func findDebugger(env []string, names ...string) (string, error) {
+func findDebugger(env environ.Env, names ...string) (string, error) {
 	for _, n := range names {
 		if p, err := lookPath(env, n); err == nil {
 			return p, nil

@@ -15,6 +15,8 @@ import (
 	"github.com/pyattach/pyattach/cmd/internal/target"
 	"github.com/pyattach/pyattach/detect/debugfile"
 	"github.com/pyattach/pyattach/detect/debuginfod"
+	"github.com/pyattach/pyattach/detect/environ"
+	"github.com/pyattach/pyattach/detect/rootfs"
 	"github.com/pyattach/pyattach/detect/srcmap"
 	"github.com/pyattach/pyattach/detect/srcscan"
 	"github.com/pyattach/pyattach/gdbgen/plan"
@@ -97,7 +99,7 @@ func (c *SrcmapCmd) Run(g *Globals, app *App, cfg *Config) error {
 
 // sourceRoots gathers --source and the config file's [sources].
 func sourceRoots(g *Globals, cfg *Config, app *App) ([]srcmap.Root, error) {
-	home := envValue(app.Env, "HOME")
+	home := app.Env.Get("HOME")
 	var roots []srcmap.Root
 	for _, s := range g.Source {
 		name, dir, ok := strings.Cut(s, "=")
@@ -220,7 +222,19 @@ func inContainerHint(res *target.Result, g srcmap.Group) string {
 // names it (the debuginfod client).
 type sourceFetcher interface {
 	FetchSource(ctx context.Context, buildID, path string) (string, error)
+	// SourcesDir is the private directory the fetched trees are laid
+	// out in.
+	SourcesDir() (string, error)
 }
+
+// debuginfodSources fetches sources from debuginfod into pyattach's
+// cache.
+type debuginfodSources struct {
+	*debuginfod.Client
+	dirs environ.Dirs
+}
+
+func (d debuginfodSources) SourcesDir() (string, error) { return privateCacheDir(d.dirs, "sources") }
 
 // maxFetchedSources bounds the files fetched for one group.
 const maxFetchedSources = 2000
@@ -251,7 +265,7 @@ func fetchGroupSources(ctx context.Context, src sourceFetcher, g srcmap.Group, o
 	if id == "" || !validHexID(id) {
 		return SrcRule{}, false
 	}
-	sources, err := privateCacheDir("sources")
+	sources, err := src.SourcesDir()
 	if err != nil {
 		return SrcRule{}, false
 	}
@@ -292,9 +306,10 @@ func validHexID(id string) bool {
 }
 
 // inTree is p (absolute, as recorded) inside base, never outside it:
-// ".." cannot climb above base.
+// ".." cannot climb above base. base is pyattach's private source cache,
+// which holds no links (rootfs.Join).
 func inTree(base, p string) string {
-	return filepath.Join(base, filepath.Clean("/"+p))
+	return rootfs.Join(base, p)
 }
 
 // placeSource copies a fetched file to its recorded path inside base
@@ -329,7 +344,7 @@ func sourceClient(di *DebugInfo, app *App) sourceFetcher {
 	if di == nil || di.Debuginfod.Offline || len(di.Debuginfod.URLs) == 0 {
 		return nil
 	}
-	return debuginfod.FromEnv(app.Env)
+	return debuginfodSources{debuginfod.FromEnv(app.Env, app.Stderr), app.dirs()}
 }
 
 type emptyIndex struct{}

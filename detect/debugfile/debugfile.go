@@ -121,22 +121,20 @@ var DefaultDebugDirs = []string{"/usr/lib/debug"}
 // maxIndexed bounds the rest.N.debug variants tried per build-id.
 const maxIndexed = 8
 
-// host returns where a path of the module's process is on this machine.
-func (m *Module) host(p string) string { return HostPath(m.Root, p) }
-
 // HostPath returns where p, a path as a process whose root directory
 // is root sees it, is read on this machine: p itself without a root,
 // else p under root with its symbolic links followed as that process
-// would (an absolute link target starts again at root, never at this
-// machine's /).
+// would (rootfs.HostPath: an absolute link target starts again at root,
+// never at this machine's /). A path whose links loop inside the root
+// comes back joined lexically, for messages.
 func HostPath(root, p string) string {
 	if root == "" {
 		return p
 	}
-	if h, err := rootfs.ResolveHost(root, p); err == nil {
+	if h, err := rootfs.HostPath(root, p); err == nil {
 		return h
 	}
-	return filepath.Join(root, filepath.Clean("/"+p))
+	return rootfs.Join(root, p)
 }
 
 // SearchedDir is a debug directory searched for a process in another
@@ -163,10 +161,35 @@ func (l *Locator) RootDirs(root string) []SearchedDir {
 	return out
 }
 
+// host returns where a path of the module's process is on this machine:
+// under its root, with links resolved inside that root (rootfs.HostPath),
+// so that an absolute link in a container never leads to the host's file.
+func (m *Module) host(p string) (string, error) {
+	if m.Root == "" {
+		return p, nil
+	}
+	return rootfs.HostPath(m.Root, p)
+}
+
+// hosts appends to out the host paths of ps (see host), leaving out any
+// that cannot be resolved (a link loop).
+func (m *Module) hosts(out []string, ps ...string) []string {
+	for _, p := range ps {
+		if h, err := m.host(p); err == nil {
+			out = append(out, h)
+		}
+	}
+	return out
+}
+
 // Locate runs the local part of the search (steps 1 to 4).
 func (l *Locator) Locate(m Module) (Found, error) {
 	if m.Info == nil {
-		info, err := elfinfo.Open(m.host(m.Path), elfinfo.Options{Producer: true})
+		exe, err := m.host(m.Path)
+		if err != nil {
+			return Found{Via: ViaNone, Kind: KindNone}, err
+		}
+		info, err := elfinfo.Open(exe, elfinfo.Options{Producer: true})
 		if err != nil {
 			return Found{Via: ViaNone, Kind: KindNone}, err
 		}
@@ -176,7 +199,9 @@ func (l *Locator) Locate(m Module) (Found, error) {
 	var f Found
 	if info.DWARF {
 		f = Found{Via: ViaEmbedded, Path: m.Path, Kind: kindOf(info), Producer: info.Producer}
-		l.locateAlt(&f, m, m.host(m.Path), info)
+		if exe, err := m.host(m.Path); err == nil {
+			l.locateAlt(&f, m, exe, info)
+		}
 		return f, nil
 	}
 	if id := info.BuildID; validBuildID(id) {
@@ -243,9 +268,7 @@ func (l *Locator) dirsFor(m Module) []string {
 	}
 	var out []string
 	if m.Root != "" {
-		for _, d := range dirs {
-			out = append(out, m.host(d))
-		}
+		out = m.hosts(out, dirs...)
 	}
 	return append(out, dirs...)
 }
@@ -263,15 +286,20 @@ func (l *Locator) debuglinkCandidates(m Module, name string) []string {
 		}
 	}
 	add(m.Path)
-	if real, err := filepath.EvalSymlinks(m.host(m.Path)); err == nil {
-		add(stripRoot(m.Root, real))
+	if m.Root != "" {
+		// host resolved the links inside the root already.
+		if real, err := m.host(m.Path); err == nil {
+			add(stripRoot(m.Root, real))
+		}
+	} else if real, err := filepath.EvalSymlinks(m.Path); err == nil {
+		add(real)
 	}
 	for _, a := range m.Also {
 		add(a)
 	}
 	var out []string
 	for _, d := range objdirs {
-		out = append(out, m.host(path.Join(d, name)), m.host(path.Join(d, ".debug", name)))
+		out = m.hosts(out, path.Join(d, name), path.Join(d, ".debug", name))
 	}
 	for _, dir := range l.dirsFor(m) {
 		for _, d := range objdirs {
@@ -301,7 +329,7 @@ func (l *Locator) locateAlt(f *Found, m Module, debugFile string, info *elfinfo.
 	}
 	var cands []string
 	if filepath.IsAbs(al.Name) {
-		cands = append(cands, m.host(al.Name), al.Name)
+		cands = append(m.hosts(cands, al.Name), al.Name)
 	} else {
 		cands = append(cands, filepath.Join(filepath.Dir(debugFile), al.Name))
 	}
@@ -410,7 +438,9 @@ func (l *Locator) LocateAll(ctx context.Context, mods []Module, parallel int) []
 			f, err := l.Locate(m)
 			if m.Info == nil && err == nil {
 				// Locate read the info; keep it for the caller.
-				m.Info, _ = elfinfo.Open(m.host(m.Path), elfinfo.Options{})
+				if exe, err := m.host(m.Path); err == nil {
+					m.Info, _ = elfinfo.Open(exe, elfinfo.Options{})
+				}
 			}
 			out[i] = Result{Module: m, Found: f, Err: err}
 		}(i)

@@ -18,4 +18,9 @@
 // symbol table only, .gnu_debugdata MiniDebugInfo) decides what a user
 // will see in the debugger, so it is reported too. A dwz supplementary
 // file (.gnu_debugaltlink) is located as well.
+//
+// A module of a process in another root (Module.Root, /proc/PID/root) is
+// read, and its debug directories searched, through detect/rootfs: links
+// are followed inside that root, so a container's absolute link
+// (/usr/lib/debug -> /etc) never leads to the host's files.
 package debugfile

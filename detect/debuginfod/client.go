@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/pyattach/pyattach/detect/environ"
 )
 
 // Kinds of ELF file a server holds for a build-id.
@@ -86,18 +88,20 @@ type Client struct {
 // FromEnv makes a Client the way elfutils' client reads its environment:
 // DEBUGINFOD_URLS, DEBUGINFOD_CACHE_PATH (else XDG_CACHE_HOME or HOME),
 // DEBUGINFOD_TIMEOUT, DEBUGINFOD_MAXSIZE and DEBUGINFOD_PROGRESS. env is
-// a list of KEY=value strings such as os.Environ returns; when a key
-// repeats, the last one counts. Finding the deprecated cache directory
-// takes a stat of $HOME/.debuginfod_client_cache.
-func FromEnv(env []string) *Client {
+// the environment, passed in (os.Environ in production); when a key
+// repeats, the last one counts. When DEBUGINFOD_PROGRESS is set, the
+// Client's Progress is progress (the caller's standard error, or nil for
+// none). Finding the deprecated cache directory takes a stat of
+// $HOME/.debuginfod_client_cache.
+func FromEnv(env environ.Env, progress io.Writer) *Client {
 	c := &Client{Parallel: DefaultParallel, Timeout: DefaultTimeout}
-	v, _ := lookup(env, "DEBUGINFOD_URLS")
+	v, _ := env.Lookup("DEBUGINFOD_URLS")
 	c.URLs, c.IgnoredURLs = ParseURLs(v)
 	c.CacheDir = CacheDirFromEnv(env, func(p string) bool {
 		_, err := os.Stat(p)
 		return err == nil
 	})
-	if v, ok := lookup(env, "DEBUGINFOD_TIMEOUT"); ok {
+	if v, ok := env.Lookup("DEBUGINFOD_TIMEOUT"); ok {
 		if n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64); err == nil {
 			if n <= 0 {
 				c.Timeout = 0
@@ -108,45 +112,35 @@ func FromEnv(env []string) *Client {
 			}
 		}
 	}
-	if v, ok := lookup(env, "DEBUGINFOD_MAXSIZE"); ok {
+	if v, ok := env.Lookup("DEBUGINFOD_MAXSIZE"); ok {
 		if n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64); err == nil && n > 0 {
 			c.MaxSize = n
 		}
 	}
-	if _, ok := lookup(env, "DEBUGINFOD_PROGRESS"); ok {
-		c.Progress = os.Stderr
+	if _, ok := env.Lookup("DEBUGINFOD_PROGRESS"); ok {
+		c.Progress = progress
 	}
 	return c
 }
 
-// CacheDirFromEnv returns elfutils' cache directory for env (KEY=value
-// strings). exists says whether a path exists; it is asked about
-// $HOME/.debuginfod_client_cache only.
-func CacheDirFromEnv(env []string, exists func(string) bool) string {
-	if v, _ := lookup(env, "DEBUGINFOD_CACHE_PATH"); v != "" {
+// CacheDirFromEnv returns elfutils' cache directory for env. exists says
+// whether a path exists; it is asked about $HOME/.debuginfod_client_cache
+// only.
+func CacheDirFromEnv(env environ.Env, exists func(string) bool) string {
+	if v, _ := env.Lookup("DEBUGINFOD_CACHE_PATH"); v != "" {
 		return v
 	}
-	home, ok := lookup(env, "HOME")
+	home, ok := env.Lookup("HOME")
 	if !ok {
 		home = "/"
 	}
 	if old := filepath.Join(home, ".debuginfod_client_cache"); exists != nil && exists(old) {
 		return old
 	}
-	if xdg, _ := lookup(env, "XDG_CACHE_HOME"); xdg != "" {
+	if xdg, _ := env.Lookup("XDG_CACHE_HOME"); xdg != "" {
 		return filepath.Join(xdg, "debuginfod_client")
 	}
 	return filepath.Join(home, ".cache", "debuginfod_client")
-}
-
-// lookup returns the value of the last key=value entry of env for key.
-func lookup(env []string, key string) (string, bool) {
-	for i := len(env) - 1; i >= 0; i-- {
-		if k, v, ok := strings.Cut(env[i], "="); ok && k == key {
-			return v, true
-		}
-	}
-	return "", false
 }
 
 // ParseURLs splits DEBUGINFOD_URLS into server base URLs. Entries are

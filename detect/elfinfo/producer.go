@@ -8,6 +8,7 @@ import (
 	"io"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/pyattach/pyattach/detect/dwarfform"
 )
@@ -28,7 +29,7 @@ type Producer struct {
 	LTO bool `json:"lto"`
 }
 
-var versionRE = regexp.MustCompile(`\b(\d+\.\d+(?:\.\d+)?)\b`)
+var versionRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\b(\d+\.\d+(?:\.\d+)?)\b`) })
 
 // ParseProducer parses a DW_AT_producer string. It never fails: fields it
 // cannot find are left empty.
@@ -39,8 +40,8 @@ func ParseProducer(s string) Producer {
 	var name []string
 	i := 0
 	for ; i < len(fields); i++ {
-		if versionRE.MatchString(fields[i]) && !strings.HasPrefix(fields[i], "-") {
-			p.Version = versionRE.FindString(fields[i])
+		if versionRE().MatchString(fields[i]) && !strings.HasPrefix(fields[i], "-") {
+			p.Version = versionRE().FindString(fields[i])
 			i++
 			break
 		}

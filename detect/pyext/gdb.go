@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/pyattach/pyattach/detect/pyinfo"
 )
@@ -261,7 +262,7 @@ func (s *search) systemCandidates(pl place) []candidate {
 // in CPython 3.13).
 const maxSysconfigData = 1 << 20
 
-var absBuilddirRe = regexp.MustCompile(`'abs_builddir':\s*'([^'\\\n]+)'`)
+var absBuilddirRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`'abs_builddir':\s*'([^'\\\n]+)'`) })
 
 // installedBuildDir returns the build directory that an installed
 // prefix's sysconfig data records ('abs_builddir' in
@@ -285,7 +286,7 @@ func installedBuildDir(pl place, prefix, minor string) string {
 		}
 		data, _ := io.ReadAll(io.LimitReader(fh, maxSysconfigData))
 		fh.Close()
-		if m := absBuilddirRe.FindSubmatch(data); m != nil && path.IsAbs(string(m[1])) {
+		if m := absBuilddirRe().FindSubmatch(data); m != nil && path.IsAbs(string(m[1])) {
 			return path.Clean(string(m[1]))
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/pyattach/pyattach/detect/elfinfo"
 	"github.com/pyattach/pyattach/detect/pyinfo"
@@ -105,7 +106,7 @@ func DiscoverRoots(dir string) []Source {
 		local, _ := filepath.Glob(filepath.Join(root, "usr", "local", "bin", "python3.*"))
 		exes = append(exes, local...)
 		for _, e := range exes {
-			if fi, err := os.Lstat(e); err != nil || !fi.Mode().IsRegular() || !rootExe.MatchString(filepath.Base(e)) {
+			if fi, err := os.Lstat(e); err != nil || !fi.Mode().IsRegular() || !rootExe().MatchString(filepath.Base(e)) {
 				continue
 			}
 			if s, ok := sourceOf("root", e, filepath.Join(root, "usr", "lib", "debug")); ok {
@@ -122,7 +123,7 @@ func DiscoverRoots(dir string) []Source {
 	return out
 }
 
-var rootExe = regexp.MustCompile(`^python3\.\d+t?d?$`)
+var rootExe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^python3\.\d+t?d?$`) })
 
 func sourceOf(kind, path, debugDir string) (Source, bool) {
 	f, err := os.Open(path)

@@ -35,7 +35,11 @@
 // with bounded sizes, refuses entries that could escape the store,
 // checks every debug file against the installed .so by CRC-32 and
 // build-id, and moves only verified files into place, through temporary
-// files, so that a failure leaves nothing half-written.
+// files, so that a failure leaves nothing half-written. Each file follows
+// safefs's durability rule (flushed, renamed with safefs.Rename, its
+// directory flushed); what the store adds is the transaction over the
+// set: a file it replaces is kept aside (<tmp>.old) until the manifest is
+// written, and put back when any later step fails.
 //
 // Directories (the store, site-packages) are always parameters; nothing
 // here reads the environment.

@@ -551,7 +551,8 @@ func commit(tmp, dest string, size int64, sum [sha256.Size]byte) (committed, err
 		}
 		c.backup = tmp + ".old"
 	}
-	if err := os.Rename(tmp, dest); err != nil {
+	// tmp was flushed by extract; Rename flushes the directory.
+	if err := safefs.Rename(tmp, dest); err != nil {
 		if c.backup != "" {
 			os.Rename(c.backup, dest)
 		}

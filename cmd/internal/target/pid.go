@@ -105,7 +105,10 @@ func resolvePID(ctx context.Context, pid int, opts Options) (*Result, error) {
 		// Inside another root: the process's files are read under it.
 		res.Interpreter = res.Exe
 		res.Via = "self"
-		res.ReadFrom = inRoot(procRoot, res.Exe)
+		res.ReadFrom = filepath.Join(opts.ProcRoot, fmt.Sprint(pid), "exe")
+		if host, err := inRoot(procRoot, res.Exe); err == nil {
+			res.ReadFrom = host
+		}
 		res.BuildID = exeInfo.BuildID
 		res.ELF = exeInfo
 		res.Venv = Venv{Kind: string(venv.KindNone)}
@@ -196,7 +199,11 @@ func mappingOf(maps []proc.Mapping, p string) proc.Mapping {
 }
 
 func deletedWarning(exe, id, root string) string {
-	now, err := elfinfo.ReadBuildIDFile(inRoot(root, exe))
+	host, err := inRoot(root, exe)
+	now := ""
+	if err == nil {
+		now, err = elfinfo.ReadBuildIDFile(host)
+	}
 	switch {
 	case err == nil && now != id:
 		return fmt.Sprintf("the executable was replaced after the process started: %s now has build-id %s, the running one has %s; its ELF is read through /proc", exe, now, id)

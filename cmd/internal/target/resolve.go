@@ -14,7 +14,9 @@ import (
 	"strings"
 
 	"github.com/pyattach/pyattach/detect/elfinfo"
+	"github.com/pyattach/pyattach/detect/environ"
 	"github.com/pyattach/pyattach/detect/pyinfo"
+	"github.com/pyattach/pyattach/detect/rootfs"
 	"github.com/pyattach/pyattach/venv"
 )
 
@@ -25,7 +27,7 @@ type Options struct {
 	ProcRoot string
 	// Env is the environment used for PATH, HOME, PYENV_ROOT and the
 	// like (os.Environ() in production).
-	Env []string
+	Env environ.Env
 	// Cwd is the directory pyenv's .python-version lookup starts from.
 	Cwd string
 	// NoModules skips reading the build-ids of a process's modules.
@@ -85,15 +87,6 @@ func isPID(s string) bool {
 		}
 	}
 	return true
-}
-
-func getenv(env []string, key string) string {
-	for i := len(env) - 1; i >= 0; i-- {
-		if k, v, ok := strings.Cut(env[i], "="); ok && k == key {
-			return v
-		}
-	}
-	return ""
 }
 
 // resolvePath handles a file or directory target.
@@ -207,7 +200,7 @@ func resolveScript(ctx context.Context, res *Result, script string, head []byte,
 
 // shebangInterpreter returns the program a shebang line runs, looking it
 // up on PATH for "/usr/bin/env NAME".
-func shebangInterpreter(line string, env []string) (string, error) {
+func shebangInterpreter(line string, env environ.Env) (string, error) {
 	fields := strings.Fields(line)
 	if len(fields) == 0 {
 		return "", errors.New("empty shebang line")
@@ -228,7 +221,7 @@ func shebangInterpreter(line string, env []string) (string, error) {
 		if strings.Contains(name, "/") {
 			return name, nil
 		}
-		for _, dir := range filepath.SplitList(getenv(env, "PATH")) {
+		for _, dir := range filepath.SplitList(env.Get("PATH")) {
 			if dir == "" {
 				dir = "."
 			}
@@ -245,7 +238,7 @@ func shebangInterpreter(line string, env []string) (string, error) {
 // resolveExe resolves an executable file on this machine.
 func resolveExe(ctx context.Context, res *Result, exe string, opts Options) error {
 	res.Exe = exe
-	ldPath := getenvList(opts.Env, "LD_LIBRARY_PATH")
+	ldPath := opts.Env.List("LD_LIBRARY_PATH")
 	vo := venv.Options{Env: opts.Env}
 	if bareCopy(exe) {
 		vo.FindOriginal = true
@@ -310,16 +303,6 @@ func libpythonOf(exe string, ldPath []string) string {
 	return lib
 }
 
-func getenvList(env []string, key string) []string {
-	var out []string
-	for _, d := range filepath.SplitList(getenv(env, key)) {
-		if d != "" {
-			out = append(out, d)
-		}
-	}
-	return out
-}
-
 func fillVenv(res *Result, env *venv.Env) {
 	if env == nil {
 		res.Venv = Venv{Kind: string(venv.KindNone)}
@@ -335,7 +318,10 @@ func fillVenv(res *Result, env *venv.Env) {
 // of its libpython when the runtime lives there. root is "" for this
 // machine's root, or the host path of a process's root directory.
 func fillPython(res *Result, interp, root string, ldPath []string) error {
-	host := inRoot(root, interp)
+	host, err := inRoot(root, interp)
+	if err != nil {
+		return err
+	}
 	f, err := os.Open(host)
 	if err != nil {
 		return err
@@ -397,7 +383,11 @@ func rootOrSlash(root string) string {
 // fillLibpython reads libpython's facts; exeFacts (may be nil) are the
 // executable's, whose name-derived ABI flags are merged in.
 func fillLibpython(res *Result, lib, root string, exeFacts *pyinfo.Facts) error {
-	f, err := os.Open(inRoot(root, lib))
+	host, err := inRoot(root, lib)
+	if err != nil {
+		return err
+	}
+	f, err := os.Open(host)
 	if err != nil {
 		return err
 	}
@@ -447,13 +437,15 @@ func mergeFlags(a, b string) string {
 	return out.String()
 }
 
-// inRoot joins a path as a process sees it onto the host path of its
-// root. An empty root means this machine's own.
-func inRoot(root, p string) string {
+// inRoot returns the host path of p, a path as a process whose root is
+// the host directory root sees it, with its links resolved inside that
+// root (rootfs.HostPath), so that an absolute link never leads to the
+// host's file. An empty root means this machine's own: p as it is.
+func inRoot(root, p string) (string, error) {
 	if root == "" {
-		return p
+		return p, nil
 	}
-	return filepath.Join(root, filepath.Clean("/"+p))
+	return rootfs.HostPath(root, p)
 }
 
 func stripRoot(root, p string) string {
