@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/Masterminds/semver/v3"
 )
 
 // Version is a parsed Python version. The zero Version is not valid;
@@ -17,7 +19,7 @@ type Version struct {
 	parts int    // how many numbers were written: 1, 2 or 3
 	pre   string // PEP 440 pre-release: "a1", "b2", "rc1"; "" for none
 	plus  bool   // a trailing "+": a build after the tagged release
-	nums  [3]int // major, minor, micro; 0 where not written
+	sv    *semver.Version
 }
 
 // SyntaxError is the error Parse returns for a string that is not a
@@ -109,9 +111,21 @@ func Parse(s string) (Version, error) {
 		}
 		v.Flags = flags
 	}
-	for i, n := range nums {
-		v.nums[i] = int(n)
+	var semPre string
+	if v.pre != "" {
+		i := len(v.pre) - len(leadingDigitsRev(v.pre))
+		semPre = v.pre[:i] + "." + v.pre[i:]
 	}
+	sv, err := semver.StrictNewVersion(fmt.Sprintf("%d.%d.%d", nums[0], nums[1], nums[2]))
+	if err == nil && semPre != "" {
+		var p semver.Version
+		p, err = sv.SetPrerelease(semPre)
+		sv = &p
+	}
+	if err != nil {
+		return fail(err.Error())
+	}
+	v.sv = sv
 	return v, nil
 }
 
@@ -165,13 +179,13 @@ func leadingDigitsRev(s string) string {
 func isDigit(s string, i int) bool { return i < len(s) && s[i] >= '0' && s[i] <= '9' }
 
 // Major returns the major version: 3 for 3.11.2.
-func (v Version) Major() int { return v.nums[0] }
+func (v Version) Major() int { return int(v.semver().Major()) }
 
 // Minor returns the minor version, 0 when only the major was written.
-func (v Version) Minor() int { return v.nums[1] }
+func (v Version) Minor() int { return int(v.semver().Minor()) }
 
 // Patch returns the micro version, 0 when it was not written.
-func (v Version) Patch() int { return v.nums[2] }
+func (v Version) Patch() int { return int(v.semver().Patch()) }
 
 // HasMinor reports whether the minor version was written (3.11, not 3).
 func (v Version) HasMinor() bool { return v.parts >= 2 }
@@ -235,15 +249,10 @@ func (v Version) AtLeast(major, minor int) bool {
 }
 
 // Compare returns -1, 0 or +1 as v sorts before, with or after o: by
-// semantic-versioning order first (3.13.0rc1 < 3.13.0 < 3.13.1), then as
-// the package documentation says for versions that order finds equal.
+// semver order first (3.13.0rc1 < 3.13.0 < 3.13.1), then as the package
+// documentation says for versions semver finds equal.
 func (v Version) Compare(o Version) int {
-	for i := range v.nums {
-		if c := cmpInt(v.nums[i], o.nums[i]); c != 0 {
-			return c
-		}
-	}
-	if c := comparePre(v.pre, o.pre); c != 0 {
+	if c := v.semver().Compare(o.semver()); c != 0 {
 		return c
 	}
 	if v.parts != o.parts {
@@ -282,23 +291,10 @@ func (v Version) String() string {
 	return s + v.Flags
 }
 
-// comparePre orders PEP 440 pre-releases as semantic versioning orders
-// its pre-release identifiers: a release ("") after any pre-release, then
-// the tag (a < b < rc), then the number as a number (rc2 < rc10).
-func comparePre(a, b string) int {
-	switch {
-	case a == b:
-		return 0
-	case a == "":
-		return 1
-	case b == "":
-		return -1
+// semver returns the semver form; the zero Version reads as 0.0.0.
+func (v Version) semver() *semver.Version {
+	if v.sv == nil {
+		return semver.New(0, 0, 0, "", "")
 	}
-	na, nb := leadingDigitsRev(a), leadingDigitsRev(b)
-	if c := strings.Compare(a[:len(a)-len(na)], b[:len(b)-len(nb)]); c != 0 {
-		return c
-	}
-	x, _ := strconv.Atoi(na)
-	y, _ := strconv.Atoi(nb)
-	return cmpInt(x, y)
+	return v.sv
 }
