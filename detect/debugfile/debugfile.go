@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/pyattach/pyattach/detect/buildid"
 	"github.com/pyattach/pyattach/detect/elfinfo"
 )
 
@@ -144,18 +145,17 @@ func (l *Locator) Locate(m Module) (Found, error) {
 		l.locateAlt(&f, m, m.host(m.Path), info)
 		return f, nil
 	}
-	if id := info.BuildID; validBuildID(id) {
+	if id := buildid.ID(info.BuildID); id.Valid() {
 		for _, dir := range l.dirsFor(m) {
 			for i := 0; i <= maxIndexed; i++ {
-				name := id[2:] + ".debug"
+				p := id.DebugPath(dir)
 				if i > 0 {
-					name = fmt.Sprintf("%s.%d.debug", id[2:], i)
+					p = id.Path(dir, fmt.Sprintf(".%d.debug", i))
 				}
-				p := filepath.Join(dir, ".build-id", id[:2], name)
 				if _, err := os.Stat(p); err != nil {
 					break
 				}
-				if ok, why := matchesBuildID(p, id); ok {
+				if ok, why := matchesBuildID(p, string(id)); ok {
 					return l.found(ViaBuildID, p, m, f.Rejected), nil
 				} else {
 					f.Rejected = append(f.Rejected, Rejection{Path: p, Reason: why})
@@ -175,7 +175,7 @@ func (l *Locator) Locate(m Module) (Found, error) {
 			f.Rejected = append(f.Rejected, Rejection{Path: p, Reason: why})
 		}
 	}
-	if l.Debuginfod != nil && validBuildID(info.BuildID) {
+	if l.Debuginfod != nil && buildid.Valid(info.BuildID) {
 		if p, ok := l.Debuginfod.Cached(info.BuildID); ok {
 			return l.found(ViaDebuginfodCache, p, m, f.Rejected), nil
 		}
@@ -270,9 +270,9 @@ func (l *Locator) locateAlt(f *Found, m Module, debugFile string, info *elfinfo.
 	} else {
 		cands = append(cands, filepath.Join(filepath.Dir(debugFile), al.Name))
 	}
-	if validBuildID(al.BuildID) {
+	if id := buildid.ID(al.BuildID); id.Valid() {
 		for _, dir := range l.dirsFor(m) {
-			cands = append(cands, filepath.Join(dir, ".build-id", al.BuildID[:2], al.BuildID[2:]+".debug"))
+			cands = append(cands, id.DebugPath(dir))
 		}
 	}
 	for _, p := range cands {
@@ -299,20 +299,6 @@ func kindOf(info *elfinfo.Info) Kind {
 		return KindMiniDebugInfo
 	}
 	return KindNone
-}
-
-// validBuildID accepts lowercase hex of at least 2 bytes, so that it can
-// be split into the .build-id/xx/rest layout without escaping anything.
-func validBuildID(id string) bool {
-	if len(id) < 4 || len(id)%2 != 0 {
-		return false
-	}
-	for _, c := range id {
-		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
-			return false
-		}
-	}
-	return true
 }
 
 func matchesBuildID(p, want string) (bool, string) {
@@ -387,7 +373,7 @@ func (l *Locator) LocateAll(ctx context.Context, mods []Module, parallel int) []
 	var want []string
 	idx := map[string][]int{}
 	for i, r := range out {
-		if r.Err != nil || r.Module.Info == nil || !validBuildID(r.Module.Info.BuildID) {
+		if r.Err != nil || r.Module.Info == nil || !buildid.Valid(r.Module.Info.BuildID) {
 			continue
 		}
 		if r.Found.Via != ViaNone {

@@ -4,11 +4,12 @@ import (
 	"bytes"
 	"debug/elf"
 	"encoding/binary"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+
+	"github.com/pyattach/pyattach/detect/buildid"
 )
 
 // Sentinel errors, checked with errors.Is.
@@ -316,12 +317,18 @@ func buildIDIn(r io.ReadSeeker, size uint64, bo binary.ByteOrder) (string, error
 	if err != nil {
 		return "", err
 	}
+	return NotesBuildID(notes), nil
+}
+
+// NotesBuildID returns the hex build-id of the first GNU build-id note
+// among notes, or "".
+func NotesBuildID(notes []Note) string {
 	for _, n := range notes {
 		if n.Name == "GNU" && n.Type == NTGNUBuildID && len(n.Desc) > 0 {
-			return hex.EncodeToString(n.Desc), nil
+			return buildid.FromBytes(n.Desc).String()
 		}
 	}
-	return "", nil
+	return ""
 }
 
 // NTGNUBuildID is the note type of the GNU build-id note.
@@ -433,5 +440,5 @@ func ParseAltLink(b []byte) (AltLink, error) {
 			return AltLink{}, fmt.Errorf("%w: .gnu_debugaltlink name has control characters", ErrCorrupt)
 		}
 	}
-	return AltLink{Name: string(b[:i]), BuildID: hex.EncodeToString(id)}, nil
+	return AltLink{Name: string(b[:i]), BuildID: buildid.FromBytes(id).String()}, nil
 }

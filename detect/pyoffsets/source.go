@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/pyattach/pyattach/detect/buildid"
 	"github.com/pyattach/pyattach/detect/elfinfo"
 	"github.com/pyattach/pyattach/detect/pyinfo"
 	"github.com/pyattach/pyattach/detect/pyversion"
@@ -138,8 +139,7 @@ func sourceOf(kind, path, debugDir string) (Source, bool) {
 	s := Source{Kind: kind, Path: path, BuildID: id, Version: facts.Version, ABIFlags: layoutFlags(facts.ABIFlags)}
 	if hasDWARF(path) {
 		s.Debug = path
-	} else if len(id) > 2 {
-		d := filepath.Join(debugDir, ".build-id", id[:2], id[2:]+".debug")
+	} else if d := buildid.ID(id).DebugPath(debugDir); d != "" {
 		if hasDWARF(d) {
 			s.Debug = d
 		}
