@@ -131,8 +131,11 @@ func NewFile(r io.ReaderAt) (f *elf.File, err error) {
 	defer RecoverCorrupt(&err, "")
 	f, err = elf.NewFile(r)
 	if err != nil {
+		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+			return nil, Corruptf("", -1, "the file ends inside its headers (%w)", err)
+		}
 		var fe *elf.FormatError
-		if errors.As(err, &fe) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		if errors.As(err, &fe) {
 			return nil, Corruptf("", -1, "%w", err)
 		}
 		return nil, err
