@@ -155,8 +155,8 @@ func (l *Locator) Locate(m Module) (Found, error) {
 				if _, err := os.Stat(p); err != nil {
 					break
 				}
-				if ok, why := matchesBuildID(p, string(id)); ok {
-					return l.found(ViaBuildID, p, m, f.Rejected), nil
+				if ok, why, fc := matchesBuildID(p, string(id), true); ok {
+					return l.foundWith(ViaBuildID, p, m, f.Rejected, fc), nil
 				} else {
 					f.Rejected = append(f.Rejected, Rejection{Path: p, Reason: why})
 				}
@@ -168,9 +168,9 @@ func (l *Locator) Locate(m Module) (Found, error) {
 			if _, err := os.Stat(p); err != nil {
 				continue
 			}
-			ok, why := matchesCRC(p, dl.CRC, info.BuildID)
+			ok, why, fc := matchesCRC(p, dl.CRC, info.BuildID)
 			if ok {
-				return l.found(ViaDebugLink, p, m, f.Rejected), nil
+				return l.foundWith(ViaDebugLink, p, m, f.Rejected, fc), nil
 			}
 			f.Rejected = append(f.Rejected, Rejection{Path: p, Reason: why})
 		}
@@ -186,8 +186,22 @@ func (l *Locator) Locate(m Module) (Found, error) {
 
 // found builds the answer for a separate debug file.
 func (l *Locator) found(via Via, p string, m Module, rejected []Rejection) Found {
-	f := Found{Via: via, Path: p, Kind: KindNone, Rejected: rejected}
 	info, err := elfinfo.Open(p, elfinfo.Options{Producer: true})
+	return l.foundWith(via, p, m, rejected, facts{info, err})
+}
+
+// facts are what found needs of a debug file: its elfinfo facts with the
+// producer, or the error reading them.
+type facts struct {
+	info *elfinfo.Info
+	err  error
+}
+
+// foundWith is found for a file whose facts were read while matching it,
+// from the same parse.
+func (l *Locator) foundWith(via Via, p string, m Module, rejected []Rejection, fc facts) Found {
+	f := Found{Via: via, Path: p, Kind: KindNone, Rejected: rejected}
+	info, err := fc.info, fc.err
 	if err != nil {
 		f.Err = err.Error()
 		return f
@@ -276,7 +290,7 @@ func (l *Locator) locateAlt(f *Found, m Module, debugFile string, info *elfinfo.
 		}
 	}
 	for _, p := range cands {
-		if ok, _ := matchesBuildID(p, al.BuildID); ok {
+		if ok, _, _ := matchesBuildID(p, al.BuildID, false); ok {
 			f.Alt = p
 			return
 		}
@@ -301,38 +315,59 @@ func kindOf(info *elfinfo.Info) Kind {
 	return KindNone
 }
 
-func matchesBuildID(p, want string) (bool, string) {
-	got, err := elfinfo.ReadBuildIDFile(p)
+// matchesBuildID checks a candidate's build-id; on a match, and when
+// withFacts, it also reads the file's facts from the same parse.
+func matchesBuildID(p, want string, withFacts bool) (bool, string, facts) {
+	f, err := os.Open(p)
 	if err != nil {
-		return false, err.Error()
+		return false, err.Error(), facts{}
+	}
+	defer f.Close()
+	ef, err := elfinfo.NewFile(f)
+	if err != nil {
+		return false, err.Error(), facts{}
+	}
+	got, err := elfinfo.BuildIDOf(ef)
+	if err != nil {
+		return false, err.Error(), facts{}
 	}
 	if got != want {
-		return false, fmt.Sprintf("build-id %s, want %s", got, want)
+		return false, fmt.Sprintf("build-id %s, want %s", got, want), facts{}
 	}
-	return true, ""
+	if !withFacts {
+		return true, "", facts{}
+	}
+	info, err := elfinfo.ReadELF(ef, elfinfo.Options{Producer: true})
+	return true, "", facts{info, err}
 }
 
 // matchesCRC checks a debuglink candidate: the CRC-32 of the whole file,
 // and its build-id when both files have one (gdb checks both).
-func matchesCRC(p string, crc uint32, buildID string) (bool, string) {
+// On a match it also reads the file's facts from the same parse.
+func matchesCRC(p string, crc uint32, buildID string) (bool, string, facts) {
 	f, err := os.Open(p)
 	if err != nil {
-		return false, err.Error()
+		return false, err.Error(), facts{}
 	}
 	defer f.Close()
-	if id, err := elfinfo.ReadBuildID(f); err == nil && buildID != "" && id != buildID {
-		return false, fmt.Sprintf("build-id %s, want %s", id, buildID)
+	ef, err := elfinfo.NewFile(f)
+	if err != nil {
+		return false, err.Error(), facts{}
+	}
+	if id, err := elfinfo.BuildIDOf(ef); err == nil && buildID != "" && id != buildID {
+		return false, fmt.Sprintf("build-id %s, want %s", id, buildID), facts{}
 	} else if err != nil && !errors.Is(err, elfinfo.ErrNoBuildID) {
-		return false, err.Error()
+		return false, err.Error(), facts{}
 	}
 	h := crc32.NewIEEE()
 	if _, err := io.Copy(h, f); err != nil {
-		return false, err.Error()
+		return false, err.Error(), facts{}
 	}
 	if got := h.Sum32(); got != crc {
-		return false, fmt.Sprintf("CRC-32 %08x, want %08x (.gnu_debuglink)", got, crc)
+		return false, fmt.Sprintf("CRC-32 %08x, want %08x (.gnu_debuglink)", got, crc), facts{}
 	}
-	return true, ""
+	info, err := elfinfo.ReadELF(ef, elfinfo.Options{Producer: true})
+	return true, "", facts{info, err}
 }
 
 // Result is one module's answer from LocateAll.
