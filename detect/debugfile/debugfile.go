@@ -155,7 +155,7 @@ func (l *Locator) Locate(m Module) (Found, error) {
 				if _, err := os.Stat(p); err != nil {
 					break
 				}
-				if ok, why, fc := matchesBuildID(p, string(id), true); ok {
+				if ok, why, fc := matches(p, check{buildID: string(id), facts: true}); ok {
 					return l.foundWith(ViaBuildID, p, m, f.Rejected, fc), nil
 				} else {
 					f.Rejected = append(f.Rejected, Rejection{Path: p, Reason: why})
@@ -168,7 +168,7 @@ func (l *Locator) Locate(m Module) (Found, error) {
 			if _, err := os.Stat(p); err != nil {
 				continue
 			}
-			ok, why, fc := matchesCRC(p, dl.CRC, info.BuildID)
+			ok, why, fc := matches(p, check{buildID: info.BuildID, crc: &dl.CRC, facts: true})
 			if ok {
 				return l.foundWith(ViaDebugLink, p, m, f.Rejected, fc), nil
 			}
@@ -290,7 +290,7 @@ func (l *Locator) locateAlt(f *Found, m Module, debugFile string, info *elfinfo.
 		}
 	}
 	for _, p := range cands {
-		if ok, _, _ := matchesBuildID(p, al.BuildID, false); ok {
+		if ok, _, _ := matches(p, check{buildID: al.BuildID}); ok {
 			f.Alt = p
 			return
 		}
@@ -315,36 +315,21 @@ func kindOf(info *elfinfo.Info) Kind {
 	return KindNone
 }
 
-// matchesBuildID checks a candidate's build-id; on a match, and when
-// withFacts, it also reads the file's facts from the same parse.
-func matchesBuildID(p, want string, withFacts bool) (bool, string, facts) {
-	f, err := os.Open(p)
-	if err != nil {
-		return false, err.Error(), facts{}
-	}
-	defer f.Close()
-	ef, err := elfinfo.NewFile(f)
-	if err != nil {
-		return false, err.Error(), facts{}
-	}
-	got, err := elfinfo.BuildIDOf(ef)
-	if err != nil {
-		return false, err.Error(), facts{}
-	}
-	if got != want {
-		return false, fmt.Sprintf("build-id %s, want %s", got, want), facts{}
-	}
-	if !withFacts {
-		return true, "", facts{}
-	}
-	info, err := elfinfo.ReadELF(ef, elfinfo.Options{Producer: true})
-	return true, "", facts{info, err}
+// check is what a candidate debug file must match, as gdb checks it.
+type check struct {
+	// buildID is the module's build-id; "" when it has none.
+	buildID string
+	// crc is the .gnu_debuglink CRC-32 for a debuglink candidate, which
+	// may then lack a build-id; nil for a build-id candidate, which must
+	// carry buildID.
+	crc *uint32
+	// facts asks for the file's facts on a match.
+	facts bool
 }
 
-// matchesCRC checks a debuglink candidate: the CRC-32 of the whole file,
-// and its build-id when both files have one (gdb checks both).
-// On a match it also reads the file's facts from the same parse.
-func matchesCRC(p string, crc uint32, buildID string) (bool, string, facts) {
+// matches checks a candidate debug file, and on a match reads its facts
+// (when asked) from the same parse. why is the reason for a rejection.
+func matches(p string, c check) (ok bool, why string, fc facts) {
 	f, err := os.Open(p)
 	if err != nil {
 		return false, err.Error(), facts{}
@@ -354,17 +339,24 @@ func matchesCRC(p string, crc uint32, buildID string) (bool, string, facts) {
 	if err != nil {
 		return false, err.Error(), facts{}
 	}
-	if id, err := elfinfo.BuildIDOf(ef); err == nil && buildID != "" && id != buildID {
-		return false, fmt.Sprintf("build-id %s, want %s", id, buildID), facts{}
-	} else if err != nil && !errors.Is(err, elfinfo.ErrNoBuildID) {
+	id, err := elfinfo.BuildIDOf(ef)
+	if err != nil && !(c.crc != nil && errors.Is(err, elfinfo.ErrNoBuildID)) {
 		return false, err.Error(), facts{}
 	}
-	h := crc32.NewIEEE()
-	if _, err := io.Copy(h, f); err != nil {
-		return false, err.Error(), facts{}
+	if err == nil && (c.crc == nil || c.buildID != "") && id != c.buildID {
+		return false, fmt.Sprintf("build-id %s, want %s", id, c.buildID), facts{}
 	}
-	if got := h.Sum32(); got != crc {
-		return false, fmt.Sprintf("CRC-32 %08x, want %08x (.gnu_debuglink)", got, crc), facts{}
+	if c.crc != nil {
+		h := crc32.NewIEEE()
+		if _, err := io.Copy(h, f); err != nil {
+			return false, err.Error(), facts{}
+		}
+		if got := h.Sum32(); got != *c.crc {
+			return false, fmt.Sprintf("CRC-32 %08x, want %08x (.gnu_debuglink)", got, *c.crc), facts{}
+		}
+	}
+	if !c.facts {
+		return true, "", facts{}
 	}
 	info, err := elfinfo.ReadELF(ef, elfinfo.Options{Producer: true})
 	return true, "", facts{info, err}
