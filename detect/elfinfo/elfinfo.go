@@ -108,7 +108,7 @@ func Open(name string, opts Options) (*Info, error) {
 
 // NewFile is elf.NewFile for untrusted input, the one place pyattach
 // parses ELF headers: it returns ErrNotELF for input that does not start
-// with the ELF magic, and a *FormatError (wrapping ErrCorrupt) for
+// with the ELF magic, and a *FormatError (matching ErrCorrupt) for
 // headers debug/elf rejects or panics on. Parse a file once with NewFile
 // and hand the *elf.File to ReadELF, BuildIDOf and the other packages'
 // readers (pyinfo.ReadELF, srcscan) rather than parsing it again.
@@ -132,11 +132,11 @@ func NewFile(r io.ReaderAt) (f *elf.File, err error) {
 	f, err = elf.NewFile(r)
 	if err != nil {
 		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-			return nil, Corruptf("", -1, "the file ends inside its headers (%w)", err)
+			return nil, Corruptf("", -1, "the file ends inside its headers (%v)", err)
 		}
 		var fe *elf.FormatError
 		if errors.As(err, &fe) {
-			return nil, Corruptf("", -1, "%w", err)
+			return nil, Corruptf("", -1, "%v", err)
 		}
 		return nil, err
 	}
@@ -274,7 +274,7 @@ func readSection(s *elf.Section, limit uint64) ([]byte, error) {
 	}
 	b := make([]byte, s.Size)
 	if _, err := s.ReadAt(b, 0); err != nil && !(errors.Is(err, io.EOF) && s.Size == 0) {
-		return nil, Corruptf(s.Name, int64(s.Offset), "reading: %w", err)
+		return nil, Corruptf(s.Name, int64(s.Offset), "reading: %v", err)
 	}
 	return b, nil
 }
@@ -333,7 +333,7 @@ func buildIDIn(r io.ReadSeeker, name string, off, size uint64, bo binary.ByteOrd
 	}
 	b := make([]byte, size)
 	if _, err := io.ReadFull(r, b); err != nil {
-		return "", Corruptf(name, int64(off), "reading notes: %w", err)
+		return "", Corruptf(name, int64(off), "reading notes: %v", err)
 	}
 	notes, err := ParseNotes(b, bo)
 	if err != nil {

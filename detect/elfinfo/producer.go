@@ -131,11 +131,11 @@ func firstProducer(f *elf.File) (string, error) {
 func readPrefix(s *elf.Section, off, n uint64) ([]byte, error) {
 	r := s.Open()
 	if _, err := r.Seek(int64(off), io.SeekStart); err != nil {
-		return nil, Corruptf(s.Name, int64(off), "%w", err)
+		return nil, Corruptf(s.Name, int64(off), "%v", err)
 	}
 	b, err := io.ReadAll(io.LimitReader(r, int64(n)))
 	if err != nil {
-		return nil, Corruptf(s.Name, int64(off), "%w", err)
+		return nil, Corruptf(s.Name, int64(off), "%v", err)
 	}
 	return b, nil
 }

@@ -241,7 +241,7 @@ func lookupSymbols(f *elf.File, wanted ...[]string) (found map[string]elf.Symbol
 			if errors.Is(err, elf.ErrNoSymbols) {
 				continue
 			}
-			return nil, elfinfo.Corruptf("symbol table", -1, "%w", err)
+			return nil, elfinfo.Corruptf("symbol table", -1, "%v", err)
 		}
 		for _, s := range syms {
 			if want[s.Name] && s.Section != elf.SHN_UNDEF {

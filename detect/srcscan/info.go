@@ -284,7 +284,7 @@ func (s *scanner) readString(r *stream, form uint64, offsz int, addrsz, version 
 // skipForm skips one attribute value of the given form.
 func skipForm(r *stream, form uint64, offsz int, addrsz, version uint64) {
 	if err := dwarfform.Skip(formReader{r}, form, offsz, addrsz, version); err != nil {
-		r.fail(r.corrupt("%w", err))
+		r.fail(r.corrupt("%v", err))
 	}
 }
 

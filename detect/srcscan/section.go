@@ -96,7 +96,7 @@ func (s *section) ioErr(err error) error {
 	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
 		return elfinfo.Corruptf(s.name, -1, "shorter than its header says")
 	}
-	return elfinfo.Corruptf(s.name, -1, "reading: %w", err)
+	return elfinfo.Corruptf(s.name, -1, "reading: %v", err)
 }
 
 // byteAt returns the byte at off.
