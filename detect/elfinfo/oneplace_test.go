@@ -10,10 +10,13 @@ import (
 	"testing"
 )
 
-// TestOnePlaceParsesELF keeps NewFile the one door for untrusted ELF
-// input: no other package (tests and testdata tools aside) calls
-// debug/elf's Open or NewFile, which panic on some hostile files.
-func TestOnePlaceParsesELF(t *testing.T) {
+// TestOnePlace keeps two rules in one place each, in the spirit of
+// go/build's deps_test: no package but elfinfo calls debug/elf's Open or
+// NewFile (which panic on some hostile files; elfinfo.NewFile is the one
+// door for ELF input), and no package but detect/buildid spells gdb's
+// .build-id layout in a path literal (buildid.ID.Path does). Tests and
+// testdata tools are left out.
+func TestOnePlace(t *testing.T) {
 	root, err := filepath.Abs("../..")
 	if err != nil {
 		t.Fatal(err)
@@ -30,13 +33,14 @@ func TestOnePlaceParsesELF(t *testing.T) {
 			}
 			return nil
 		}
-		if !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") || filepath.Dir(rel) == filepath.Join("detect", "elfinfo") {
+		if !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") {
 			return nil
 		}
 		f, err := parser.ParseFile(fset, p, nil, parser.SkipObjectResolution)
 		if err != nil {
 			return err
 		}
+		pkgDir := filepath.ToSlash(filepath.Dir(rel))
 		elfName := ""
 		for _, im := range f.Imports {
 			if im.Path.Value == `"debug/elf"` {
@@ -46,14 +50,17 @@ func TestOnePlaceParsesELF(t *testing.T) {
 				}
 			}
 		}
-		if elfName == "" {
-			return nil
-		}
 		ast.Inspect(f, func(n ast.Node) bool {
-			if sel, ok := n.(*ast.SelectorExpr); ok {
-				if id, ok := sel.X.(*ast.Ident); ok && id.Name == elfName && (sel.Sel.Name == "Open" || sel.Sel.Name == "NewFile") {
-					pos := fset.Position(sel.Pos())
-					t.Errorf("%s:%d: %s.%s: parse ELF input with elfinfo.NewFile", rel, pos.Line, elfName, sel.Sel.Name)
+			line := func(n ast.Node) int { return fset.Position(n.Pos()).Line }
+			switch n := n.(type) {
+			case *ast.SelectorExpr:
+				if id, ok := n.X.(*ast.Ident); ok && elfName != "" && id.Name == elfName && (n.Sel.Name == "Open" || n.Sel.Name == "NewFile") && pkgDir != "detect/elfinfo" {
+					t.Errorf("%s:%d: %s.%s: parse ELF input with elfinfo.NewFile", rel, line(n), elfName, n.Sel.Name)
+				}
+			case *ast.BasicLit:
+				// A path piece, not prose (help texts name the layout).
+				if n.Kind == token.STRING && strings.Contains(n.Value, ".build-id") && !strings.ContainsAny(n.Value, " \\n") && pkgDir != "detect/buildid" {
+					t.Errorf("%s:%d: %s: build the path with buildid.ID.Path or buildid.Tree", rel, line(n), n.Value)
 				}
 			}
 			return true
