@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/pyattach/pyattach/detect/buildid"
 	"github.com/pyattach/pyattach/detect/elfinfo"
 	"github.com/pyattach/pyattach/detect/rootfs"
 )
@@ -204,19 +205,18 @@ func (l *Locator) Locate(m Module) (Found, error) {
 		}
 		return f, nil
 	}
-	if id := info.BuildID; validBuildID(id) {
+	if id := buildid.ID(info.BuildID); id.Valid() {
 		for _, dir := range l.dirsFor(m) {
 			for i := 0; i <= maxIndexed; i++ {
-				name := id[2:] + ".debug"
+				p := id.DebugPath(dir)
 				if i > 0 {
-					name = fmt.Sprintf("%s.%d.debug", id[2:], i)
+					p = id.Path(dir, fmt.Sprintf(".%d.debug", i))
 				}
-				p := filepath.Join(dir, ".build-id", id[:2], name)
 				if _, err := os.Stat(p); err != nil {
 					break
 				}
-				if ok, why := matchesBuildID(p, id); ok {
-					return l.found(ViaBuildID, p, m, f.Rejected), nil
+				if ok, why, fc := matches(p, check{buildID: string(id), facts: true}); ok {
+					return l.foundWith(ViaBuildID, p, m, f.Rejected, fc), nil
 				} else {
 					f.Rejected = append(f.Rejected, Rejection{Path: p, Reason: why})
 				}
@@ -228,14 +228,14 @@ func (l *Locator) Locate(m Module) (Found, error) {
 			if _, err := os.Stat(p); err != nil {
 				continue
 			}
-			ok, why := matchesCRC(p, dl.CRC, info.BuildID)
+			ok, why, fc := matches(p, check{buildID: info.BuildID, crc: &dl.CRC, facts: true})
 			if ok {
-				return l.found(ViaDebugLink, p, m, f.Rejected), nil
+				return l.foundWith(ViaDebugLink, p, m, f.Rejected, fc), nil
 			}
 			f.Rejected = append(f.Rejected, Rejection{Path: p, Reason: why})
 		}
 	}
-	if l.Debuginfod != nil && validBuildID(info.BuildID) {
+	if l.Debuginfod != nil && buildid.Valid(info.BuildID) {
 		if p, ok := l.Debuginfod.Cached(info.BuildID); ok {
 			return l.found(ViaDebuginfodCache, p, m, f.Rejected), nil
 		}
@@ -246,8 +246,22 @@ func (l *Locator) Locate(m Module) (Found, error) {
 
 // found builds the answer for a separate debug file.
 func (l *Locator) found(via Via, p string, m Module, rejected []Rejection) Found {
-	f := Found{Via: via, Path: p, Kind: KindNone, Rejected: rejected}
 	info, err := elfinfo.Open(p, elfinfo.Options{Producer: true})
+	return l.foundWith(via, p, m, rejected, facts{info, err})
+}
+
+// facts are what found needs of a debug file: its elfinfo facts with the
+// producer, or the error reading them.
+type facts struct {
+	info *elfinfo.Info
+	err  error
+}
+
+// foundWith is found for a file whose facts were read while matching it,
+// from the same parse.
+func (l *Locator) foundWith(via Via, p string, m Module, rejected []Rejection, fc facts) Found {
+	f := Found{Via: via, Path: p, Kind: KindNone, Rejected: rejected}
+	info, err := fc.info, fc.err
 	if err != nil {
 		f.Err = err.Error()
 		return f
@@ -333,13 +347,13 @@ func (l *Locator) locateAlt(f *Found, m Module, debugFile string, info *elfinfo.
 	} else {
 		cands = append(cands, filepath.Join(filepath.Dir(debugFile), al.Name))
 	}
-	if validBuildID(al.BuildID) {
+	if id := buildid.ID(al.BuildID); id.Valid() {
 		for _, dir := range l.dirsFor(m) {
-			cands = append(cands, filepath.Join(dir, ".build-id", al.BuildID[:2], al.BuildID[2:]+".debug"))
+			cands = append(cands, id.DebugPath(dir))
 		}
 	}
 	for _, p := range cands {
-		if ok, _ := matchesBuildID(p, al.BuildID); ok {
+		if ok, _, _ := matches(p, check{buildID: al.BuildID}); ok {
 			f.Alt = p
 			return
 		}
@@ -364,52 +378,51 @@ func kindOf(info *elfinfo.Info) Kind {
 	return KindNone
 }
 
-// validBuildID accepts lowercase hex of at least 2 bytes, so that it can
-// be split into the .build-id/xx/rest layout without escaping anything.
-func validBuildID(id string) bool {
-	if len(id) < 4 || len(id)%2 != 0 {
-		return false
-	}
-	for _, c := range id {
-		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
-			return false
-		}
-	}
-	return true
+// check is what a candidate debug file must match, as gdb checks it.
+type check struct {
+	// buildID is the module's build-id; "" when it has none.
+	buildID string
+	// crc is the .gnu_debuglink CRC-32 for a debuglink candidate, which
+	// may then lack a build-id; nil for a build-id candidate, which must
+	// carry buildID.
+	crc *uint32
+	// facts asks for the file's facts on a match.
+	facts bool
 }
 
-func matchesBuildID(p, want string) (bool, string) {
-	got, err := elfinfo.ReadBuildIDFile(p)
-	if err != nil {
-		return false, err.Error()
-	}
-	if got != want {
-		return false, fmt.Sprintf("build-id %s, want %s", got, want)
-	}
-	return true, ""
-}
-
-// matchesCRC checks a debuglink candidate: the CRC-32 of the whole file,
-// and its build-id when both files have one (gdb checks both).
-func matchesCRC(p string, crc uint32, buildID string) (bool, string) {
+// matches checks a candidate debug file, and on a match reads its facts
+// (when asked) from the same parse. why is the reason for a rejection.
+func matches(p string, c check) (ok bool, why string, fc facts) {
 	f, err := os.Open(p)
 	if err != nil {
-		return false, err.Error()
+		return false, err.Error(), facts{}
 	}
 	defer f.Close()
-	if id, err := elfinfo.ReadBuildID(f); err == nil && buildID != "" && id != buildID {
-		return false, fmt.Sprintf("build-id %s, want %s", id, buildID)
-	} else if err != nil && !errors.Is(err, elfinfo.ErrNoBuildID) {
-		return false, err.Error()
+	ef, err := elfinfo.NewFile(f)
+	if err != nil {
+		return false, err.Error(), facts{}
 	}
-	h := crc32.NewIEEE()
-	if _, err := io.Copy(h, f); err != nil {
-		return false, err.Error()
+	id, err := elfinfo.BuildIDOf(ef)
+	if err != nil && !(c.crc != nil && errors.Is(err, elfinfo.ErrNoBuildID)) {
+		return false, err.Error(), facts{}
 	}
-	if got := h.Sum32(); got != crc {
-		return false, fmt.Sprintf("CRC-32 %08x, want %08x (.gnu_debuglink)", got, crc)
+	if err == nil && (c.crc == nil || c.buildID != "") && id != c.buildID {
+		return false, fmt.Sprintf("build-id %s, want %s", id, c.buildID), facts{}
 	}
-	return true, ""
+	if c.crc != nil {
+		h := crc32.NewIEEE()
+		if _, err := io.Copy(h, f); err != nil {
+			return false, err.Error(), facts{}
+		}
+		if got := h.Sum32(); got != *c.crc {
+			return false, fmt.Sprintf("CRC-32 %08x, want %08x (.gnu_debuglink)", got, *c.crc), facts{}
+		}
+	}
+	if !c.facts {
+		return true, "", facts{}
+	}
+	info, err := elfinfo.ReadELF(ef, elfinfo.Options{Producer: true})
+	return true, "", facts{info, err}
 }
 
 // Result is one module's answer from LocateAll.
@@ -452,7 +465,7 @@ func (l *Locator) LocateAll(ctx context.Context, mods []Module, parallel int) []
 	var want []string
 	idx := map[string][]int{}
 	for i, r := range out {
-		if r.Err != nil || r.Module.Info == nil || !validBuildID(r.Module.Info.BuildID) {
+		if r.Err != nil || r.Module.Info == nil || !buildid.Valid(r.Module.Info.BuildID) {
 			continue
 		}
 		if r.Found.Via != ViaNone {

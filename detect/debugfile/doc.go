@@ -5,7 +5,8 @@
 // .gnu_debuglink CRC-32) matches, in gdb's order:
 //
 //  1. DWARF embedded in the module itself;
-//  2. <debugdir>/.build-id/xx/rest.debug (then rest.1.debug, ...) for each
+//  2. <debugdir>/.build-id/xx/rest.debug (then rest.1.debug, ...; the
+//     paths of buildid.ID, for a valid id only) for each
 //     debug directory, under a container's root first;
 //  3. the .gnu_debuglink name in <objdir>/, <objdir>/.debug/ and
 //     <debugdir>/<objdir>/, CRC checked, retried through the module's real

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/pyattach/pyattach/detect/buildid"
 	"github.com/pyattach/pyattach/detect/environ"
 )
 
@@ -42,8 +43,9 @@ var (
 	ErrWrongBuildID = errors.New("wrong build-id")
 	// ErrNoServers: no server to ask (DEBUGINFOD_URLS is empty).
 	ErrNoServers = errors.New("no debuginfod servers (DEBUGINFOD_URLS is empty)")
-	// ErrBadBuildID: the build-id is not lowercase hex of whole bytes.
-	ErrBadBuildID = errors.New("invalid build-id")
+	// ErrBadBuildID: the build-id is not lowercase hex of whole bytes
+	// (buildid.ErrInvalid).
+	ErrBadBuildID = buildid.ErrInvalid
 	// ErrCacheNotWritable: the cache directory cannot take the download.
 	// The message reads "cache dir DIR is not writable: ...".
 	ErrCacheNotWritable = errors.New("not writable")
@@ -199,22 +201,12 @@ func requestURL(base, id, rest string) string {
 	return base + sep + "buildid/" + id + "/" + rest
 }
 
-// maxBuildIDHex bounds a build-id: elfutils accepts up to 64 bytes.
-const maxBuildIDHex = 128
-
-// CheckBuildID returns an error wrapping ErrBadBuildID unless id is
-// lowercase hexadecimal of whole bytes, 1 to 64 of them. Every build-id
-// is checked before it goes into a URL or a path.
+// CheckBuildID returns an error wrapping ErrBadBuildID unless id is a
+// valid buildid.ID: lowercase hexadecimal of whole bytes, 1 to 64 of
+// them. Every build-id is checked before it goes into a URL or a path.
 func CheckBuildID(id string) error {
-	if len(id) < 2 || len(id) > maxBuildIDHex || len(id)%2 != 0 {
-		return fmt.Errorf("%w %q: want 2 to %d lowercase hex digits, an even number", ErrBadBuildID, id, maxBuildIDHex)
-	}
-	for i := 0; i < len(id); i++ {
-		if c := id[i]; !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
-			return fmt.Errorf("%w %q: want lowercase hex digits", ErrBadBuildID, id)
-		}
-	}
-	return nil
+	_, err := buildid.Parse(id)
+	return err
 }
 
 func checkKind(kind string) error {

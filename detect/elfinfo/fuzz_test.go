@@ -3,21 +3,50 @@ package elfinfo
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
+	"strings"
 	"testing"
 )
+
+// checkFormatError fails unless err is nil, one of the allowed
+// sentinels, or a one-line *FormatError that matches ErrCorrupt and
+// whose offset lies within limit bytes (limit < 0: not checked).
+func checkFormatError(t *testing.T, err error, limit int64, allowed ...error) {
+	t.Helper()
+	if err == nil {
+		return
+	}
+	for _, a := range allowed {
+		if errors.Is(err, a) {
+			return
+		}
+	}
+	var fe *FormatError
+	if !errors.As(err, &fe) || !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("error %q (%T) is not a *FormatError", err, err)
+	}
+	if msg := err.Error(); strings.ContainsAny(msg, "\n\r") || !strings.HasPrefix(msg, ErrCorrupt.Error()) {
+		t.Fatalf("error %q: want one line starting %q", msg, ErrCorrupt)
+	}
+	if limit >= 0 && fe.Off > limit {
+		t.Fatalf("error %q: offset %d past the %d bytes parsed", err, fe.Off, limit)
+	}
+}
 
 func FuzzParseNotes(f *testing.F) {
 	f.Add([]byte("\x04\x00\x00\x00\x14\x00\x00\x00\x03\x00\x00\x00GNU\x00\xc5\x61\xf3\xaa\x72\x32\xf2\xbd\x6a\xc6\xd5\x6b\xd4\x75\xf1\xc1\x54\xa0\x04\x86"))
 	f.Add([]byte("\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00"))
 	f.Add([]byte("\xff\xff\xff\xff\x00\x00\x00\x00\x03\x00\x00\x00"))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		notes, _ := ParseNotes(b, binary.LittleEndian)
+		notes, err := ParseNotes(b, binary.LittleEndian)
+		checkFormatError(t, err, int64(len(b)))
 		for _, n := range notes {
 			if len(n.Desc) > len(b) {
 				t.Fatalf("desc longer than input")
 			}
 		}
-		ParseNotes(b, binary.BigEndian)
+		_, err = ParseNotes(b, binary.BigEndian)
+		checkFormatError(t, err, int64(len(b)))
 	})
 }
 
@@ -30,7 +59,12 @@ func FuzzParseDebugLink(f *testing.F) {
 		if err == nil && (dl.Name == "" || bytes.ContainsAny([]byte(dl.Name), "/\x00\n")) {
 			t.Fatalf("accepted bad name %q", dl.Name)
 		}
-		ParseAltLink(b)
+		checkFormatError(t, err, int64(len(b)))
+		al, err := ParseAltLink(b)
+		checkFormatError(t, err, int64(len(b)))
+		if err == nil && (al.Name == "" || al.BuildID == "" || strings.ContainsAny(al.Name, "\x00\n")) {
+			t.Fatalf("accepted bad altlink %+v", al)
+		}
 	})
 }
 
@@ -50,8 +84,19 @@ func FuzzParseProducer(f *testing.F) {
 func FuzzRead(f *testing.F) {
 	f.Add([]byte("\x7fELF"))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		Read(bytes.NewReader(b), Options{Producer: true, Dynamic: true})
-		ReadBuildID(bytes.NewReader(b))
+		info, err := Read(bytes.NewReader(b), Options{Producer: true, Dynamic: true})
+		checkFormatError(t, err, -1, ErrNotELF)
+		if err == nil && info.Stripped != (!info.DWARF && !info.Symtab) {
+			t.Fatalf("Stripped = %v with DWARF %v, Symtab %v", info.Stripped, info.DWARF, info.Symtab)
+		}
+		id, err := ReadBuildID(bytes.NewReader(b))
+		checkFormatError(t, err, -1, ErrNotELF, ErrNoBuildID)
+		if err == nil && (id == "" || len(id)%2 != 0 || strings.ToLower(id) != id) {
+			t.Fatalf("build-id %q is not lowercase hex", id)
+		}
+		if info != nil && err == nil && info.BuildID != id {
+			t.Fatalf("Read's build-id %q, ReadBuildID's %q", info.BuildID, id)
+		}
 	})
 }
 
@@ -64,8 +109,12 @@ func FuzzFirstDIEProducer(f *testing.F) {
 	abbrev := []byte{1, 0x11, 1, 0x25, 0x08, 0, 0, 0}
 	f.Add(unit, abbrev)
 	f.Fuzz(func(t *testing.T, head, ab []byte) {
-		FirstDIEProducer(head, binary.LittleEndian,
+		p, err := FirstDIEProducer(head, binary.LittleEndian,
 			func(uint64) ([]byte, error) { return ab, nil },
 			func(string, uint64) (string, error) { return "s", nil })
+		checkFormatError(t, err, -1)
+		if err == nil && p != "" && p != "s" && !bytes.Contains(head, []byte(p)) {
+			t.Fatalf("producer %q is in neither the unit nor the string section", p)
+		}
 	})
 }

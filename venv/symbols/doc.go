@@ -21,9 +21,9 @@
 //     a Debian interpreter /usr/local/lib/pythonX.Y/dist-packages and
 //     /usr/lib/python3/dist-packages.
 //   - How gdb and lldb find a separate debug file: by build-id, as
-//     <debug-dir>/.build-id/xx/rest.debug, in every debug-file directory
-//     (gdb's "set debug-file-directory", lldb's
-//     target.debug-file-search-paths). gdb checks that the file's build-id
+//     <debug-dir>/.build-id/xx/rest.debug (buildid.ID.DebugPath), in
+//     every debug-file directory (gdb's "set debug-file-directory",
+//     lldb's target.debug-file-search-paths). gdb checks that the file's build-id
 //     equals the object's. The .gnu_debuglink CRC-32 (IEEE, over the
 //     whole debug file) proves a debug file belongs to a stripped object
 //     as well.

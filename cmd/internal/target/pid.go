@@ -226,15 +226,8 @@ func readFacts(f fs.File, name string) (*pyinfo.Facts, *elfinfo.Info, error) {
 	if !ok {
 		return nil, nil, fmt.Errorf("%s: file does not support random access", name)
 	}
-	info, err := elfinfo.Read(ra, elfinfo.Options{Producer: true, Dynamic: true})
-	if err != nil {
-		return nil, nil, err
-	}
-	facts, err := pyinfo.Read(ra, name)
-	if err != nil {
-		return nil, nil, err
-	}
-	return facts, info, nil
+	info, facts, err := parseFacts(ra, elfinfo.Options{Producer: true, Dynamic: true}, name)
+	return facts, info, err
 }
 
 // readModules reads the build-id of every module, a few at a time.

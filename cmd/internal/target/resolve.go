@@ -288,11 +288,7 @@ func libpythonOf(exe string, ldPath []string) string {
 		return ""
 	}
 	defer f.Close()
-	info, err := elfinfo.Read(f, elfinfo.Options{Dynamic: true})
-	if err != nil {
-		return ""
-	}
-	facts, err := pyinfo.Read(f, exe)
+	info, facts, err := parseFacts(f, elfinfo.Options{Dynamic: true}, exe)
 	if err != nil || facts.HasRuntime || facts.LibpythonNeeded == "" {
 		return ""
 	}
@@ -327,17 +323,13 @@ func fillPython(res *Result, interp, root string, ldPath []string) error {
 		return err
 	}
 	defer f.Close()
-	info, err := elfinfo.Read(f, elfinfo.Options{Producer: true, Dynamic: true})
+	info, facts, err := parseFacts(f, elfinfo.Options{Producer: true, Dynamic: true}, interp)
 	if err != nil {
 		return fmt.Errorf("%s: %w", interp, err)
 	}
 	res.ELF = info
 	if res.BuildID == "" {
 		res.BuildID = info.BuildID
-	}
-	facts, err := pyinfo.Read(f, interp)
-	if err != nil {
-		return fmt.Errorf("%s: %w", interp, err)
 	}
 	if facts.HasRuntime {
 		res.Static = true
@@ -392,11 +384,7 @@ func fillLibpython(res *Result, lib, root string, exeFacts *pyinfo.Facts) error 
 		return err
 	}
 	defer f.Close()
-	info, err := elfinfo.Read(f, elfinfo.Options{Producer: true, Dynamic: true})
-	if err != nil {
-		return fmt.Errorf("%s: %w", lib, err)
-	}
-	facts, err := pyinfo.Read(f, lib)
+	info, facts, err := parseFacts(f, elfinfo.Options{Producer: true, Dynamic: true}, lib)
 	if err != nil {
 		return fmt.Errorf("%s: %w", lib, err)
 	}
@@ -414,6 +402,25 @@ func fillLibpython(res *Result, lib, root string, exeFacts *pyinfo.Facts) error 
 		res.Python.FreeThreaded = res.Python.FreeThreaded || exeFacts.FreeThreaded
 	}
 	return nil
+}
+
+// parseFacts parses the ELF file behind r once and reads both its ELF
+// facts (opts must ask for Dynamic, which pyinfo needs) and its Python
+// facts from that one parse.
+func parseFacts(r io.ReaderAt, opts elfinfo.Options, names ...string) (*elfinfo.Info, *pyinfo.Facts, error) {
+	ef, err := elfinfo.NewFile(r)
+	if err != nil {
+		return nil, nil, err
+	}
+	info, err := elfinfo.ReadELF(ef, opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	facts, err := pyinfo.ReadELF(ef, info, names...)
+	if err != nil {
+		return nil, nil, err
+	}
+	return info, facts, nil
 }
 
 func pythonOf(f *pyinfo.Facts) Python {
