@@ -160,6 +160,18 @@ func complete(root *kong.Node, words []string, pids func() []candidate) completi
 		return completeDebugger(node.Name, dbg, cur, pids)
 	case expect != nil:
 		return completeValue(expect.Value, cur, pids)
+	case !endOfFlags && strings.HasPrefix(cur, "--") && strings.Contains(cur, "="):
+		// --flag=VALUE: the value's candidates, behind "--flag=".
+		name, val, _ := strings.Cut(cur[2:], "=")
+		f := findFlag(node, func(f *kong.Flag) bool { return f.Name == name || slices.Contains(f.Aliases, name) })
+		if f == nil || !takesValue(f) {
+			return completion{}
+		}
+		res := completeValue(f.Value, val, pids)
+		for i := range res.cands {
+			res.cands[i].value = "--" + name + "=" + res.cands[i].value
+		}
+		return res
 	case !endOfFlags && strings.HasPrefix(cur, "-"):
 		var res completion
 		for _, group := range node.AllFlags(true) {

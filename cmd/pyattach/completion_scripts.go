@@ -12,27 +12,36 @@ var completionScripts = map[string]string{
 
 const bashCompletion = `# bash completion for pyattach; load it with: source <(pyattach completion bash)
 _pyattach() {
-	local cur words cword
-	if declare -F _get_comp_words_by_ref >/dev/null 2>&1; then
-		_get_comp_words_by_ref -n =: cur words cword
-	else
-		words=("${COMP_WORDS[@]}")
-		cword=$COMP_CWORD
-		cur=${COMP_WORDS[COMP_CWORD]}
-	fi
+	# bash splits "--pid=123" into "--pid" "=" "123": join them again.
+	local -a words=()
+	local i t eq=0
+	for ((i = 0; i <= COMP_CWORD; i++)); do
+		t=${COMP_WORDS[i]}
+		if [ $i -gt 1 ] && { [ "$t" = = ] || [ $eq = 1 ]; }; then
+			words[${#words[@]} - 1]+=$t
+		else
+			words+=("$t")
+		fi
+		[ "$t" = = ] && eq=1 || eq=0
+	done
+	local cur=${words[${#words[@]} - 1]}
+	# What bash replaces is the part after the last "=".
+	local pre=
+	case $cur in --*=*) pre=${cur%=*}= ;; esac
 	local out
-	out=$(command pyattach __complete -- "${words[@]:1:cword}" 2>/dev/null) || return 0
+	out=$(command pyattach __complete -- "${words[@]:1}" 2>/dev/null) || return 0
 	local directive=${out%%$'\n'*} line
 	local -a vals=() descs=()
 	while IFS= read -r line; do
 		[ -n "$line" ] || continue
-		vals+=("${line%%$'\t'*}")
+		t=${line%%$'\t'*}
+		vals+=("${t#"$pre"}")
 		if [[ $line == *$'\t'* ]]; then descs+=("${line#*$'\t'}"); else descs+=(""); fi
 	done < <(printf '%s\n' "$out" | tail -n +2)
 	local -a files=()
 	if [ "$directive" = files ]; then
 		compopt -o filenames 2>/dev/null
-		mapfile -t files < <(compgen -f -- "$cur")
+		mapfile -t files < <(compgen -f -- "${cur#"$pre"}")
 	fi
 	COMPREPLY=()
 	if [ $((${#vals[@]} + ${#files[@]})) -le 1 ]; then
@@ -41,7 +50,7 @@ _pyattach() {
 	fi
 	# Several candidates: show each value with its description; bash
 	# inserts only what they have in common, which is part of a value.
-	local i width=0
+	local width=0
 	for i in "${!vals[@]}"; do
 		[ ${#vals[i]} -le $width ] || width=${#vals[i]}
 	done
@@ -81,7 +90,10 @@ _pyattach() {
 	done
 	(( ${#cands} )) && _describe -t values 'pyattach' cands
 	(( ${#plain} )) && compadd -- "${plain[@]}"
-	[[ $directive == files ]] && _files
+	if [[ $directive == files ]]; then
+		[[ $PREFIX == --*=* ]] && compset -P '*='
+		_files
+	fi
 	return 0
 }
 if [[ ${funcstack[1]} == _pyattach ]]; then
@@ -105,7 +117,11 @@ function __pyattach_complete
 		echo $line
 	end
 	if test "$directive" = files
-		__fish_complete_path "$cur"
+		# After --flag=, paths behind the flag.
+		set -l pre (string match -r -- '^--[^=]*=' "$cur")
+		for p in (__fish_complete_path (string replace -r -- '^--[^=]*=' '' "$cur"))
+			echo "$pre$p"
+		end
 	end
 end
 complete -c pyattach -f -a '(__pyattach_complete)'

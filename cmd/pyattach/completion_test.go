@@ -42,6 +42,8 @@ func TestComplete(t *testing.T) {
 		{[]string{"dump", "-v", "4"}, []string{"4242", "4343"}, true},
 		{[]string{"resolve", "4242", ""}, nil, false},
 		{[]string{"--debug-dir", ""}, nil, true},
+		{[]string{"--config=/x"}, nil, true},
+		{[]string{"completion", "--help=x"}, nil, false},
 		{[]string{"--debug-dir=/x", "re"}, []string{"resolve"}, false},
 		{[]string{"completion", ""}, []string{"bash", "zsh", "fish"}, false},
 		{[]string{"symbols", "install", ""}, nil, true},
