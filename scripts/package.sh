@@ -29,6 +29,11 @@ for tool in git tar gzip sha256sum dpkg-deb; do
 done
 
 # --- versions -------------------------------------------------------------
+if ! git rev-parse --verify -q HEAD >/dev/null; then
+	echo "$0: error: the version comes from git, and this is not a git checkout with a commit" >&2
+	echo "  hint: run it in a clone of the repository (git clone https://github.com/pyattach/pyattach)" >&2
+	exit 1
+fi
 commit=$(git rev-parse HEAD)
 dirty=
 if [ -n "$(git status --porcelain)" ]; then
