@@ -4,7 +4,8 @@
 # the wheel with pip --no-index into a fresh venv, with Debian's pipx and
 # with uv (when installed), the archive unpacked, the .deb checked with
 # dpkg-deb and installed with dpkg into a throwaway root. From each it runs
-# the installed pyattach --version and pyattach doctor.
+# the installed pyattach --version and pyattach doctor. As root, it also
+# installs the .deb with apt-get into an overlay of a cached Debian root.
 #
 # Run by scripts/test.sh. With CI=true a missing tool fails.
 set -euo pipefail
@@ -13,7 +14,13 @@ cd "$(dirname "$0")/.."
 need_go
 
 tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+cleanup() {
+	if [ -n "${overlay:-}" ] && mountpoint -q "$overlay"; then
+		umount "$overlay" || umount -l "$overlay"
+	fi
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
 
 passed=0 failed=0 skipped=0
 # check NAME COMMAND...: runs COMMAND, prints ok or FAIL with its output.
@@ -181,6 +188,31 @@ check ".deb: dpkg --root -i into a throwaway root" dpkg --root="$root" --log=/de
 installed ".deb" "$root/usr/bin/pyattach"
 if have man ".deb: man -l shows the page"; then
 	check ".deb: man -l shows the page" bash -c "MANWIDTH=80 man -l '$root/usr/share/man/man1/pyattach.1.gz' | grep -q 'pyattach completion SHELL'"
+fi
+
+# apt-get install ./pyattach_...deb, as a user would, in a Debian 13 root
+# made by scripts/make-roots.sh (as root: an overlay keeps it unchanged).
+debroot=/var/cache/pyattach-test/roots/trixie
+if [ "$(id -u)" -eq 0 ] && [ -x "$debroot/usr/bin/apt-get" ]; then
+	overlay=$tmp/overlay/merged
+	mkdir -p "$tmp/overlay/upper" "$tmp/overlay/work" "$overlay"
+	if mount -t overlay overlay -o "lowerdir=$debroot,upperdir=$tmp/overlay/upper,workdir=$tmp/overlay/work" "$overlay"; then
+		cp "$deb" "$overlay/tmp/"
+		check ".deb: apt-get install ./$(basename "$deb") (Debian 13 root), nothing else pulled in" bash -c "
+			chroot '$overlay' env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin DEBIAN_FRONTEND=noninteractive \
+				apt-get install -y --no-install-recommends -o Debug::NoLocking=1 './tmp/$(basename "$deb")' |
+				tee /dev/stderr | grep -q '^0 upgraded, 1 newly installed'"
+		check ".deb (apt-get): pyattach --version" version_ok "$overlay/usr/bin/pyattach"
+	else
+		failed=$((failed + 1))
+		echo "FAIL  .deb: apt-get install: cannot mount an overlay over $debroot"
+	fi
+elif [ "${CI:-}" = true ] && [ "$(id -u)" -eq 0 ]; then
+	failed=$((failed + 1))
+	echo "FAIL  .deb: apt-get install: no Debian root at $debroot (scripts/make-roots.sh makes it)"
+else
+	skipped=$((skipped + 1))
+	echo "skip  .deb: apt-get install into a Debian root (needs root and scripts/make-roots.sh)"
 fi
 
 echo "scripts/test-package.sh: $passed passed, $failed failed, $skipped skipped"
