@@ -200,8 +200,8 @@ if [ "$(id -u)" -eq 0 ] && [ -x "$debroot/usr/bin/apt-get" ]; then
 		cp "$deb" "$overlay/tmp/"
 		check ".deb: apt-get install ./$(basename "$deb") (Debian 13 root), nothing else pulled in" bash -c "
 			chroot '$overlay' env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin DEBIAN_FRONTEND=noninteractive \
-				apt-get install -y --no-install-recommends -o Debug::NoLocking=1 './tmp/$(basename "$deb")' |
-				tee /dev/stderr | grep -q '^0 upgraded, 1 newly installed'"
+				apt-get install -y --no-install-recommends -o Debug::NoLocking=1 './tmp/$(basename "$deb")' >'$tmp/apt.log' 2>&1
+			s=\$?; cat '$tmp/apt.log'; [ \$s -eq 0 ] && grep -q '^0 upgraded, 1 newly installed' '$tmp/apt.log'"
 		check ".deb (apt-get): pyattach --version" version_ok "$overlay/usr/bin/pyattach"
 	else
 		failed=$((failed + 1))
