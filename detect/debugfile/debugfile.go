@@ -9,7 +9,6 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"strings"
 	"sync"
 
 	"github.com/pyattach/pyattach/detect/buildid"
@@ -303,7 +302,7 @@ func (l *Locator) debuglinkCandidates(m Module, name string) []string {
 	if m.Root != "" {
 		// host resolved the links inside the root already.
 		if real, err := m.host(m.Path); err == nil {
-			add(stripRoot(m.Root, real))
+			add(rootfs.Strip(m.Root, real))
 		}
 	} else if real, err := filepath.EvalSymlinks(m.Path); err == nil {
 		add(real)
@@ -321,16 +320,6 @@ func (l *Locator) debuglinkCandidates(m Module, name string) []string {
 		}
 	}
 	return out
-}
-
-func stripRoot(root, p string) string {
-	if root == "" {
-		return p
-	}
-	if rel, err := filepath.Rel(root, p); err == nil && !strings.HasPrefix(rel, "..") {
-		return "/" + rel
-	}
-	return p
 }
 
 // locateAlt finds the dwz file named by a debug file's .gnu_debugaltlink:

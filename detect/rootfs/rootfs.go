@@ -124,3 +124,20 @@ func Stat(root, name string) (fs.FileInfo, error) {
 func Join(root, name string) string {
 	return filepath.Join(root, filepath.Clean("/"+name))
 }
+
+// Strip is the inverse of Join for display: host path p as the process
+// whose root is the host directory root sees it ("/" + p relative to
+// root), or p itself when root is "" or p is not under root.
+func Strip(root, p string) string {
+	if root == "" {
+		return p
+	}
+	rel, err := filepath.Rel(root, p)
+	switch {
+	case err != nil || rel == ".." || strings.HasPrefix(rel, "../"):
+		return p
+	case rel == ".":
+		return "/"
+	}
+	return "/" + rel
+}

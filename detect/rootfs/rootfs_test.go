@@ -91,3 +91,19 @@ func TestSecurityAbsoluteLinkOut(t *testing.T) {
 		t.Errorf("HostPath on the host = %q", p)
 	}
 }
+
+func TestStrip(t *testing.T) {
+	for _, c := range []struct{ root, p, want string }{
+		{"", "/usr/bin/python3", "/usr/bin/python3"},
+		{"/r", "/r/usr/bin/python3", "/usr/bin/python3"},
+		{"/r", "/r", "/"},
+		{"/r", "/r/.venv/bin/python", "/.venv/bin/python"},
+		{"/r", "/r/..data/x", "/..data/x"},
+		{"/r", "/rr/x", "/rr/x"},
+		{"/r", "/other/x", "/other/x"},
+	} {
+		if got := Strip(c.root, c.p); got != c.want {
+			t.Errorf("Strip(%q, %q) = %q, want %q", c.root, c.p, got, c.want)
+		}
+	}
+}

@@ -16,6 +16,7 @@ import (
 	"github.com/pyattach/pyattach/detect/elfinfo"
 	"github.com/pyattach/pyattach/detect/proc"
 	"github.com/pyattach/pyattach/detect/pyinfo"
+	"github.com/pyattach/pyattach/detect/rootfs"
 	"github.com/pyattach/pyattach/venv"
 )
 
@@ -113,7 +114,7 @@ func resolvePID(ctx context.Context, pid int, opts Options) (*Result, error) {
 		res.ELF = exeInfo
 		res.Venv = Venv{Kind: string(venv.KindNone)}
 		if env, err := venv.FindEnv(res.ReadFrom); err == nil && env != nil {
-			res.Venv = Venv{Path: stripRoot(procRoot, env.Path), Kind: string(env.Kind), Home: env.Home}
+			res.Venv = Venv{Path: rootfs.Strip(procRoot, env.Path), Kind: string(env.Kind), Home: env.Home}
 			if env.Kind == venv.KindCopies {
 				res.Warnings = append(res.Warnings, "the executable is a venv copy inside the container; its interpreter is proved by its own build-id only")
 			}

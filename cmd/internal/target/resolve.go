@@ -310,22 +310,27 @@ func fillVenv(res *Result, env *venv.Env) {
 	}
 }
 
+// openFacts parses the ELF and Python facts of p, a path under root, once.
+func openFacts(root, p string) (*elfinfo.Info, *pyinfo.Facts, error) {
+	f, err := rootfs.Open(root, p)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer f.Close()
+	info, facts, err := parseFacts(f, elfinfo.Options{Producer: true, Dynamic: true}, p)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", p, err)
+	}
+	return info, facts, nil
+}
+
 // fillPython reads the Python and ELF facts of the interpreter file, and
 // of its libpython when the runtime lives there. root is "" for this
 // machine's root, or the host path of a process's root directory.
 func fillPython(res *Result, interp, root string, ldPath []string) error {
-	host, err := inRoot(root, interp)
+	info, facts, err := openFacts(root, interp)
 	if err != nil {
 		return err
-	}
-	f, err := os.Open(host)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	info, facts, err := parseFacts(f, elfinfo.Options{Producer: true, Dynamic: true}, interp)
-	if err != nil {
-		return fmt.Errorf("%s: %w", interp, err)
 	}
 	res.ELF = info
 	if res.BuildID == "" {
@@ -344,7 +349,7 @@ func fillPython(res *Result, interp, root string, ldPath []string) error {
 		return fmt.Errorf("%s needs %s, which was not found: %w", interp, facts.LibpythonNeeded, err)
 	}
 	// FindLibrary answers with a host path; report it as the process sees it.
-	return fillLibpython(res, stripRoot(root, lib), root, facts)
+	return fillLibpython(res, rootfs.Strip(root, lib), root, facts)
 }
 
 // findLibpython finds the libpython interp needs in the dynamic loader's
@@ -375,18 +380,9 @@ func rootOrSlash(root string) string {
 // fillLibpython reads libpython's facts; exeFacts (may be nil) are the
 // executable's, whose name-derived ABI flags are merged in.
 func fillLibpython(res *Result, lib, root string, exeFacts *pyinfo.Facts) error {
-	host, err := inRoot(root, lib)
+	info, facts, err := openFacts(root, lib)
 	if err != nil {
 		return err
-	}
-	f, err := os.Open(host)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	info, facts, err := parseFacts(f, elfinfo.Options{Producer: true, Dynamic: true}, lib)
-	if err != nil {
-		return fmt.Errorf("%s: %w", lib, err)
 	}
 	if !facts.HasRuntime {
 		return fmt.Errorf("%s: %w (it holds no CPython runtime)", lib, ErrNotPython)
@@ -453,14 +449,4 @@ func inRoot(root, p string) (string, error) {
 		return p, nil
 	}
 	return rootfs.HostPath(root, p)
-}
-
-func stripRoot(root, p string) string {
-	if root == "" {
-		return p
-	}
-	if rel, err := filepath.Rel(root, p); err == nil && !strings.HasPrefix(rel, "..") {
-		return "/" + rel
-	}
-	return p
 }
