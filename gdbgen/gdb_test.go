@@ -11,6 +11,7 @@ import (
 
 	"github.com/pyattach/pyattach/detect/testenv"
 	"github.com/pyattach/pyattach/gdbgen/plan"
+	"github.com/pyattach/pyattach/gdbgen/pyquote"
 )
 
 // runGDB writes s to files, runs gdb -nx -batch -ix early -x late with
@@ -78,10 +79,10 @@ func probeExtension(name string) string {
 	return "import gdb\n_f = __file__\n" +
 		"class _Probe(gdb.Command):\n" +
 		"    def __init__(self, f):\n" +
-		"        super().__init__(" + pyStr(name) + ", gdb.COMMAND_USER)\n" +
+		"        super().__init__(" + pyquote.String(name) + ", gdb.COMMAND_USER)\n" +
 		"        self.f = f\n" +
 		"    def invoke(self, arg, from_tty):\n" +
-		"        print(" + pyStr(name+"=") + " + self.f)\n" +
+		"        print(" + pyquote.String(name+"=") + " + self.f)\n" +
 		"_Probe(_f)\n"
 }
 

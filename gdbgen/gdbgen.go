@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/pyattach/pyattach/gdbgen/plan"
+	"github.com/pyattach/pyattach/gdbgen/pyquote"
 )
 
 // DefaultDebugDir is gdb's own separate-debug directory. It is kept first
@@ -509,29 +510,6 @@ func checkPy(what, s string, tilde bool) error {
 	return nil
 }
 
-// pyStr is s as a Python string literal of printable ASCII.
-func pyStr(s string) string {
-	var b strings.Builder
-	b.WriteByte('"')
-	for _, r := range s {
-		switch {
-		case r == '"' || r == '\\':
-			b.WriteByte('\\')
-			b.WriteRune(r)
-		case r >= 0x20 && r < 0x7f:
-			b.WriteRune(r)
-		case r <= 0xff:
-			fmt.Fprintf(&b, "\\x%02x", r)
-		case r <= 0xffff:
-			fmt.Fprintf(&b, "\\u%04x", r)
-		default:
-			fmt.Fprintf(&b, "\\U%08x", r)
-		}
-	}
-	b.WriteByte('"')
-	return b.String()
-}
-
 // walkerBlock imports pyattach's walker from its directory and tells it
 // the interpreter's version, flags and root.
 func walkerBlock(w *plan.Walker) ([]string, error) {
@@ -546,9 +524,9 @@ func walkerBlock(w *plan.Walker) ([]string, error) {
 	return []string{
 		"python",
 		"import sys",
-		"sys.path.insert(0, " + pyStr(w.Dir) + ")",
+		"sys.path.insert(0, " + pyquote.String(w.Dir) + ")",
 		"import pyattach_gdb",
-		"pyattach_gdb.setup(version=" + pyStr(w.Version) + ", flags=" + pyStr(w.ABIFlags) + ", root=" + pyStr(w.Root) + ")",
+		"pyattach_gdb.setup(version=" + pyquote.String(w.Version) + ", flags=" + pyquote.String(w.ABIFlags) + ", root=" + pyquote.String(w.Root) + ")",
 		"end",
 	}, nil
 }
@@ -579,7 +557,7 @@ func sourceBlock(path string) []string {
 		"            g[\"__file__\"] = old",
 		"        else:",
 		"            g.pop(\"__file__\", None)",
-		"_pyattach_source(" + pyStr(path) + ")",
+		"_pyattach_source(" + pyquote.String(path) + ")",
 		"del _pyattach_source",
 		"end",
 	}
@@ -627,7 +605,7 @@ func debugFilesBlock(pairs []plan.SymbolFile) []string {
 		"_pyattach_debug_files([",
 	}
 	for _, sf := range pairs {
-		lines = append(lines, "    ("+pyStr(sf.Module)+", "+pyStr(sf.File)+"),")
+		lines = append(lines, "    ("+pyquote.String(sf.Module)+", "+pyquote.String(sf.File)+"),")
 	}
 	return append(lines, "])", "del _pyattach_debug_files", "end")
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/pyattach/pyattach/gdbgen/plan"
+	"github.com/pyattach/pyattach/gdbgen/pyquote"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
@@ -279,9 +280,9 @@ func TestAutoLoadEntry(t *testing.T) {
 }
 
 func TestPyStr(t *testing.T) {
-	got := pyStr("/tmp/ünï \"q\" \\ \t 😀")
+	got := pyquote.String("/tmp/ünï \"q\" \\ \t 😀")
 	want := `"/tmp/\xfcn\xef \"q\" \\ \x09 \U0001f600"`
 	if got != want {
-		t.Errorf("pyStr = %s, want %s", got, want)
+		t.Errorf("pyquote.String = %s, want %s", got, want)
 	}
 }

@@ -80,8 +80,22 @@
 //   - No sysroot for a local process: `platform select host --sysroot`
 //     is ignored by the host platform; `target modules search-paths add /
 //     ROOT/` after an attach corrupts the module list (load addresses 0,
-//     wrong paths), and attaching to a process in another mount namespace
-//     fails with "lost connection". Plan.Sysroot is noted in a comment.
+//     wrong paths). Plan.Sysroot (a chroot) is noted in a comment.
+//   - No "target:" for a process under pivot_root (Plan.LLDBRoot): the
+//     target is created from LLDBRoot+LLDBExe with --no-dependents (the
+//     dependents would be read at the host's paths), then "/" is mapped
+//     to LLDBRoot with `target modules search-paths add`, before the
+//     attach: lldb opens the mapped paths as they are (no realpath), and
+//     the kernel resolves /proc/PID/root in the process's namespace.
+//     After the attach lldb replaces a program whose path differs from
+//     the one the process reports with the host's file of that name
+//     ("Executable module changed"), so the module's platform path is
+//     set to LLDBExe (`SBModule.SetPlatformFileSpec`; `target create
+//     --remote-file` would copy the file to that host path when it is
+//     missing). Each library is then listed twice, both the root's file
+//     at the same address. lldb-server's own crash on such a process
+//     ("lost connection") is the command line's to avoid (it needs the
+//     executable at its path: see cmd/pyattach's lldbServerFor).
 //   - Plan.Fast becomes `settings set target.preload-symbols false`:
 //     symbol tables are parsed on first use. There is no per-library
 //     switch like gdb's auto-solib-add, so FastLibs need nothing.

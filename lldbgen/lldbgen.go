@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/pyattach/pyattach/gdbgen/plan"
+	"github.com/pyattach/pyattach/gdbgen/pyquote"
 )
 
 // Script holds lldb command files for one Plan.
@@ -157,6 +158,11 @@ func build(p plan.Plan) (commands, error) {
 	if p.Sysroot != "" {
 		comment(&b, "sysroot "+p.Sysroot+": lldb 14 has no sysroot for a local process; its libraries are read at the paths the process maps")
 	}
+	if p.LLDBRoot != "" {
+		if err := rootTarget(&b, p); err != nil {
+			return c, err
+		}
+	}
 	comment(&b, "debuginfod: lldb 14 has no debuginfod client; pyattach fetched what it could into the directories above")
 	if p.LLDBExtension != "" {
 		q, err := quotedPath("lldb extension", p.LLDBExtension)
@@ -182,7 +188,7 @@ func build(p plan.Plan) (commands, error) {
 		}
 		comment(&b, "pyattach's Python stack walker: py-bt and py-bt all, from memory alone (it answers py-bt, also over cpython_lldb's)")
 		b.WriteString("command script import -- " + q + "\n")
-		b.WriteString("script pyattach_lldb.setup(version=" + pyLiteral(w.Version) + ", flags=" + pyLiteral(w.ABIFlags) + ", root=" + pyLiteral(w.Root) + ")\n")
+		b.WriteString("script pyattach_lldb.setup(version=" + pyquote.String(w.Version) + ", flags=" + pyquote.String(w.ABIFlags) + ", root=" + pyquote.String(w.Root) + ")\n")
 	}
 	if len(p.SourceMap) > 0 {
 		args := make([]string, 0, 2*len(p.SourceMap))
@@ -217,6 +223,53 @@ func build(p plan.Plan) (commands, error) {
 	}
 	c.after = b.String()
 	return c, nil
+}
+
+// rootTarget writes the commands for a process whose files lldb reads
+// under p.LLDBRoot: its debug directories there, the target made from
+// its own executable (without dependents, which lldb would read at this
+// machine's paths) and named by the path the process reports, and "/"
+// mapped to the root, so that the libraries
+// the process names are opened there (lldb opens the mapped path as it
+// is; the kernel resolves it in the process's namespace).
+func rootTarget(b *strings.Builder, p plan.Plan) error {
+	if p.PID == 0 {
+		return &PathError{"process root", p.LLDBRoot, "is only for an attached process"}
+	}
+	if _, err := cleanPath("executable", p.LLDBExe); err != nil {
+		return err
+	}
+	if !path.IsAbs(p.LLDBExe) {
+		return &PathError{"executable", p.LLDBExe, "is not an absolute path as the process sees it"}
+	}
+	if !utf8.ValidString(p.LLDBExe) {
+		return &PathError{"executable", p.LLDBExe, "is not valid UTF-8; lldb hands it to Python as text"}
+	}
+	root, err := quotedPath("process root", p.LLDBRoot)
+	if err != nil {
+		return err
+	}
+	for _, d := range p.LLDBDebugDirs {
+		q, err := quotedPath("debug directory", d)
+		if err != nil {
+			return err
+		}
+		b.WriteString("settings append target.debug-file-search-paths " + q + "\n")
+	}
+	exe, err := quotedPath("executable", path.Join(p.LLDBRoot, p.LLDBExe))
+	if err != nil {
+		return err
+	}
+	comment(b, "The process's own files, read under its root: lldb would open this machine's files of the same names.")
+	b.WriteString("target create --no-dependents -- " + exe + "\n")
+	// After the attach, lldb replaces a program whose path is not the one
+	// the process reports ("Executable module changed") with the file of
+	// that name here, when there is one; its platform path is that one.
+	// (target create --remote-file would copy the file there when
+	// missing: the host platform's "upload".)
+	b.WriteString("script lldb.debugger.GetSelectedTarget().GetModuleAtIndex(0).SetPlatformFileSpec(lldb.SBFileSpec(" + pyquote.String(path.Clean(p.LLDBExe)) + ", False))\n")
+	b.WriteString("target modules search-paths add \"/\" " + root + "\n")
+	return nil
 }
 
 func header(b *strings.Builder, p plan.Plan, role string) {
@@ -354,32 +407,4 @@ func SourceCommand(name string) (string, error) {
 		return "", err
 	}
 	return "command source " + q, nil
-}
-
-// pyLiteral is s as a Python string literal of printable ASCII for an
-// lldb "script" line: lldb evaluates backticks in every command line,
-// "script" too, so a backtick is written as \x60, like every byte that
-// is not printable ASCII.
-func pyLiteral(s string) string {
-	var b strings.Builder
-	b.WriteByte('"')
-	for _, r := range s {
-		switch {
-		case r == '"' || r == '\\':
-			b.WriteByte('\\')
-			b.WriteRune(r)
-		case r == '`':
-			b.WriteString(`\x60`)
-		case r >= 0x20 && r < 0x7f:
-			b.WriteRune(r)
-		case r <= 0xff:
-			fmt.Fprintf(&b, "\\x%02x", r)
-		case r <= 0xffff:
-			fmt.Fprintf(&b, "\\u%04x", r)
-		default:
-			fmt.Fprintf(&b, "\\U%08x", r)
-		}
-	}
-	b.WriteByte('"')
-	return b.String()
 }

@@ -153,11 +153,15 @@ func TestRefused(t *testing.T) {
 			"map from":    {SourceMap: []plan.SourceRule{{From: p, To: "/x"}}},
 			"map to":      {SourceMap: []plan.SourceRule{{From: "/x", To: p}}},
 			"python path": {LLDBPythonPath: p},
+			"root":        {PID: 1, LLDBRoot: p, LLDBExe: "/usr/bin/python3"},
+			"root exe":    {PID: 1, LLDBRoot: "/proc/1/root", LLDBExe: p},
+			"root debug":  {PID: 1, LLDBRoot: "/proc/1/root", LLDBExe: "/usr/bin/python3", LLDBDebugDirs: []string{p}},
 		}
 		if p == "" {
-			// "" means none for these two.
+			// "" means none for these three.
 			delete(plans, "extension")
 			delete(plans, "python path")
+			delete(plans, "root")
 		}
 		for what, pl := range plans {
 			_, err := Generate(pl)
@@ -180,6 +184,38 @@ func TestRefused(t *testing.T) {
 				t.Errorf("%s %q: Write wrote %d bytes, err %v", what, p, b.Len(), err)
 			}
 		}
+	}
+}
+
+// TestRootTarget: a process whose files lldb reads under its root (a
+// pivot_root container) gets its debug directories there, a target
+// made from its own executable without dependents, and "/" mapped to
+// the root, before anything that could need the target.
+func TestRootTarget(t *testing.T) {
+	p := plan.Plan{PID: 4242, LLDBRoot: "/proc/4242/root", LLDBExe: "/usr/bin/python3.14",
+		LLDBDebugDirs: []string{"/proc/4242/root/usr/lib/debug"},
+		Walker:        &plan.Walker{Dir: "/w", Version: "3.14.0", Root: "/proc/4242/root"}}
+	s, err := Generate(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		`settings append target.debug-file-search-paths "/proc/4242/root/usr/lib/debug"`,
+		`target create --no-dependents -- "/proc/4242/root/usr/bin/python3.14"`,
+		`script lldb.debugger.GetSelectedTarget().GetModuleAtIndex(0).SetPlatformFileSpec(lldb.SBFileSpec("/usr/bin/python3.14", False))`,
+		`target modules search-paths add "/" "/proc/4242/root"`,
+		`command script import -- "/w/pyattach_lldb.py"`,
+	}
+	last := -1
+	for _, w := range want {
+		i := strings.Index(s.Before, "\n"+w+"\n")
+		if i < 0 || i < last {
+			t.Errorf("lacks or misplaces %q:\n%s", w, s.Before)
+		}
+		last = i
+	}
+	if _, err := Generate(plan.Plan{LLDBRoot: "/proc/1/root", LLDBExe: "/usr/bin/python3"}); !errors.Is(err, ErrUnsafePath) {
+		t.Errorf("a root without a process: %v, want ErrUnsafePath", err)
 	}
 }
 

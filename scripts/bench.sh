@@ -12,6 +12,8 @@
 # BENCH_PYATTACH a pyattach binary to time instead of building one.
 # BENCH_DEBUGFILE (default: the build-id debug file of BENCH_PYTHON under
 # /usr/lib/debug) the file the srcscan section scans.
+# BENCH_STARTUP_ROUNDS (default 50) rounds of the startup section, whose
+# runs take milliseconds.
 #
 # Needs bash 4.4+, coreutils, Go (to build pyattach), gcc, gdb and the
 # Python named above. Runs as root or with ptrace allowed, since gdb
@@ -33,7 +35,7 @@ ROUNDS=${BENCH_ROUNDS:-5}
 NLIBS=${BENCH_LIBS:-300}
 PY=${BENCH_PYTHON:-/usr/bin/python3.11}
 
-SECTIONS=(resolve-small resolve-manylibs gdb-pybt-small gdb-pybt-manylibs dump debuginfod srcscan)
+SECTIONS=(startup resolve-small resolve-manylibs gdb-pybt-small gdb-pybt-manylibs dump debuginfod srcscan)
 
 usage() {
 	sed -n '2,/^[^#]/{/^#/!d;/shellcheck/d;s/^# \{0,1\}//;p}' "$0"
@@ -79,6 +81,10 @@ for n in "${only[@]}"; do
 done
 case $ROUNDS in
 '' | *[!0-9]* | 0) echo "$0: error: BENCH_ROUNDS must be a positive integer, not '$ROUNDS'" >&2; exit 2 ;;
+esac
+STARTUP_ROUNDS=${BENCH_STARTUP_ROUNDS:-50}
+case $STARTUP_ROUNDS in
+'' | *[!0-9]* | 0) echo "$0: error: BENCH_STARTUP_ROUNDS must be a positive integer, not '$STARTUP_ROUNDS'" >&2; exit 2 ;;
 esac
 case $NLIBS in
 '' | *[!0-9]* | 0) echo "$0: error: BENCH_LIBS must be a positive integer, not '$NLIBS'" >&2; exit 2 ;;
@@ -352,6 +358,31 @@ time.sleep(3600)
 
 # ---------------------------------------------------------------------
 # The sections.
+
+# Start-up: pyattach --version (kong's model built, nothing else) against
+# a Go hello-world built here with the same Go, both started as a whole
+# process. Package init work (regular expressions, tables, embedded
+# files) shows here. The issue's target: at most 2 x.
+LABEL[cmd_version]="pyattach --version"
+cmd_version() { "$PYATTACH" --version; }
+LABEL[cmd_hello]="Go hello-world"
+cmd_hello() { "$HELLO"; }
+
+section_startup() {
+	local d="$tmp/hello"
+	mkdir -p "$d"
+	printf 'package main\n\nimport "fmt"\n\nfunc main() { fmt.Println("hello") }\n' >"$d/main.go"
+	printf 'module hello\n\ngo 1.21\n' >"$d/go.mod"
+	if ! (cd "$d" && GOFLAGS= go build -o "$tmp/hello-bin" .); then
+		echo "$0: error: go build of the hello-world failed (see above)" >&2
+		exit 1
+	fi
+	HELLO="$tmp/hello-bin"
+	echo
+	echo "startup: pyattach $(stat -c %s "$PYATTACH") bytes, hello-world $(stat -c %s "$HELLO") bytes"
+	local ROUNDS=$STARTUP_ROUNDS
+	compare "startup: pyattach --version vs a Go hello-world (target: at most 2 x)" - cmd_hello cmd_version
+}
 
 # case_info NAME PID prints what the case's process looks like.
 case_info() {

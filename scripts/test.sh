@@ -13,9 +13,11 @@ cd "$(dirname "$0")/.."
 # the debug build, venv support, elfutils and a debuginfod server, a C
 # compiler and binutils for ELF fixtures, zip for debug-symbol packages,
 # util-linux for unshare and pivot_root, podman and runc for a real
-# container engine.
+# container engine; zsh, fish, groff and man for the completion scripts
+# and the man page, pipx for the wheel (test-package.sh).
 need_debs gdb lldb python3-lldb-14 python3.11 python3.11-dbg python3.11-venv \
-	elfutils debuginfod gcc g++ binutils zip unzip util-linux procps podman runc
+	elfutils debuginfod gcc g++ binutils zip unzip util-linux procps podman runc \
+	zsh fish groff-base man-db pipx python3-venv
 [ "$(id -u)" -ne 0 ] || scripts/make-roots.sh # Debian's 3.13-3.15 + -dbg in cached debootstrap roots
 need_go
 # CPython's upstream sources for Debian's python3.11 (a srcmap test).
@@ -29,3 +31,5 @@ if [ -n "$unformatted" ]; then
 fi
 go vet ./...
 go test -count=1 "$@" ./...
+# The release artifacts, installed the ways users install them.
+scripts/test-package.sh

@@ -6,7 +6,9 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 
+	"github.com/pyattach/pyattach/detect/environ"
 	"github.com/pyattach/pyattach/detect/pyversion"
 )
 
@@ -23,7 +25,7 @@ type Options struct {
 	// CONDA_PREFIX, UV_PYTHON_INSTALL_DIR and XDG_DATA_HOME are read
 	// from here, never from the process. When a name repeats, the last
 	// one wins, as in os/exec.
-	Env []string
+	Env environ.Env
 	// ExtraDirs are searched right after the environment's own home,
 	// before PATH.
 	ExtraDirs []string
@@ -40,22 +42,12 @@ type Options struct {
 	Dir string
 }
 
-// getenv returns the last value of key in env.
-func getenv(env []string, key string) string {
-	for i := len(env) - 1; i >= 0; i-- {
-		if k, v, ok := strings.Cut(env[i], "="); ok && k == key {
-			return v
-		}
-	}
-	return ""
-}
-
 // home returns $HOME, "" when unset.
-func (o Options) home() string { return getenv(o.Env, "HOME") }
+func (o Options) home() string { return o.Env.Home() }
 
 // pyenvRoot returns $PYENV_ROOT, else $HOME/.pyenv, else "".
 func (o Options) pyenvRoot() string {
-	if r := getenv(o.Env, "PYENV_ROOT"); r != "" {
+	if r := o.Env.Get("PYENV_ROOT"); r != "" {
 		return strings.TrimRight(r, "/")
 	}
 	if h := o.home(); h != "" {
@@ -66,10 +58,10 @@ func (o Options) pyenvRoot() string {
 
 // uvDir returns uv's managed Python directory.
 func (o Options) uvDir() string {
-	if d := getenv(o.Env, "UV_PYTHON_INSTALL_DIR"); d != "" {
+	if d := o.Env.Get("UV_PYTHON_INSTALL_DIR"); d != "" {
 		return d
 	}
-	if d := getenv(o.Env, "XDG_DATA_HOME"); d != "" {
+	if d := o.Env.Get("XDG_DATA_HOME"); d != "" {
 		return filepath.Join(d, "uv", "python")
 	}
 	if h := o.home(); h != "" {
@@ -80,13 +72,7 @@ func (o Options) uvDir() string {
 
 // pathDirs returns the PATH entries, without empty ones.
 func (o Options) pathDirs() []string {
-	var dirs []string
-	for _, d := range filepath.SplitList(getenv(o.Env, "PATH")) {
-		if d != "" {
-			dirs = append(dirs, d)
-		}
-	}
-	return dirs
+	return o.Env.List("PATH")
 }
 
 // Sources of candidates, reported as Resolution.Via.
@@ -162,7 +148,7 @@ func (l *candList) add(path, via string) {
 // binNameRE matches interpreter names worth trying in a directory:
 // python3, python3.12, python3.13t, python2.7, python3.11d; not
 // python3.12-config, python3.12-gdb.py or python3-dbg.
-var binNameRE = regexp.MustCompile(`^python[0-9]+(\.[0-9]+)?[a-z]?$`)
+var binNameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^python[0-9]+(\.[0-9]+)?[a-z]?$`) })
 
 func candidates(env *Env, exe string, opts Options) []cand {
 	l := &candList{seen: map[string]bool{}}
@@ -249,7 +235,7 @@ func candidates(env *Env, exe string, opts Options) []cand {
 		}
 	}
 	var conda []string
-	if p := getenv(opts.Env, "CONDA_PREFIX"); p != "" {
+	if p := opts.Env.Get("CONDA_PREFIX"); p != "" {
 		conda = append(conda, filepath.Join(p, "bin"))
 	}
 	if h := opts.home(); h != "" {
@@ -275,7 +261,7 @@ func versionedBins(dir string) []string {
 	}
 	var names []string
 	for _, e := range ents {
-		if e.IsDir() || !binNameRE.MatchString(e.Name()) {
+		if e.IsDir() || !binNameRE().MatchString(e.Name()) {
 			continue
 		}
 		names = append(names, e.Name())
@@ -319,12 +305,12 @@ func versionDirs(dir, xy string) []string {
 	return append(match, rest...)
 }
 
-var versionRE = regexp.MustCompile(`[0-9]+(\.[0-9]+)+`)
+var versionRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[0-9]+(\.[0-9]+)+`) })
 
 // versionIn returns the first dotted number in s: "3.12.1" in
 // "cpython-3.12.1-linux-x86_64-gnu", "3.12" in "python3.12".
 func versionIn(s string) string {
-	if m := versionRE.FindString(s); m != "" {
+	if m := versionRE().FindString(s); m != "" {
 		return m
 	}
 	return leadingDigits(strings.TrimPrefix(s, "python"))

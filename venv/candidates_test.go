@@ -146,13 +146,6 @@ func TestCandidatesBounded(t *testing.T) {
 	}
 }
 
-func TestGetenvLastWins(t *testing.T) {
-	env := []string{"A=1", "B=x=y", "A=2", "NOEQUALS", "=bad"}
-	if getenv(env, "A") != "2" || getenv(env, "B") != "x=y" || getenv(env, "C") != "" || getenv(env, "NOEQUALS") != "" {
-		t.Errorf("getenv wrong")
-	}
-}
-
 func TestCompareVersions(t *testing.T) {
 	for _, c := range []struct {
 		a, b string

@@ -30,6 +30,6 @@
 //
 // ParsePyvenvCfg and IsPyenvShim are pure parsers over an io.Reader. The
 // functions that touch the file system take everything else they need from
-// Options (the environment as a []string, never os.Getenv), so that tests
+// Options (the environment as an environ.Env, never os.Getenv), so that tests
 // can fake HOME, PATH, PYENV_ROOT and the rest.
 package venv

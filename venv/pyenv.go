@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 )
 
 // ErrPyenvNotFound means PyenvWhich found the command in none of the
@@ -28,7 +29,7 @@ const maxVersionFile = 64 << 10
 //
 //	exec "/home/u/.pyenv/libexec/pyenv" exec "$program" "$@"
 //	exec "$PYENV_ROOT/libexec/pyenv" exec "$program" "$@"
-var shimExecRE = regexp.MustCompile(`(?m)^[ \t]*exec[ \t]+"?[^"\s]*pyenv"?[ \t]+exec\b`)
+var shimExecRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?m)^[ \t]*exec[ \t]+"?[^"\s]*pyenv"?[ \t]+exec\b`) })
 
 // IsPyenvShim reports whether r holds a pyenv shim: a script ("#!") that
 // mentions PYENV_ROOT and execs `pyenv exec`. It reads at most 64 KiB.
@@ -39,7 +40,7 @@ func IsPyenvShim(r io.Reader) bool {
 	}
 	return bytes.HasPrefix(b, []byte("#!")) &&
 		bytes.Contains(b, []byte("PYENV_ROOT")) &&
-		shimExecRE.Match(b)
+		shimExecRE().Match(b)
 }
 
 // PyenvWhich finds the file that `pyenv which name` would run, without
@@ -105,7 +106,7 @@ func (e *pyenvError) Unwrap() error { return ErrPyenvNotFound }
 
 // pyenvVersions returns the selected versions and where they were set.
 func pyenvVersions(root, dir string, opts Options) ([]string, string, error) {
-	if v := getenv(opts.Env, "PYENV_VERSION"); v != "" {
+	if v := opts.Env.Get("PYENV_VERSION"); v != "" {
 		return splitVersions(v), "PYENV_VERSION environment variable", nil
 	}
 	file := ""
@@ -204,8 +205,8 @@ func pyenvResolveVersion(root, v string) string {
 	return ""
 }
 
-var preReleaseRE = regexp.MustCompile(`(-dev|-src|-latest|(a|b|rc)[0-9]+)$`)
-var freeThreadedRE = regexp.MustCompile(`[0-9]t$`)
+var preReleaseRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(-dev|-src|-latest|(a|b|rc)[0-9]+)$`) })
+var freeThreadedRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[0-9]t$`) })
 
 // pyenvLatest returns the newest installed version that prefix names, as
 // `pyenv latest` does: "3.12" picks 3.12.1 over 3.12.0 and skips
@@ -231,10 +232,10 @@ func pyenvLatest(versions, prefix string) string {
 		if !strings.HasPrefix(n, prefix) || len(n) == len(prefix) || (n[len(prefix)] != '.' && n[len(prefix)] != '-') {
 			continue
 		}
-		if !strings.HasSuffix(n, suffix) || preReleaseRE.MatchString(n) {
+		if !strings.HasSuffix(n, suffix) || preReleaseRE().MatchString(n) {
 			continue
 		}
-		if suffix == "" && freeThreadedRE.MatchString(n) {
+		if suffix == "" && freeThreadedRE().MatchString(n) {
 			continue
 		}
 		names = append(names, n)

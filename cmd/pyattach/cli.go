@@ -7,39 +7,12 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"runtime/debug"
 	"strings"
 	"syscall"
 
 	"github.com/alecthomas/kong"
+	"github.com/pyattach/pyattach/detect/environ"
 )
-
-// version is set at link time (-ldflags "-X main.version=v1.2.3"); when it
-// is not, the module version or VCS revision from the build info is used.
-var version = ""
-
-func buildVersion() string {
-	if version != "" {
-		return version
-	}
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return "devel"
-	}
-	v := bi.Main.Version
-	if v == "" || v == "(devel)" {
-		v = "devel"
-		for _, s := range bi.Settings {
-			if s.Key == "vcs.revision" && len(s.Value) >= 12 {
-				v += " " + s.Value[:12]
-			}
-			if s.Key == "vcs.modified" && s.Value == "true" {
-				v += "+dirty"
-			}
-		}
-	}
-	return v
-}
 
 // Globals are the flags every command takes. They go before the command.
 type Globals struct {
@@ -62,9 +35,13 @@ type App struct {
 	Stdin  io.Reader
 	Stdout io.Writer
 	Stderr io.Writer
-	Env    []string
+	Env    environ.Env
 	Cwd    string
 }
+
+// dirs are the XDG base directories of the App's environment, under
+// which pyattach keeps its own files.
+func (a *App) dirs() environ.Dirs { return a.Env.Dirs() }
 
 // CLI is the command line.
 type CLI struct {
@@ -83,6 +60,9 @@ type CLI struct {
 	Init           InitCmd           `cmd:"" help:"Write a project's .gdbinit, .lldbinit and VS Code attach configurations."`
 	FetchExtension FetchExtensionCmd `cmd:"" name:"fetch-extension" help:"Download CPython's gdb extension (libpython.py) for an interpreter's exact version."`
 	Trust          TrustCmd          `cmd:"" help:"Let a project's .pyattach.toml name extensions and debug directories (code gdb runs), as it is now."`
+	Completion     CompletionCmd     `cmd:"" help:"Print the shell completion script for bash, zsh or fish."`
+	Man            ManCmd            `cmd:"" help:"Print pyattach's man page (roff)."`
+	Complete       CompleteCmd       `cmd:"" name:"__complete" hidden:"" help:"Complete a command line (used by the completion scripts)."`
 }
 
 const description = `Make native debugging of Python processes with gdb and lldb work the first time.
@@ -105,6 +85,7 @@ Examples:
   pyattach symbols install --venv .venv pkg-1.0-cp311-cp311-linux_x86_64-debug-symbols.zip
   pyattach fetch-extension .venv      # libpython.py for a Python that lacks it
   pyattach trust ~/src/app            # use the extensions its .pyattach.toml names
+  source <(pyattach completion bash)  # complete commands, flags and Python PIDs
 `
 
 // exitError carries an exit code through kong's Exit hook.
@@ -135,7 +116,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, env []string
 		kong.Description(description),
 		kong.Writers(stdout, stderr),
 		kong.Exit(func(c int) { panic(exitError(c)) }),
-		kong.Vars{"version": "pyattach " + buildVersion()},
+		kong.Vars{"version": "pyattach " + versionInfo()},
 		kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
 		kong.UsageOnError(),
 		kong.Bind(app),
@@ -165,12 +146,12 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, env []string
 		}
 		return 0
 	}
-	cfg, err := loadConfig(cli.Globals.Config, cwd, envValue(env, "HOME"))
+	cfg, err := loadConfig(cli.Globals.Config, cwd, app.Env)
 	if err != nil {
 		report(stderr, err)
 		return 2
 	}
-	if !strings.HasPrefix(kctx.Command(), "trust") {
+	if !strings.HasPrefix(kctx.Command(), "trust") && !strings.HasPrefix(kctx.Command(), "__complete") {
 		for _, n := range cfg.Notices {
 			fmt.Fprintln(stderr, n)
 		}
@@ -217,16 +198,6 @@ func signalName(s syscall.Signal) string {
 }
 
 func (e exitError) Error() string { return fmt.Sprintf("exit %d", int(e)) }
-
-// envValue returns the last value of key in env.
-func envValue(env []string, key string) string {
-	for i := len(env) - 1; i >= 0; i-- {
-		if k, v, ok := strings.Cut(env[i], "="); ok && k == key {
-			return v
-		}
-	}
-	return ""
-}
 
 // oneLine keeps an error message on one line.
 func oneLine(s string) string {

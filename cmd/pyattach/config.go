@@ -12,8 +12,9 @@ import (
 	"syscall"
 
 	"github.com/BurntSushi/toml"
-	"github.com/adrg/xdg"
 
+	"github.com/pyattach/pyattach/cmd/internal/shquote"
+	"github.com/pyattach/pyattach/detect/environ"
 	"github.com/pyattach/pyattach/detect/pyext"
 	"github.com/pyattach/pyattach/detect/safefs"
 )
@@ -91,13 +92,14 @@ var knownKeys = []string{"debug_dirs", "extensions", "extension_base_url", "offl
 
 // loadConfig reads the user's and the project's configuration files.
 // userFile overrides the XDG location; a missing file is no error unless
-// it was named explicitly.
-func loadConfig(userFile, cwd, home string) (*Config, error) {
+// it was named explicitly. HOME and the XDG directories come from env.
+func loadConfig(userFile, cwd string, env environ.Env) (*Config, error) {
 	cfg := &Config{}
+	home, dirs := env.Home(), env.Dirs()
 	uid := os.Geteuid()
 	explicit := userFile != ""
 	if !explicit {
-		userFile = filepath.Join(xdg.ConfigHome, "pyattach", "config.toml")
+		userFile = dirs.ConfigFile()
 	}
 	if abs, err := filepath.Abs(userFile); err == nil {
 		userFile = abs
@@ -107,7 +109,7 @@ func loadConfig(userFile, cwd, home string) (*Config, error) {
 	case err == nil:
 		why := ""
 		if terr := safefs.CheckTrusted(userFile, uid); terr != nil {
-			why = untrustedWhy(terr, userFile, false)
+			why = untrustedWhy(terr, userFile, false, dirs)
 		}
 		if err := cfg.merge(userFile, data, home, why); err != nil {
 			return nil, err
@@ -120,7 +122,7 @@ func loadConfig(userFile, cwd, home string) (*Config, error) {
 		if err != nil {
 			return nil, err
 		}
-		if err := cfg.merge(p, data, home, projectTrust(p, data, uid)); err != nil {
+		if err := cfg.merge(p, data, home, projectTrust(p, data, uid, dirs)); err != nil {
 			return nil, err
 		}
 	}
@@ -132,12 +134,12 @@ func loadConfig(userFile, cwd, home string) (*Config, error) {
 
 // projectTrust returns "" when the project file p, whose content is
 // data, may carry code, else why not and what to do about it.
-func projectTrust(p string, data []byte, uid int) string {
+func projectTrust(p string, data []byte, uid int, dirs environ.Dirs) string {
 	if err := safefs.CheckTrusted(p, uid); err != nil {
-		return untrustedWhy(err, p, true)
+		return untrustedWhy(err, p, true, dirs)
 	}
-	cmd := "pyattach trust " + shellQuote(filepath.Dir(p))
-	store, err := loadTrustStore()
+	cmd := "pyattach trust " + shquote.Quote(filepath.Dir(p))
+	store, err := loadTrustStore(dirs)
 	if err != nil {
 		return fmt.Sprintf("not trusted (%s)", oneLine(err.Error()))
 	}
@@ -152,20 +154,20 @@ func projectTrust(p string, data []byte, uid int) string {
 
 // untrustedWhy says why a file that fails safefs.CheckTrusted cannot
 // carry code, and what the user can do.
-func untrustedWhy(err error, file string, project bool) string {
+func untrustedWhy(err error, file string, project bool, dirs environ.Dirs) string {
 	var ue *safefs.UntrustedError
 	if !errors.As(err, &ue) {
 		return oneLine(err.Error())
 	}
 	why := ue.Component + " is " + ue.Reason
 	if strings.HasPrefix(ue.Reason, "writable by") {
-		fix := "chmod go-w " + shellQuote(ue.Component)
+		fix := "chmod go-w " + shquote.Quote(ue.Component)
 		if project {
-			fix += " && pyattach trust " + shellQuote(filepath.Dir(file))
+			fix += " && pyattach trust " + shquote.Quote(filepath.Dir(file))
 		}
 		return why + "; to fix it, run: " + fix
 	}
-	own := filepath.Join(xdg.ConfigHome, "pyattach", "config.toml")
+	own := dirs.ConfigFile()
 	if !project && file == own {
 		return why + "; review it and pass a configuration file of your own: pyattach --config FILE"
 	}

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/BurntSushi/toml"
+	"github.com/pyattach/pyattach/detect/environ"
 )
 
 // decodeWork decodes TOML text as parseConfig does and returns the
@@ -132,7 +133,7 @@ func TestSecurityConfigBadFiles(t *testing.T) {
 		{big, "larger than 64 KiB"},
 		{deep, "line 1: lists and tables nested more than 4 deep"},
 	} {
-		_, err := loadConfig(tc.file, dir, dir)
+		_, err := loadConfig(tc.file, dir, environ.Env{"HOME=" + dir})
 		var ce *configError
 		if !errors.As(err, &ce) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: %v, want a configuration error saying %q", tc.file, err, tc.want)
@@ -158,7 +159,7 @@ func TestSecurityConfigTypes(t *testing.T) {
 	} {
 		f := filepath.Join(dir, "c.toml")
 		os.WriteFile(f, []byte(tc.text+"\n"), 0o644)
-		_, err := loadConfig(f, dir, dir)
+		_, err := loadConfig(f, dir, environ.Env{"HOME=" + dir})
 		if err == nil || !strings.Contains(err.Error(), tc.want) || !errors.Is(err, errConfig) {
 			t.Errorf("%q: %v, want %q", tc.text, err, tc.want)
 		}
@@ -166,7 +167,7 @@ func TestSecurityConfigTypes(t *testing.T) {
 	// Loopback http is for tests and local mirrors.
 	f := filepath.Join(dir, "c.toml")
 	os.WriteFile(f, []byte("extension_base_url = \"http://127.0.0.1:8080/cpython/\"\noffline = true\n"), 0o644)
-	cfg, err := loadConfig(f, dir, dir)
+	cfg, err := loadConfig(f, dir, environ.Env{"HOME=" + dir})
 	if err != nil || cfg.ExtensionBaseURL != "http://127.0.0.1:8080/cpython" || !cfg.Offline {
 		t.Errorf("loopback http: %+v, %v", cfg, err)
 	}

@@ -69,7 +69,7 @@ func TestContainerChrootPID(t *testing.T) {
 	}
 
 	var stdout, stderr bytes.Buffer
-	code := Main([]string{"resolve", "--json", strconv.Itoa(pid)}, nil, &stdout, &stderr, os.Environ())
+	code := Main([]string{"resolve", "--json", strconv.Itoa(pid)}, nil, &stdout, &stderr, testEnv(t))
 	if code != 0 {
 		t.Fatalf("pyattach resolve --json %d: exit %d\n%s", pid, code, stderr.String())
 	}
@@ -143,7 +143,7 @@ func TestContainerChrootPID(t *testing.T) {
 	// The human output says so too.
 	stdout.Reset()
 	stderr.Reset()
-	if code := Main([]string{"resolve", strconv.Itoa(pid)}, nil, &stdout, &stderr, os.Environ()); code != 0 {
+	if code := Main([]string{"resolve", strconv.Itoa(pid)}, nil, &stdout, &stderr, testEnv(t)); code != 0 {
 		t.Fatalf("pyattach resolve %d: exit %d\n%s", pid, code, stderr.String())
 	}
 	human := stdout.String()

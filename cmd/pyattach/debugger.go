@@ -1,21 +1,23 @@
 package main
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/pyattach/pyattach/cmd/internal/debuggers"
+	"github.com/pyattach/pyattach/cmd/internal/shquote"
 	"os"
-	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"runtime"
-	"strings"
 	"syscall"
+	"time"
 
-	"github.com/adrg/xdg"
 	"golang.org/x/sys/unix"
 
+	"github.com/pyattach/pyattach/detect/environ"
 	"github.com/pyattach/pyattach/detect/safefs"
 	"github.com/pyattach/pyattach/gdbgen"
 	"github.com/pyattach/pyattach/lldbgen"
@@ -97,7 +99,7 @@ func (c *GDBCmd) Run(g *Globals, app *App, cfg *Config) error {
 	if err != nil {
 		return err
 	}
-	early, late, err := scriptPaths(g.Script, "gdb", sc.Early, sc.Late)
+	early, late, err := scriptPaths(app.dirs(), g.Script, "gdb", sc.Early, sc.Late)
 	if err != nil {
 		return err
 	}
@@ -125,7 +127,7 @@ func (c *GDBCmd) Run(g *Globals, app *App, cfg *Config) error {
 		if late != "" {
 			fmt.Fprintf(app.Stdout, "# %s (gdb -x)\n%s", late, sc.Late)
 		}
-		fmt.Fprintf(app.Stdout, "# command line\n%s\n", shellJoin(argv))
+		fmt.Fprintf(app.Stdout, "# command line\n%s\n", shquote.Join(argv))
 		return nil
 	}
 	return execDebugger(gdb, argv, app.Env)
@@ -151,12 +153,14 @@ func (c *LLDBCmd) Run(g *Globals, app *App, cfg *Config) error {
 	if err != nil {
 		return err
 	}
-	p.LLDBPythonPath = lldbPythonPath(lldb)
+	pyCtx, cancel := context.WithTimeout(app.Ctx, debuggerProbeTimeout)
+	p.LLDBPythonPath = debuggers.LLDBPythonDir(pyCtx, debuggers.Run, app.Env, lldb)
+	cancel()
 	sc, err := lldbgen.Generate(p)
 	if err != nil {
 		return withHint(fmt.Errorf("lldb: %w", err), "the debugger cannot read this path back exactly; move or rename the file or directory (see the reason above)")
 	}
-	before, after, err := scriptPaths(g.Script, "lldb", sc.Before, sc.After)
+	before, after, err := scriptPaths(app.dirs(), g.Script, "lldb", sc.Before, sc.After)
 	if err != nil {
 		return err
 	}
@@ -176,6 +180,13 @@ func (c *LLDBCmd) Run(g *Globals, app *App, cfg *Config) error {
 	}
 	argv = append(argv, c.Args...)
 	env := lldbgen.Env(p, app.Env)
+	server, err := lldbServerFor(p, lldb, app.Env)
+	if err != nil {
+		return err
+	}
+	if server != "" {
+		env = append(env, lldbServerEnv+"="+server)
+	}
 	if g.Print {
 		fmt.Fprintf(app.Stdout, "# %s (lldb -O)\n%s", before, sc.Before)
 		if after != "" {
@@ -183,35 +194,15 @@ func (c *LLDBCmd) Run(g *Globals, app *App, cfg *Config) error {
 		}
 		fmt.Fprintf(app.Stdout, "# command line\n")
 		if p.LLDBPythonPath != "" {
-			fmt.Fprintf(app.Stdout, "PYTHONPATH=%s ", shellQuote(envValue(env, "PYTHONPATH")))
+			fmt.Fprintf(app.Stdout, "PYTHONPATH=%s ", shquote.Quote(environ.Env(env).Get("PYTHONPATH")))
 		}
-		fmt.Fprintf(app.Stdout, "%s\n", shellJoin(argv))
+		if server != "" {
+			fmt.Fprintf(app.Stdout, "%s=%s ", lldbServerEnv, shquote.Quote(server))
+		}
+		fmt.Fprintf(app.Stdout, "%s\n", shquote.Join(argv))
 		return nil
 	}
 	return execDebugger(lldb, argv, env)
-}
-
-// lldbPythonPath returns the directory holding lldb's Python package when
-// `lldb -P` names one that does not (Debian's lldb 14), else "".
-func lldbPythonPath(lldb string) string {
-	out, err := exec.Command(lldb, "-P").Output()
-	if err == nil {
-		dir := strings.TrimSpace(string(out))
-		if _, err := os.Stat(filepath.Join(dir, "lldb", "__init__.py")); err == nil {
-			return ""
-		}
-	}
-	real, err := filepath.EvalSymlinks(lldb)
-	if err != nil {
-		return ""
-	}
-	// /usr/lib/llvm-14/bin/lldb -> /usr/lib/llvm-14/lib/python3*/dist-packages
-	root := filepath.Dir(filepath.Dir(real))
-	matches, _ := filepath.Glob(filepath.Join(root, "lib", "python3*", "*-packages", "lldb", "__init__.py"))
-	if len(matches) == 0 {
-		return ""
-	}
-	return filepath.Dir(filepath.Dir(matches[0]))
 }
 
 // scriptPaths writes the two parts of a script and returns their paths:
@@ -220,7 +211,7 @@ func lldbPythonPath(lldb string) string {
 // only the user (or root) can change, so that nobody can replace a
 // script between pyattach writing it and the debugger reading it: the
 // cache's is made private (safefs.PrivateDir), --script's is checked.
-func scriptPaths(script, kind, first, second string) (string, string, error) {
+func scriptPaths(dirs environ.Dirs, script, kind, first, second string) (string, string, error) {
 	var p1, p2 string
 	suffix := map[string]string{"gdb": ".late", "lldb": ".after"}[kind]
 	if script != "" {
@@ -236,7 +227,7 @@ func scriptPaths(script, kind, first, second string) (string, string, error) {
 			p2 = abs + suffix
 		}
 	} else {
-		dir, err := safefs.PrivateDir(xdg.CacheHome, "pyattach", "scripts")
+		dir, err := safefs.PrivateDir(dirs.CacheHome, environ.Name, "scripts")
 		if err != nil {
 			return "", "", scriptCacheError(err)
 		}
@@ -317,20 +308,5 @@ func execDebugger(path string, argv, env []string) error {
 	return fmt.Errorf("start %s: %w", path, err)
 }
 
-// shellQuote quotes s for a POSIX shell when it needs it.
-func shellQuote(s string) string {
-	if s != "" && strings.IndexFunc(s, func(r rune) bool {
-		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./=:,+@%", r))
-	}) < 0 {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}
-
-func shellJoin(argv []string) string {
-	q := make([]string, len(argv))
-	for i, a := range argv {
-		q[i] = shellQuote(a)
-	}
-	return strings.Join(q, " ")
-}
+// debuggerProbeTimeout bounds `lldb -P`, run before lldb starts.
+const debuggerProbeTimeout = 10 * time.Second

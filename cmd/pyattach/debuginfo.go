@@ -10,13 +10,14 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/adrg/xdg"
 	"golang.org/x/term"
 
+	"github.com/pyattach/pyattach/cmd/internal/debuginfo"
 	"github.com/pyattach/pyattach/cmd/internal/target"
 	"github.com/pyattach/pyattach/detect/debugfile"
 	"github.com/pyattach/pyattach/detect/debuginfod"
 	"github.com/pyattach/pyattach/detect/elfinfo"
+	"github.com/pyattach/pyattach/detect/environ"
 	"github.com/pyattach/pyattach/detect/pyext"
 	"github.com/pyattach/pyattach/detect/safefs"
 )
@@ -42,65 +43,30 @@ Examples:
   pyattach --debug-dir ~/debug debuginfo --json /usr/bin/python3.11`
 }
 
-// DebugInfo is what `debuginfo --json` prints.
-type DebugInfo struct {
-	Target      string          `json:"target"`
-	PID         int             `json:"pid,omitempty"`
-	Interpreter string          `json:"interpreter"`
-	Python      *target.Python  `json:"python"`
-	Container   bool            `json:"container"`
-	DebugDirs   []string        `json:"debug_dirs"`
-	Debuginfod  DebuginfodState `json:"debuginfod"`
-	Modules     []ModuleDebug   `json:"modules"`
-	Extensions  Extensions      `json:"extensions"`
-	Warnings    []string        `json:"warnings,omitempty"`
-}
-
-// DebuginfodState says whether servers were asked.
-type DebuginfodState struct {
-	URLs    []string `json:"urls"`
-	Cache   string   `json:"cache"`
-	Offline bool     `json:"offline"`
-}
-
-// ModuleDebug is one module and where its debug information is.
-type ModuleDebug struct {
-	Path         string             `json:"path"`
-	BuildID      string             `json:"build_id"`
-	DebugLink    *elfinfo.DebugLink `json:"debuglink"`
-	DebugAltLink *elfinfo.AltLink   `json:"debugaltlink"`
-	Debug        debugfile.Found    `json:"debug"`
-	Error        string             `json:"error,omitempty"`
-}
-
-// Extensions are the CPython debugger extensions for the interpreter.
-type Extensions struct {
-	GDB             string   `json:"gdb"`
-	GDBVersion      string   `json:"gdb_version"`
-	GDBVersionMatch bool     `json:"gdb_version_match"`
-	GDBSource       string   `json:"gdb_source,omitempty"`
-	GDBWarnings     []string `json:"gdb_warnings,omitempty"`
-	GDBTried        []string `json:"gdb_tried,omitempty"`
-	LLDB            string   `json:"lldb"`
-	LLDBTried       []string `json:"lldb_tried,omitempty"`
-}
+// The findings' types live in cmd/internal/debuginfo, shared with doctor.
+type (
+	DebugInfo       = debuginfo.Info
+	DebuginfodState = debuginfo.DebuginfodState
+	ModuleDebug     = debuginfo.Module
+	Extensions      = debuginfo.Extensions
+)
 
 // storeDir is pyattach's private debug directory (symbols install).
-func storeDir() string { return filepath.Join(xdg.DataHome, "pyattach", "debug") }
+func storeDir(dirs environ.Dirs) string { return dirs.Data("debug") }
 
 // cacheDir is pyattach's cache (fetched extensions, scripts, sources).
-func cacheDir() string { return filepath.Join(xdg.CacheHome, "pyattach") }
+func cacheDir(dirs environ.Dirs) string { return dirs.Cache() }
 
 // privateCacheDir is cacheDir()/sub..., made or checked private (mode
 // 0700, the user's own, reached through no other user's link) before
 // anything is written there.
-func privateCacheDir(sub ...string) (string, error) {
-	return safefs.PrivateDir(xdg.CacheHome, append([]string{"pyattach"}, sub...)...)
+func privateCacheDir(dirs environ.Dirs, sub ...string) (string, error) {
+	return safefs.PrivateDir(dirs.CacheHome, append([]string{environ.Name}, sub...)...)
 }
 
 // privateStoreDir is storeDir(), made or checked private.
-func privateStoreDir() (string, error) {
-	return safefs.PrivateDir(xdg.DataHome, "pyattach", "debug")
+func privateStoreDir(dirs environ.Dirs) (string, error) {
+	return safefs.PrivateDir(dirs.DataHome, environ.Name, "debug")
 }
 
 // debugDirs is the search list: gdb's default, pyattach's store, the
@@ -109,9 +75,9 @@ func privateStoreDir() (string, error) {
 // directory that another user could change (safefs.CheckTrusted) is
 // left out, and a warning says so; one that does not exist is kept
 // (there is nothing in it to run or find).
-func debugDirs(g *Globals, cfg *Config) (dirs, warnings []string) {
+func debugDirs(g *Globals, cfg *Config, own environ.Dirs) (dirs, warnings []string) {
 	seen := map[string]bool{}
-	for _, list := range [][]string{debugfile.DefaultDebugDirs, {storeDir()}, cfg.DebugDirs, g.DebugDir} {
+	for _, list := range [][]string{debugfile.DefaultDebugDirs, {storeDir(own)}, cfg.DebugDirs, g.DebugDir} {
 		for _, d := range list {
 			d = filepath.Clean(d)
 			if seen[d] {
@@ -159,7 +125,7 @@ func debugInfoFor(ctx context.Context, tgt string, res *target.Result, rerr erro
 		return nil, rerr
 	}
 	di := &DebugInfo{Target: tgt}
-	di.DebugDirs, di.Warnings = debugDirs(g, cfg)
+	di.DebugDirs, di.Warnings = debugDirs(g, cfg, app.dirs())
 	for _, w := range di.Warnings {
 		fmt.Fprintf(app.Stderr, "pyattach: warning: %s\n", w)
 	}
@@ -195,7 +161,7 @@ func debugInfoFor(ctx context.Context, tgt string, res *target.Result, rerr erro
 		di.Python = &py
 	}
 
-	client := debuginfod.FromEnv(app.Env)
+	client := debuginfod.FromEnv(app.Env, app.Stderr)
 	di.Debuginfod = DebuginfodState{URLs: client.URLs, Cache: client.CacheDir, Offline: g.Offline || cfg.Offline}
 	if progressWanted(app) {
 		client.Progress = app.Stderr
@@ -204,6 +170,9 @@ func debugInfoFor(ctx context.Context, tgt string, res *target.Result, rerr erro
 		DebugDirs:  di.DebugDirs,
 		Debuginfod: fetcher{client},
 		Offline:    di.Debuginfod.Offline || len(client.URLs) == 0,
+	}
+	if res != nil && res.TargetKind == target.KindPID && res.Container {
+		di.ContainerDebugDirs = loc.RootDirs(res.Root)
 	}
 	for _, r := range loc.LocateAll(ctx, mods, 8) {
 		md := ModuleDebug{Path: r.Module.Path, Debug: r.Found}
@@ -255,7 +224,7 @@ func (f fetcher) Fetch(ctx context.Context, ids []string) map[string]debugfile.F
 // progressWanted: a progress bar on a terminal, or when
 // DEBUGINFOD_PROGRESS asks for one as elfutils' client does.
 func progressWanted(app *App) bool {
-	if envValue(app.Env, "DEBUGINFOD_PROGRESS") != "" {
+	if app.Env.Get("DEBUGINFOD_PROGRESS") != "" {
 		return true
 	}
 	f, ok := app.Stderr.(*os.File)
@@ -271,7 +240,7 @@ func findExtensions(res *target.Result, cfg *Config, app *App) Extensions {
 		Version:     res.Python.Version,
 		ABIFlags:    res.Python.ABIFlags,
 		Extra:       cfg.Extensions,
-		CacheDir:    cacheDir(),
+		CacheDir:    cacheDir(app.dirs()),
 		UID:         os.Geteuid(),
 	}
 	if res.Container {
@@ -292,7 +261,7 @@ func findExtensions(res *target.Result, cfg *Config, app *App) Extensions {
 		prefixes = append(prefixes, res.Venv.Path)
 	}
 	prefixes = append(prefixes, filepath.Dir(filepath.Dir(res.Interpreter)))
-	sp := pyext.SitePackages(prefixes, res.Python.Version, envValue(app.Env, "HOME"))
+	sp := pyext.SitePackages(prefixes, res.Python.Version, app.Env.Get("HOME"))
 	lf, ltried, _ := pyext.FindLLDB(in, sp)
 	ex.LLDBTried = ltried
 	if lf != nil {
@@ -367,6 +336,9 @@ func printDebugInfo(w io.Writer, di *DebugInfo) {
 		fmt.Fprintf(w, "lldb extension: %s\n", ex.LLDB)
 	} else {
 		fmt.Fprintln(w, "lldb extension: none (no cpython_lldb module installed; pip install cpython-lldb adds py-bt to lldb)")
+	}
+	for _, d := range di.ContainerDebugDirs {
+		fmt.Fprintf(w, "debug dir:      %s in the container (read from %s)\n", d.Dir, d.ReadFrom)
 	}
 	if len(di.Debuginfod.URLs) == 0 {
 		fmt.Fprintln(w, "debuginfod:     no servers (DEBUGINFOD_URLS is empty); cache "+di.Debuginfod.Cache)

@@ -13,7 +13,7 @@ func debugJSON(t testing.TB, args ...string) *DebugInfo {
 	t.Helper()
 	var stdout, stderr bytes.Buffer
 	argv := append([]string{"--offline", "debuginfo", "--json"}, args...)
-	if code := Main(argv, nil, &stdout, &stderr, os.Environ()); code != 0 {
+	if code := Main(argv, nil, &stdout, &stderr, testEnv(t)); code != 0 {
 		t.Fatalf("pyattach %v: exit %d\n%s", argv, code, stderr.String())
 	}
 	var di DebugInfo

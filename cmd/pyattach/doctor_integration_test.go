@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/pyattach/pyattach/cmd/internal/shquote"
 )
 
 type doctorOut struct {
@@ -51,7 +53,7 @@ func TestDoctorVenvCopiesFixesWork(t *testing.T) {
 		t.Fatalf("fix: %q", c.Fix)
 	}
 	bin := pyattachBin(t)
-	o, _ := runIn(t, "", nil, "sh", "-c", strings.Replace(lines[0], "pyattach", shellQuote(bin), 1)+" -batch -ex py-bt")
+	o, _ := runIn(t, "", nil, "sh", "-c", strings.Replace(lines[0], "pyattach", shquote.Quote(bin), 1)+" -batch -ex py-bt")
 	checkPyBt(t, "doctor's pyattach fix", o)
 	o, _ = runIn(t, "", nil, "sh", "-c", strings.TrimPrefix(lines[1], "or plain gdb: ")+" -batch -ex py-bt")
 	checkPyBt(t, "doctor's plain gdb fix", o)

@@ -17,11 +17,11 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/adrg/xdg"
-
+	"github.com/pyattach/pyattach/cmd/internal/shquote"
 	"github.com/pyattach/pyattach/cmd/internal/target"
 	"github.com/pyattach/pyattach/detect/core"
 	"github.com/pyattach/pyattach/detect/elfinfo"
+	"github.com/pyattach/pyattach/detect/environ"
 	"github.com/pyattach/pyattach/detect/proc"
 	"github.com/pyattach/pyattach/detect/pyinfo"
 	"github.com/pyattach/pyattach/detect/safefs"
@@ -136,13 +136,13 @@ func (c *DumpCmd) Run(g *Globals, app *App, cfg *Config) error {
 	if err != nil {
 		return err
 	}
-	wdir, err := writeWalker()
+	wdir, err := writeWalker(app.dirs())
 	if err != nil {
 		return err
 	}
 	// gdb writes the stacks to a file in a private directory, not to its
 	// stdout, so that none of its own messages can corrupt them.
-	dir, err := safefs.PrivateDir(xdg.CacheHome, "pyattach", "dump")
+	dir, err := safefs.PrivateDir(app.dirs().CacheHome, environ.Name, "dump")
 	if err != nil {
 		return scriptCacheError(err)
 	}
@@ -442,7 +442,7 @@ func (c *DumpCmd) nativeScripts(t *dumpTarget, g *Globals, app *App, cfg *Config
 	if err != nil {
 		return "", "", withHint(fmt.Errorf("dump: %w", err), "the debugger cannot read this path back exactly; move or rename the file or directory (see the reason above)")
 	}
-	early, late, err := scriptPaths(g.Script, "gdb", sc.Early, sc.Late)
+	early, late, err := scriptPaths(app.dirs(), g.Script, "gdb", sc.Early, sc.Late)
 	if err != nil {
 		return "", "", err
 	}
@@ -469,7 +469,7 @@ func (t *dumpTarget) gdbHint() string {
 	if t.pid != 0 {
 		return fmt.Sprintf("pyattach gdb -p %d -batch -ex 'thread apply all py-bt'", t.pid)
 	}
-	return fmt.Sprintf("pyattach gdb -c %s -batch -ex 'thread apply all py-bt'", shellQuote(t.core))
+	return fmt.Sprintf("pyattach gdb -c %s -batch -ex 'thread apply all py-bt'", shquote.Quote(t.core))
 }
 
 // gdbAttachError returns gdb's line saying why it could not attach or
@@ -504,7 +504,7 @@ func gdbFailure(t *dumpTarget, out string, runErr error) error {
 		msg = runErr.Error()
 	}
 	return withHint(fmt.Errorf("%s: gdb wrote no stacks: %s", t.name(), msg),
-		"see gdb's own messages with: pyattach dump --verbose %s", shellQuote(strings.TrimPrefix(t.name(), "dump ")))
+		"see gdb's own messages with: pyattach dump --verbose %s", shquote.Quote(strings.TrimPrefix(t.name(), "dump ")))
 }
 
 // pyFS is s as a Python expression for the same file-system string,

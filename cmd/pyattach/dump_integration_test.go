@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/adrg/xdg"
+	"github.com/pyattach/pyattach/detect/environ"
 	"github.com/pyattach/pyattach/detect/testenv"
 )
 
@@ -453,10 +453,7 @@ func TestGDBCommandPyattachDump(t *testing.T) {
 // writeWalkerTo writes the walker as pyattach does, under a temporary
 // XDG_DATA_HOME.
 func writeWalkerTo(t *testing.T) (string, error) {
-	t.Setenv("XDG_DATA_HOME", t.TempDir())
-	xdg.Reload()
-	t.Cleanup(xdg.Reload)
-	return writeWalker()
+	return writeWalker(environ.Env{"XDG_DATA_HOME=" + t.TempDir()}.Dirs())
 }
 
 // TestDumpTracedAlready: a process another tracer holds cannot be

@@ -57,7 +57,7 @@ func (c *FetchExtensionCmd) Run(g *Globals, app *App, cfg *Config) error {
 	}
 	ctx, cancel := context.WithTimeout(app.Ctx, 2*time.Minute)
 	defer cancel()
-	cache, err := privateCacheDir()
+	cache, err := privateCacheDir(app.dirs())
 	if err != nil {
 		return withHint(fmt.Errorf("fetch-extension: cannot write pyattach's cache: %w", err), "set XDG_CACHE_HOME to a writable directory of your own")
 	}

@@ -96,7 +96,7 @@ func hintFor(err error) string {
 	case errors.Is(err, elfinfo.ErrNotELF), errors.Is(err, target.ErrNotExecutable):
 		return targetForms
 	case errors.Is(err, elfinfo.ErrCorrupt):
-		return "the file is truncated or corrupt (still being copied?); check it with: readelf -h FILE"
+		return "the file is truncated or corrupt (still being copied?); check it with: " + readelfFor(err)
 	case errors.Is(err, target.ErrNotPython):
 		return "this is not a CPython interpreter; " + targetForms
 	case errors.Is(err, fs.ErrNotExist):
@@ -105,6 +105,28 @@ func hintFor(err error) string {
 		return "permission denied; run as the file's owner, or with sudo"
 	}
 	return ""
+}
+
+// readelfFor returns the readelf command that shows the part of the file
+// a *elfinfo.FormatError in err points at.
+func readelfFor(err error) string {
+	var fe *elfinfo.FormatError
+	if !errors.As(err, &fe) {
+		return "readelf -h FILE"
+	}
+	switch s := fe.Section; {
+	case s == "PT_NOTE" || s == "notes" || s == "NT_FILE" || strings.HasPrefix(s, ".note"):
+		return "readelf -n FILE"
+	case s == "program headers":
+		return "readelf -l FILE"
+	case strings.HasPrefix(s, ".debug_") || strings.HasPrefix(s, ".zdebug_"):
+		return "readelf --debug-dump=info FILE"
+	case s == "symbol table":
+		return "readelf -s FILE"
+	case strings.HasPrefix(s, "."):
+		return "readelf -S FILE"
+	}
+	return "readelf -h FILE"
 }
 
 // venvDirOf returns the venv root of DIR/bin/python.

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/pyattach/pyattach/cmd/internal/shquote"
+	"github.com/pyattach/pyattach/detect/environ"
 	"github.com/pyattach/pyattach/detect/safefs"
 	"github.com/pyattach/pyattach/gdbgen"
 	"github.com/pyattach/pyattach/lldbgen"
@@ -71,7 +73,7 @@ func (c *InitCmd) Run(g *Globals, app *App, cfg *Config) error {
 	}
 	if python == "" {
 		return withHint(fmt.Errorf("init %s: no .venv/bin/python or venv/bin/python there", dir),
-			"name the interpreter: pyattach init --python PATH %s", shellQuote(dir))
+			"name the interpreter: pyattach init --python PATH %s", shquote.Quote(dir))
 	}
 	// The files are read by a debugger that is given the program or PID
 	// later: the plan is that of a launch of the project's interpreter.
@@ -169,7 +171,7 @@ func (c *InitCmd) Run(g *Globals, app *App, cfg *Config) error {
 			}
 		case trustErr != nil:
 			fmt.Fprintf(app.Stderr, "warning: gdb loads %s only when trusted, and it cannot be trusted exactly (%v); move or rename the directory, or load it explicitly: gdb -x %s\n",
-				gdbinit, trustErr, shellQuote(gdbinit))
+				gdbinit, trustErr, shquote.Quote(gdbinit))
 		default:
 			if userInit == "" {
 				userInit = "~/.config/gdb/gdbinit"
@@ -187,7 +189,7 @@ func checkProjectDir(dir string) error {
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return withHint(fmt.Errorf("init %s: no such directory", dir),
-			"check the name, or create the directory first: mkdir -p %s", shellQuote(dir))
+			"check the name, or create the directory first: mkdir -p %s", shquote.Quote(dir))
 	case err != nil:
 		return fmt.Errorf("init: %w", err)
 	case !st.IsDir():
@@ -213,9 +215,9 @@ func safePathLine(dir string) (string, error) {
 // exists, else ~/.gdbinit when that exists. A new file goes in the first
 // place; creating it while ~/.gdbinit exists would make gdb stop reading
 // ~/.gdbinit.
-func userGDBInit(env []string, cwd string) (string, error) {
-	home := envValue(env, "HOME")
-	cfgDir := envValue(env, "XDG_CONFIG_HOME")
+func userGDBInit(env environ.Env, cwd string) (string, error) {
+	home := env.Get("HOME")
+	cfgDir := env.Get("XDG_CONFIG_HOME")
 	if cfgDir == "" {
 		if home == "" {
 			return "", errors.New("HOME is not set: no user gdb init file")

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/pyattach/pyattach/cmd/internal/target"
+	"github.com/pyattach/pyattach/detect/environ"
 	"github.com/pyattach/pyattach/detect/testenv"
 )
 
@@ -55,6 +56,12 @@ func runJSON(t testing.TB, tgt string) *target.Result {
 func runJSONEnv(t testing.TB, tgt string, env []string) *target.Result {
 	t.Helper()
 	var stdout, stderr bytes.Buffer
+	// pyattach's own directories are the test's, whatever env says.
+	for _, kv := range testEnv(t) {
+		if k, v, _ := strings.Cut(kv, "="); strings.HasPrefix(k, "XDG_") || k == "DEBUGINFOD_CACHE_PATH" {
+			env = environ.Env(env).With(k, v)
+		}
+	}
 	if code := Main([]string{"resolve", "--json", tgt}, nil, &stdout, &stderr, env); code != 0 {
 		t.Fatalf("pyattach resolve --json %s: exit %d\n%s", tgt, code, stderr.String())
 	}

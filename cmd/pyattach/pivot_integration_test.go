@@ -26,6 +26,14 @@ type pivotRoot struct {
 // interpreter is one of Debian's own (in /usr/bin) with its extension.
 func findPivotRoot(t *testing.T) pivotRoot {
 	t.Helper()
+	return pivotRoots(t, "", func(pivotRoot) bool { return true })[0]
+}
+
+// pivotRoots are the roots findPivotRoot considers that ok accepts, in
+// the versions file's order (at least one); want says what ok asks for,
+// in the failure.
+func pivotRoots(t *testing.T, want string, ok func(pivotRoot) bool) []pivotRoot {
+	t.Helper()
 	missing := func(format string, args ...any) {
 		t.Helper()
 		if os.Getenv("CI") == "true" {
@@ -41,6 +49,7 @@ func findPivotRoot(t *testing.T) pivotRoot {
 	if err != nil {
 		missing("no Debian roots in %s (%v); make them with: sudo scripts/make-roots.sh", dir, err)
 	}
+	var roots []pivotRoot
 	for line := range strings.Lines(string(b)) {
 		f := strings.Fields(line)
 		if len(f) < 2 || f[1] == "-" || strings.HasSuffix(f[0], "t") {
@@ -51,12 +60,14 @@ func findPivotRoot(t *testing.T) pivotRoot {
 		_, e1 := os.Stat(filepath.Join(r.root, "pyattach-stamp"))
 		_, e2 := os.Stat(filepath.Join(r.root, r.exe))
 		_, e3 := os.Stat(filepath.Join(r.root, r.ext))
-		if e1 == nil && e2 == nil && e3 == nil {
-			return r
+		if e1 == nil && e2 == nil && e3 == nil && ok(r) {
+			roots = append(roots, r)
 		}
 	}
-	missing("no complete root with Debian's python and its gdb extension in %s", dir)
-	return pivotRoot{}
+	if len(roots) == 0 {
+		missing("no complete root with Debian's python and its gdb extension%s in %s", want, dir)
+	}
+	return roots
 }
 
 // hostTwin is an interpreter path this machine has too (a regular file
@@ -299,4 +310,129 @@ func podmanRun(t *testing.T, podman, tag string, args ...string) int {
 		t.Fatalf("podman inspect: pid %q", out)
 	}
 	return pid
+}
+
+// hostLacks lists the roots whose interpreter's path this machine lacks
+// (Debian trixie's python3.13, sid's python3.14 and 3.15 on a bookworm
+// host): lldb-server 14 reads that path here for the process's
+// architecture and crashed ("error: attach failed: lost connection").
+func hostLacks(t *testing.T) []pivotRoot {
+	t.Helper()
+	return pivotRoots(t, " at a path this machine lacks", func(r pivotRoot) bool {
+		_, err := os.Lstat(r.exe)
+		return err != nil
+	})
+}
+
+// TestLLDBPyBtPivotRoot: pyattach lldb on Debian's interpreter in a
+// pivot_root container, at a path this machine lacks. lldb attaches
+// (lldb-server in a private mount namespace that shows the container's
+// executable at its path), loads the container's program and libraries
+// (read under /proc/PID/root: their build-ids are the container's
+// files'), and the walker's py-bt prints app.py's frames and lines;
+// also at a path this machine has (/usr/bin/python3.11).
+func TestLLDBPyBtPivotRoot(t *testing.T) {
+	needTool(t, "lldb")
+	needTool(t, "unshare")
+	needTool(t, "pivot_root")
+	for _, r := range hostLacks(t) {
+		t.Run(filepath.Base(r.exe), func(t *testing.T) {
+			pid := startPivoted(t, r.root, t.TempDir(), r.exe)
+			if l, err := os.Readlink("/proc/" + strconv.Itoa(pid) + "/root"); err != nil || l != "/" {
+				t.Fatalf("/proc/%d/root reads %q (%v), not / as under pivot_root", pid, l, err)
+			}
+			checkContainerLLDB(t, "pivot_root", pid, r.exe)
+		})
+	}
+	// At a path this machine also has, with other contents: lldb must
+	// still read the container's file, never this machine's.
+	t.Run("host-twin", func(t *testing.T) {
+		r := findPivotRoot(t)
+		twin := hostTwin(t, r)
+		upper := t.TempDir()
+		copyFile(t, filepath.Join(r.root, r.exe), filepath.Join(upper, twin))
+		os.Chmod(filepath.Join(upper, twin), 0o755)
+		pid := startPivoted(t, r.root, upper, twin)
+		checkContainerLLDB(t, "pivot_root at a host path", pid, twin)
+	})
+}
+
+// TestLLDBPyBtPodman: the same as TestLLDBPyBtPivotRoot with podman
+// (runc) running the newest root's interpreter (sid's) at its own path,
+// which this machine lacks.
+func TestLLDBPyBtPodman(t *testing.T) {
+	needTool(t, "lldb")
+	podman := needTool(t, "podman")
+	needTool(t, "runc")
+	roots := hostLacks(t)
+	r := roots[len(roots)-1]
+	image := podmanImage(t, podman, r.root)
+	app := t.TempDir()
+	code := strings.Replace(appPy, "import sys, time\n",
+		"import sys, time, threading; threading.Thread(target=time.sleep, args=(600,), daemon=True).start()\n", 1)
+	if err := os.WriteFile(filepath.Join(app, "app.py"), []byte(code), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	pid := podmanRun(t, podman, "lldb", "-v", app+":/mnt:ro", image, r.exe, "/mnt/app.py")
+	checkContainerLLDB(t, "podman", pid, r.exe)
+}
+
+// checkContainerLLDB runs pyattach lldb -p PID on a python in a
+// container (its executable exe as it sees it) running app.py with a
+// second thread: py-bt prints app.py's frames and lines, lldb shows both
+// threads, and every file lldb loaded is the container's: named under
+// /proc/PID/root, with the build-id of the file the process sees there,
+// the executable and libc among them.
+func checkContainerLLDB(t *testing.T, what string, pid int, exe string) {
+	t.Helper()
+	root := "/proc/" + strconv.Itoa(pid) + "/root"
+	out, err := runIn(t, "", nil, pyattachBin(t), "lldb", "-b", "-p", strconv.Itoa(pid),
+		"-o", "py-bt", "-o", "thread list",
+		"-o", `script [print("OBJ %s %s" % (m.file.fullpath, m.GetUUIDString().replace("-", "").lower())) for m in lldb.target.modules]`,
+		"-o", `script print("SYM %s" % lldb.target.GetModuleAtIndex(0).GetSymbolFileSpec().fullpath)`)
+	if err != nil {
+		t.Fatalf("pyattach lldb: %v\n%s", err, out)
+	}
+	if strings.Contains(out, "attach failed") {
+		t.Fatalf("%s: lldb did not attach:\n%s", what, out)
+	}
+	checkPyBt(t, what, out)
+	if n := len(regexp.MustCompile(`(?m)^[* ] thread #\d+: tid = \d+`).FindAllString(out, -1)); n != 2 {
+		t.Errorf("%s: thread list shows %d threads, want 2:\n%s", what, n, out)
+	}
+	objs := objfileLine.FindAllStringSubmatch(out, -1)
+	var sawExe, sawLibc bool
+	for _, m := range objs {
+		if !strings.HasPrefix(m[1], "/") {
+			continue // the vDSO, read from memory
+		}
+		name, ok := strings.CutPrefix(m[1], root+"/")
+		if !ok {
+			t.Errorf("%s: lldb loaded %s, a file of this machine, not under %s", what, m[1], root)
+			continue
+		}
+		want, err := elfinfo.ReadBuildIDFile(m[1])
+		if err != nil {
+			t.Errorf("%s: lldb loaded %s, which the container lacks: %v", what, m[1], err)
+			continue
+		}
+		if want != m[2] {
+			t.Errorf("%s: lldb loaded %s with build-id %s, the container's file has %s", what, m[1], m[2], want)
+		}
+		sawExe = sawExe || "/"+name == exe
+		sawLibc = sawLibc || strings.Contains(name, "/libc.so")
+	}
+	if !sawExe || !sawLibc {
+		t.Errorf("%s: lldb's modules lack the container's %s (%v) or libc (%v):\n%s", what, exe, sawExe, sawLibc, out)
+	}
+	// The program's debug file, when the container has one, is the
+	// container's (found in its own /usr/lib/debug).
+	id, err := elfinfo.ReadBuildIDFile(root + exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	debug := root + "/usr/lib/debug/.build-id/" + id[:2] + "/" + id[2:] + ".debug"
+	if _, err := os.Stat(debug); err == nil && !strings.Contains(out, "\nSYM "+debug+"\n") {
+		t.Errorf("%s: lldb did not read the program's debug file %s:\n%s", what, debug, out)
+	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/pyattach/pyattach/detect/core"
 	"github.com/pyattach/pyattach/detect/debugfile"
 	"github.com/pyattach/pyattach/detect/debuginfod"
+	"github.com/pyattach/pyattach/detect/environ"
 	"github.com/pyattach/pyattach/detect/safefs"
 	"github.com/pyattach/pyattach/gdbgen/plan"
 )
@@ -80,6 +81,18 @@ func buildPlan(ctx context.Context, t dbgTarget, g *Globals, app *App, cfg *Conf
 	if res.Container {
 		p.ThreadDB = threadDBDir(res, di)
 	}
+	if hidden && t.PID != 0 {
+		// lldb has no "target:": it reads the process's files under its
+		// root, which the kernel resolves in its namespace (see lldbgen),
+		// and its debug files in the root's own debug directories.
+		p.LLDBRoot, p.LLDBExe = res.Root, res.Exe
+		for _, d := range di.DebugDirs {
+			in := filepath.Join(res.Root, d)
+			if st, err := os.Stat(in); err == nil && st.IsDir() {
+				p.LLDBDebugDirs = append(p.LLDBDebugDirs, in)
+			}
+		}
+	}
 	for _, d := range debuggerDebugDirs(di.DebugDirs) {
 		if hidden && underDir(d, res.Root) {
 			// gdb looks under "target:" + each debug directory itself.
@@ -133,7 +146,7 @@ func buildPlan(ctx context.Context, t dbgTarget, g *Globals, app *App, cfg *Conf
 	p.LLDBExtension = di.Extensions.LLDB
 	// The walker adds py-bt where CPython's extension cannot answer; when
 	// it cannot be written the debugger still starts, without it.
-	if p.Walker, err = walkerFor(res); err != nil {
+	if p.Walker, err = walkerFor(res, app.dirs()); err != nil {
 		fmt.Fprintf(app.Stderr, "pyattach: warning: %s\n", oneLine(err.Error()))
 		if h := hintFor(err); h != "" {
 			fmt.Fprintf(app.Stderr, "  hint: %s\n", h)
@@ -180,14 +193,14 @@ func debuggerDebugDirs(dirs []string) []string {
 // walker, which reads the version from memory when asked (Py_Version,
 // _Py_DebugOffsets).
 func targetlessPlan(p plan.Plan, g *Globals, app *App, cfg *Config) (plan.Plan, *DebugInfo, error) {
-	dirs, warnings := debugDirs(g, cfg)
+	dirs, warnings := debugDirs(g, cfg, app.dirs())
 	for _, w := range warnings {
 		fmt.Fprintf(app.Stderr, "pyattach: warning: %s\n", w)
 	}
 	p.DebugDirs = debuggerDebugDirs(dirs)
-	client := debuginfod.FromEnv(app.Env)
+	client := debuginfod.FromEnv(app.Env, app.Stderr)
 	p.Debuginfod = plan.Debuginfod{Enabled: len(client.URLs) > 0 && !g.Offline && !cfg.Offline, URLs: client.URLs}
-	dir, err := writeWalker()
+	dir, err := writeWalker(app.dirs())
 	if err != nil {
 		fmt.Fprintf(app.Stderr, "pyattach: warning: %s\n", oneLine(err.Error()))
 	} else {
@@ -335,14 +348,10 @@ func readCoreInfo(path string) (*core.Info, error) {
 
 // findDebugger finds gdb or lldb on PATH (lldb may be lldb-14 and the
 // like on Debian).
-func findDebugger(env []string, names ...string) (string, error) {
-	path := envValue(env, "PATH")
+func findDebugger(env environ.Env, names ...string) (string, error) {
 	for _, n := range names {
-		for _, dir := range filepath.SplitList(path) {
-			p := filepath.Join(dir, n)
-			if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() && st.Mode()&0o111 != 0 {
-				return p, nil
-			}
+		if p, err := lookPath(env, n); err == nil {
+			return p, nil
 		}
 	}
 	return "", withHint(fmt.Errorf("%s is not installed: %w", names[0], exec.ErrNotFound),

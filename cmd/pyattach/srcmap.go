@@ -10,9 +10,13 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/pyattach/pyattach/cmd/internal/debuginfo"
+	"github.com/pyattach/pyattach/cmd/internal/shquote"
 	"github.com/pyattach/pyattach/cmd/internal/target"
 	"github.com/pyattach/pyattach/detect/debugfile"
 	"github.com/pyattach/pyattach/detect/debuginfod"
+	"github.com/pyattach/pyattach/detect/environ"
+	"github.com/pyattach/pyattach/detect/rootfs"
 	"github.com/pyattach/pyattach/detect/srcmap"
 	"github.com/pyattach/pyattach/detect/srcscan"
 	"github.com/pyattach/pyattach/gdbgen/plan"
@@ -95,7 +99,7 @@ func (c *SrcmapCmd) Run(g *Globals, app *App, cfg *Config) error {
 
 // sourceRoots gathers --source and the config file's [sources].
 func sourceRoots(g *Globals, cfg *Config, app *App) ([]srcmap.Root, error) {
-	home := envValue(app.Env, "HOME")
+	home := app.Env.Get("HOME")
 	var roots []srcmap.Root
 	for _, s := range g.Source {
 		name, dir, ok := strings.Cut(s, "=")
@@ -122,17 +126,6 @@ func sourceRoots(g *Globals, cfg *Config, app *App) ([]srcmap.Root, error) {
 	return roots, nil
 }
 
-// sourceModule reports whether a module's sources matter for Python
-// frames: the interpreter, libpython and extension modules.
-func sourceModule(path string, res *target.Result) bool {
-	if res != nil && (path == res.Exe || path == res.Interpreter || path == res.Libpython) {
-		return true
-	}
-	base := filepath.Base(path)
-	return strings.Contains(path, "/site-packages/") || strings.Contains(path, "/dist-packages/") ||
-		strings.Contains(path, "/lib-dynload/") || strings.Contains(base, ".cpython-") || strings.HasSuffix(base, ".abi3.so")
-}
-
 // mapSources scans the DWARF of the modules that matter, groups missing
 // files and infers rules onto the roots.
 func mapSources(ctx context.Context, res *target.Result, di *DebugInfo, roots []srcmap.Root, src sourceFetcher) (*SrcmapResult, error) {
@@ -142,12 +135,12 @@ func mapSources(ctx context.Context, res *target.Result, di *DebugInfo, roots []
 	owner := map[string]string{} // source file -> build-id of a module naming it
 	for i, m := range di.Modules {
 		// A file target that is not Python: its own sources.
-		if !(sourceModule(m.Path, res) || res == nil && i == 0) || m.Debug.Via == debugfile.ViaNone || m.Debug.Kind == debugfile.KindSymtab || m.Debug.Kind == debugfile.KindNone {
+		if !(debuginfo.SourceModule(m.Path, res) || res == nil && i == 0) || m.Debug.Via == debugfile.ViaNone || m.Debug.Kind == debugfile.KindSymtab || m.Debug.Kind == debugfile.KindNone {
 			continue
 		}
 		p := m.Debug.Path
 		if m.Debug.Via == debugfile.ViaEmbedded && res != nil && res.Container {
-			p = filepath.Join(res.Root, m.Path)
+			p = debugfile.HostPath(res.Root, m.Path)
 		}
 		if seen[p] {
 			continue
@@ -192,16 +185,56 @@ func mapSources(ctx context.Context, res *target.Result, di *DebugInfo, roots []
 				continue
 			}
 		}
+		if res != nil && res.Container {
+			if hint := inContainerHint(res, groupOf(groups, u.Prefix)); hint != "" {
+				u.Hint = hint
+			}
+		}
 		out.Unresolved = append(out.Unresolved, SrcUnresolved{Prefix: u.Prefix, Layout: u.Layout, Files: u.Files, Hint: u.Hint})
 	}
 	return out, nil
+}
+
+// inContainerHint says how to show a group's files that are missing
+// here but present in the process's container (read under its root),
+// or "" when they are not there either. gdb reads sources on this
+// machine: a chroot's directory can be handed to --source as it is; a
+// pivot_root container's (/proc/PID/root reads as "/") cannot, since
+// gdb resolves that path to this machine's files, so they are copied
+// out.
+func inContainerHint(res *target.Result, g srcmap.Group) string {
+	in := 0
+	for _, f := range g.Files {
+		if fileExists(debugfile.HostPath(res.Root, f)) {
+			in++
+		}
+	}
+	if in == 0 {
+		return ""
+	}
+	if hiddenRoot(res) {
+		return fmt.Sprintf("%d of them are in the container, not on this machine, where gdb reads sources: copy them out (podman cp or docker cp CONTAINER:%s DIR) and pass pyattach --source DIR", in, g.Prefix)
+	}
+	return fmt.Sprintf("%d of them are in the container: pyattach --source %s", in, shquote.Quote(debugfile.HostPath(res.Root, g.Prefix)))
 }
 
 // sourceFetcher fetches one source file by the build-id of a module that
 // names it (the debuginfod client).
 type sourceFetcher interface {
 	FetchSource(ctx context.Context, buildID, path string) (string, error)
+	// SourcesDir is the private directory the fetched trees are laid
+	// out in.
+	SourcesDir() (string, error)
 }
+
+// debuginfodSources fetches sources from debuginfod into pyattach's
+// cache.
+type debuginfodSources struct {
+	*debuginfod.Client
+	dirs environ.Dirs
+}
+
+func (d debuginfodSources) SourcesDir() (string, error) { return privateCacheDir(d.dirs, "sources") }
 
 // maxFetchedSources bounds the files fetched for one group.
 const maxFetchedSources = 2000
@@ -232,7 +265,7 @@ func fetchGroupSources(ctx context.Context, src sourceFetcher, g srcmap.Group, o
 	if id == "" || !validHexID(id) {
 		return SrcRule{}, false
 	}
-	sources, err := privateCacheDir("sources")
+	sources, err := src.SourcesDir()
 	if err != nil {
 		return SrcRule{}, false
 	}
@@ -273,9 +306,10 @@ func validHexID(id string) bool {
 }
 
 // inTree is p (absolute, as recorded) inside base, never outside it:
-// ".." cannot climb above base.
+// ".." cannot climb above base. base is pyattach's private source cache,
+// which holds no links (rootfs.Join).
 func inTree(base, p string) string {
-	return filepath.Join(base, filepath.Clean("/"+p))
+	return rootfs.Join(base, p)
 }
 
 // placeSource copies a fetched file to its recorded path inside base
@@ -310,7 +344,7 @@ func sourceClient(di *DebugInfo, app *App) sourceFetcher {
 	if di == nil || di.Debuginfod.Offline || len(di.Debuginfod.URLs) == 0 {
 		return nil
 	}
-	return debuginfod.FromEnv(app.Env)
+	return debuginfodSources{debuginfod.FromEnv(app.Env, app.Stderr), app.dirs()}
 }
 
 type emptyIndex struct{}

@@ -81,7 +81,7 @@ func (c *SymbolsInstallCmd) Run(app *App) error {
 	if err != nil {
 		return fmt.Errorf("symbols install %s: %w", c.Zip, err)
 	}
-	dir, err := privateStoreDir()
+	dir, err := privateStoreDir(app.dirs())
 	if err != nil {
 		return withHint(fmt.Errorf("symbols: cannot write the debug store: %w", err), "set XDG_DATA_HOME to a writable directory of your own")
 	}
@@ -113,7 +113,7 @@ type SymbolsListCmd struct {
 
 // Run lists the installs.
 func (c *SymbolsListCmd) Run(app *App) error {
-	store := &symbols.Store{Dir: storeDir()}
+	store := &symbols.Store{Dir: storeDir(app.dirs())}
 	list, err := store.List()
 	if err != nil {
 		return fmt.Errorf("symbols list: %w", err)
@@ -143,7 +143,7 @@ type SymbolsRemoveCmd struct {
 
 // Run removes an install.
 func (c *SymbolsRemoveCmd) Run(app *App) error {
-	dir, err := privateStoreDir()
+	dir, err := privateStoreDir(app.dirs())
 	if err != nil {
 		return withHint(fmt.Errorf("symbols: cannot write the debug store: %w", err), "set XDG_DATA_HOME to a writable directory of your own")
 	}

@@ -14,8 +14,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/adrg/xdg"
-
+	"github.com/pyattach/pyattach/cmd/internal/shquote"
+	"github.com/pyattach/pyattach/detect/environ"
 	"github.com/pyattach/pyattach/detect/safefs"
 )
 
@@ -47,9 +47,9 @@ Examples:
 
 // Run trusts, lists or forgets a project file.
 func (c *TrustCmd) Run(app *App) error {
-	store, err := loadTrustStore()
+	store, err := loadTrustStore(app.dirs())
 	if err != nil {
-		return withHint(err, "the trust store must be yours and not writable by others; remove it and trust your projects again: rm %s", shellQuote(trustStorePath()))
+		return withHint(err, "the trust store must be yours and not writable by others; remove it and trust your projects again: rm %s", shquote.Quote(trustStorePath(app.dirs())))
 	}
 	if c.List {
 		if c.Path != "" || c.Remove {
@@ -73,7 +73,7 @@ func (c *TrustCmd) Run(app *App) error {
 		return nil
 	}
 	if err := safefs.CheckTrusted(file, os.Geteuid()); err != nil {
-		return withHint(fmt.Errorf("trust %s: %w", file, err), "%s", trustFix(err, file))
+		return withHint(fmt.Errorf("trust %s: %w", file, err), "%s", trustFix(err, file, app.dirs()))
 	}
 	data, err := readConfigFile(file)
 	if err != nil {
@@ -91,18 +91,18 @@ func (c *TrustCmd) Run(app *App) error {
 }
 
 // trustFix is the hint for a file that fails safefs.CheckTrusted.
-func trustFix(err error, file string) string {
+func trustFix(err error, file string, dirs environ.Dirs) string {
 	var ue *safefs.UntrustedError
 	if errors.As(err, &ue) && strings.HasPrefix(ue.Reason, "writable by") {
-		return fmt.Sprintf("no one else may be able to change a file that gdb's code comes from: chmod go-w %s, then run pyattach trust again", shellQuote(ue.Component))
+		return fmt.Sprintf("no one else may be able to change a file that gdb's code comes from: chmod go-w %s, then run pyattach trust again", shquote.Quote(ue.Component))
 	}
-	return fmt.Sprintf("only a file owned by you or root can be trusted: review it and copy the settings you want into %s, or, if it is yours, chown it to yourself", filepath.Join(xdg.ConfigHome, "pyattach", "config.toml"))
+	return fmt.Sprintf("only a file owned by you or root can be trusted: review it and copy the settings you want into %s, or, if it is yours, chown it to yourself", dirs.ConfigFile())
 }
 
 // projectFile is the absolute path of the project file c names.
 func (c *TrustCmd) projectFile(app *App) (string, error) {
 	if c.Path == "" {
-		p := findProjectConfig(app.Cwd, envValue(app.Env, "HOME"))
+		p := findProjectConfig(app.Cwd, app.Env.Get("HOME"))
 		if p == "" {
 			return "", withHint(fmt.Errorf("trust: no %s in %s or a parent directory", ProjectConfigName, app.Cwd), "name the project: pyattach trust DIR")
 		}
@@ -126,7 +126,7 @@ func (c *TrustCmd) projectFile(app *App) (string, error) {
 
 // trustStorePath is the trust store: one line per trusted file,
 // "<sha256 hex> <path as a Go string literal>".
-func trustStorePath() string { return filepath.Join(xdg.DataHome, "pyattach", "trusted") }
+func trustStorePath(dirs environ.Dirs) string { return dirs.Data("trusted") }
 
 // trustStore maps canonical project file paths to the SHA-256 of the
 // content that was trusted.
@@ -145,8 +145,8 @@ const (
 
 // loadTrustStore reads the trust store; a missing one is empty. A store
 // that another user could change trusts nothing.
-func loadTrustStore() (*trustStore, error) {
-	s := &trustStore{file: trustStorePath(), entries: map[string]string{}}
+func loadTrustStore(dirs environ.Dirs) (*trustStore, error) {
+	s := &trustStore{file: trustStorePath(dirs), entries: map[string]string{}}
 	if err := safefs.CheckTrusted(s.file, os.Geteuid()); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return s, nil

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/adrg/xdg"
+	"github.com/pyattach/pyattach/detect/environ"
 )
 
 // TestSecurityTrustStore: the store keeps any path byte for byte (a
@@ -16,9 +16,7 @@ import (
 func TestSecurityTrustStore(t *testing.T) {
 	data := t.TempDir()
 	os.Chmod(data, 0o700)
-	t.Setenv("XDG_DATA_HOME", data)
-	xdg.Reload()
-	t.Cleanup(xdg.Reload)
+	dirs := environ.Env{"HOME=/nonexistent", "XDG_DATA_HOME=" + data}.Dirs()
 
 	proj := t.TempDir()
 	os.Chmod(proj, 0o700)
@@ -32,7 +30,7 @@ func TestSecurityTrustStore(t *testing.T) {
 		os.WriteFile(f, []byte("extensions = [\"x.py\"]\n"), 0o644)
 		files = append(files, f)
 	}
-	s, err := loadTrustStore()
+	s, err := loadTrustStore(dirs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,18 +41,18 @@ func TestSecurityTrustStore(t *testing.T) {
 	if err := s.save(); err != nil {
 		t.Fatal(err)
 	}
-	st, err := os.Stat(trustStorePath())
+	st, err := os.Stat(trustStorePath(dirs))
 	if err != nil || st.Mode().Perm() != 0o600 {
 		t.Errorf("store %v, %v; want mode 0600", st.Mode(), err)
 	}
-	if st, err := os.Stat(filepath.Dir(trustStorePath())); err != nil || st.Mode().Perm() != 0o700 {
+	if st, err := os.Stat(filepath.Dir(trustStorePath(dirs))); err != nil || st.Mode().Perm() != 0o700 {
 		t.Errorf("store directory %v, %v; want mode 0700", st.Mode(), err)
 	}
-	raw, _ := os.ReadFile(trustStorePath())
+	raw, _ := os.ReadFile(trustStorePath(dirs))
 	if n := bytes.Count(raw, []byte("\n")); n != len(files)+1 {
 		t.Errorf("store has %d lines for %d files:\n%s", n, len(files), raw)
 	}
-	s2, err := loadTrustStore()
+	s2, err := loadTrustStore(dirs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,16 +73,16 @@ func TestSecurityTrustStore(t *testing.T) {
 	spaced := filepath.Join(proj, "a b's", ProjectConfigName)
 	os.Mkdir(filepath.Dir(spaced), 0o755)
 	os.WriteFile(spaced, content, 0o644)
-	if why, want := projectTrust(spaced, content, os.Geteuid()), "not trusted; to trust it, run: pyattach trust '"+proj+"/a b'\\''s'"; why != want {
+	if why, want := projectTrust(spaced, content, os.Geteuid(), dirs), "not trusted; to trust it, run: pyattach trust '"+proj+"/a b'\\''s'"; why != want {
 		t.Errorf("notice %q, want %q", why, want)
 	}
 
 	// A store that others may write trusts nothing.
-	os.Chmod(trustStorePath(), 0o666)
-	if _, err := loadTrustStore(); err == nil || !strings.Contains(err.Error(), "writable by its group and by others") {
+	os.Chmod(trustStorePath(dirs), 0o666)
+	if _, err := loadTrustStore(dirs); err == nil || !strings.Contains(err.Error(), "writable by its group and by others") {
 		t.Errorf("a store writable by others: %v", err)
 	}
-	if why := projectTrust(files[0], content, os.Geteuid()); !strings.HasPrefix(why, "not trusted (trust store: ") {
+	if why := projectTrust(files[0], content, os.Geteuid(), dirs); !strings.HasPrefix(why, "not trusted (trust store: ") {
 		t.Errorf("projectTrust with a bad store: %q", why)
 	}
 }

@@ -6,9 +6,8 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/adrg/xdg"
-
 	"github.com/pyattach/pyattach/cmd/internal/target"
+	"github.com/pyattach/pyattach/detect/environ"
 	"github.com/pyattach/pyattach/detect/pyoffsets"
 	"github.com/pyattach/pyattach/detect/pywalk"
 	"github.com/pyattach/pyattach/detect/safefs"
@@ -19,11 +18,11 @@ import (
 // named by its content ($XDG_DATA_HOME/pyattach/walker/<hash>, kept
 // across runs for the init files that name it) and returns what the
 // generators need to load it for the resolved interpreter.
-func walkerFor(res *target.Result) (*plan.Walker, error) {
+func walkerFor(res *target.Result, dirs environ.Dirs) (*plan.Walker, error) {
 	if res == nil || !pyoffsets.Supported(res.Python.Version, res.Python.ABIFlags) {
 		return nil, nil
 	}
-	dir, err := writeWalker()
+	dir, err := writeWalker(dirs)
 	if err != nil {
 		return nil, err
 	}
@@ -36,9 +35,9 @@ func walkerFor(res *target.Result) (*plan.Walker, error) {
 
 // writeWalker writes the walker's files once per content and returns
 // their directory.
-func writeWalker() (string, error) {
+func writeWalker(dirs environ.Dirs) (string, error) {
 	files := pywalk.Files()
-	dir, err := safefs.PrivateDir(xdg.DataHome, "pyattach", "walker", pywalk.Digest(files))
+	dir, err := safefs.PrivateDir(dirs.DataHome, environ.Name, "walker", pywalk.Digest(files))
 	if err != nil {
 		return "", withHint(fmt.Errorf("cannot write pyattach's stack walker: %w", err),
 			"set XDG_DATA_HOME to a directory of your own (export XDG_DATA_HOME=$(mktemp -d))")

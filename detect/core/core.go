@@ -133,7 +133,7 @@ func parseHeader(b []byte) (header, error) {
 		return h, elfinfo.ErrNotELF
 	}
 	if len(b) < elf.EI_NIDENT {
-		return h, fmt.Errorf("%w: ELF identification is truncated", elfinfo.ErrCorrupt)
+		return h, elfinfo.Corruptf("ELF header", 0, "identification is truncated")
 	}
 	switch elf.Data(b[elf.EI_DATA]) {
 	case elf.ELFDATA2LSB:
@@ -141,13 +141,13 @@ func parseHeader(b []byte) (header, error) {
 	case elf.ELFDATA2MSB:
 		h.bo = binary.BigEndian
 	default:
-		return h, fmt.Errorf("%w: unknown ELF data encoding %d", elfinfo.ErrCorrupt, b[elf.EI_DATA])
+		return h, elfinfo.Corruptf("ELF header", elf.EI_DATA, "unknown data encoding %d", b[elf.EI_DATA])
 	}
 	h.class = elf.Class(b[elf.EI_CLASS])
 	switch h.class {
 	case elf.ELFCLASS64:
 		if len(b) < 64 {
-			return h, fmt.Errorf("%w: ELF header is truncated", elfinfo.ErrCorrupt)
+			return h, elfinfo.Corruptf("ELF header", 0, "truncated")
 		}
 		h.typ = elf.Type(h.bo.Uint16(b[16:]))
 		h.phoff = h.bo.Uint64(b[32:])
@@ -157,7 +157,7 @@ func parseHeader(b []byte) (header, error) {
 		h.shentsize = uint64(h.bo.Uint16(b[58:]))
 	case elf.ELFCLASS32:
 		if len(b) < 52 {
-			return h, fmt.Errorf("%w: ELF header is truncated", elfinfo.ErrCorrupt)
+			return h, elfinfo.Corruptf("ELF header", 0, "truncated")
 		}
 		h.typ = elf.Type(h.bo.Uint16(b[16:]))
 		h.phoff = uint64(h.bo.Uint32(b[28:]))
@@ -166,7 +166,7 @@ func parseHeader(b []byte) (header, error) {
 		h.phnum = uint64(h.bo.Uint16(b[44:]))
 		h.shentsize = uint64(h.bo.Uint16(b[46:]))
 	default:
-		return h, fmt.Errorf("%w: unknown ELF class %d", elfinfo.ErrCorrupt, b[elf.EI_CLASS])
+		return h, elfinfo.Corruptf("ELF header", elf.EI_CLASS, "unknown class %d", b[elf.EI_CLASS])
 	}
 	return h, nil
 }
@@ -218,7 +218,7 @@ func (h header) parseProg(b []byte) prog {
 // no more memory than the file holds. A short read wraps ErrCorrupt.
 func readFull(r io.ReaderAt, off, n uint64, what string) ([]byte, error) {
 	if off > math.MaxInt64 || n > math.MaxInt64-off {
-		return nil, fmt.Errorf("%w: %s at %#x+%#x is out of range", elfinfo.ErrCorrupt, what, off, n)
+		return nil, elfinfo.Corruptf(what, -1, "%#x bytes at %#x are out of range", n, off)
 	}
 	var b []byte
 	if n <= 64<<10 {
@@ -239,7 +239,7 @@ func readFull(r io.ReaderAt, off, n uint64, what string) ([]byte, error) {
 
 func shortRead(what string, off, n, got uint64, err error) error {
 	if err == nil || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-		return fmt.Errorf("%w: %s at %#x: file ends after %d of %d bytes", elfinfo.ErrCorrupt, what, off, got, n)
+		return elfinfo.Corruptf(what, int64(off), "file ends after %d of %d bytes", got, n)
 	}
 	return fmt.Errorf("reading %s at %#x: %w", what, off, err)
 }
@@ -313,7 +313,7 @@ func readProgs(r io.ReaderAt, h header) ([]prog, error) {
 	num := h.phnum
 	if num == 0xffff { // PN_XNUM
 		if h.shoff == 0 || h.shentsize < h.minPhentsize()-16 {
-			return nil, fmt.Errorf("%w: PN_XNUM without section header 0", elfinfo.ErrCorrupt)
+			return nil, elfinfo.Corruptf("ELF header", -1, "PN_XNUM without section header 0")
 		}
 		at := uint64(44) // sh_info of Elf64_Shdr
 		if h.class == elf.ELFCLASS32 {
@@ -329,10 +329,10 @@ func readProgs(r io.ReaderAt, h header) ([]prog, error) {
 		return nil, nil
 	}
 	if num > maxPhnum {
-		return nil, fmt.Errorf("%w: %d program headers", elfinfo.ErrCorrupt, num)
+		return nil, elfinfo.Corruptf("program headers", int64(h.phoff), "%d of them, more than %d", num, maxPhnum)
 	}
 	if h.phentsize < h.minPhentsize() {
-		return nil, fmt.Errorf("%w: program header size %d", elfinfo.ErrCorrupt, h.phentsize)
+		return nil, elfinfo.Corruptf("program headers", int64(h.phoff), "entry size %d is too small", h.phentsize)
 	}
 	b, err := readFull(r, h.phoff, num*h.phentsize, "program headers")
 	if err != nil {
@@ -361,19 +361,19 @@ type auxv struct {
 // threads' register notes costs little.
 func readCoreNotes(r io.ReaderAt, h header, p prog, info *Info, aux *auxv) error {
 	if p.off > math.MaxInt64 || p.filesz > math.MaxInt64-p.off {
-		return fmt.Errorf("%w: note segment at %#x+%#x is out of range", elfinfo.ErrCorrupt, p.off, p.filesz)
+		return elfinfo.Corruptf("PT_NOTE", -1, "%#x bytes at %#x are out of range", p.filesz, p.off)
 	}
 	end := p.off + p.filesz
 	for off := p.off; off < end; {
 		if end-off < 12 {
 			// Trailing padding is allowed.
 			if b, err := readFull(r, off, end-off, "note padding"); err != nil || !allZero(b) {
-				return fmt.Errorf("%w: truncated note header at %#x", elfinfo.ErrCorrupt, off)
+				return elfinfo.Corruptf("PT_NOTE", int64(off), "truncated note header")
 			}
 			break
 		}
 		if aux.budget--; aux.budget < 0 {
-			return fmt.Errorf("%w: more than %d notes", elfinfo.ErrCorrupt, maxNotes)
+			return elfinfo.Corruptf("PT_NOTE", int64(off), "more than %d notes", maxNotes)
 		}
 		hdr, err := readFull(r, off, 12, "note header")
 		if err != nil {
@@ -386,7 +386,7 @@ func readCoreNotes(r io.ReaderAt, h header, p prog, info *Info, aux *auxv) error
 		descOff := nameOff + align4(namesz)
 		next := descOff + align4(descsz)
 		if descOff+descsz > end {
-			return fmt.Errorf("%w: note at %#x overruns its segment", elfinfo.ErrCorrupt, off)
+			return elfinfo.Corruptf("PT_NOTE", int64(off), "note overruns its segment")
 		}
 		if next > end {
 			next = end // the last note's descriptor need not be padded
@@ -422,7 +422,7 @@ func readCoreNotes(r io.ReaderAt, h header, p prog, info *Info, aux *auxv) error
 		}
 		*seen = true
 		if descsz > limit {
-			return fmt.Errorf("%w: note type %#x of %d bytes", elfinfo.ErrCorrupt, typ, descsz)
+			return elfinfo.Corruptf("PT_NOTE", int64(descOff-align4(namesz)-12), "note type %#x of %d bytes, more than %d", typ, descsz, limit)
 		}
 		desc, err := readFull(r, descOff, descsz, "note")
 		if err != nil {

@@ -18,5 +18,7 @@
 // read is bounded, and a buffer grows only as far as the file really has
 // bytes. ParseNTFile is a pure parser over the NT_FILE note payload.
 // Errors are checked with errors.Is against ErrNotCore (an ELF file that
-// is not a core), elfinfo.ErrNotELF and elfinfo.ErrCorrupt.
+// is not a core), elfinfo.ErrNotELF and elfinfo.ErrCorrupt; bad input is
+// an *elfinfo.FormatError naming the header, segment or note ("PT_NOTE",
+// "NT_FILE") and the offset.
 package core

@@ -5,6 +5,7 @@ import (
 	"debug/elf"
 	"encoding/binary"
 	"encoding/hex"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -12,6 +13,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/pyattach/pyattach/detect/elfinfo"
 )
 
 var updateSeeds = flag.Bool("update-seeds", false, "rewrite the fuzz seed corpus in testdata/fuzz")
@@ -33,6 +36,10 @@ func FuzzParseNTFile(f *testing.F) {
 		}
 		files, err := ParseNTFile(desc, bo, class)
 		if err != nil {
+			var fe *elfinfo.FormatError
+			if !errors.As(err, &fe) || fe.Section != "NT_FILE" || fe.Off > int64(len(desc)) || !errors.Is(err, elfinfo.ErrCorrupt) {
+				t.Fatalf("error %v (%T): want a *elfinfo.FormatError in NT_FILE within the %d bytes", err, err, len(desc))
+			}
 			return
 		}
 		if max := len(desc) / (3*ws + 1); len(files) > max {
@@ -56,6 +63,10 @@ func FuzzRead(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte) {
 		info, err := Read(bytes.NewReader(b))
 		if err != nil {
+			var fe *elfinfo.FormatError
+			if !errors.As(err, &fe) && !errors.Is(err, elfinfo.ErrNotELF) && !errors.Is(err, ErrNotCore) {
+				t.Fatalf("error %v (%T): want a *elfinfo.FormatError, ErrNotELF or ErrNotCore", err, err)
+			}
 			return
 		}
 		if !sort.SliceIsSorted(info.Files, func(i, j int) bool { return info.Files[i].Start < info.Files[j].Start }) {

@@ -3,7 +3,6 @@ package core
 import (
 	"bytes"
 	"debug/elf"
-	"encoding/hex"
 	"io"
 	"math"
 	"sort"
@@ -211,10 +210,8 @@ func (m *image) moduleBuildID(f File, same []File) string {
 			continue
 		}
 		notes, _ := elfinfo.ParseNotes(b, h.bo) // use what parsed before an error
-		for _, n := range notes {
-			if n.Name == "GNU" && n.Type == elfinfo.NTGNUBuildID && len(n.Desc) > 0 {
-				return hex.EncodeToString(n.Desc)
-			}
+		if id := elfinfo.NotesBuildID(notes); id != "" {
+			return id
 		}
 	}
 	return ""

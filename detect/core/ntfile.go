@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"debug/elf"
 	"encoding/binary"
-	"fmt"
 	"math"
 	"strings"
 
@@ -39,7 +38,8 @@ type File struct {
 //
 // A count that the payload has no room for, a name without its NUL, a
 // mapping that ends before it starts, or an offset that overflows gives an
-// error wrapping elfinfo.ErrCorrupt; nothing is allocated from the count
+// *elfinfo.FormatError (section "NT_FILE", the offset in desc), which
+// matches elfinfo.ErrCorrupt; nothing is allocated from the count
 // before it has been checked against the payload's length.
 func ParseNTFile(desc []byte, bo binary.ByteOrder, class elf.Class) ([]File, error) {
 	var ws uint64
@@ -49,10 +49,10 @@ func ParseNTFile(desc []byte, bo binary.ByteOrder, class elf.Class) ([]File, err
 	case elf.ELFCLASS32:
 		ws = 4
 	default:
-		return nil, fmt.Errorf("%w: NT_FILE: unknown ELF class %v", elfinfo.ErrCorrupt, class)
+		return nil, elfinfo.Corruptf("NT_FILE", -1, "unknown ELF class %v", class)
 	}
 	if bo == nil {
-		return nil, fmt.Errorf("%w: NT_FILE: no byte order", elfinfo.ErrCorrupt)
+		return nil, elfinfo.Corruptf("NT_FILE", -1, "no byte order")
 	}
 	word := func(off uint64) uint64 {
 		if ws == 8 {
@@ -62,16 +62,16 @@ func ParseNTFile(desc []byte, bo binary.ByteOrder, class elf.Class) ([]File, err
 	}
 	n := uint64(len(desc))
 	if n < 2*ws {
-		return nil, fmt.Errorf("%w: NT_FILE of %d bytes has no header", elfinfo.ErrCorrupt, n)
+		return nil, elfinfo.Corruptf("NT_FILE", 0, "%d bytes hold no header", n)
 	}
 	count := word(0)
 	pageSize := word(ws)
 	// Each mapping takes three words and at least one byte of name.
 	if room := (n - 2*ws) / (3*ws + 1); count > room {
-		return nil, fmt.Errorf("%w: NT_FILE claims %d mappings in %d bytes", elfinfo.ErrCorrupt, count, n)
+		return nil, elfinfo.Corruptf("NT_FILE", 0, "claims %d mappings in %d bytes", count, n)
 	}
 	if pageSize == 0 && count > 0 {
-		return nil, fmt.Errorf("%w: NT_FILE page size is 0", elfinfo.ErrCorrupt)
+		return nil, elfinfo.Corruptf("NT_FILE", int64(ws), "page size is 0")
 	}
 	names := desc[2*ws+count*3*ws:]
 	files := make([]File, 0, count)
@@ -79,14 +79,14 @@ func ParseNTFile(desc []byte, bo binary.ByteOrder, class elf.Class) ([]File, err
 		at := 2*ws + i*3*ws
 		start, end, pgoff := word(at), word(at+ws), word(at+2*ws)
 		if end < start {
-			return nil, fmt.Errorf("%w: NT_FILE mapping %d ends at %#x before it starts at %#x", elfinfo.ErrCorrupt, i, end, start)
+			return nil, elfinfo.Corruptf("NT_FILE", int64(at), "mapping %d ends at %#x before it starts at %#x", i, end, start)
 		}
 		if pgoff > math.MaxUint64/pageSize {
-			return nil, fmt.Errorf("%w: NT_FILE mapping %d: offset of %d pages overflows", elfinfo.ErrCorrupt, i, pgoff)
+			return nil, elfinfo.Corruptf("NT_FILE", int64(at+2*ws), "mapping %d: offset of %d pages overflows", i, pgoff)
 		}
 		j := bytes.IndexByte(names, 0)
 		if j < 0 {
-			return nil, fmt.Errorf("%w: NT_FILE has %d names for %d mappings", elfinfo.ErrCorrupt, i, count)
+			return nil, elfinfo.Corruptf("NT_FILE", int64(n)-int64(len(names)), "%d names for %d mappings", i, count)
 		}
 		f := File{Start: start, End: end, Offset: pgoff * pageSize, Path: string(names[:j])}
 		names = names[j+1:]

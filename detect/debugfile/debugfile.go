@@ -9,10 +9,11 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"strings"
 	"sync"
 
+	"github.com/pyattach/pyattach/detect/buildid"
 	"github.com/pyattach/pyattach/detect/elfinfo"
+	"github.com/pyattach/pyattach/detect/rootfs"
 )
 
 // Via says where debug information was found.
@@ -120,18 +121,75 @@ var DefaultDebugDirs = []string{"/usr/lib/debug"}
 // maxIndexed bounds the rest.N.debug variants tried per build-id.
 const maxIndexed = 8
 
-// host returns where a path of the module's process is on this machine.
-func (m *Module) host(p string) string {
-	if m.Root == "" {
+// HostPath returns where p, a path as a process whose root directory
+// is root sees it, is read on this machine: p itself without a root,
+// else p under root with its symbolic links followed as that process
+// would (rootfs.HostPath: an absolute link target starts again at root,
+// never at this machine's /). A path whose links loop inside the root
+// comes back joined lexically, for messages.
+func HostPath(root, p string) string {
+	if root == "" {
 		return p
 	}
-	return filepath.Join(m.Root, filepath.Clean("/"+p))
+	if h, err := rootfs.HostPath(root, p); err == nil {
+		return h
+	}
+	return rootfs.Join(root, p)
+}
+
+// SearchedDir is a debug directory searched for a process in another
+// root: as the process sees it, and where it was read from.
+type SearchedDir struct {
+	Dir      string `json:"dir"`
+	ReadFrom string `json:"read_from"`
+}
+
+// RootDirs lists the debug directories searched under a process's root
+// (before the host's own), as Locate searches them for its modules.
+func (l *Locator) RootDirs(root string) []SearchedDir {
+	if root == "" {
+		return nil
+	}
+	dirs := l.DebugDirs
+	if dirs == nil {
+		dirs = DefaultDebugDirs
+	}
+	out := []SearchedDir{}
+	for _, d := range dirs {
+		out = append(out, SearchedDir{Dir: d, ReadFrom: HostPath(root, d)})
+	}
+	return out
+}
+
+// host returns where a path of the module's process is on this machine:
+// under its root, with links resolved inside that root (rootfs.HostPath),
+// so that an absolute link in a container never leads to the host's file.
+func (m *Module) host(p string) (string, error) {
+	if m.Root == "" {
+		return p, nil
+	}
+	return rootfs.HostPath(m.Root, p)
+}
+
+// hosts appends to out the host paths of ps (see host), leaving out any
+// that cannot be resolved (a link loop).
+func (m *Module) hosts(out []string, ps ...string) []string {
+	for _, p := range ps {
+		if h, err := m.host(p); err == nil {
+			out = append(out, h)
+		}
+	}
+	return out
 }
 
 // Locate runs the local part of the search (steps 1 to 4).
 func (l *Locator) Locate(m Module) (Found, error) {
 	if m.Info == nil {
-		info, err := elfinfo.Open(m.host(m.Path), elfinfo.Options{Producer: true})
+		exe, err := m.host(m.Path)
+		if err != nil {
+			return Found{Via: ViaNone, Kind: KindNone}, err
+		}
+		info, err := elfinfo.Open(exe, elfinfo.Options{Producer: true})
 		if err != nil {
 			return Found{Via: ViaNone, Kind: KindNone}, err
 		}
@@ -141,22 +199,23 @@ func (l *Locator) Locate(m Module) (Found, error) {
 	var f Found
 	if info.DWARF {
 		f = Found{Via: ViaEmbedded, Path: m.Path, Kind: kindOf(info), Producer: info.Producer}
-		l.locateAlt(&f, m, m.host(m.Path), info)
+		if exe, err := m.host(m.Path); err == nil {
+			l.locateAlt(&f, m, exe, info)
+		}
 		return f, nil
 	}
-	if id := info.BuildID; validBuildID(id) {
+	if id := buildid.ID(info.BuildID); id.Valid() {
 		for _, dir := range l.dirsFor(m) {
 			for i := 0; i <= maxIndexed; i++ {
-				name := id[2:] + ".debug"
+				p := id.DebugPath(dir)
 				if i > 0 {
-					name = fmt.Sprintf("%s.%d.debug", id[2:], i)
+					p = id.Path(dir, fmt.Sprintf(".%d.debug", i))
 				}
-				p := filepath.Join(dir, ".build-id", id[:2], name)
 				if _, err := os.Stat(p); err != nil {
 					break
 				}
-				if ok, why := matchesBuildID(p, id); ok {
-					return l.found(ViaBuildID, p, m, f.Rejected), nil
+				if ok, why, fc := matches(p, check{buildID: string(id), facts: true}); ok {
+					return l.foundWith(ViaBuildID, p, m, f.Rejected, fc), nil
 				} else {
 					f.Rejected = append(f.Rejected, Rejection{Path: p, Reason: why})
 				}
@@ -168,14 +227,14 @@ func (l *Locator) Locate(m Module) (Found, error) {
 			if _, err := os.Stat(p); err != nil {
 				continue
 			}
-			ok, why := matchesCRC(p, dl.CRC, info.BuildID)
+			ok, why, fc := matches(p, check{buildID: info.BuildID, crc: &dl.CRC, facts: true})
 			if ok {
-				return l.found(ViaDebugLink, p, m, f.Rejected), nil
+				return l.foundWith(ViaDebugLink, p, m, f.Rejected, fc), nil
 			}
 			f.Rejected = append(f.Rejected, Rejection{Path: p, Reason: why})
 		}
 	}
-	if l.Debuginfod != nil && validBuildID(info.BuildID) {
+	if l.Debuginfod != nil && buildid.Valid(info.BuildID) {
 		if p, ok := l.Debuginfod.Cached(info.BuildID); ok {
 			return l.found(ViaDebuginfodCache, p, m, f.Rejected), nil
 		}
@@ -186,8 +245,22 @@ func (l *Locator) Locate(m Module) (Found, error) {
 
 // found builds the answer for a separate debug file.
 func (l *Locator) found(via Via, p string, m Module, rejected []Rejection) Found {
-	f := Found{Via: via, Path: p, Kind: KindNone, Rejected: rejected}
 	info, err := elfinfo.Open(p, elfinfo.Options{Producer: true})
+	return l.foundWith(via, p, m, rejected, facts{info, err})
+}
+
+// facts are what found needs of a debug file: its elfinfo facts with the
+// producer, or the error reading them.
+type facts struct {
+	info *elfinfo.Info
+	err  error
+}
+
+// foundWith is found for a file whose facts were read while matching it,
+// from the same parse.
+func (l *Locator) foundWith(via Via, p string, m Module, rejected []Rejection, fc facts) Found {
+	f := Found{Via: via, Path: p, Kind: KindNone, Rejected: rejected}
+	info, err := fc.info, fc.err
 	if err != nil {
 		f.Err = err.Error()
 		return f
@@ -208,9 +281,7 @@ func (l *Locator) dirsFor(m Module) []string {
 	}
 	var out []string
 	if m.Root != "" {
-		for _, d := range dirs {
-			out = append(out, m.host(d))
-		}
+		out = m.hosts(out, dirs...)
 	}
 	return append(out, dirs...)
 }
@@ -228,15 +299,20 @@ func (l *Locator) debuglinkCandidates(m Module, name string) []string {
 		}
 	}
 	add(m.Path)
-	if real, err := filepath.EvalSymlinks(m.host(m.Path)); err == nil {
-		add(stripRoot(m.Root, real))
+	if m.Root != "" {
+		// host resolved the links inside the root already.
+		if real, err := m.host(m.Path); err == nil {
+			add(rootfs.Strip(m.Root, real))
+		}
+	} else if real, err := filepath.EvalSymlinks(m.Path); err == nil {
+		add(real)
 	}
 	for _, a := range m.Also {
 		add(a)
 	}
 	var out []string
 	for _, d := range objdirs {
-		out = append(out, m.host(path.Join(d, name)), m.host(path.Join(d, ".debug", name)))
+		out = m.hosts(out, path.Join(d, name), path.Join(d, ".debug", name))
 	}
 	for _, dir := range l.dirsFor(m) {
 		for _, d := range objdirs {
@@ -244,16 +320,6 @@ func (l *Locator) debuglinkCandidates(m Module, name string) []string {
 		}
 	}
 	return out
-}
-
-func stripRoot(root, p string) string {
-	if root == "" {
-		return p
-	}
-	if rel, err := filepath.Rel(root, p); err == nil && !strings.HasPrefix(rel, "..") {
-		return "/" + rel
-	}
-	return p
 }
 
 // locateAlt finds the dwz file named by a debug file's .gnu_debugaltlink:
@@ -266,17 +332,17 @@ func (l *Locator) locateAlt(f *Found, m Module, debugFile string, info *elfinfo.
 	}
 	var cands []string
 	if filepath.IsAbs(al.Name) {
-		cands = append(cands, m.host(al.Name), al.Name)
+		cands = append(m.hosts(cands, al.Name), al.Name)
 	} else {
 		cands = append(cands, filepath.Join(filepath.Dir(debugFile), al.Name))
 	}
-	if validBuildID(al.BuildID) {
+	if id := buildid.ID(al.BuildID); id.Valid() {
 		for _, dir := range l.dirsFor(m) {
-			cands = append(cands, filepath.Join(dir, ".build-id", al.BuildID[:2], al.BuildID[2:]+".debug"))
+			cands = append(cands, id.DebugPath(dir))
 		}
 	}
 	for _, p := range cands {
-		if ok, _ := matchesBuildID(p, al.BuildID); ok {
+		if ok, _, _ := matches(p, check{buildID: al.BuildID}); ok {
 			f.Alt = p
 			return
 		}
@@ -301,52 +367,51 @@ func kindOf(info *elfinfo.Info) Kind {
 	return KindNone
 }
 
-// validBuildID accepts lowercase hex of at least 2 bytes, so that it can
-// be split into the .build-id/xx/rest layout without escaping anything.
-func validBuildID(id string) bool {
-	if len(id) < 4 || len(id)%2 != 0 {
-		return false
-	}
-	for _, c := range id {
-		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
-			return false
-		}
-	}
-	return true
+// check is what a candidate debug file must match, as gdb checks it.
+type check struct {
+	// buildID is the module's build-id; "" when it has none.
+	buildID string
+	// crc is the .gnu_debuglink CRC-32 for a debuglink candidate, which
+	// may then lack a build-id; nil for a build-id candidate, which must
+	// carry buildID.
+	crc *uint32
+	// facts asks for the file's facts on a match.
+	facts bool
 }
 
-func matchesBuildID(p, want string) (bool, string) {
-	got, err := elfinfo.ReadBuildIDFile(p)
-	if err != nil {
-		return false, err.Error()
-	}
-	if got != want {
-		return false, fmt.Sprintf("build-id %s, want %s", got, want)
-	}
-	return true, ""
-}
-
-// matchesCRC checks a debuglink candidate: the CRC-32 of the whole file,
-// and its build-id when both files have one (gdb checks both).
-func matchesCRC(p string, crc uint32, buildID string) (bool, string) {
+// matches checks a candidate debug file, and on a match reads its facts
+// (when asked) from the same parse. why is the reason for a rejection.
+func matches(p string, c check) (ok bool, why string, fc facts) {
 	f, err := os.Open(p)
 	if err != nil {
-		return false, err.Error()
+		return false, err.Error(), facts{}
 	}
 	defer f.Close()
-	if id, err := elfinfo.ReadBuildID(f); err == nil && buildID != "" && id != buildID {
-		return false, fmt.Sprintf("build-id %s, want %s", id, buildID)
-	} else if err != nil && !errors.Is(err, elfinfo.ErrNoBuildID) {
-		return false, err.Error()
+	ef, err := elfinfo.NewFile(f)
+	if err != nil {
+		return false, err.Error(), facts{}
 	}
-	h := crc32.NewIEEE()
-	if _, err := io.Copy(h, f); err != nil {
-		return false, err.Error()
+	id, err := elfinfo.BuildIDOf(ef)
+	if err != nil && !(c.crc != nil && errors.Is(err, elfinfo.ErrNoBuildID)) {
+		return false, err.Error(), facts{}
 	}
-	if got := h.Sum32(); got != crc {
-		return false, fmt.Sprintf("CRC-32 %08x, want %08x (.gnu_debuglink)", got, crc)
+	if err == nil && (c.crc == nil || c.buildID != "") && id != c.buildID {
+		return false, fmt.Sprintf("build-id %s, want %s", id, c.buildID), facts{}
 	}
-	return true, ""
+	if c.crc != nil {
+		h := crc32.NewIEEE()
+		if _, err := io.Copy(h, f); err != nil {
+			return false, err.Error(), facts{}
+		}
+		if got := h.Sum32(); got != *c.crc {
+			return false, fmt.Sprintf("CRC-32 %08x, want %08x (.gnu_debuglink)", got, *c.crc), facts{}
+		}
+	}
+	if !c.facts {
+		return true, "", facts{}
+	}
+	info, err := elfinfo.ReadELF(ef, elfinfo.Options{Producer: true})
+	return true, "", facts{info, err}
 }
 
 // Result is one module's answer from LocateAll.
@@ -375,7 +440,9 @@ func (l *Locator) LocateAll(ctx context.Context, mods []Module, parallel int) []
 			f, err := l.Locate(m)
 			if m.Info == nil && err == nil {
 				// Locate read the info; keep it for the caller.
-				m.Info, _ = elfinfo.Open(m.host(m.Path), elfinfo.Options{})
+				if exe, err := m.host(m.Path); err == nil {
+					m.Info, _ = elfinfo.Open(exe, elfinfo.Options{})
+				}
 			}
 			out[i] = Result{Module: m, Found: f, Err: err}
 		}(i)
@@ -387,7 +454,7 @@ func (l *Locator) LocateAll(ctx context.Context, mods []Module, parallel int) []
 	var want []string
 	idx := map[string][]int{}
 	for i, r := range out {
-		if r.Err != nil || r.Module.Info == nil || !validBuildID(r.Module.Info.BuildID) {
+		if r.Err != nil || r.Module.Info == nil || !buildid.Valid(r.Module.Info.BuildID) {
 			continue
 		}
 		if r.Found.Via != ViaNone {

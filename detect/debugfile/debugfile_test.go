@@ -201,6 +201,43 @@ func TestContainerRoot(t *testing.T) {
 	}
 }
 
+// TestSecurityContainerLinkOut: the container's /usr/lib/debug is an
+// absolute link to a directory outside its root (standing for the
+// host's /etc) that holds a debug file with the module's build-id. It
+// is not used: the link is followed inside the root, where nothing is.
+func TestSecurityContainerLinkOut(t *testing.T) {
+	dir := t.TempDir()
+	root := filepath.Join(dir, "root")
+	outside := filepath.Join(dir, "host-etc")
+	os.MkdirAll(filepath.Join(root, "app"), 0o755)
+	os.MkdirAll(filepath.Join(root, "usr", "lib"), 0o755)
+	bin := build(t, filepath.Join(root, "app"), "prog", "-g")
+	id := buildID(t, bin)
+	planted := filepath.Join(outside, ".build-id", id[:2], id[2:]+".debug")
+	split(t, bin, planted)
+	if err := os.Symlink(outside, filepath.Join(root, "usr", "lib", "debug")); err != nil {
+		t.Fatal(err)
+	}
+	// The control: the lexical join of root and the debug path names the
+	// planted file.
+	if _, err := os.Stat(filepath.Join(root, "usr/lib/debug/.build-id", id[:2], id[2:]+".debug")); err != nil {
+		t.Fatalf("control: %v; the test proves nothing", err)
+	}
+	l := &Locator{DebugDirs: []string{"/usr/lib/debug"}}
+	f, _ := l.Locate(Module{Path: "/app/prog", Root: root})
+	if f.Path == planted || strings.HasPrefix(f.Path, filepath.Join(root, "usr", "lib", "debug")) {
+		t.Fatalf("the debug file was read through a link out of the root: %+v", f)
+	}
+	// The same file at the link's target inside the root is found.
+	inside := filepath.Join(root, outside, ".build-id", id[:2], id[2:]+".debug")
+	os.MkdirAll(filepath.Dir(inside), 0o755)
+	b, _ := os.ReadFile(planted)
+	os.WriteFile(inside, b, 0o644)
+	if f := locate(t, l, Module{Path: "/app/prog", Root: root}); f.Via != ViaBuildID || f.Path != inside {
+		t.Fatalf("in-root target: got %+v, want %s", f, inside)
+	}
+}
+
 type fakeFetcher struct {
 	mu      sync.Mutex
 	cache   map[string]string
@@ -282,5 +319,35 @@ func TestCorruptModule(t *testing.T) {
 	os.WriteFile(p, []byte("\x7fELF\x02\x01\x01junk"), 0o644)
 	if _, err := (&Locator{}).Locate(Module{Path: p}); !errors.Is(err, elfinfo.ErrCorrupt) {
 		t.Fatalf("err %v, want ErrCorrupt", err)
+	}
+}
+
+// TestHostPathInRoot: a container's debug directory that is an absolute
+// link is followed inside the container's root, never to this
+// machine's directory of that name, and RootDirs names both.
+func TestHostPathInRoot(t *testing.T) {
+	root := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(root, "srv", "debug"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(root, "usr", "lib"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("/srv/debug", filepath.Join(root, "usr", "lib", "debug")); err != nil {
+		t.Fatal(err)
+	}
+	want := filepath.Join(root, "srv", "debug")
+	if got := HostPath(root, "/usr/lib/debug"); got != want {
+		t.Errorf("HostPath = %q, want %q", got, want)
+	}
+	if got := HostPath("", "/usr/lib/debug"); got != "/usr/lib/debug" {
+		t.Errorf("HostPath without a root = %q", got)
+	}
+	l := &Locator{DebugDirs: []string{"/usr/lib/debug"}}
+	if got := l.RootDirs(root); len(got) != 1 || got[0] != (SearchedDir{Dir: "/usr/lib/debug", ReadFrom: want}) {
+		t.Errorf("RootDirs = %+v, want /usr/lib/debug read from %s", got, want)
+	}
+	if got := l.RootDirs(""); got != nil {
+		t.Errorf("RootDirs without a root = %+v, want nil", got)
 	}
 }

@@ -5,7 +5,8 @@
 // .gnu_debuglink CRC-32) matches, in gdb's order:
 //
 //  1. DWARF embedded in the module itself;
-//  2. <debugdir>/.build-id/xx/rest.debug (then rest.1.debug, ...) for each
+//  2. <debugdir>/.build-id/xx/rest.debug (then rest.1.debug, ...; the
+//     paths of buildid.ID, for a valid id only) for each
 //     debug directory, under a container's root first;
 //  3. the .gnu_debuglink name in <objdir>/, <objdir>/.debug/ and
 //     <debugdir>/<objdir>/, CRC checked, retried through the module's real
@@ -18,4 +19,9 @@
 // symbol table only, .gnu_debugdata MiniDebugInfo) decides what a user
 // will see in the debugger, so it is reported too. A dwz supplementary
 // file (.gnu_debugaltlink) is located as well.
+//
+// A module of a process in another root (Module.Root, /proc/PID/root) is
+// read, and its debug directories searched, through detect/rootfs: links
+// are followed inside that root, so a container's absolute link
+// (/usr/lib/debug -> /etc) never leads to the host's files.
 package debugfile

@@ -12,6 +12,9 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/pyattach/pyattach/detect/buildid"
+	"github.com/pyattach/pyattach/detect/environ"
 )
 
 // Kinds of ELF file a server holds for a build-id.
@@ -40,8 +43,9 @@ var (
 	ErrWrongBuildID = errors.New("wrong build-id")
 	// ErrNoServers: no server to ask (DEBUGINFOD_URLS is empty).
 	ErrNoServers = errors.New("no debuginfod servers (DEBUGINFOD_URLS is empty)")
-	// ErrBadBuildID: the build-id is not lowercase hex of whole bytes.
-	ErrBadBuildID = errors.New("invalid build-id")
+	// ErrBadBuildID: the build-id is not lowercase hex of whole bytes
+	// (buildid.ErrInvalid).
+	ErrBadBuildID = buildid.ErrInvalid
 	// ErrCacheNotWritable: the cache directory cannot take the download.
 	// The message reads "cache dir DIR is not writable: ...".
 	ErrCacheNotWritable = errors.New("not writable")
@@ -86,18 +90,20 @@ type Client struct {
 // FromEnv makes a Client the way elfutils' client reads its environment:
 // DEBUGINFOD_URLS, DEBUGINFOD_CACHE_PATH (else XDG_CACHE_HOME or HOME),
 // DEBUGINFOD_TIMEOUT, DEBUGINFOD_MAXSIZE and DEBUGINFOD_PROGRESS. env is
-// a list of KEY=value strings such as os.Environ returns; when a key
-// repeats, the last one counts. Finding the deprecated cache directory
-// takes a stat of $HOME/.debuginfod_client_cache.
-func FromEnv(env []string) *Client {
+// the environment, passed in (os.Environ in production); when a key
+// repeats, the last one counts. When DEBUGINFOD_PROGRESS is set, the
+// Client's Progress is progress (the caller's standard error, or nil for
+// none). Finding the deprecated cache directory takes a stat of
+// $HOME/.debuginfod_client_cache.
+func FromEnv(env environ.Env, progress io.Writer) *Client {
 	c := &Client{Parallel: DefaultParallel, Timeout: DefaultTimeout}
-	v, _ := lookup(env, "DEBUGINFOD_URLS")
+	v, _ := env.Lookup("DEBUGINFOD_URLS")
 	c.URLs, c.IgnoredURLs = ParseURLs(v)
 	c.CacheDir = CacheDirFromEnv(env, func(p string) bool {
 		_, err := os.Stat(p)
 		return err == nil
 	})
-	if v, ok := lookup(env, "DEBUGINFOD_TIMEOUT"); ok {
+	if v, ok := env.Lookup("DEBUGINFOD_TIMEOUT"); ok {
 		if n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64); err == nil {
 			if n <= 0 {
 				c.Timeout = 0
@@ -108,45 +114,35 @@ func FromEnv(env []string) *Client {
 			}
 		}
 	}
-	if v, ok := lookup(env, "DEBUGINFOD_MAXSIZE"); ok {
+	if v, ok := env.Lookup("DEBUGINFOD_MAXSIZE"); ok {
 		if n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64); err == nil && n > 0 {
 			c.MaxSize = n
 		}
 	}
-	if _, ok := lookup(env, "DEBUGINFOD_PROGRESS"); ok {
-		c.Progress = os.Stderr
+	if _, ok := env.Lookup("DEBUGINFOD_PROGRESS"); ok {
+		c.Progress = progress
 	}
 	return c
 }
 
-// CacheDirFromEnv returns elfutils' cache directory for env (KEY=value
-// strings). exists says whether a path exists; it is asked about
-// $HOME/.debuginfod_client_cache only.
-func CacheDirFromEnv(env []string, exists func(string) bool) string {
-	if v, _ := lookup(env, "DEBUGINFOD_CACHE_PATH"); v != "" {
+// CacheDirFromEnv returns elfutils' cache directory for env. exists says
+// whether a path exists; it is asked about $HOME/.debuginfod_client_cache
+// only.
+func CacheDirFromEnv(env environ.Env, exists func(string) bool) string {
+	if v, _ := env.Lookup("DEBUGINFOD_CACHE_PATH"); v != "" {
 		return v
 	}
-	home, ok := lookup(env, "HOME")
+	home, ok := env.Lookup("HOME")
 	if !ok {
 		home = "/"
 	}
 	if old := filepath.Join(home, ".debuginfod_client_cache"); exists != nil && exists(old) {
 		return old
 	}
-	if xdg, _ := lookup(env, "XDG_CACHE_HOME"); xdg != "" {
+	if xdg, _ := env.Lookup("XDG_CACHE_HOME"); xdg != "" {
 		return filepath.Join(xdg, "debuginfod_client")
 	}
 	return filepath.Join(home, ".cache", "debuginfod_client")
-}
-
-// lookup returns the value of the last key=value entry of env for key.
-func lookup(env []string, key string) (string, bool) {
-	for i := len(env) - 1; i >= 0; i-- {
-		if k, v, ok := strings.Cut(env[i], "="); ok && k == key {
-			return v, true
-		}
-	}
-	return "", false
 }
 
 // ParseURLs splits DEBUGINFOD_URLS into server base URLs. Entries are
@@ -205,22 +201,12 @@ func requestURL(base, id, rest string) string {
 	return base + sep + "buildid/" + id + "/" + rest
 }
 
-// maxBuildIDHex bounds a build-id: elfutils accepts up to 64 bytes.
-const maxBuildIDHex = 128
-
-// CheckBuildID returns an error wrapping ErrBadBuildID unless id is
-// lowercase hexadecimal of whole bytes, 1 to 64 of them. Every build-id
-// is checked before it goes into a URL or a path.
+// CheckBuildID returns an error wrapping ErrBadBuildID unless id is a
+// valid buildid.ID: lowercase hexadecimal of whole bytes, 1 to 64 of
+// them. Every build-id is checked before it goes into a URL or a path.
 func CheckBuildID(id string) error {
-	if len(id) < 2 || len(id) > maxBuildIDHex || len(id)%2 != 0 {
-		return fmt.Errorf("%w %q: want 2 to %d lowercase hex digits, an even number", ErrBadBuildID, id, maxBuildIDHex)
-	}
-	for i := 0; i < len(id); i++ {
-		if c := id[i]; !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
-			return fmt.Errorf("%w %q: want lowercase hex digits", ErrBadBuildID, id)
-		}
-	}
-	return nil
+	_, err := buildid.Parse(id)
+	return err
 }
 
 func checkKind(kind string) error {

@@ -82,7 +82,7 @@ func TestCacheDirFromEnv(t *testing.T) {
 }
 
 func TestFromEnv(t *testing.T) {
-	c := FromEnv([]string{"DEBUGINFOD_URLS=http://a gopher://b", "DEBUGINFOD_CACHE_PATH=/c"})
+	c := FromEnv([]string{"DEBUGINFOD_URLS=http://a gopher://b", "DEBUGINFOD_CACHE_PATH=/c"}, nil)
 	if !reflect.DeepEqual(c.URLs, []string{"http://a"}) || !reflect.DeepEqual(c.IgnoredURLs, []string{"gopher://b"}) ||
 		c.CacheDir != "/c" || c.Timeout != 90*time.Second || c.MaxSize != 0 || c.Parallel != 8 || c.Progress != nil {
 		t.Errorf("FromEnv defaults: %+v", c)
@@ -91,7 +91,7 @@ func TestFromEnv(t *testing.T) {
 		v    string
 		want time.Duration
 	}{{"5", 5 * time.Second}, {" 7 ", 7 * time.Second}, {"0", 0}, {"-3", 0}, {"x", 90 * time.Second}} {
-		if got := FromEnv([]string{"DEBUGINFOD_TIMEOUT=" + tc.v}).Timeout; got != tc.want {
+		if got := FromEnv([]string{"DEBUGINFOD_TIMEOUT=" + tc.v}, nil).Timeout; got != tc.want {
 			t.Errorf("DEBUGINFOD_TIMEOUT=%q: Timeout %v, want %v", tc.v, got, tc.want)
 		}
 	}
@@ -99,13 +99,18 @@ func TestFromEnv(t *testing.T) {
 		v    string
 		want int64
 	}{{"1000", 1000}, {"0", 0}, {"-1", 0}, {"1k", 0}} {
-		if got := FromEnv([]string{"DEBUGINFOD_MAXSIZE=" + tc.v}).MaxSize; got != tc.want {
+		if got := FromEnv([]string{"DEBUGINFOD_MAXSIZE=" + tc.v}, nil).MaxSize; got != tc.want {
 			t.Errorf("DEBUGINFOD_MAXSIZE=%q: MaxSize %v, want %v", tc.v, got, tc.want)
 		}
 	}
-	// Set, even empty, means progress on stderr (elfutils checks getenv != NULL).
-	if c := FromEnv([]string{"DEBUGINFOD_PROGRESS="}); c.Progress != os.Stderr {
+	// Set, even empty, means progress on the writer given (elfutils
+	// checks getenv != NULL); unset, none even with a writer.
+	var w strings.Builder
+	if c := FromEnv([]string{"DEBUGINFOD_PROGRESS="}, &w); c.Progress != &w {
 		t.Errorf("DEBUGINFOD_PROGRESS set: Progress = %v", c.Progress)
+	}
+	if c := FromEnv(nil, &w); c.Progress != nil {
+		t.Errorf("DEBUGINFOD_PROGRESS unset: Progress = %v", c.Progress)
 	}
 }
 

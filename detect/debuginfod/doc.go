@@ -77,8 +77,9 @@
 //   - DEBUGINFOD_MAXSIZE, bytes, 0 for none: a larger answer is refused
 //     (ErrTooLarge), by its Content-Length or X-DEBUGINFOD-SIZE before
 //     reading it, else while copying it.
-//   - DEBUGINFOD_PROGRESS: when set (even empty), progress goes to
-//     standard error whether or not it is a terminal.
+//   - DEBUGINFOD_PROGRESS: when set (even empty), progress goes to the
+//     writer FromEnv's caller passes (pyattach's standard error), whether
+//     or not it is a terminal.
 //
 // Not implemented: DEBUGINFOD_RETRY_LIMIT (elfutils retries a failed
 // query twice by default; here a failure is final for the call),

@@ -4,11 +4,11 @@ import (
 	"bytes"
 	"debug/elf"
 	"encoding/binary"
-	"encoding/hex"
 	"errors"
-	"fmt"
 	"io"
 	"os"
+
+	"github.com/pyattach/pyattach/detect/buildid"
 )
 
 // Sentinel errors, checked with errors.Is.
@@ -106,9 +106,13 @@ func Open(name string, opts Options) (*Info, error) {
 	return Read(f, opts)
 }
 
-// newFile wraps elf.NewFile, mapping its errors onto the sentinels, and
-// recovers from panics in the standard library's parser on hostile input.
-func newFile(r io.ReaderAt) (f *elf.File, err error) {
+// NewFile is elf.NewFile for untrusted input, the one place pyattach
+// parses ELF headers: it returns ErrNotELF for input that does not start
+// with the ELF magic, and a *FormatError (matching ErrCorrupt) for
+// headers debug/elf rejects or panics on. Parse a file once with NewFile
+// and hand the *elf.File to ReadELF, BuildIDOf and the other packages'
+// readers (pyinfo.ReadELF, srcscan) rather than parsing it again.
+func NewFile(r io.ReaderAt) (f *elf.File, err error) {
 	var magic [4]byte
 	if _, err := r.ReadAt(magic[:], 0); err != nil {
 		if errors.Is(err, io.EOF) {
@@ -120,33 +124,53 @@ func newFile(r io.ReaderAt) (f *elf.File, err error) {
 		return nil, ErrNotELF
 	}
 	defer func() {
-		if p := recover(); p != nil {
-			f, err = nil, fmt.Errorf("%w: %v", ErrCorrupt, p)
+		if err != nil {
+			f = nil
 		}
 	}()
+	defer RecoverCorrupt(&err, "")
 	f, err = elf.NewFile(r)
 	if err != nil {
+		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+			return nil, Corruptf("", -1, "the file ends inside its headers (%v)", err)
+		}
 		var fe *elf.FormatError
-		if errors.As(err, &fe) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-			return nil, fmt.Errorf("%w: %v", ErrCorrupt, err)
+		if errors.As(err, &fe) {
+			return nil, Corruptf("", -1, "%v", err)
 		}
 		return nil, err
 	}
 	return f, nil
 }
 
+// RecoverCorrupt turns a panic of debug/elf on hostile input into a
+// *FormatError for section stored in *err. Defer it directly, in a
+// function whose error result err points to:
+//
+//	defer elfinfo.RecoverCorrupt(&err, "symbol table")
+func RecoverCorrupt(err *error, section string) {
+	if p := recover(); p != nil {
+		*err = Corruptf(section, -1, "%v", p)
+	}
+}
+
 // Read reads the facts of the ELF file behind r.
 func Read(r io.ReaderAt, opts Options) (*Info, error) {
-	f, err := newFile(r)
+	f, err := NewFile(r)
 	if err != nil {
 		return nil, err
 	}
+	return ReadELF(f, opts)
+}
+
+// ReadELF reads the facts of an ELF file parsed by NewFile.
+func ReadELF(f *elf.File, opts Options) (*Info, error) {
 	info := &Info{
 		Class:   f.Class.String(),
 		Machine: f.Machine.String(),
 		Type:    f.Type.String(),
 	}
-	id, err := buildID(f)
+	id, err := BuildIDOf(f)
 	if err != nil && !errors.Is(err, ErrNoBuildID) {
 		return nil, err
 	}
@@ -180,7 +204,7 @@ func Read(r io.ReaderAt, opts Options) (*Info, error) {
 		}
 		dl, err := ParseDebugLink(b, f.ByteOrder)
 		if err != nil {
-			return nil, err
+			return nil, atOffset(err, s.Offset)
 		}
 		info.DebugLink = &dl
 	}
@@ -191,7 +215,7 @@ func Read(r io.ReaderAt, opts Options) (*Info, error) {
 		}
 		al, err := ParseAltLink(b)
 		if err != nil {
-			return nil, err
+			return nil, atOffset(err, s.Offset)
 		}
 		info.DebugAltLink = &al
 	}
@@ -219,11 +243,7 @@ func Read(r io.ReaderAt, opts Options) (*Info, error) {
 }
 
 func readDynamic(f *elf.File, info *Info) (err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			err = fmt.Errorf("%w: dynamic section: %v", ErrCorrupt, p)
-		}
-	}()
+	defer RecoverCorrupt(&err, ".dynamic")
 	if f.SectionByType(elf.SHT_DYNAMIC) == nil {
 		return nil
 	}
@@ -250,11 +270,11 @@ func readDynamic(f *elf.File, info *Info) (err error) {
 
 func readSection(s *elf.Section, limit uint64) ([]byte, error) {
 	if s.Size > limit {
-		return nil, fmt.Errorf("%w: section %s is %d bytes", ErrCorrupt, s.Name, s.Size)
+		return nil, Corruptf(s.Name, int64(s.Offset), "section of %d bytes, more than %d", s.Size, limit)
 	}
 	b := make([]byte, s.Size)
 	if _, err := s.ReadAt(b, 0); err != nil && !(errors.Is(err, io.EOF) && s.Size == 0) {
-		return nil, fmt.Errorf("%w: reading %s: %v", ErrCorrupt, s.Name, err)
+		return nil, Corruptf(s.Name, int64(s.Offset), "reading: %v", err)
 	}
 	return b, nil
 }
@@ -264,11 +284,11 @@ func readSection(s *elf.Section, limit uint64) ([]byte, error) {
 // back to note sections for files without program headers, such as
 // separate debug files and relocatable objects).
 func ReadBuildID(r io.ReaderAt) (string, error) {
-	f, err := newFile(r)
+	f, err := NewFile(r)
 	if err != nil {
 		return "", err
 	}
-	return buildID(f)
+	return BuildIDOf(f)
 }
 
 // ReadBuildIDFile is ReadBuildID on the named file.
@@ -281,12 +301,13 @@ func ReadBuildIDFile(name string) (string, error) {
 	return ReadBuildID(f)
 }
 
-func buildID(f *elf.File) (string, error) {
+// BuildIDOf is ReadBuildID on an ELF file parsed by NewFile.
+func BuildIDOf(f *elf.File) (string, error) {
 	for _, p := range f.Progs {
 		if p.Type != elf.PT_NOTE {
 			continue
 		}
-		if id, err := buildIDIn(p.Open(), p.Filesz, f.ByteOrder); err != nil || id != "" {
+		if id, err := buildIDIn(p.Open(), "PT_NOTE", p.Off, p.Filesz, f.ByteOrder); err != nil || id != "" {
 			return id, err
 		}
 	}
@@ -297,31 +318,43 @@ func buildID(f *elf.File) (string, error) {
 		if s.Type != elf.SHT_NOTE {
 			continue
 		}
-		if id, err := buildIDIn(s.Open(), s.Size, f.ByteOrder); err != nil || id != "" {
+		if id, err := buildIDIn(s.Open(), s.Name, s.Offset, s.Size, f.ByteOrder); err != nil || id != "" {
 			return id, err
 		}
 	}
 	return "", ErrNoBuildID
 }
 
-func buildIDIn(r io.ReadSeeker, size uint64, bo binary.ByteOrder) (string, error) {
+// buildIDIn reads the build-id in the notes of the segment or section
+// name at file offset off.
+func buildIDIn(r io.ReadSeeker, name string, off, size uint64, bo binary.ByteOrder) (string, error) {
 	if size > maxNoteSize {
-		return "", fmt.Errorf("%w: note of %d bytes", ErrCorrupt, size)
+		return "", Corruptf(name, int64(off), "notes of %d bytes, more than %d", size, maxNoteSize)
 	}
 	b := make([]byte, size)
 	if _, err := io.ReadFull(r, b); err != nil {
-		return "", fmt.Errorf("%w: reading notes: %v", ErrCorrupt, err)
+		return "", Corruptf(name, int64(off), "reading notes: %v", err)
 	}
 	notes, err := ParseNotes(b, bo)
 	if err != nil {
-		return "", err
+		var fe *FormatError
+		if errors.As(err, &fe) {
+			fe.Section = name
+		}
+		return "", atOffset(err, off)
 	}
+	return NotesBuildID(notes), nil
+}
+
+// NotesBuildID returns the hex build-id of the first GNU build-id note
+// among notes, or "".
+func NotesBuildID(notes []Note) string {
 	for _, n := range notes {
 		if n.Name == "GNU" && n.Type == NTGNUBuildID && len(n.Desc) > 0 {
-			return hex.EncodeToString(n.Desc), nil
+			return buildid.FromBytes(n.Desc).String()
 		}
 	}
-	return "", nil
+	return ""
 }
 
 // NTGNUBuildID is the note type of the GNU build-id note.
@@ -338,15 +371,20 @@ type Note struct {
 // SHT_NOTE section. Names and descriptors are padded to 4 bytes, the
 // alignment GNU tools use for both 4- and 8-byte aligned note segments on
 // the note types pyattach reads.
+//
+// A malformed note gives a *FormatError whose Off is the note's offset in
+// b.
 func ParseNotes(b []byte, bo binary.ByteOrder) ([]Note, error) {
 	var notes []Note
+	all := len(b)
 	for len(b) > 0 {
+		at := int64(all - len(b))
 		if len(b) < 12 {
 			// Trailing padding is allowed; anything else is corrupt.
 			if allZero(b) {
 				break
 			}
-			return notes, fmt.Errorf("%w: truncated note header", ErrCorrupt)
+			return notes, Corruptf("notes", at, "truncated note header")
 		}
 		namesz := uint64(bo.Uint32(b[0:4]))
 		descsz := uint64(bo.Uint32(b[4:8]))
@@ -354,13 +392,13 @@ func ParseNotes(b []byte, bo binary.ByteOrder) ([]Note, error) {
 		b = b[12:]
 		nameEnd := align4(namesz)
 		if nameEnd > uint64(len(b)) || namesz > nameEnd {
-			return notes, fmt.Errorf("%w: note name of %d bytes overruns its segment", ErrCorrupt, namesz)
+			return notes, Corruptf("notes", at, "note name of %d bytes overruns its segment", namesz)
 		}
 		name := string(bytes.TrimRight(b[:namesz], "\x00"))
 		b = b[nameEnd:]
 		descEnd := align4(descsz)
 		if descsz > uint64(len(b)) {
-			return notes, fmt.Errorf("%w: note desc of %d bytes overruns its segment", ErrCorrupt, descsz)
+			return notes, Corruptf("notes", at, "note desc of %d bytes overruns its segment", descsz)
 		}
 		desc := b[:descsz:descsz]
 		if descEnd > uint64(len(b)) {
@@ -385,19 +423,20 @@ func allZero(b []byte) bool {
 
 // ParseDebugLink parses the contents of a .gnu_debuglink section: a
 // NUL-terminated file name, zero padding to a 4-byte boundary, then the
-// CRC-32 of the debug file in the file's byte order.
+// CRC-32 of the debug file in the file's byte order. Bad contents give a
+// *FormatError with the offset in b.
 func ParseDebugLink(b []byte, bo binary.ByteOrder) (DebugLink, error) {
 	i := bytes.IndexByte(b, 0)
 	if i <= 0 {
-		return DebugLink{}, fmt.Errorf("%w: .gnu_debuglink has no file name", ErrCorrupt)
+		return DebugLink{}, Corruptf(".gnu_debuglink", 0, "no file name")
 	}
 	off := align4(uint64(i + 1))
 	if off+4 > uint64(len(b)) {
-		return DebugLink{}, fmt.Errorf("%w: .gnu_debuglink is truncated", ErrCorrupt)
+		return DebugLink{}, Corruptf(".gnu_debuglink", int64(i+1), "truncated after the name, before the CRC")
 	}
 	name := string(b[:i])
 	if !validBaseName(name) {
-		return DebugLink{}, fmt.Errorf("%w: .gnu_debuglink name %q is not a file name", ErrCorrupt, name)
+		return DebugLink{}, Corruptf(".gnu_debuglink", 0, "name %q is not a file name", name)
 	}
 	return DebugLink{Name: name, CRC: bo.Uint32(b[off : off+4])}, nil
 }
@@ -418,20 +457,21 @@ func validBaseName(s string) bool {
 }
 
 // ParseAltLink parses the contents of a .gnu_debugaltlink section: a
-// NUL-terminated path followed by the build-id of that file.
+// NUL-terminated path followed by the build-id of that file. Bad contents
+// give a *FormatError with the offset in b.
 func ParseAltLink(b []byte) (AltLink, error) {
 	i := bytes.IndexByte(b, 0)
 	if i <= 0 {
-		return AltLink{}, fmt.Errorf("%w: .gnu_debugaltlink has no file name", ErrCorrupt)
+		return AltLink{}, Corruptf(".gnu_debugaltlink", 0, "no file name")
 	}
 	id := b[i+1:]
 	if len(id) == 0 {
-		return AltLink{}, fmt.Errorf("%w: .gnu_debugaltlink has no build-id", ErrCorrupt)
+		return AltLink{}, Corruptf(".gnu_debugaltlink", int64(i+1), "no build-id")
 	}
 	for j := 0; j < i; j++ {
 		if b[j] < 0x20 {
-			return AltLink{}, fmt.Errorf("%w: .gnu_debugaltlink name has control characters", ErrCorrupt)
+			return AltLink{}, Corruptf(".gnu_debugaltlink", int64(j), "name has control characters")
 		}
 	}
-	return AltLink{Name: string(b[:i]), BuildID: hex.EncodeToString(id)}, nil
+	return AltLink{Name: string(b[:i]), BuildID: buildid.FromBytes(id).String()}, nil
 }

@@ -10,18 +10,45 @@ import (
 	"testing"
 )
 
+// checkFormatError fails unless err is nil, one of the allowed
+// sentinels, or a one-line *FormatError that matches ErrCorrupt and
+// whose offset lies within limit bytes (limit < 0: not checked).
+func checkFormatError(t *testing.T, err error, limit int64, allowed ...error) {
+	t.Helper()
+	if err == nil {
+		return
+	}
+	for _, a := range allowed {
+		if errors.Is(err, a) {
+			return
+		}
+	}
+	var fe *FormatError
+	if !errors.As(err, &fe) || !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("error %q (%T) is not a *FormatError", err, err)
+	}
+	if msg := err.Error(); strings.ContainsAny(msg, "\n\r") || !strings.HasPrefix(msg, ErrCorrupt.Error()) {
+		t.Fatalf("error %q: want one line starting %q", msg, ErrCorrupt)
+	}
+	if limit >= 0 && fe.Off > limit {
+		t.Fatalf("error %q: offset %d past the %d bytes parsed", err, fe.Off, limit)
+	}
+}
+
 func FuzzParseNotes(f *testing.F) {
 	f.Add([]byte("\x04\x00\x00\x00\x14\x00\x00\x00\x03\x00\x00\x00GNU\x00\xc5\x61\xf3\xaa\x72\x32\xf2\xbd\x6a\xc6\xd5\x6b\xd4\x75\xf1\xc1\x54\xa0\x04\x86"))
 	f.Add([]byte("\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00"))
 	f.Add([]byte("\xff\xff\xff\xff\x00\x00\x00\x00\x03\x00\x00\x00"))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		notes, _ := ParseNotes(b, binary.LittleEndian)
+		notes, err := ParseNotes(b, binary.LittleEndian)
+		checkFormatError(t, err, int64(len(b)))
 		for _, n := range notes {
 			if len(n.Desc) > len(b) {
 				t.Fatalf("desc longer than input")
 			}
 		}
-		ParseNotes(b, binary.BigEndian)
+		_, err = ParseNotes(b, binary.BigEndian)
+		checkFormatError(t, err, int64(len(b)))
 	})
 }
 
@@ -34,7 +61,12 @@ func FuzzParseDebugLink(f *testing.F) {
 		if err == nil && (dl.Name == "" || bytes.ContainsAny([]byte(dl.Name), "/\x00\n")) {
 			t.Fatalf("accepted bad name %q", dl.Name)
 		}
-		ParseAltLink(b)
+		checkFormatError(t, err, int64(len(b)))
+		al, err := ParseAltLink(b)
+		checkFormatError(t, err, int64(len(b)))
+		if err == nil && (al.Name == "" || al.BuildID == "" || strings.ContainsAny(al.Name, "\x00\n")) {
+			t.Fatalf("accepted bad altlink %+v", al)
+		}
 	})
 }
 
@@ -73,11 +105,13 @@ func FuzzRead(f *testing.F) {
 			}
 			return
 		}
+		checkFormatError(t, err, -1, ErrNotELF)
+		checkFormatError(t, idErr, -1, ErrNotELF, ErrNoBuildID)
 		if err != nil {
-			if !errors.Is(err, ErrNotELF) && !errors.Is(err, ErrCorrupt) {
-				t.Fatalf("Read: untyped error %v", err)
-			}
 			return
+		}
+		if info.Stripped != (!info.DWARF && !info.Symtab) {
+			t.Fatalf("Stripped = %v with DWARF %v, Symtab %v", info.Stripped, info.DWARF, info.Symtab)
 		}
 		if len(info.BuildID)%2 != 0 || len(info.BuildID) > 2*len(b) || strings.Trim(info.BuildID, "0123456789abcdef") != "" {
 			t.Fatalf("build-id %q from %d bytes", info.BuildID, len(b))
@@ -130,10 +164,8 @@ func FuzzFirstDIEProducer(f *testing.F) {
 		if p != p2 || fmt.Sprint(err) != fmt.Sprint(err2) {
 			t.Fatalf("two calls differ: %q %v, then %q %v", p, err, p2, err2)
 		}
+		checkFormatError(t, err, -1)
 		if err != nil {
-			if !errors.Is(err, ErrCorrupt) {
-				t.Fatalf("untyped error %v", err)
-			}
 			if p != "" {
 				t.Fatalf("producer %q with error %v", p, err)
 			}

@@ -4,10 +4,10 @@ import (
 	"bytes"
 	"debug/elf"
 	"encoding/binary"
-	"fmt"
 	"io"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/pyattach/pyattach/detect/dwarfform"
 )
@@ -28,7 +28,7 @@ type Producer struct {
 	LTO bool `json:"lto"`
 }
 
-var versionRE = regexp.MustCompile(`\b(\d+\.\d+(?:\.\d+)?)\b`)
+var versionRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\b(\d+\.\d+(?:\.\d+)?)\b`) })
 
 // ParseProducer parses a DW_AT_producer string. It never fails: fields it
 // cannot find are left empty.
@@ -39,8 +39,8 @@ func ParseProducer(s string) Producer {
 	var name []string
 	i := 0
 	for ; i < len(fields); i++ {
-		if versionRE.MatchString(fields[i]) && !strings.HasPrefix(fields[i], "-") {
-			p.Version = versionRE.FindString(fields[i])
+		if versionRE().MatchString(fields[i]) && !strings.HasPrefix(fields[i], "-") {
+			p.Version = versionRE().FindString(fields[i])
 			i++
 			break
 		}
@@ -112,7 +112,7 @@ func firstProducer(f *elf.File) (string, error) {
 	str := func(sec string, off uint64) (string, error) {
 		s := f.Section(sec)
 		if s == nil {
-			return "", fmt.Errorf("%w: no %s", ErrCorrupt, sec)
+			return "", Corruptf(".debug_info", -1, "a string in %s, which the file lacks", sec)
 		}
 		b, err := readPrefix(s, off, 4096)
 		if err != nil {
@@ -132,26 +132,46 @@ func firstProducer(f *elf.File) (string, error) {
 func readPrefix(s *elf.Section, off, n uint64) ([]byte, error) {
 	r := s.Open()
 	if _, err := r.Seek(int64(off), io.SeekStart); err != nil {
-		return nil, fmt.Errorf("%w: %s: %v", ErrCorrupt, s.Name, err)
+		return nil, Corruptf(s.Name, int64(off), "%v", err)
 	}
 	b, err := io.ReadAll(io.LimitReader(r, int64(n)))
 	if err != nil {
-		return nil, fmt.Errorf("%w: %s: %v", ErrCorrupt, s.Name, err)
+		return nil, Corruptf(s.Name, int64(off), "%v", err)
 	}
 	return b, nil
 }
 
-var errShort = fmt.Errorf("%w: DWARF unit is truncated", ErrCorrupt)
-
+// dreader decodes DWARF from b, the bytes of section sec from offset
+// base on; its errors are *FormatErrors at the offset reached.
 type dreader struct {
-	b   []byte
-	bo  binary.ByteOrder
-	err error
+	b    []byte
+	bo   binary.ByteOrder
+	err  error
+	sec  string
+	base uint64
+	size int // len(b) at the start
+}
+
+func newDreader(b []byte, bo binary.ByteOrder, sec string, base uint64) *dreader {
+	return &dreader{b: b, bo: bo, sec: sec, base: base, size: len(b)}
+}
+
+// at returns the section offset of the next byte.
+func (r *dreader) at() int64 { return int64(r.base) + int64(r.size-len(r.b)) }
+
+func (r *dreader) fail(format string, args ...any) *FormatError {
+	return Corruptf(r.sec, r.at(), format, args...)
+}
+
+func (r *dreader) short() {
+	if r.err == nil {
+		r.err = r.fail("DWARF unit is truncated")
+	}
 }
 
 func (r *dreader) u8() uint64 {
 	if len(r.b) < 1 {
-		r.err = errShort
+		r.short()
 		return 0
 	}
 	v := r.b[0]
@@ -161,7 +181,7 @@ func (r *dreader) u8() uint64 {
 
 func (r *dreader) n(k int) uint64 {
 	if len(r.b) < k {
-		r.err = errShort
+		r.short()
 		r.b = nil
 		return 0
 	}
@@ -193,7 +213,7 @@ func (r *dreader) uleb() uint64 {
 	var shift uint
 	for {
 		if len(r.b) == 0 {
-			r.err = errShort
+			r.short()
 			return 0
 		}
 		c := r.b[0]
@@ -210,7 +230,7 @@ func (r *dreader) uleb() uint64 {
 
 func (r *dreader) skip(k uint64) {
 	if uint64(len(r.b)) < k {
-		r.err = errShort
+		r.short()
 		r.b = nil
 		return
 	}
@@ -220,7 +240,7 @@ func (r *dreader) skip(k uint64) {
 func (r *dreader) cstr() string {
 	i := bytes.IndexByte(r.b, 0)
 	if i < 0 {
-		r.err = errShort
+		r.short()
 		r.b = nil
 		return ""
 	}
@@ -237,14 +257,14 @@ func (r *dreader) cstr() string {
 // DIE has no producer or uses a form that cannot be resolved from here
 // (DW_FORM_strx, which needs the unit's string-offsets base).
 func FirstDIEProducer(head []byte, bo binary.ByteOrder, abbrevAt func(uint64) ([]byte, error), str func(string, uint64) (string, error)) (string, error) {
-	r := &dreader{b: head, bo: bo}
+	r := newDreader(head, bo, ".debug_info", 0)
 	offsz := 4
 	length := r.n(4)
 	if length == 0xffffffff {
 		offsz = 8
 		r.n(8)
 	} else if length >= 0xfffffff0 {
-		return "", fmt.Errorf("%w: reserved unit length %#x", ErrCorrupt, length)
+		return "", Corruptf(".debug_info", 0, "reserved unit length %#x", length)
 	}
 	version := r.n(2)
 	var abbrevOff, addrsz uint64
@@ -265,7 +285,7 @@ func FirstDIEProducer(head []byte, bo binary.ByteOrder, abbrevAt func(uint64) ([
 			return "", nil
 		}
 	default:
-		return "", fmt.Errorf("%w: unsupported DWARF version %d", ErrCorrupt, version)
+		return "", Corruptf(".debug_info", 0, "unsupported DWARF version %d", version)
 	}
 	if r.err != nil {
 		return "", r.err
@@ -278,7 +298,7 @@ func FirstDIEProducer(head []byte, bo binary.ByteOrder, abbrevAt func(uint64) ([
 	if err != nil {
 		return "", err
 	}
-	attrs, err := findAbbrev(ab, code)
+	attrs, err := findAbbrev(ab, abbrevOff, code)
 	if err != nil {
 		return "", err
 	}
@@ -299,8 +319,10 @@ type abbrevAttr struct {
 	implicit   bool
 }
 
-func findAbbrev(b []byte, code uint64) ([]abbrevAttr, error) {
-	r := &dreader{b: b}
+// findAbbrev finds abbreviation code in b, the table at offset base of
+// .debug_abbrev.
+func findAbbrev(b []byte, base, code uint64) ([]abbrevAttr, error) {
+	r := newDreader(b, nil, ".debug_abbrev", base)
 	for len(r.b) > 0 {
 		c := r.uleb()
 		if r.err != nil || c == 0 {
@@ -324,7 +346,7 @@ func findAbbrev(b []byte, code uint64) ([]abbrevAttr, error) {
 			}
 			attrs = append(attrs, abbrevAttr{attr: at, form: form, implicit: implicit})
 			if len(attrs) > 1024 {
-				return nil, fmt.Errorf("%w: abbreviation with too many attributes", ErrCorrupt)
+				return nil, r.fail("abbreviation %d has more than 1024 attributes", c)
 			}
 		}
 		if c == code {
@@ -334,7 +356,7 @@ func findAbbrev(b []byte, code uint64) ([]abbrevAttr, error) {
 			return attrs, nil
 		}
 	}
-	return nil, fmt.Errorf("%w: abbreviation %d not found", ErrCorrupt, code)
+	return nil, Corruptf(".debug_abbrev", int64(base), "abbreviation %d not found", code)
 }
 
 func readStringForm(r *dreader, form uint64, offsz int, str func(string, uint64) (string, error)) (string, error) {
@@ -366,7 +388,7 @@ func skipForm(r *dreader, form uint64, implicit bool, offsz int, addrsz, version
 		return
 	}
 	if err := dwarfform.Skip(formReader{r}, form, offsz, addrsz, version); err != nil && r.err == nil {
-		r.err = fmt.Errorf("%w: %w", ErrCorrupt, err)
+		r.err = r.fail("%w", err)
 	}
 }
 

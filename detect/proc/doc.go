@@ -1,9 +1,9 @@
 // Package proc knows what a running process looks like through a proc
-// file system: its parent, owner, command line and comm, the executable
-// (also once it was deleted), its root directory and mount namespace (to
-// tell a process in a container or chroot from one on the host), the
-// memory mappings of /proc/PID/maps and the file-backed modules among them,
-// and its descendants.
+// file system: its parent, owner, tracer, command line and comm, the
+// executable (also once it was deleted), its root directory and mount
+// namespace (to tell a process in a container or chroot from one on the
+// host), the memory mappings of /proc/PID/maps and the file-backed modules
+// among them, and its descendants.
 //
 // The proc root is a parameter, an fs.FS: New("/proc") in production, a
 // fake tree (a directory made by a test, or an fstest.MapFS) in tests.
@@ -15,6 +15,10 @@
 // PID/exe (which works after the executable was deleted or replaced),
 // OpenInRoot under PID/root (containers, chroots), OpenMapFile through
 // PID/map_files for a mapping whose file was deleted.
+//
+// Status reads the lines of PID/status that matter to an attach (Uid,
+// TracerPid, Seccomp), SelfStatus the reader's own; ParseStatus is their
+// pure parser.
 //
 // ParseMaps is a pure parser over an io.Reader, fed literal text in tests
 // and fuzzed. Errors are checked with errors.Is against ErrNoProcess (the

@@ -45,11 +45,14 @@ func New(root string) *Proc {
 
 // Process is what the proc file system says about one process.
 type Process struct {
-	PID   int    `json:"pid"`
-	PPID  int    `json:"ppid"`
-	UID   int    `json:"uid"`   // real user id, from the Uid line of PID/status
-	State string `json:"state"` // one letter from PID/stat: "R", "S", "D", "Z", "T", ...
-	Comm  string `json:"comm"`  // the command name of PID/stat, at most 15 bytes
+	PID  int `json:"pid"`
+	PPID int `json:"ppid"`
+	UID  int `json:"uid"` // real user id, from the Uid line of PID/status
+	// TracerPID is the process tracing this one (the TracerPid line of
+	// PID/status: a debugger or strace attached), or 0.
+	TracerPID int    `json:"tracer_pid"`
+	State     string `json:"state"` // one letter from PID/stat: "R", "S", "D", "Z", "T", ...
+	Comm      string `json:"comm"`  // the command name of PID/stat, at most 15 bytes
 	// Cmdline holds the NUL-separated arguments of PID/cmdline; it is
 	// empty for kernel threads and zombies.
 	Cmdline []string `json:"cmdline"`
@@ -106,9 +109,11 @@ func (p *Proc) Process(pid int) (*Process, error) {
 	if err != nil {
 		return nil, err
 	}
-	if pr.UID, err = parseStatusUID(b); err != nil {
+	status, err := ParseStatus(b)
+	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", p.display(pid, "status"), err)
 	}
+	pr.UID, pr.TracerPID = status.UID, status.TracerPID
 
 	b, err = p.readFile(pid, "cmdline")
 	if err != nil {
@@ -200,24 +205,77 @@ func parseStat(b []byte) (stat, error) {
 	return st, nil
 }
 
-// parseStatusUID returns the real uid, the first number of the Uid line.
-func parseStatusUID(b []byte) (int, error) {
+// Status holds the lines of PID/status that pyattach reads.
+type Status struct {
+	UID       int // real user id: the first number of the Uid line
+	TracerPID int // the TracerPid line: the tracing process, or 0
+	// Seccomp is the Seccomp line: 0 none, 1 strict, 2 a filter (as
+	// container runtimes install); 0 when the kernel has no such line.
+	Seccomp int
+}
+
+// ParseStatus parses the contents of a PID/status file. The Uid line is
+// required; TracerPid and Seccomp are 0 when absent.
+func ParseStatus(b []byte) (Status, error) {
+	var st Status
+	uidSeen := false
 	for line := range strings.Lines(string(b)) {
-		rest, ok := strings.CutPrefix(line, "Uid:")
+		key, rest, ok := strings.Cut(line, ":")
 		if !ok {
 			continue
 		}
 		f := strings.Fields(rest)
+		switch key {
+		case "Uid", "TracerPid", "Seccomp":
+		default:
+			continue
+		}
 		if len(f) == 0 {
-			return 0, errors.New("empty Uid line")
+			return st, fmt.Errorf("empty %s line", key)
 		}
-		uid, err := strconv.Atoi(f[0])
-		if err != nil {
-			return 0, fmt.Errorf("bad uid %s", quote(f[0]))
+		n, err := strconv.Atoi(f[0])
+		if err != nil || n < 0 {
+			return st, fmt.Errorf("bad %s %s", key, quote(f[0]))
 		}
-		return uid, nil
+		switch key {
+		case "Uid":
+			st.UID, uidSeen = n, true
+		case "TracerPid":
+			st.TracerPID = n
+		case "Seccomp":
+			st.Seccomp = n
+		}
 	}
-	return 0, errors.New("no Uid line")
+	if !uidSeen {
+		return st, errors.New("no Uid line")
+	}
+	return st, nil
+}
+
+// Status reads and parses PID/status of process pid.
+func (p *Proc) Status(pid int) (Status, error) {
+	b, err := p.readFile(pid, "status")
+	if err != nil {
+		return Status{}, err
+	}
+	st, err := ParseStatus(b)
+	if err != nil {
+		return st, fmt.Errorf("read %s: %w", p.display(pid, "status"), err)
+	}
+	return st, nil
+}
+
+// SelfStatus reads and parses self/status: the reading process's own.
+func (p *Proc) SelfStatus() (Status, error) {
+	b, err := fs.ReadFile(p.FS, "self/status")
+	if err != nil {
+		return Status{}, fmt.Errorf("read %s: %w", p.path("self/status"), err)
+	}
+	st, err := ParseStatus(b)
+	if err != nil {
+		return st, fmt.Errorf("read %s: %w", p.path("self/status"), err)
+	}
+	return st, nil
 }
 
 func parseCmdline(b []byte) []string {

@@ -328,13 +328,17 @@ func TestParseStat(t *testing.T) {
 	}
 }
 
-func TestParseStatusUID(t *testing.T) {
-	if uid, err := parseStatusUID([]byte("Name:\tx\nUid:\t1000\t1001\t1000\t1000\n")); err != nil || uid != 1000 {
-		t.Errorf("uid = %d, %v", uid, err)
+func TestParseStatus(t *testing.T) {
+	got, err := ParseStatus([]byte("Name:\tx\nUid:\t1000\t1001\t1000\t1000\nTracerPid:\t4321\nSeccomp:\t2\n"))
+	if want := (Status{UID: 1000, TracerPID: 4321, Seccomp: 2}); err != nil || got != want {
+		t.Errorf("ParseStatus = %+v, %v, want %+v", got, err, want)
 	}
-	for _, s := range []string{"Name:\tx\n", "Uid:\n", "Uid:\tx\n"} {
-		if _, err := parseStatusUID([]byte(s)); err == nil {
-			t.Errorf("parseStatusUID(%q): no error", s)
+	if got, err := ParseStatus([]byte("Uid:\t0\t0\t0\t0\n")); err != nil || got != (Status{}) {
+		t.Errorf("no TracerPid or Seccomp line: %+v, %v", got, err)
+	}
+	for _, s := range []string{"Name:\tx\n", "Uid:\n", "Uid:\tx\n", "Uid:\t1\nTracerPid:\t-3\n", "Uid:\t1\nSeccomp:\n"} {
+		if _, err := ParseStatus([]byte(s)); err == nil {
+			t.Errorf("ParseStatus(%q): no error", s)
 		}
 	}
 }
@@ -562,5 +566,21 @@ func TestOpenInRoot(t *testing.T) {
 	defer f2.Close()
 	if b, err := io.ReadAll(f2); err != nil || string(b) != "ID=debian\n" {
 		t.Errorf("read %q, %v", b, err)
+	}
+}
+
+func TestStatusAndSelfStatus(t *testing.T) {
+	p := &Proc{Root: "/proc", FS: fstest.MapFS{
+		"77/status":   {Data: []byte("Uid:\t1000\t1000\t1000\t1000\nTracerPid:\t78\n")},
+		"self/status": {Data: []byte("Uid:\t0\t0\t0\t0\nSeccomp:\t2\n")},
+	}}
+	if st, err := p.Status(77); err != nil || st != (Status{UID: 1000, TracerPID: 78}) {
+		t.Errorf("Status(77) = %+v, %v", st, err)
+	}
+	if st, err := p.SelfStatus(); err != nil || st.Seccomp != 2 {
+		t.Errorf("SelfStatus = %+v, %v", st, err)
+	}
+	if _, err := p.Status(78); !errors.Is(err, ErrNoProcess) {
+		t.Errorf("Status of a missing process: %v", err)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"path"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // sniffSize is how much of a file is read to decide what it is.
@@ -33,11 +34,15 @@ const stubMaxSize = 8 << 10
 var (
 	// A quoted path of a .py file: exec(open("...").read()),
 	// execfile('...'), runpy.run_path("..."), gdb.execute("source ...").
-	stubPyLiteral = regexp.MustCompile(`["']((?:source\s+)?[^"'\n]+\.py)["']`)
+	stubPyLiteral = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`["']((?:source\s+)?[^"'\n]+\.py)["']`) })
 	// sys.path.insert(0, "/dir") or sys.path.append("/dir").
-	stubSysPath = regexp.MustCompile(`sys\.path\.(?:insert\(\s*\d+\s*,|append\()\s*["']([^"'\n]+)["']`)
+	stubSysPath = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`sys\.path\.(?:insert\(\s*\d+\s*,|append\()\s*["']([^"'\n]+)["']`)
+	})
 	// import libpython, from libpython import *.
-	stubImport = regexp.MustCompile(`(?m)^\s*(?:from\s+([A-Za-z_][A-Za-z0-9_.]*)\s+import|import\s+([A-Za-z_][A-Za-z0-9_.]*))`)
+	stubImport = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?m)^\s*(?:from\s+([A-Za-z_][A-Za-z0-9_.]*)\s+import|import\s+([A-Za-z_][A-Za-z0-9_.]*))`)
+	})
 )
 
 // stubTargets returns the files a small stub points at, as paths
@@ -59,7 +64,7 @@ func stubTargets(head []byte, dir string) []string {
 			out = append(out, p)
 		}
 	}
-	for _, m := range stubPyLiteral.FindAllSubmatch(head, -1) {
+	for _, m := range stubPyLiteral().FindAllSubmatch(head, -1) {
 		s := string(m[1])
 		if rest, ok := strings.CutPrefix(s, "source"); ok {
 			s = strings.TrimSpace(rest)
@@ -67,13 +72,13 @@ func stubTargets(head []byte, dir string) []string {
 		add(s)
 	}
 	var dirs []string
-	for _, m := range stubSysPath.FindAllSubmatch(head, -1) {
+	for _, m := range stubSysPath().FindAllSubmatch(head, -1) {
 		dirs = append(dirs, string(m[1]))
 	}
 	if len(dirs) == 0 {
 		dirs = []string{"."}
 	}
-	for _, m := range stubImport.FindAllSubmatch(head, -1) {
+	for _, m := range stubImport().FindAllSubmatch(head, -1) {
 		mod := string(m[1])
 		if mod == "" {
 			mod = string(m[2])

@@ -19,10 +19,7 @@ type place struct {
 // symbolic link on the way is resolved as if the root were "/", so the
 // result never leads out of it; on the host, p is returned cleaned.
 func (pl place) hostPath(p string) (string, error) {
-	if pl.root == "" {
-		return filepath.Clean(p), nil
-	}
-	return resolveIn(pl.root, p)
+	return rootfs.HostPath(pl.root, p)
 }
 
 // resolveIn resolves p inside root as the process whose root it is

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/pyattach/pyattach/detect/pyinfo"
 )
@@ -261,7 +262,7 @@ func (s *search) systemCandidates(pl place) []candidate {
 // in CPython 3.13).
 const maxSysconfigData = 1 << 20
 
-var absBuilddirRe = regexp.MustCompile(`'abs_builddir':\s*'([^'\\\n]+)'`)
+var absBuilddirRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`'abs_builddir':\s*'([^'\\\n]+)'`) })
 
 // installedBuildDir returns the build directory that an installed
 // prefix's sysconfig data records ('abs_builddir' in
@@ -285,7 +286,7 @@ func installedBuildDir(pl place, prefix, minor string) string {
 		}
 		data, _ := io.ReadAll(io.LimitReader(fh, maxSysconfigData))
 		fh.Close()
-		if m := absBuilddirRe.FindSubmatch(data); m != nil && path.IsAbs(string(m[1])) {
+		if m := absBuilddirRe().FindSubmatch(data); m != nil && path.IsAbs(string(m[1])) {
 			return path.Clean(string(m[1]))
 		}
 	}
@@ -543,27 +544,28 @@ func (s *search) patchlevel(pl place, dir, v string) string {
 // readPatchlevel returns PY_VERSION from the patchlevel.h at target
 // path p ("3.13.0+" becomes "3.13.0").
 func readPatchlevel(pl place, p string) string {
-	h, err := pl.hostPath(p)
-	if err != nil {
-		return ""
-	}
-	head, err := readFileHead(h)
-	if err != nil {
-		return ""
-	}
-	sc := bufio.NewScanner(strings.NewReader(string(head)))
-	for sc.Scan() {
-		f := strings.Fields(sc.Text())
+	return scanHead(pl, p, func(line string) (string, bool) {
+		f := strings.Fields(line)
 		if len(f) >= 3 && f[0] == "#define" && f[1] == "PY_VERSION" {
-			return leadingVersion(strings.Trim(f[2], `"`))
+			return leadingVersion(strings.Trim(f[2], `"`)), true
 		}
-	}
-	return ""
+		return "", false
+	})
 }
 
 // makefileSrcdir returns the srcdir= value of a CPython build's
 // Makefile, "" when there is none.
 func makefileSrcdir(pl place, p string) string {
+	return scanHead(pl, p, func(line string) (string, bool) {
+		rest, ok := strings.CutPrefix(line, "srcdir=")
+		return strings.TrimSpace(rest), ok
+	})
+}
+
+// scanHead returns match's value for the first line of the head of the
+// file at target path p that it accepts, "" when none does or the file
+// cannot be read.
+func scanHead(pl place, p string, match func(line string) (string, bool)) string {
 	h, err := pl.hostPath(p)
 	if err != nil {
 		return ""
@@ -574,8 +576,8 @@ func makefileSrcdir(pl place, p string) string {
 	}
 	sc := bufio.NewScanner(strings.NewReader(string(head)))
 	for sc.Scan() {
-		if rest, ok := strings.CutPrefix(sc.Text(), "srcdir="); ok {
-			return strings.TrimSpace(rest)
+		if v, ok := match(sc.Text()); ok {
+			return v
 		}
 	}
 	return ""

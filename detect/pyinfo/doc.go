@@ -15,7 +15,9 @@
 //     "/root/.pyenv/versions/3.9.18");
 //  4. the file name (python3.11d, libpython3.6m.so.1.0), major.minor only.
 //
-// Read works on an io.ReaderAt and reads the ELF headers, one symbol
+// Read works on an io.ReaderAt (ReadELF on an *elf.File already parsed
+// by elfinfo.NewFile, with its elfinfo.Info when the caller has it) and
+// reads the ELF headers, one symbol
 // table, the few bytes behind two symbols and, only when no symbol gives
 // the version, a bounded streaming scan of .rodata. FindLibrary locates a
 // DT_NEEDED library the way the dynamic loader does, under a root

@@ -89,7 +89,7 @@ func regularIn(root, p string) (string, bool) {
 		host = path.Clean("/" + p)
 	} else {
 		var err error
-		host, err = resolveIn(root, p)
+		host, err = rootfs.ResolveHost(root, p)
 		if err != nil {
 			return "", false
 		}
@@ -99,10 +99,4 @@ func regularIn(root, p string) (string, bool) {
 		return "", false
 	}
 	return host, true
-}
-
-// resolveIn resolves p inside root as the process whose root it is
-// would (see package rootfs).
-func resolveIn(root, p string) (string, error) {
-	return rootfs.ResolveHost(root, p)
 }

@@ -2,10 +2,12 @@ package pyinfo
 
 import (
 	"bytes"
+	"errors"
 	"path"
 	"strings"
 	"testing"
 
+	"github.com/pyattach/pyattach/detect/elfinfo"
 	"github.com/pyattach/pyattach/detect/pyversion"
 )
 
@@ -27,6 +29,10 @@ func FuzzRead(f *testing.F) {
 			if err != nil {
 				if facts != nil {
 					t.Fatalf("Read returned facts and error %v", err)
+				}
+				var fe *elfinfo.FormatError
+				if !errors.As(err, &fe) && !errors.Is(err, elfinfo.ErrNotELF) {
+					t.Fatalf("error is neither a *elfinfo.FormatError nor ErrNotELF: %v", err)
 				}
 				continue
 			}

@@ -93,13 +93,24 @@ func Read(r io.ReaderAt, name string) (*Facts, error) {
 // After the names come the file's DT_SONAME, when it names a libpython,
 // and the DT_NEEDED libpython's name.
 func ReadNamed(r io.ReaderAt, names ...string) (*Facts, error) {
-	info, err := elfinfo.Read(r, elfinfo.Options{Dynamic: true})
+	f, err := elfinfo.NewFile(r)
 	if err != nil {
 		return nil, fmt.Errorf("python facts: %w", err)
 	}
-	f, err := newFile(r)
-	if err != nil {
-		return nil, fmt.Errorf("python facts: %w", err)
+	return ReadELF(f, nil, names...)
+}
+
+// ReadELF is ReadNamed on an ELF file parsed by elfinfo.NewFile. info
+// holds its facts read with elfinfo.Options.Dynamic, or is nil to have
+// them read here; passing what the caller has read already spares a
+// second reading of the dynamic section.
+func ReadELF(f *elf.File, info *elfinfo.Info, names ...string) (*Facts, error) {
+	if info == nil {
+		var err error
+		info, err = elfinfo.ReadELF(f, elfinfo.Options{Dynamic: true})
+		if err != nil {
+			return nil, fmt.Errorf("python facts: %w", err)
+		}
 	}
 	facts := &Facts{}
 	for _, n := range info.Needed {
@@ -205,31 +216,17 @@ func fromNames(names []string) (version, flags string) {
 	return version, string(out)
 }
 
-// newFile parses the ELF headers, turning panics of debug/elf on hostile
-// input into errors.
-func newFile(r io.ReaderAt) (f *elf.File, err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			f, err = nil, fmt.Errorf("%w: %v", elfinfo.ErrCorrupt, p)
-		}
-	}()
-	f, err = elf.NewFile(r)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %v", elfinfo.ErrCorrupt, err)
-	}
-	return f, nil
-}
-
 // lookupSymbols returns the defined symbols among the wanted names. It
 // reads .symtab when present and falls back to .dynsym when .symtab is
 // missing or holds none of the names (stripped executables that export
 // the C API, like Debian's python3.11, keep it in .dynsym).
 func lookupSymbols(f *elf.File, wanted ...[]string) (found map[string]elf.Symbol, err error) {
 	defer func() {
-		if p := recover(); p != nil {
-			found, err = nil, fmt.Errorf("%w: symbol table: %v", elfinfo.ErrCorrupt, p)
+		if err != nil {
+			found = nil
 		}
 	}()
+	defer elfinfo.RecoverCorrupt(&err, "symbol table")
 	want := make(map[string]bool)
 	for _, w := range wanted {
 		for _, n := range w {
@@ -244,7 +241,7 @@ func lookupSymbols(f *elf.File, wanted ...[]string) (found map[string]elf.Symbol
 			if errors.Is(err, elf.ErrNoSymbols) {
 				continue
 			}
-			return nil, fmt.Errorf("%w: symbol table: %v", elfinfo.ErrCorrupt, err)
+			return nil, elfinfo.Corruptf("symbol table", -1, "%v", err)
 		}
 		for _, s := range syms {
 			if want[s.Name] && s.Section != elf.SHN_UNDEF {

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+
+	"github.com/pyattach/pyattach/detect/elfinfo"
 )
 
 // ErrNoRuntime means the file defines no _PyRuntime symbol: it is not a
@@ -28,10 +30,15 @@ type Load struct {
 // a dynamic symbol even in stripped builds), and the PT_LOAD segments.
 // It reads no debug information.
 func ReadRuntime(r io.ReaderAt) (*Runtime, error) {
-	f, err := newFile(r)
+	f, err := elfinfo.NewFile(r)
 	if err != nil {
 		return nil, err
 	}
+	return RuntimeOf(f)
+}
+
+// RuntimeOf is ReadRuntime on an ELF file parsed by elfinfo.NewFile.
+func RuntimeOf(f *elf.File) (*Runtime, error) {
 	syms, err := lookupSymbols(f, []string{symPyRuntime})
 	if err != nil {
 		return nil, err

@@ -6,6 +6,7 @@ import (
 	"io"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/pyattach/pyattach/detect/pyversion"
 )
@@ -49,7 +50,9 @@ func FormatHexVersion(v uint64) (string, bool) {
 // string, either as the whole string or after a character that cannot be
 // part of a version (the linker's tail merging keeps "3.9.18" as the end
 // of "/root/.pyenv/versions/3.9.18").
-var versionTailRE = regexp.MustCompile(`(?:^|[^0-9.])([23]\.[0-9]{1,2}\.[0-9]{1,2}(?:(?:a|b|rc)[0-9]{1,2})?\+?)$`)
+var versionTailRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?:^|[^0-9.])([23]\.[0-9]{1,2}\.[0-9]{1,2}(?:(?:a|b|rc)[0-9]{1,2})?\+?)$`)
+})
 
 // tailKeep is how many trailing bytes of each string the scanner keeps. A
 // PY_VERSION string is at most 12 bytes ("3.14.10rc10+"); one more byte
@@ -117,7 +120,7 @@ func matchVersion(s []byte, truncated bool) (versionCandidate, bool) {
 	if len(s) < 5 || !(isDigit(s[len(s)-1]) || s[len(s)-1] == '+') {
 		return versionCandidate{}, false
 	}
-	m := versionTailRE.FindSubmatchIndex(s)
+	m := versionTailRE().FindSubmatchIndex(s)
 	if m == nil {
 		return versionCandidate{}, false
 	}

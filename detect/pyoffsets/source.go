@@ -1,6 +1,7 @@
 package pyoffsets
 
 import (
+	"debug/dwarf"
 	"debug/elf"
 	"fmt"
 	"os"
@@ -8,7 +9,9 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 
+	"github.com/pyattach/pyattach/detect/buildid"
 	"github.com/pyattach/pyattach/detect/elfinfo"
 	"github.com/pyattach/pyattach/detect/pyinfo"
 	"github.com/pyattach/pyattach/detect/pyversion"
@@ -105,7 +108,7 @@ func DiscoverRoots(dir string) []Source {
 		local, _ := filepath.Glob(filepath.Join(root, "usr", "local", "bin", "python3.*"))
 		exes = append(exes, local...)
 		for _, e := range exes {
-			if fi, err := os.Lstat(e); err != nil || !fi.Mode().IsRegular() || !rootExe.MatchString(filepath.Base(e)) {
+			if fi, err := os.Lstat(e); err != nil || !fi.Mode().IsRegular() || !rootExe().MatchString(filepath.Base(e)) {
 				continue
 			}
 			if s, ok := sourceOf("root", e, filepath.Join(root, "usr", "lib", "debug")); ok {
@@ -122,7 +125,7 @@ func DiscoverRoots(dir string) []Source {
 	return out
 }
 
-var rootExe = regexp.MustCompile(`^python3\.\d+t?d?$`)
+var rootExe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^python3\.\d+t?d?$`) })
 
 func sourceOf(kind, path, debugDir string) (Source, bool) {
 	f, err := os.Open(path)
@@ -130,16 +133,19 @@ func sourceOf(kind, path, debugDir string) (Source, bool) {
 		return Source{}, false
 	}
 	defer f.Close()
-	facts, err := pyinfo.Read(f, path)
+	ef, err := elfinfo.NewFile(f)
+	if err != nil {
+		return Source{}, false
+	}
+	facts, err := pyinfo.ReadELF(ef, nil, path)
 	if err != nil || !facts.HasRuntime || facts.Version == "" || strings.HasPrefix(facts.Version, "2.") {
 		return Source{}, false
 	}
-	id, _ := elfinfo.ReadBuildID(f)
+	id, _ := elfinfo.BuildIDOf(ef)
 	s := Source{Kind: kind, Path: path, BuildID: id, Version: facts.Version, ABIFlags: layoutFlags(facts.ABIFlags)}
-	if hasDWARF(path) {
+	if embedsDWARF(ef) {
 		s.Debug = path
-	} else if len(id) > 2 {
-		d := filepath.Join(debugDir, ".build-id", id[:2], id[2:]+".debug")
+	} else if d := buildid.ID(id).DebugPath(debugDir); d != "" {
 		if hasDWARF(d) {
 			s.Debug = d
 		}
@@ -148,23 +154,39 @@ func sourceOf(kind, path, debugDir string) (Source, bool) {
 }
 
 func hasDWARF(path string) bool {
-	f, err := elf.Open(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return false
 	}
 	defer f.Close()
+	ef, err := elfinfo.NewFile(f)
+	return err == nil && embedsDWARF(ef)
+}
+
+// dwarfOf is f.DWARF() with debug/dwarf's panics on bad input turned
+// into an error.
+func dwarfOf(f *elf.File) (d *dwarf.Data, err error) {
+	defer elfinfo.RecoverCorrupt(&err, ".debug_info")
+	return f.DWARF()
+}
+
+func embedsDWARF(f *elf.File) bool {
 	s := f.Section(".debug_info")
 	return s != nil && s.Type != elf.SHT_NOBITS
 }
 
 // Generate reads the offsets from a source's DWARF.
 func Generate(s Source) (map[string]int64, error) {
-	f, err := elf.Open(s.Debug)
+	f, err := os.Open(s.Debug)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	d, err := f.DWARF()
+	ef, err := elfinfo.NewFile(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", s.Debug, err)
+	}
+	d, err := dwarfOf(ef)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", s.Debug, err)
 	}

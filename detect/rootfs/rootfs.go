@@ -2,7 +2,13 @@
 // process's root (a container, a chroot: /proc/PID/root), following
 // symbolic links as that process would: ".." stops at the root, and an
 // absolute link target starts again from the root, so that no path can
-// lead out of it. It is shared by proc, pyinfo and pyext.
+// lead out of it. A plain filepath.Join(root, p) would not do: the kernel
+// follows an absolute link in it (/usr/lib/debug -> /etc) out to the
+// host's file. Every path read under a root goes through here: HostPath,
+// Open and Stat for a host directory (shared by proc, pyinfo, pyext and
+// debugfile), Resolve for an fs.FS (detect/proc's
+// fake trees); Join is the lexical join, for a tree pyattach makes itself
+// and that holds no links.
 package rootfs
 
 import (
@@ -79,4 +85,59 @@ func ResolveHost(root, name string) (string, error) {
 		return "", fmt.Errorf("under %s: %w", root, err)
 	}
 	return filepath.Join(root, filepath.FromSlash(rel)), nil
+}
+
+// HostPath returns the host path of name, a path as seen by a process
+// whose root is the host directory root: ResolveHost, so that none of
+// its links leads out of root. An empty root is this machine's own: name
+// comes back cleaned, for the kernel to resolve.
+func HostPath(root, name string) (string, error) {
+	if root == "" {
+		return filepath.Clean(name), nil
+	}
+	return ResolveHost(root, name)
+}
+
+// Open opens name inside root (see HostPath) for reading.
+func Open(root, name string) (*os.File, error) {
+	p, err := HostPath(root, name)
+	if err != nil {
+		return nil, err
+	}
+	return os.Open(p)
+}
+
+// Stat returns the file information of name inside root (see HostPath),
+// its links followed inside root.
+func Stat(root, name string) (fs.FileInfo, error) {
+	p, err := HostPath(root, name)
+	if err != nil {
+		return nil, err
+	}
+	return os.Stat(p)
+}
+
+// Join returns name inside root lexically: ".." cannot climb above root,
+// but a symbolic link in the result is followed by whoever opens it. It
+// is for trees pyattach creates itself (its source cache), which hold no
+// links; a process's root is read through HostPath, Open or Stat.
+func Join(root, name string) string {
+	return filepath.Join(root, filepath.Clean("/"+name))
+}
+
+// Strip is the inverse of Join for display: host path p as the process
+// whose root is the host directory root sees it ("/" + p relative to
+// root), or p itself when root is "" or p is not under root.
+func Strip(root, p string) string {
+	if root == "" {
+		return p
+	}
+	rel, err := filepath.Rel(root, p)
+	switch {
+	case err != nil || rel == ".." || strings.HasPrefix(rel, "../"):
+		return p
+	case rel == ".":
+		return "/"
+	}
+	return "/" + rel
 }

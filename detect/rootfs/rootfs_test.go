@@ -2,6 +2,7 @@ package rootfs
 
 import (
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"testing"
@@ -36,5 +37,73 @@ func TestResolveHost(t *testing.T) {
 	}
 	if _, err := ResolveHost(root, "/loop1/x"); !errors.Is(err, ErrLinkLoop) {
 		t.Errorf("loop: %v", err)
+	}
+}
+
+// TestSecurityAbsoluteLinkOut: a root whose /usr/lib/debug is an
+// absolute link to a directory outside it. The lexical join follows the
+// link out to the host's file; HostPath, Open and Stat stay inside.
+func TestSecurityAbsoluteLinkOut(t *testing.T) {
+	root := t.TempDir()
+	outside := t.TempDir() // stands for the host's /etc
+	if err := os.WriteFile(filepath.Join(outside, "secret"), []byte("host file"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(root, "usr/lib"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(root, "usr/lib/debug")); err != nil {
+		t.Fatal(err)
+	}
+	name := "/usr/lib/debug/secret"
+	// The control: the lexical join reads the host file.
+	if b, err := os.ReadFile(Join(root, name)); err != nil || string(b) != "host file" {
+		t.Fatalf("control: the lexical join did not follow the link out (%q, %v); the test proves nothing", b, err)
+	}
+	p, err := HostPath(root, name)
+	if err != nil || p != filepath.Join(root, outside, "secret") {
+		t.Errorf("HostPath = %q, %v; want the link target inside the root", p, err)
+	}
+	if f, err := Open(root, name); err == nil {
+		f.Close()
+		t.Errorf("Open read the host's file through an absolute link")
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("Open: %v, want not-exist", err)
+	}
+	if _, err := Stat(root, name); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("Stat: %v, want not-exist", err)
+	}
+	// The same file placed at the link's target inside the root is read.
+	in := filepath.Join(root, outside)
+	os.MkdirAll(in, 0o755)
+	os.WriteFile(filepath.Join(in, "secret"), []byte("root file"), 0o644)
+	f, err := Open(root, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	b := make([]byte, 64)
+	n, _ := f.Read(b)
+	if string(b[:n]) != "root file" {
+		t.Errorf("Open read %q, want the root's file", b[:n])
+	}
+	if p, _ := HostPath("", "/a/../b"); p != "/b" {
+		t.Errorf("HostPath on the host = %q", p)
+	}
+}
+
+func TestStrip(t *testing.T) {
+	for _, c := range []struct{ root, p, want string }{
+		{"", "/usr/bin/python3", "/usr/bin/python3"},
+		{"/r", "/r/usr/bin/python3", "/usr/bin/python3"},
+		{"/r", "/r", "/"},
+		{"/r", "/r/.venv/bin/python", "/.venv/bin/python"},
+		{"/r", "/r/..data/x", "/..data/x"},
+		{"/r", "/rr/x", "/rr/x"},
+		{"/r", "/other/x", "/other/x"},
+	} {
+		if got := Strip(c.root, c.p); got != c.want {
+			t.Errorf("Strip(%q, %q) = %q, want %q", c.root, c.p, got, c.want)
+		}
 	}
 }

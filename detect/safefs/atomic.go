@@ -75,6 +75,27 @@ func (t *TempFile) Commit(name string) error {
 	return syncDir(filepath.Dir(name))
 }
 
+// Rename is the last step of Commit for a temporary file whose content
+// its writer has already flushed (File.Sync) and closed, such as one of
+// several files installed together: it renames oldpath to newpath and
+// flushes newpath's directory (and oldpath's, when another), so that the
+// rename survives a crash. Writers use WriteFile or Commit; Rename is for
+// the few that must check a whole set of files before putting any in
+// place.
+func Rename(oldpath, newpath string) error {
+	if err := os.Rename(oldpath, newpath); err != nil {
+		return err
+	}
+	od, nd := filepath.Dir(oldpath), filepath.Dir(newpath)
+	if err := syncDir(nd); err != nil {
+		return err
+	}
+	if od != nd {
+		return syncDir(od)
+	}
+	return nil
+}
+
 // Cleanup closes and removes the temporary file unless Commit put it in
 // place.
 func (t *TempFile) Cleanup() {

@@ -14,9 +14,12 @@
 // pyattach's own directories (its cache, its scripts, its debug store)
 // come from PrivateDir: mode 0700, owned by the user, never reached
 // through another user's link. Every file pyattach writes goes through
-// one atomic writer, WriteFile (or CreateTemp and Commit for a download
-// streamed to disk): a temporary file TempPrefix<pid>-<random> in the
-// same directory, flushed, renamed into place, the directory flushed.
+// one atomic writer with one durability rule, WriteFile (or CreateTemp
+// and Commit for a download streamed to disk): a temporary file
+// TempPrefix<pid>-<random> in the same directory, flushed (fsync),
+// renamed into place, the directory flushed (fsync). Rename is that last
+// step alone, for a writer that flushes several temporary files and
+// checks them all before it puts any in place (the debug-symbol store).
 // Sweep removes the temporary files a killed run left behind, never a
 // live writer's.
 package safefs

@@ -223,6 +223,31 @@ func TestCreateTemp(t *testing.T) {
 	}
 }
 
+func TestRename(t *testing.T) {
+	d := tempDir(t)
+	sub := filepath.Join(d, "sub")
+	os.Mkdir(sub, 0o700)
+	tf, err := CreateTemp(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tf.WriteString("data")
+	tf.Sync()
+	tf.Close()
+	if err := Rename(tf.Name(), filepath.Join(sub, "f")); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(sub, "f")); string(b) != "data" {
+		t.Errorf("renamed %q", b)
+	}
+	if left := temps(t, d); len(left) != 0 {
+		t.Errorf("Rename left %v", left)
+	}
+	if err := Rename(filepath.Join(sub, "f"), filepath.Join(d, "missing", "f")); err == nil {
+		t.Error("no error renaming into a missing directory")
+	}
+}
+
 // deadPID is the pid of a process that has exited.
 func deadPID(t *testing.T) int {
 	t.Helper()

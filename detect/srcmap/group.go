@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 )
 
 // Layouts a group of source paths can come from.
@@ -215,13 +216,13 @@ func fedora(c []string) (Group, bool) {
 	return Group{}, false
 }
 
-var condaStamp = regexp.MustCompile(`^(.+)_([0-9]{9,})$`)
+var condaStamp = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(.+)_([0-9]{9,})$`) })
 
 // conda: <root>/<pkg>_<timestamp>/work/<file> ($SRC_DIR), and the
 // environments conda-build makes beside it.
 func conda(c []string) (Group, bool) {
 	for i := 1; i+1 < len(c); i++ {
-		m := condaStamp.FindStringSubmatch(c[i])
+		m := condaStamp().FindStringSubmatch(c[i])
 		if m == nil || hasDotDot(c[:i]) {
 			continue
 		}
@@ -291,9 +292,11 @@ func splitNVR(s string) (name, version string) {
 	return strings.Join(parts[:len(parts)-2], "-"), parts[len(parts)-2]
 }
 
-var cpythonName = regexp.MustCompile(`(?i)^(c?python|python-split|python[23](\.[0-9]+)?)$`)
+var cpythonName = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)^(c?python|python-split|python[23](\.[0-9]+)?)$`)
+})
 
-func isCPython(name string) bool { return cpythonName.MatchString(name) }
+func isCPython(name string) bool { return cpythonName().MatchString(name) }
 
 // clusterDepth is how many leading directory components (not counting
 // the root) identify a source tree under a path's top directories.

@@ -27,4 +27,9 @@
 // Names a compiler makes up for what has no file ("<built-in>",
 // "<command-line>", "<artificial>", "<stdin>") are not source files and
 // are left out, so that nothing downstream looks for them.
+//
+// Scan takes an io.ReaderAt, ScanELF an *elf.File parsed by
+// elfinfo.NewFile. Malformed DWARF is an *elfinfo.FormatError naming the
+// section (.debug_info, .debug_abbrev, .debug_line, a string section) and
+// the offset in it where decoding failed.
 package srcscan

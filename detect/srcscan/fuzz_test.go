@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"sort"
+	"strings"
 	"testing"
 
 	"github.com/pyattach/pyattach/detect/elfinfo"
@@ -26,8 +27,12 @@ func FuzzScan(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte) {
 		res, err := Scan(bytes.NewReader(b))
 		if err != nil {
-			if !errors.Is(err, elfinfo.ErrCorrupt) && !errors.Is(err, elfinfo.ErrNotELF) {
-				t.Fatalf("error wraps neither ErrCorrupt nor ErrNotELF: %v", err)
+			var fe *elfinfo.FormatError
+			if !errors.As(err, &fe) && !errors.Is(err, elfinfo.ErrNotELF) {
+				t.Fatalf("error is neither a *elfinfo.FormatError nor ErrNotELF: %v", err)
+			}
+			if fe != nil && (!errors.Is(err, elfinfo.ErrCorrupt) || fe.Section == "" && fe.Off >= 0 || strings.ContainsAny(err.Error(), "\n\r")) {
+				t.Fatalf("FormatError %q: want ErrCorrupt, an offset only with a section, one line", err)
 			}
 			return
 		}

@@ -69,15 +69,15 @@ func (a *abbrevs) lookup(s *scanner, off, code uint64) ([]attrSpec, error) {
 
 func (a *abbrevs) parse(s *scanner, off uint64) (map[uint64][]attrSpec, error) {
 	if a.sec == nil {
-		return nil, fmt.Errorf("%w: .debug_info without .debug_abbrev", elfinfo.ErrCorrupt)
+		return nil, elfinfo.Corruptf(".debug_abbrev", -1, "missing, but .debug_info needs it")
 	}
 	if off >= a.sec.size {
-		return nil, fmt.Errorf("%w: abbreviation offset %#x is outside .debug_abbrev", elfinfo.ErrCorrupt, off)
+		return nil, elfinfo.Corruptf(".debug_abbrev", int64(off), "abbreviation offset is outside the section")
 	}
 	r := &stream{s: a.sec, off: off, end: a.sec.size, bo: s.bo}
 	defer func() { a.parsed += r.off - off }()
 	if a.parsed > 4*a.sec.size+1<<20 {
-		return nil, fmt.Errorf("%w: overlapping abbreviation tables", elfinfo.ErrCorrupt)
+		return nil, elfinfo.Corruptf(".debug_abbrev", int64(off), "overlapping abbreviation tables")
 	}
 	t := map[uint64][]attrSpec{}
 	for r.off < r.end {
@@ -95,7 +95,7 @@ func (a *abbrevs) parse(s *scanner, off uint64) (map[uint64][]attrSpec, error) {
 				break
 			}
 			if n >= maxAttrs {
-				return nil, fmt.Errorf("%w: abbreviation with more than %d attributes", elfinfo.ErrCorrupt, maxAttrs)
+				return nil, r.corrupt("abbreviation with more than %d attributes", maxAttrs)
 			}
 			if form == formImplicitConst {
 				r.uleb() // the constant (signed; same encoded length)
@@ -108,7 +108,7 @@ func (a *abbrevs) parse(s *scanner, off uint64) (map[uint64][]attrSpec, error) {
 			if _, dup := t[code]; !dup {
 				a.decls++
 				if a.decls > maxUnitDecls {
-					return nil, fmt.Errorf("%w: more than %d unit abbreviations", elfinfo.ErrCorrupt, maxUnitDecls)
+					return nil, r.corrupt("more than %d unit abbreviations", maxUnitDecls)
 				}
 				if attrs == nil {
 					attrs = []attrSpec{}
@@ -135,13 +135,13 @@ func (s *scanner) scanInfo() error {
 			offsz = 8
 			length = r.fixed(8)
 		} else if length >= 0xfffffff0 {
-			return fmt.Errorf("%w: unit at %#x has reserved length %#x", elfinfo.ErrCorrupt, off, length)
+			return elfinfo.Corruptf(".debug_info", int64(off), "unit has reserved length %#x", length)
 		}
 		if r.err != nil {
 			return r.err
 		}
 		if length > info.size-r.off {
-			return fmt.Errorf("%w: unit at %#x runs past the end of .debug_info", elfinfo.ErrCorrupt, off)
+			return elfinfo.Corruptf(".debug_info", int64(off), "unit runs past the end of the section")
 		}
 		next := r.off + length
 		r.end = next
@@ -176,7 +176,7 @@ func (s *scanner) unit(r *stream, offsz int) error {
 		if r.err != nil {
 			return r.err
 		}
-		return fmt.Errorf("%w: unsupported DWARF version %d", elfinfo.ErrCorrupt, version)
+		return r.corrupt("unit has unsupported DWARF version %d", version)
 	}
 	code := r.uleb()
 	if r.err != nil || code == 0 {
@@ -284,7 +284,7 @@ func (s *scanner) readString(r *stream, form uint64, offsz int, addrsz, version 
 // skipForm skips one attribute value of the given form.
 func skipForm(r *stream, form uint64, offsz int, addrsz, version uint64) {
 	if err := dwarfform.Skip(formReader{r}, form, offsz, addrsz, version); err != nil {
-		r.fail(fmt.Errorf("%w: %v", elfinfo.ErrCorrupt, err))
+		r.fail(r.corrupt("%v", err))
 	}
 }
 

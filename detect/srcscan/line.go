@@ -1,7 +1,6 @@
 package srcscan
 
 import (
-	"fmt"
 	"sort"
 
 	"github.com/pyattach/pyattach/detect/elfinfo"
@@ -44,11 +43,11 @@ func (s *scanner) scanLines() error {
 			continue
 		}
 		if s.line == nil {
-			return fmt.Errorf("%w: DW_AT_stmt_list without .debug_line", elfinfo.ErrCorrupt)
+			return elfinfo.Corruptf(".debug_line", -1, "missing, but a unit's DW_AT_stmt_list points at it")
 		}
 		t, err := s.lineHeader(off)
 		if err != nil {
-			return fmt.Errorf("line table at %#x: %w", off, err)
+			return err
 		}
 		s.tables[off] = t
 	}
@@ -58,7 +57,7 @@ func (s *scanner) scanLines() error {
 func (s *scanner) lineHeader(off uint64) (*lineTable, error) {
 	sec := s.line
 	if off >= sec.size {
-		return nil, fmt.Errorf("%w: offset is outside .debug_line", elfinfo.ErrCorrupt)
+		return nil, elfinfo.Corruptf(".debug_line", int64(off), "line table offset is outside the section")
 	}
 	r := &stream{s: sec, off: off, end: sec.size, bo: s.bo}
 	offsz := 4
@@ -67,18 +66,18 @@ func (s *scanner) lineHeader(off uint64) (*lineTable, error) {
 		offsz = 8
 		length = r.fixed(8)
 	} else if length >= 0xfffffff0 {
-		return nil, fmt.Errorf("%w: reserved length %#x", elfinfo.ErrCorrupt, length)
+		return nil, elfinfo.Corruptf(".debug_line", int64(off), "line table has reserved length %#x", length)
 	}
 	if r.err != nil {
 		return nil, r.err
 	}
 	if length > sec.size-r.off {
-		return nil, fmt.Errorf("%w: runs past the end of .debug_line", elfinfo.ErrCorrupt)
+		return nil, elfinfo.Corruptf(".debug_line", int64(off), "line table runs past the end of the section")
 	}
 	r.end = r.off + length
 	t := &lineTable{version: r.fixed(2)}
 	if r.err == nil && (t.version < 2 || t.version > 5) {
-		return nil, fmt.Errorf("%w: unsupported line table version %d", elfinfo.ErrCorrupt, t.version)
+		return nil, elfinfo.Corruptf(".debug_line", int64(off), "unsupported line table version %d", t.version)
 	}
 	var addrsz uint64 = 8
 	if t.version >= 5 {
@@ -90,7 +89,7 @@ func (s *scanner) lineHeader(off uint64) (*lineTable, error) {
 		return nil, r.err
 	}
 	if hlen > r.end-r.off {
-		return nil, fmt.Errorf("%w: header length %d overruns the table", elfinfo.ErrCorrupt, hlen)
+		return nil, r.corrupt("line table header length %d overruns the table", hlen)
 	}
 	r.end = r.off + hlen // the line program after the header is never read
 	r.u8()               // minimum_instruction_length
@@ -138,7 +137,7 @@ func (s *scanner) lineHeader(off uint64) (*lineTable, error) {
 	for _, list := range []string{"directory", "file"} {
 		nfmt := r.u8()
 		if nfmt > maxFormats {
-			return nil, fmt.Errorf("%w: %d %s entry formats", elfinfo.ErrCorrupt, nfmt, list)
+			return nil, r.corrupt("%d %s entry formats", nfmt, list)
 		}
 		formats := make([]attrSpec, nfmt)
 		for i := range formats {
@@ -149,7 +148,7 @@ func (s *scanner) lineHeader(off uint64) (*lineTable, error) {
 			return nil, r.err
 		}
 		if count > 0 && (nfmt == 0 || count > r.end-r.off) {
-			return nil, fmt.Errorf("%w: %d %s entries do not fit in the header", elfinfo.ErrCorrupt, count, list)
+			return nil, r.corrupt("%d %s entries do not fit in the header", count, list)
 		}
 		for n := uint64(0); n < count; n++ {
 			start := r.off
@@ -185,7 +184,7 @@ func (s *scanner) lineHeader(off uint64) (*lineTable, error) {
 				return nil, r.err
 			}
 			if r.off == start {
-				return nil, fmt.Errorf("%w: empty %s entry", elfinfo.ErrCorrupt, list)
+				return nil, elfinfo.Corruptf(".debug_line", int64(start), "empty %s entry", list)
 			}
 			if list == "directory" {
 				t.dirs = append(t.dirs, name)

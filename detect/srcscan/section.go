@@ -4,7 +4,6 @@ import (
 	"debug/elf"
 	"encoding/binary"
 	"errors"
-	"fmt"
 	"io"
 
 	"github.com/pyattach/pyattach/detect/elfinfo"
@@ -49,13 +48,13 @@ func openSection(s *elf.Section) *section {
 // fill makes the window start at off.
 func (s *section) fill(off uint64) error {
 	if off >= s.size {
-		return errShort
+		return elfinfo.Corruptf(s.name, int64(off), "DWARF data is truncated")
 	}
 	if s.compressed && off < s.bufOff {
 		// Backwards in a zlib stream: inflate again from the start.
 		s.restarts++
 		if s.restarts > maxRestarts {
-			return fmt.Errorf("%w: %s is read out of order too often", elfinfo.ErrCorrupt, s.name)
+			return elfinfo.Corruptf(s.name, int64(off), "compressed section read out of order too often")
 		}
 		if _, err := s.rs.Seek(0, io.SeekStart); err != nil {
 			return s.ioErr(err)
@@ -95,9 +94,9 @@ func (s *section) fill(off uint64) error {
 
 func (s *section) ioErr(err error) error {
 	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-		return fmt.Errorf("%w: %s is shorter than its header says", elfinfo.ErrCorrupt, s.name)
+		return elfinfo.Corruptf(s.name, -1, "shorter than its header says")
 	}
-	return fmt.Errorf("%w: reading %s: %v", elfinfo.ErrCorrupt, s.name, err)
+	return elfinfo.Corruptf(s.name, -1, "reading: %v", err)
 }
 
 // byteAt returns the byte at off.
@@ -110,8 +109,6 @@ func (s *section) byteAt(off uint64) (byte, error) {
 	return s.buf[off-s.bufOff], nil
 }
 
-var errShort = fmt.Errorf("%w: DWARF data is truncated", elfinfo.ErrCorrupt)
-
 // stream decodes DWARF values from a section, from off up to end.
 type stream struct {
 	s   *section
@@ -120,6 +117,14 @@ type stream struct {
 	bo  binary.ByteOrder
 	err error
 }
+
+// corrupt returns a *elfinfo.FormatError at the stream's offset.
+func (r *stream) corrupt(format string, args ...any) *elfinfo.FormatError {
+	return elfinfo.Corruptf(r.s.name, int64(r.off), format, args...)
+}
+
+// short records that the data ends before what is being read.
+func (r *stream) short() { r.fail(r.corrupt("DWARF data is truncated")) }
 
 func (r *stream) fail(err error) {
 	if r.err == nil {
@@ -133,7 +138,7 @@ func (r *stream) u8() uint64 {
 		return 0
 	}
 	if r.off >= r.end {
-		r.fail(errShort)
+		r.short()
 		return 0
 	}
 	b, err := r.s.byteAt(r.off)
@@ -188,7 +193,7 @@ func (r *stream) skip(n uint64) {
 		return
 	}
 	if n > r.end-r.off {
-		r.fail(errShort)
+		r.short()
 		return
 	}
 	r.off += n
@@ -209,7 +214,7 @@ func (r *stream) cstr() string {
 			return string(b)
 		}
 		if len(b) >= maxString {
-			r.fail(fmt.Errorf("%w: string longer than %d bytes in %s", elfinfo.ErrCorrupt, maxString, r.s.name))
+			r.fail(r.corrupt("string longer than %d bytes", maxString))
 			return ""
 		}
 		b = append(b, byte(c))

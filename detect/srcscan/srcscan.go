@@ -3,8 +3,6 @@ package srcscan
 import (
 	"debug/elf"
 	"encoding/binary"
-	"errors"
-	"fmt"
 	"io"
 	"os"
 	"sort"
@@ -51,10 +49,15 @@ func ScanFile(path string) (*Result, error) {
 // Result. Malformed DWARF gives an error wrapping elfinfo.ErrCorrupt; a
 // file that is not ELF, elfinfo.ErrNotELF.
 func Scan(r io.ReaderAt) (*Result, error) {
-	f, err := newFile(r)
+	f, err := elfinfo.NewFile(r)
 	if err != nil {
 		return nil, err
 	}
+	return ScanELF(f)
+}
+
+// ScanELF is Scan on an ELF file parsed by elfinfo.NewFile.
+func ScanELF(f *elf.File) (*Result, error) {
 	s := &scanner{
 		bo:     f.ByteOrder,
 		info:   openSection(f.Section(".debug_info")),
@@ -67,13 +70,13 @@ func Scan(r io.ReaderAt) (*Result, error) {
 		return res, nil
 	}
 	if err := s.scanInfo(); err != nil {
-		return nil, fmt.Errorf(".debug_info: %w", err)
+		return nil, err
 	}
 	s.abbrevs = abbrevs{} // the tables are no longer needed
 	if err := s.scanLines(); err != nil {
-		return nil, fmt.Errorf(".debug_line: %w", err)
+		return nil, err
 	}
-	err = s.strs.resolve(
+	err := s.strs.resolve(
 		openSection(f.Section(".debug_str")),
 		openSection(f.Section(".debug_line_str")),
 		openSection(f.Section(".debug_str_offsets")),
@@ -170,29 +173,4 @@ func join(dir, name string) string {
 		return dir + name
 	}
 	return dir + "/" + name
-}
-
-// newFile wraps elf.NewFile, maps its errors onto elfinfo's sentinels and
-// recovers from panics of the standard library's parser on hostile input.
-func newFile(r io.ReaderAt) (f *elf.File, err error) {
-	var magic [4]byte
-	if _, err := r.ReadAt(magic[:], 0); err != nil {
-		if errors.Is(err, io.EOF) {
-			return nil, elfinfo.ErrNotELF
-		}
-		return nil, err
-	}
-	if string(magic[:]) != elf.ELFMAG {
-		return nil, elfinfo.ErrNotELF
-	}
-	defer func() {
-		if p := recover(); p != nil {
-			f, err = nil, fmt.Errorf("%w: %v", elfinfo.ErrCorrupt, p)
-		}
-	}()
-	f, err = elf.NewFile(r)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %v", elfinfo.ErrCorrupt, err)
-	}
-	return f, nil
 }

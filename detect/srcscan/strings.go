@@ -2,7 +2,6 @@ package srcscan
 
 import (
 	"encoding/binary"
-	"fmt"
 	"sort"
 
 	"github.com/pyattach/pyattach/detect/elfinfo"
@@ -40,7 +39,7 @@ type strtab struct {
 
 func (t *strtab) add(r sref) (int32, error) {
 	if len(t.refs) >= maxRefs {
-		return 0, fmt.Errorf("%w: more than %d strings", elfinfo.ErrCorrupt, maxRefs)
+		return 0, elfinfo.Corruptf("", -1, "more than %d strings", maxRefs)
 	}
 	t.refs = append(t.refs, r)
 	return int32(len(t.refs) - 1), nil
@@ -73,7 +72,7 @@ func (t *strtab) resolve(str, lineStr, offs *section, bo binary.ByteOrder) error
 	budget := maxStringBytes
 	read := func(r *stream, ref *sref) {
 		if budget < 0 {
-			r.fail(fmt.Errorf("%w: strings larger than %d bytes", elfinfo.ErrCorrupt, maxStringBytes))
+			r.fail(r.corrupt("strings larger than %d bytes", maxStringBytes))
 			return
 		}
 		s := r.cstr()
@@ -115,7 +114,7 @@ func (t *strtab) pass(sec *section, kind strKind, bo binary.ByteOrder, fn func(*
 			continue
 		}
 		if off >= sec.size {
-			return fmt.Errorf("%w: offset %#x is outside %s", elfinfo.ErrCorrupt, off, sec.name)
+			return elfinfo.Corruptf(sec.name, int64(off), "offset is outside the section of %d bytes", sec.size)
 		}
 		r := &stream{s: sec, off: off, end: sec.size, bo: bo}
 		fn(r, ref)

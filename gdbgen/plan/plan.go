@@ -26,6 +26,20 @@ type Plan struct {
 	// Sysroot is set for a process in another root (a container):
 	// the debugger reads its libraries under it ("/proc/PID/root").
 	Sysroot string
+	// LLDBRoot is set for an attached process in another mount namespace
+	// whose root reads as "/" from here (pivot_root: podman, docker): the
+	// directory this machine opens its files under ("/proc/PID/root",
+	// which the kernel resolves in the process's namespace). lldb creates
+	// its target from LLDBRoot+LLDBExe and maps "/" to LLDBRoot, so that
+	// it loads the process's own program and libraries, not this
+	// machine's files of the same names; gdb reads them through its
+	// "target:" sysroot instead and ignores these fields.
+	LLDBRoot string
+	// LLDBExe is the process's executable as the process sees it.
+	LLDBExe string
+	// LLDBDebugDirs are debug directories under LLDBRoot (its own
+	// /usr/lib/debug), which gdb finds through "target:" by itself.
+	LLDBDebugDirs []string
 	// ThreadDB is the directory of the process's own libthread_db.so.1,
 	// as this machine opens it (under /proc/PID/root), for a process in
 	// another root whose glibc is not this machine's. The file was

@@ -21,9 +21,9 @@
 //     a Debian interpreter /usr/local/lib/pythonX.Y/dist-packages and
 //     /usr/lib/python3/dist-packages.
 //   - How gdb and lldb find a separate debug file: by build-id, as
-//     <debug-dir>/.build-id/xx/rest.debug, in every debug-file directory
-//     (gdb's "set debug-file-directory", lldb's
-//     target.debug-file-search-paths). gdb checks that the file's build-id
+//     <debug-dir>/.build-id/xx/rest.debug (buildid.ID.DebugPath), in
+//     every debug-file directory (gdb's "set debug-file-directory",
+//     lldb's target.debug-file-search-paths). gdb checks that the file's build-id
 //     equals the object's. The .gnu_debuglink CRC-32 (IEEE, over the
 //     whole debug file) proves a debug file belongs to a stripped object
 //     as well.
@@ -35,7 +35,11 @@
 // with bounded sizes, refuses entries that could escape the store,
 // checks every debug file against the installed .so by CRC-32 and
 // build-id, and moves only verified files into place, through temporary
-// files, so that a failure leaves nothing half-written.
+// files, so that a failure leaves nothing half-written. Each file follows
+// safefs's durability rule (flushed, renamed with safefs.Rename, its
+// directory flushed); what the store adds is the transaction over the
+// set: a file it replaces is kept aside (<tmp>.old) until the manifest is
+// written, and put back when any later step fails.
 //
 // Directories (the store, site-packages) are always parameters; nothing
 // here reads the environment.

@@ -60,7 +60,8 @@ func FuzzParseWheelStem(f *testing.F) {
 }
 
 // FuzzParseRecord checks that ParseRecord never panics, that every error
-// wraps ErrMalformedRecord (the reader never fails here), and that the
+// is a *RecordError naming a line of the input (the reader never fails
+// here), and that the
 // rows it returns obey the documented shape.
 func FuzzParseRecord(f *testing.F) {
 	for _, s := range []string{
@@ -77,8 +78,9 @@ func FuzzParseRecord(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte) {
 		rows, err := ParseRecord(bytes.NewReader(b))
 		if err != nil {
-			if !errors.Is(err, ErrMalformedRecord) {
-				t.Fatalf("error %v does not wrap ErrMalformedRecord", err)
+			var re *RecordError
+			if !errors.As(err, &re) || !errors.Is(err, ErrMalformedRecord) || re.Line < 0 || re.Line > 1+bytes.Count(b, []byte("\n")) {
+				t.Fatalf("error %v (%T) is not a *RecordError with a line of the input", err, err)
 			}
 			return
 		}

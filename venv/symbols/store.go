@@ -18,6 +18,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/pyattach/pyattach/detect/buildid"
 	"github.com/pyattach/pyattach/detect/elfinfo"
 	"github.com/pyattach/pyattach/detect/safefs"
 )
@@ -221,7 +222,7 @@ func (s *Store) Install(zipPath string, dist *Dist) (rep *Report, err error) {
 		return nil, fmt.Errorf("read %s: %w", zipPath, err)
 	}
 
-	if err := os.MkdirAll(filepath.Join(dir, ".build-id"), 0o755); err != nil {
+	if err := os.MkdirAll(buildid.Tree(dir), 0o755); err != nil {
 		return nil, fmt.Errorf("create debug store: %w", err)
 	}
 	unlock, err := lock(dir)
@@ -272,7 +273,7 @@ func (s *Store) Install(zipPath string, dist *Dist) (rep *Report, err error) {
 		}
 	}
 	for _, e := range good {
-		dest := buildIDPath(dir, e.build)
+		dest := buildid.ID(e.build).DebugPath(dir)
 		verified := VerifiedBuildID
 		if e.info.DebugLink != nil {
 			verified = VerifiedCRCBuildID
@@ -441,16 +442,16 @@ func (s *Store) prepare(dir string, f *zip.File, dist *Dist) (*debugEntry, *Mism
 	if info.BuildID == "" {
 		return e, &Mismatch{Entry: f.Name, SO: so, Reason: MismatchNoBuildID}, nil
 	}
-	if !validBuildID(info.BuildID) {
+	if !buildid.Valid(info.BuildID) {
 		return e, &Mismatch{Entry: f.Name, SO: so, Reason: MismatchNoBuildID, Want: info.BuildID}, nil
 	}
-	if !strings.EqualFold(got, info.BuildID) {
+	if got != info.BuildID {
 		if got == "" {
 			got = "none"
 		}
 		return e, &Mismatch{Entry: f.Name, SO: so, Reason: MismatchBuildID, Want: info.BuildID, Got: got}, nil
 	}
-	e.build = strings.ToLower(info.BuildID)
+	e.build = info.BuildID
 	return e, nil, nil
 }
 
@@ -493,19 +494,6 @@ func extract(dir string, f *zip.File, e *debugEntry) (err error) {
 	e.crc = crc.Sum32()
 	copy(e.sum[:], sum.Sum(nil))
 	return nil
-}
-
-func validBuildID(id string) bool {
-	if len(id) < 4 || len(id)%2 != 0 {
-		return false
-	}
-	_, err := hex.DecodeString(id)
-	return err == nil
-}
-
-// buildIDPath is gdb's place for the debug file of build-id id.
-func buildIDPath(dir, id string) string {
-	return filepath.Join(dir, ".build-id", id[:2], id[2:]+".debug")
 }
 
 // committed is one debug file renamed into place; undo restores what was
@@ -551,7 +539,8 @@ func commit(tmp, dest string, size int64, sum [sha256.Size]byte) (committed, err
 		}
 		c.backup = tmp + ".old"
 	}
-	if err := os.Rename(tmp, dest); err != nil {
+	// tmp was flushed by extract; Rename flushes the directory.
+	if err := safefs.Rename(tmp, dest); err != nil {
 		if c.backup != "" {
 			os.Rename(c.backup, dest)
 		}
@@ -779,7 +768,7 @@ func (s *Store) Remove(name string) ([]string, error) {
 	}
 	var removed []string
 	var errs []error
-	buildIDDir := filepath.Join(dir, ".build-id")
+	buildIDDir := buildid.Tree(dir)
 	for _, inst := range drop {
 		for _, f := range inst.Files {
 			if used[f.Debug] {

@@ -167,24 +167,53 @@ type RecordEntry struct {
 // ErrMalformedRecord means a RECORD file could not be parsed.
 var ErrMalformedRecord = errors.New("malformed RECORD")
 
+// RecordError is a malformed RECORD file, with where it went wrong, in
+// the manner of venv.CfgError and proc.MapsError. It matches
+// ErrMalformedRecord with errors.Is.
+type RecordError struct {
+	// Line is the 1-based line number; 0 when the error concerns the
+	// whole input (too large, not UTF-8).
+	Line int
+	// Field names the bad column ("path", "size"), or "".
+	Field string
+	// Msg says what is wrong.
+	Msg string
+	// Err is the CSV reader's error, if any.
+	Err error
+}
+
+func (e *RecordError) Error() string {
+	s := ErrMalformedRecord.Error()
+	if e.Line > 0 {
+		s += fmt.Sprintf(": line %d", e.Line)
+	}
+	return s + ": " + e.Msg
+}
+
+// Is reports whether target is ErrMalformedRecord.
+func (e *RecordError) Is(target error) bool { return target == ErrMalformedRecord }
+
+// Unwrap returns the CSV reader's error, if any.
+func (e *RecordError) Unwrap() error { return e.Err }
+
 // ParseRecord parses a RECORD file, a CSV file of path,hash,size rows.
 // Rows with fewer than three fields are accepted (the size and hash are
 // then unknown); a row with more, an empty path, a path holding NUL, a
 // size that is not a non-negative number, input that is not UTF-8 or
-// larger than MaxRecordSize is an error wrapping ErrMalformedRecord.
+// larger than MaxRecordSize is a *RecordError (matching ErrMalformedRecord).
 func ParseRecord(r io.Reader) ([]RecordEntry, error) {
 	b, err := io.ReadAll(io.LimitReader(r, MaxRecordSize+1))
 	if err != nil {
 		return nil, fmt.Errorf("read RECORD: %w", err)
 	}
 	if len(b) > MaxRecordSize {
-		return nil, fmt.Errorf("%w: larger than %d bytes", ErrMalformedRecord, MaxRecordSize)
+		return nil, &RecordError{Msg: fmt.Sprintf("larger than %d bytes", MaxRecordSize)}
 	}
 	if !utf8.Valid(b) {
-		return nil, fmt.Errorf("%w: not UTF-8", ErrMalformedRecord)
+		return nil, &RecordError{Msg: "not UTF-8"}
 	}
 	if bytes.IndexByte(b, 0) >= 0 {
-		return nil, fmt.Errorf("%w: holds a NUL byte", ErrMalformedRecord)
+		return nil, &RecordError{Line: 1 + bytes.Count(b[:bytes.IndexByte(b, 0)], []byte("\n")), Msg: "holds a NUL byte"}
 	}
 	cr := csv.NewReader(bytes.NewReader(b))
 	cr.FieldsPerRecord = -1
@@ -196,15 +225,19 @@ func ParseRecord(r io.Reader) ([]RecordEntry, error) {
 			break
 		}
 		if err != nil {
-			return nil, fmt.Errorf("%w: %w", ErrMalformedRecord, err)
+			var pe *csv.ParseError
+			if errors.As(err, &pe) {
+				return nil, &RecordError{Line: pe.Line, Msg: pe.Err.Error(), Err: err}
+			}
+			return nil, &RecordError{Msg: err.Error(), Err: err}
 		}
 		line, _ := cr.FieldPos(0)
 		if len(row) > 3 {
-			return nil, fmt.Errorf("%w: line %d: %d fields, want path,hash,size", ErrMalformedRecord, line, len(row))
+			return nil, &RecordError{Line: line, Msg: fmt.Sprintf("%d fields, want path,hash,size", len(row))}
 		}
 		e := RecordEntry{Path: row[0], Size: -1}
 		if e.Path == "" {
-			return nil, fmt.Errorf("%w: line %d: empty path", ErrMalformedRecord, line)
+			return nil, &RecordError{Line: line, Field: "path", Msg: "empty path"}
 		}
 		if len(row) > 1 {
 			e.Hash = row[1]
@@ -212,7 +245,7 @@ func ParseRecord(r io.Reader) ([]RecordEntry, error) {
 		if len(row) > 2 && row[2] != "" {
 			n, err := strconv.ParseInt(row[2], 10, 64)
 			if err != nil || n < 0 {
-				return nil, fmt.Errorf("%w: line %d: size %q is not a byte count", ErrMalformedRecord, line, row[2])
+				return nil, &RecordError{Line: line, Field: "size", Msg: fmt.Sprintf("size %q is not a byte count", row[2])}
 			}
 			e.Size = n
 		}

@@ -7,5 +7,7 @@
 //
 // It joins the lower packages: proc (the process), elfinfo (ELF facts),
 // pyinfo (Python facts) and venv (copies back to originals). It touches
-// the file system only through the roots it is given.
+// the file system only through the roots it is given: a path in a
+// process's root goes through detect/rootfs, which follows links inside
+// that root, and its environment is the environ.Env in Options.
 package target

@@ -16,6 +16,7 @@ import (
 	"github.com/pyattach/pyattach/detect/elfinfo"
 	"github.com/pyattach/pyattach/detect/proc"
 	"github.com/pyattach/pyattach/detect/pyinfo"
+	"github.com/pyattach/pyattach/detect/rootfs"
 	"github.com/pyattach/pyattach/venv"
 )
 
@@ -105,12 +106,15 @@ func resolvePID(ctx context.Context, pid int, opts Options) (*Result, error) {
 		// Inside another root: the process's files are read under it.
 		res.Interpreter = res.Exe
 		res.Via = "self"
-		res.ReadFrom = inRoot(procRoot, res.Exe)
+		res.ReadFrom = filepath.Join(opts.ProcRoot, fmt.Sprint(pid), "exe")
+		if host, err := inRoot(procRoot, res.Exe); err == nil {
+			res.ReadFrom = host
+		}
 		res.BuildID = exeInfo.BuildID
 		res.ELF = exeInfo
 		res.Venv = Venv{Kind: string(venv.KindNone)}
 		if env, err := venv.FindEnv(res.ReadFrom); err == nil && env != nil {
-			res.Venv = Venv{Path: stripRoot(procRoot, env.Path), Kind: string(env.Kind), Home: env.Home}
+			res.Venv = Venv{Path: rootfs.Strip(procRoot, env.Path), Kind: string(env.Kind), Home: env.Home}
 			if env.Kind == venv.KindCopies {
 				res.Warnings = append(res.Warnings, "the executable is a venv copy inside the container; its interpreter is proved by its own build-id only")
 			}
@@ -196,7 +200,11 @@ func mappingOf(maps []proc.Mapping, p string) proc.Mapping {
 }
 
 func deletedWarning(exe, id, root string) string {
-	now, err := elfinfo.ReadBuildIDFile(inRoot(root, exe))
+	host, err := inRoot(root, exe)
+	now := ""
+	if err == nil {
+		now, err = elfinfo.ReadBuildIDFile(host)
+	}
 	switch {
 	case err == nil && now != id:
 		return fmt.Sprintf("the executable was replaced after the process started: %s now has build-id %s, the running one has %s; its ELF is read through /proc", exe, now, id)
@@ -219,15 +227,8 @@ func readFacts(f fs.File, name string) (*pyinfo.Facts, *elfinfo.Info, error) {
 	if !ok {
 		return nil, nil, fmt.Errorf("%s: file does not support random access", name)
 	}
-	info, err := elfinfo.Read(ra, elfinfo.Options{Producer: true, Dynamic: true})
-	if err != nil {
-		return nil, nil, err
-	}
-	facts, err := pyinfo.Read(ra, name)
-	if err != nil {
-		return nil, nil, err
-	}
-	return facts, info, nil
+	info, facts, err := parseFacts(ra, elfinfo.Options{Producer: true, Dynamic: true}, name)
+	return facts, info, err
 }
 
 // readModules reads the build-id of every module, a few at a time.

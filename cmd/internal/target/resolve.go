@@ -14,7 +14,9 @@ import (
 	"strings"
 
 	"github.com/pyattach/pyattach/detect/elfinfo"
+	"github.com/pyattach/pyattach/detect/environ"
 	"github.com/pyattach/pyattach/detect/pyinfo"
+	"github.com/pyattach/pyattach/detect/rootfs"
 	"github.com/pyattach/pyattach/venv"
 )
 
@@ -25,7 +27,7 @@ type Options struct {
 	ProcRoot string
 	// Env is the environment used for PATH, HOME, PYENV_ROOT and the
 	// like (os.Environ() in production).
-	Env []string
+	Env environ.Env
 	// Cwd is the directory pyenv's .python-version lookup starts from.
 	Cwd string
 	// NoModules skips reading the build-ids of a process's modules.
@@ -85,15 +87,6 @@ func isPID(s string) bool {
 		}
 	}
 	return true
-}
-
-func getenv(env []string, key string) string {
-	for i := len(env) - 1; i >= 0; i-- {
-		if k, v, ok := strings.Cut(env[i], "="); ok && k == key {
-			return v
-		}
-	}
-	return ""
 }
 
 // resolvePath handles a file or directory target.
@@ -207,7 +200,7 @@ func resolveScript(ctx context.Context, res *Result, script string, head []byte,
 
 // shebangInterpreter returns the program a shebang line runs, looking it
 // up on PATH for "/usr/bin/env NAME".
-func shebangInterpreter(line string, env []string) (string, error) {
+func shebangInterpreter(line string, env environ.Env) (string, error) {
 	fields := strings.Fields(line)
 	if len(fields) == 0 {
 		return "", errors.New("empty shebang line")
@@ -228,7 +221,7 @@ func shebangInterpreter(line string, env []string) (string, error) {
 		if strings.Contains(name, "/") {
 			return name, nil
 		}
-		for _, dir := range filepath.SplitList(getenv(env, "PATH")) {
+		for _, dir := range filepath.SplitList(env.Get("PATH")) {
 			if dir == "" {
 				dir = "."
 			}
@@ -245,7 +238,7 @@ func shebangInterpreter(line string, env []string) (string, error) {
 // resolveExe resolves an executable file on this machine.
 func resolveExe(ctx context.Context, res *Result, exe string, opts Options) error {
 	res.Exe = exe
-	ldPath := getenvList(opts.Env, "LD_LIBRARY_PATH")
+	ldPath := opts.Env.List("LD_LIBRARY_PATH")
 	vo := venv.Options{Env: opts.Env}
 	if bareCopy(exe) {
 		vo.FindOriginal = true
@@ -295,11 +288,7 @@ func libpythonOf(exe string, ldPath []string) string {
 		return ""
 	}
 	defer f.Close()
-	info, err := elfinfo.Read(f, elfinfo.Options{Dynamic: true})
-	if err != nil {
-		return ""
-	}
-	facts, err := pyinfo.Read(f, exe)
+	info, facts, err := parseFacts(f, elfinfo.Options{Dynamic: true}, exe)
 	if err != nil || facts.HasRuntime || facts.LibpythonNeeded == "" {
 		return ""
 	}
@@ -308,16 +297,6 @@ func libpythonOf(exe string, ldPath []string) string {
 		return ""
 	}
 	return lib
-}
-
-func getenvList(env []string, key string) []string {
-	var out []string
-	for _, d := range filepath.SplitList(getenv(env, key)) {
-		if d != "" {
-			out = append(out, d)
-		}
-	}
-	return out
 }
 
 func fillVenv(res *Result, env *venv.Env) {
@@ -331,27 +310,31 @@ func fillVenv(res *Result, env *venv.Env) {
 	}
 }
 
+// openFacts parses the ELF and Python facts of p, a path under root, once.
+func openFacts(root, p string) (*elfinfo.Info, *pyinfo.Facts, error) {
+	f, err := rootfs.Open(root, p)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer f.Close()
+	info, facts, err := parseFacts(f, elfinfo.Options{Producer: true, Dynamic: true}, p)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", p, err)
+	}
+	return info, facts, nil
+}
+
 // fillPython reads the Python and ELF facts of the interpreter file, and
 // of its libpython when the runtime lives there. root is "" for this
 // machine's root, or the host path of a process's root directory.
 func fillPython(res *Result, interp, root string, ldPath []string) error {
-	host := inRoot(root, interp)
-	f, err := os.Open(host)
+	info, facts, err := openFacts(root, interp)
 	if err != nil {
 		return err
-	}
-	defer f.Close()
-	info, err := elfinfo.Read(f, elfinfo.Options{Producer: true, Dynamic: true})
-	if err != nil {
-		return fmt.Errorf("%s: %w", interp, err)
 	}
 	res.ELF = info
 	if res.BuildID == "" {
 		res.BuildID = info.BuildID
-	}
-	facts, err := pyinfo.Read(f, interp)
-	if err != nil {
-		return fmt.Errorf("%s: %w", interp, err)
 	}
 	if facts.HasRuntime {
 		res.Static = true
@@ -366,7 +349,7 @@ func fillPython(res *Result, interp, root string, ldPath []string) error {
 		return fmt.Errorf("%s needs %s, which was not found: %w", interp, facts.LibpythonNeeded, err)
 	}
 	// FindLibrary answers with a host path; report it as the process sees it.
-	return fillLibpython(res, stripRoot(root, lib), root, facts)
+	return fillLibpython(res, rootfs.Strip(root, lib), root, facts)
 }
 
 // findLibpython finds the libpython interp needs in the dynamic loader's
@@ -397,18 +380,9 @@ func rootOrSlash(root string) string {
 // fillLibpython reads libpython's facts; exeFacts (may be nil) are the
 // executable's, whose name-derived ABI flags are merged in.
 func fillLibpython(res *Result, lib, root string, exeFacts *pyinfo.Facts) error {
-	f, err := os.Open(inRoot(root, lib))
+	info, facts, err := openFacts(root, lib)
 	if err != nil {
 		return err
-	}
-	defer f.Close()
-	info, err := elfinfo.Read(f, elfinfo.Options{Producer: true, Dynamic: true})
-	if err != nil {
-		return fmt.Errorf("%s: %w", lib, err)
-	}
-	facts, err := pyinfo.Read(f, lib)
-	if err != nil {
-		return fmt.Errorf("%s: %w", lib, err)
 	}
 	if !facts.HasRuntime {
 		return fmt.Errorf("%s: %w (it holds no CPython runtime)", lib, ErrNotPython)
@@ -424,6 +398,25 @@ func fillLibpython(res *Result, lib, root string, exeFacts *pyinfo.Facts) error 
 		res.Python.FreeThreaded = res.Python.FreeThreaded || exeFacts.FreeThreaded
 	}
 	return nil
+}
+
+// parseFacts parses the ELF file behind r once and reads both its ELF
+// facts (opts must ask for Dynamic, which pyinfo needs) and its Python
+// facts from that one parse.
+func parseFacts(r io.ReaderAt, opts elfinfo.Options, names ...string) (*elfinfo.Info, *pyinfo.Facts, error) {
+	ef, err := elfinfo.NewFile(r)
+	if err != nil {
+		return nil, nil, err
+	}
+	info, err := elfinfo.ReadELF(ef, opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	facts, err := pyinfo.ReadELF(ef, info, names...)
+	if err != nil {
+		return nil, nil, err
+	}
+	return info, facts, nil
 }
 
 func pythonOf(f *pyinfo.Facts) Python {
@@ -447,21 +440,13 @@ func mergeFlags(a, b string) string {
 	return out.String()
 }
 
-// inRoot joins a path as a process sees it onto the host path of its
-// root. An empty root means this machine's own.
-func inRoot(root, p string) string {
+// inRoot returns the host path of p, a path as a process whose root is
+// the host directory root sees it, with its links resolved inside that
+// root (rootfs.HostPath), so that an absolute link never leads to the
+// host's file. An empty root means this machine's own: p as it is.
+func inRoot(root, p string) (string, error) {
 	if root == "" {
-		return p
+		return p, nil
 	}
-	return filepath.Join(root, filepath.Clean("/"+p))
-}
-
-func stripRoot(root, p string) string {
-	if root == "" {
-		return p
-	}
-	if rel, err := filepath.Rel(root, p); err == nil && !strings.HasPrefix(rel, "..") {
-		return "/" + rel
-	}
-	return p
+	return rootfs.HostPath(root, p)
 }

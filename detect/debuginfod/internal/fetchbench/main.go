@@ -24,7 +24,7 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 
-	c := debuginfod.FromEnv(os.Environ())
+	c := debuginfod.FromEnv(os.Environ(), os.Stderr)
 	c.Parallel = *parallel
 	failed := false
 	for _, r := range c.Fetch(ctx, *kind, flag.Args()) {

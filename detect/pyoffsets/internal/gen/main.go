@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 
 	"github.com/pyattach/pyattach/detect/pyoffsets"
+	"github.com/pyattach/pyattach/detect/safefs"
 )
 
 func main() {
@@ -62,11 +63,7 @@ func main() {
 		os.Exit(1)
 	}
 	b = append(b, '\n')
-	tmp := *out + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o644); err == nil {
-		err = os.Rename(tmp, *out)
-	}
-	if err != nil {
+	if err := safefs.WriteFile(*out, b, 0o644); err != nil {
 		fmt.Fprintln(os.Stderr, "gen:", err)
 		os.Exit(1)
 	}

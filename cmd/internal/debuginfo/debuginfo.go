@@ -1,0 +1,62 @@
+// Package debuginfo holds the findings about a target's debug
+// information that the debuginfo, doctor, gdb and lldb commands share:
+// which debug file each module has (and where it came from), the
+// debuginfod servers consulted, and the CPython debugger extensions
+// found. Its JSON form is `pyattach debuginfo --json`, documented in
+// README.
+package debuginfo
+
+import (
+	"github.com/pyattach/pyattach/cmd/internal/target"
+	"github.com/pyattach/pyattach/detect/debugfile"
+	"github.com/pyattach/pyattach/detect/elfinfo"
+)
+
+// Info is what `pyattach debuginfo --json` prints: for one target, where
+// each module's debug information is, the debug directories and
+// debuginfod servers searched, and the debugger extensions found.
+type Info struct {
+	Target      string         `json:"target"`
+	PID         int            `json:"pid,omitempty"`
+	Interpreter string         `json:"interpreter"`
+	Python      *target.Python `json:"python"`
+	Container   bool           `json:"container"`
+	DebugDirs   []string       `json:"debug_dirs"`
+	// ContainerDebugDirs are the debug directories searched under a
+	// container's root, before DebugDirs: as the process sees them and
+	// where they were read from.
+	ContainerDebugDirs []debugfile.SearchedDir `json:"container_debug_dirs,omitempty"`
+	Debuginfod         DebuginfodState         `json:"debuginfod"`
+	Modules            []Module                `json:"modules"`
+	Extensions         Extensions              `json:"extensions"`
+	Warnings           []string                `json:"warnings,omitempty"`
+}
+
+// DebuginfodState says whether servers were asked.
+type DebuginfodState struct {
+	URLs    []string `json:"urls"`
+	Cache   string   `json:"cache"`
+	Offline bool     `json:"offline"`
+}
+
+// Module is one module and where its debug information is.
+type Module struct {
+	Path         string             `json:"path"`
+	BuildID      string             `json:"build_id"`
+	DebugLink    *elfinfo.DebugLink `json:"debuglink"`
+	DebugAltLink *elfinfo.AltLink   `json:"debugaltlink"`
+	Debug        debugfile.Found    `json:"debug"`
+	Error        string             `json:"error,omitempty"`
+}
+
+// Extensions are the CPython debugger extensions for the interpreter.
+type Extensions struct {
+	GDB             string   `json:"gdb"`
+	GDBVersion      string   `json:"gdb_version"`
+	GDBVersionMatch bool     `json:"gdb_version_match"`
+	GDBSource       string   `json:"gdb_source,omitempty"`
+	GDBWarnings     []string `json:"gdb_warnings,omitempty"`
+	GDBTried        []string `json:"gdb_tried,omitempty"`
+	LLDB            string   `json:"lldb"`
+	LLDBTried       []string `json:"lldb_tried,omitempty"`
+}

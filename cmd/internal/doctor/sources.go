@@ -1,0 +1,35 @@
+package doctor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/pyattach/pyattach/cmd/internal/debuginfo"
+	"github.com/pyattach/pyattach/cmd/internal/target"
+)
+
+// sourceChecks lists the source trees that are missing.
+func (s *Services) sourceChecks(ctx context.Context, res *target.Result, di *debuginfo.Info) []Check {
+	if s.Sources == nil {
+		return nil
+	}
+	m, err := s.Sources(ctx, res, di)
+	var rootsErr *SourceRootsError
+	switch {
+	case errors.As(err, &rootsErr):
+		return []Check{{ID: "sources", Status: Warn, Summary: oneLine(err.Error())}}
+	case err != nil:
+		return []Check{{ID: "sources", Status: Skip, Summary: oneLine(err.Error())}}
+	}
+	var out []Check
+	for _, u := range m.Unresolved {
+		out = append(out, Check{ID: "sources", Status: Warn,
+			Summary: fmt.Sprintf("%d source files under %s are not on this machine (list and source list show \"No such file or directory\")", u.Files, u.Prefix),
+			Fix:     u.Hint})
+	}
+	if len(out) == 0 {
+		out = append(out, Check{ID: "sources", Status: OK, Summary: fmt.Sprintf("the sources of %d modules are found (%d rules)", m.Modules, m.Rules)})
+	}
+	return out
+}

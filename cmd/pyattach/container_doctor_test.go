@@ -1,0 +1,244 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/pyattach/pyattach/detect/srcscan"
+)
+
+// TestDoctorDebuginfoPivotRoot: doctor and debuginfo on Debian's
+// interpreter in a pivot_root container (/proc/PID/root reads as "/")
+// read the container's files. debuginfo --json lists the container's
+// debug directories it searched, as the process sees them and where
+// they were read from, and finds the interpreter's debug file there;
+// doctor's debug check names that file and its sources checks come
+// from that file's DWARF (the container's CPython build tree, a
+// version this machine lacks). With the container's debug files hidden
+// (an overlay whiteout), doctor's fix installs the container's -dbg
+// package inside the container, as its dpkg database names it, never
+// a package of this machine.
+func TestDoctorDebuginfoPivotRoot(t *testing.T) {
+	needTool(t, "unshare")
+	needTool(t, "pivot_root")
+	r := findPivotRoot(t)
+	base := filepath.Base(r.exe) // python3.X
+	pid := startPivoted(t, r.root, t.TempDir(), r.exe)
+	proot := "/proc/" + strconv.Itoa(pid) + "/root"
+
+	var stdout, stderr bytes.Buffer
+	if code := Main([]string{"--offline", "debuginfo", "--json", strconv.Itoa(pid)}, nil, &stdout, &stderr, os.Environ()); code != 0 {
+		t.Fatalf("pyattach debuginfo --json %d: exit %d\n%s", pid, code, stderr.String())
+	}
+	var di DebugInfo
+	if err := json.Unmarshal(stdout.Bytes(), &di); err != nil {
+		t.Fatalf("bad JSON: %v\n%s", err, stdout.String())
+	}
+	if !strings.Contains(stdout.String(), `"container_debug_dirs"`) {
+		t.Errorf("debuginfo --json has no container_debug_dirs field:\n%s", stdout.String())
+	}
+	searched := false
+	for _, d := range di.ContainerDebugDirs {
+		searched = searched || d.Dir == "/usr/lib/debug" && d.ReadFrom == proot+"/usr/lib/debug"
+	}
+	if !searched {
+		t.Errorf("container_debug_dirs = %+v, want /usr/lib/debug read from %s/usr/lib/debug", di.ContainerDebugDirs, proot)
+	}
+	var exeDebug string
+	for _, m := range di.Modules {
+		if m.Path == r.exe {
+			exeDebug = m.Debug.Path
+		}
+	}
+	if !strings.HasPrefix(exeDebug, proot+"/usr/lib/debug/.build-id/") {
+		t.Errorf("debug file of %s: %q, want the container's, under %s/usr/lib/debug/.build-id/", r.exe, exeDebug, proot)
+	}
+
+	checks := runDoctor(t, nil, strconv.Itoa(pid)).Checks
+	byID := func(id string) []Check {
+		var out []Check
+		for _, c := range checks {
+			if c.ID == id {
+				out = append(out, c)
+			}
+		}
+		return out
+	}
+	if d := byID("debug." + base); len(d) != 1 || !strings.Contains(d[0].Summary, exeDebug) {
+		t.Errorf("doctor's debug.%s check %+v does not name the container's debug file %s", base, d, exeDebug)
+	}
+	// Debian's build tree of this version: /build/reproducible-path/python3.X-3.X.Y.
+	tree := false
+	for _, c := range byID("sources") {
+		tree = tree || strings.Contains(c.Summary, "/"+base+"-")
+	}
+	if !tree {
+		t.Errorf("no sources check names the container's CPython build tree (.../%s-VERSION): the DWARF read was not the container's", base)
+	}
+
+	// The same root with its debug files and gdb extensions hidden by
+	// whiteouts.
+	upper := t.TempDir()
+	for _, hide := range []string{"usr/lib/debug/.build-id", "usr/share/gdb/auto-load"} {
+		wo := filepath.Join(upper, hide)
+		if err := os.MkdirAll(filepath.Dir(wo), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := syscall.Mknod(wo, syscall.S_IFCHR|0o000, 0); err != nil {
+			t.Fatalf("whiteout %s: %v", wo, err)
+		}
+	}
+	pid = startPivoted(t, r.root, upper, r.exe)
+	proot = "/proc/" + strconv.Itoa(pid) + "/root"
+	checks = runDoctor(t, nil, strconv.Itoa(pid)).Checks
+	d := byID("debug." + base)
+	if len(d) != 1 || d[0].Status == statusOK {
+		t.Fatalf("doctor's debug.%s check %+v: want the missing debug information reported", base, d)
+	}
+	if want := "in the container"; !strings.HasPrefix(d[0].Fix, want) || !strings.Contains(d[0].Fix, "apt-get install "+base+"-dbg") {
+		t.Errorf("debug.%s fix %q: want %q ... apt-get install %s-dbg", base, d[0].Fix, want, base)
+	}
+	if strings.Contains(d[0].Fix, "sudo ") {
+		t.Errorf("debug.%s fix %q installs on this machine", base, d[0].Fix)
+	}
+	e := byID("extension")
+	if len(e) != 1 || e[0].Status == statusOK {
+		t.Fatalf("doctor's extension check %+v: want the missing extension reported", e)
+	}
+	if want := "in the container"; !strings.HasPrefix(e[0].Fix, want) || !strings.Contains(e[0].Fix, "apt-get install "+base+"-dbg") {
+		t.Errorf("extension fix %q: want %q ... apt-get install %s-dbg (the package of the container's interpreter ships it)", e[0].Fix, want, base)
+	}
+	looked := strings.Join(e[0].Details, "\n")
+	if strings.Contains(looked, "the config file's extensions") {
+		t.Errorf("extension details name config file extensions, none is configured:\n%s", looked)
+	}
+	if !strings.Contains(looked, proot+"/usr/share/gdb/auto-load"+r.exe+"-gdb.py") {
+		t.Errorf("extension details do not name the container's auto-load file %s:\n%s", proot+"/usr/share/gdb/auto-load"+r.exe+"-gdb.py", looked)
+	}
+}
+
+// TestDoctorSourcesInChroot: a chroot container (pyenv's python3.12
+// copied into a root) whose root also holds two of libpython's source
+// files at their recorded paths (the build tree pyenv deleted here).
+// doctor's sources check reads the container's libpython and says the
+// files are in the container, with the --source that hands them to gdb;
+// following it, srcmap maps the group onto the container's tree.
+func TestDoctorSourcesInChroot(t *testing.T) {
+	prefix := containerPrereqs(t)
+	root := filepath.Join(t.TempDir(), "root")
+	buildContainerRoot(t, root, prefix)
+	sr, err := srcscan.ScanFile(filepath.Join(prefix, "lib", "libpython3.12.so.1.0"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(filepath.Join(prefix, "bin", "python3.12"), "-c", "import sysconfig; print(sysconfig.get_config_var('abs_builddir'))").Output()
+	tree := strings.TrimSpace(string(out))
+	if err != nil || !filepath.IsAbs(tree) {
+		t.Fatalf("abs_builddir: %q %v", out, err)
+	}
+	var placed []string
+	for _, f := range sr.Files {
+		if strings.HasPrefix(f, tree+"/Python/") && strings.HasSuffix(f, ".c") && !fileExists(f) && len(placed) < 2 {
+			if err := os.MkdirAll(filepath.Dir(filepath.Join(root, f)), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(root, f), []byte("/* placed by the test */\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			placed = append(placed, f)
+		}
+	}
+	if len(placed) != 2 {
+		t.Fatalf("libpython names no two missing files under %s/Python: %v", tree, placed)
+	}
+	pid := startInContainer(t, root)
+	proot := "/proc/" + strconv.Itoa(pid) + "/root"
+
+	var hint string
+	for _, c := range runDoctor(t, nil, strconv.Itoa(pid)).Checks {
+		if c.ID == "sources" && strings.Contains(c.Summary, " under "+tree) {
+			hint = c.Fix
+		}
+	}
+	want := "2 of them are in the container: pyattach --source " + proot + tree
+	if !strings.HasPrefix(hint, want) {
+		t.Fatalf("sources fix for %s: %q, want %q", tree, hint, want)
+	}
+	var stdout, stderr bytes.Buffer
+	if code := Main([]string{"--offline", "--source", proot + tree, "srcmap", "--json", strconv.Itoa(pid)}, nil, &stdout, &stderr, os.Environ()); code != 0 {
+		t.Fatalf("srcmap: exit %d\n%s", code, stderr.String())
+	}
+	var m SrcmapResult
+	if err := json.Unmarshal(stdout.Bytes(), &m); err != nil {
+		t.Fatal(err)
+	}
+	ok := false
+	for _, r := range m.Rules {
+		ok = ok || r.To == proot+tree && r.Resolved == 2 && strings.HasPrefix(tree, r.From)
+	}
+	if !ok {
+		t.Errorf("srcmap with the hint's --source: no rule onto %s resolving 2 files:\n%s", proot+tree, stdout.String())
+	}
+}
+
+// TestDoctorDebuginfoPodman: the same facts with a real engine: podman
+// (runc) runs Debian's interpreter from an image of the root. debuginfo
+// --json lists the container's /usr/lib/debug, read through
+// /proc/PID/root, and finds the interpreter's debug file there; doctor
+// names that file and finds the container's extension.
+func TestDoctorDebuginfoPodman(t *testing.T) {
+	podman := needTool(t, "podman")
+	needTool(t, "runc")
+	r := findPivotRoot(t)
+	image := podmanImage(t, podman, r.root)
+	app := t.TempDir()
+	if err := os.WriteFile(filepath.Join(app, "app.py"), []byte(appPy), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	pid := podmanRun(t, podman, "doctor-json", "-v", app+":/mnt:ro", image, r.exe, "/mnt/app.py")
+	proot := "/proc/" + strconv.Itoa(pid) + "/root"
+
+	var stdout, stderr bytes.Buffer
+	if code := Main([]string{"--offline", "debuginfo", "--json", strconv.Itoa(pid)}, nil, &stdout, &stderr, os.Environ()); code != 0 {
+		t.Fatalf("pyattach debuginfo --json %d: exit %d\n%s", pid, code, stderr.String())
+	}
+	var di DebugInfo
+	if err := json.Unmarshal(stdout.Bytes(), &di); err != nil {
+		t.Fatalf("bad JSON: %v\n%s", err, stdout.String())
+	}
+	searched := false
+	for _, d := range di.ContainerDebugDirs {
+		searched = searched || d.Dir == "/usr/lib/debug" && d.ReadFrom == proot+"/usr/lib/debug"
+	}
+	if !searched {
+		t.Errorf("container_debug_dirs = %+v, want /usr/lib/debug read from %s/usr/lib/debug", di.ContainerDebugDirs, proot)
+	}
+	var exeDebug string
+	for _, m := range di.Modules {
+		if m.Path == r.exe {
+			exeDebug = m.Debug.Path
+		}
+	}
+	if !strings.HasPrefix(exeDebug, proot+"/usr/lib/debug/.build-id/") {
+		t.Errorf("debug file of %s: %q, want the container's, under %s/usr/lib/debug/.build-id/", r.exe, exeDebug, proot)
+	}
+	found := map[string]bool{}
+	for _, c := range runDoctor(t, nil, strconv.Itoa(pid)).Checks {
+		switch {
+		case c.ID == "debug."+filepath.Base(r.exe) && strings.Contains(c.Summary, exeDebug):
+			found["debug"] = true
+		case c.ID == "extension" && c.Status == statusOK && strings.Contains(c.Summary, r.ext):
+			found["extension"] = true
+		}
+	}
+	if !found["debug"] || !found["extension"] {
+		t.Errorf("doctor on the podman process: debug check names %s: %v; extension %s ok: %v", exeDebug, found["debug"], r.ext, found["extension"])
+	}
+}

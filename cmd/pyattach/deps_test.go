@@ -1,0 +1,237 @@
+package main
+
+import (
+	"go/build"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+)
+
+// The direction of imports, in the spirit of go/build/deps_test.go:
+//
+//	cmd/pyattach -> cmd/internal/... -> venv/... -> detect/...
+//	cmd/... -> gdbgen, lldbgen -> gdbgen/plan
+//
+// detect/ holds the detectors: facts about files and processes, nothing
+// above them. venv/ maps environments onto interpreters with them. The
+// generators are pure: they turn a gdbgen/plan.Plan into text and reach
+// neither the file system nor the detectors. cmd/internal/ holds the
+// orchestration (target resolution, plan building, doctor) and cmd/pyattach
+// the command line. cmd/internal/doctor starts no process itself: every
+// command goes through the Runner it is given. detect/testenv serves tests only.
+//
+// Each rule names the module packages (by path prefix) and third-party
+// modules a layer may import; the standard library is free except where
+// a layer lists forbidden standard packages.
+type layer struct {
+	prefix    string   // packages this rule governs (longest prefix wins)
+	own       []string // module package prefixes it may import
+	external  []string // third-party module paths it may import
+	forbidStd []string // standard packages it must not import
+}
+
+var layers = []layer{
+	{prefix: "gdbgen/plan"},
+	{prefix: "gdbgen/pyquote"},
+	{prefix: "gdbgen", own: []string{"gdbgen/plan", "gdbgen/pyquote"}, forbidStd: []string{"os", "os/exec", "net/http"}},
+	{prefix: "lldbgen", own: []string{"gdbgen/plan", "gdbgen/pyquote"}, forbidStd: []string{"os", "os/exec", "net/http"}},
+	{prefix: "detect", own: []string{"detect/"}, external: []string{
+		"github.com/Masterminds/semver/v3",
+		"github.com/schollz/progressbar/v3",
+		"golang.org/x/sys/unix",
+	}},
+	{prefix: "venv", own: []string{"detect/", "venv"}, external: []string{"golang.org/x/sys/unix"}},
+	{prefix: "cmd/internal", own: []string{"detect/", "venv", "gdbgen", "lldbgen", "cmd/internal/"}, external: []string{
+		"golang.org/x/sys/unix",
+	}},
+	// doctor runs every command through its injected Runner (with a
+	// deadline), so that each check can be tested on canned output.
+	{prefix: "cmd/internal/doctor", own: []string{"detect/", "venv", "gdbgen", "cmd/internal/"}, forbidStd: []string{"os/exec"}},
+	{prefix: "cmd/pyattach", own: []string{"detect/", "venv", "gdbgen", "lldbgen", "cmd/internal/"}, external: []string{
+		"github.com/alecthomas/kong",
+		"github.com/BurntSushi/toml",
+		"golang.org/x/sys/unix",
+		"golang.org/x/term",
+	}},
+}
+
+const modulePath = "github.com/pyattach/pyattach"
+
+// testOnly are module packages that only tests may import.
+var testOnly = []string{"detect/testenv"}
+
+func hasPrefixPath(p, prefix string) bool {
+	if strings.HasSuffix(prefix, "/") {
+		return strings.HasPrefix(p, prefix)
+	}
+	return p == prefix || strings.HasPrefix(p, prefix+"/")
+}
+
+func ruleFor(pkg string) (layer, bool) {
+	best, found := layer{}, false
+	for _, l := range layers {
+		if hasPrefixPath(pkg, l.prefix) && len(l.prefix) > len(best.prefix) {
+			best, found = l, true
+		}
+	}
+	return best, found
+}
+
+func isStd(p string) bool {
+	first, _, _ := strings.Cut(p, "/")
+	return !strings.Contains(first, ".")
+}
+
+// modulePackages lists the module's packages (relative import paths) with
+// their non-test and test imports, read by go/build.
+func modulePackages(t *testing.T) map[string]*build.Package {
+	t.Helper()
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(root, "go.mod")); err != nil {
+		t.Fatalf("module root not at %s: %v", root, err)
+	}
+	pkgs := map[string]*build.Package{}
+	err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() {
+			return nil
+		}
+		name := d.Name()
+		if p != root && (name == "testdata" || strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_")) {
+			return filepath.SkipDir
+		}
+		bp, err := build.ImportDir(p, build.ImportComment)
+		if err != nil {
+			if _, ok := err.(*build.NoGoError); ok {
+				return nil
+			}
+			return err
+		}
+		rel, _ := filepath.Rel(root, p)
+		pkgs[filepath.ToSlash(rel)] = bp
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pkgs
+}
+
+func TestImportDirection(t *testing.T) {
+	pkgs := modulePackages(t)
+	if len(pkgs) < 10 {
+		t.Fatalf("found only %d packages: %v", len(pkgs), pkgs)
+	}
+	var names []string
+	for n := range pkgs {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		bp := pkgs[name]
+		if name == "." {
+			t.Errorf("a Go package at the module root: the top level is cmd, detect, gdbgen, lldbgen, venv")
+			continue
+		}
+		rule, ok := ruleFor(name)
+		if !ok {
+			t.Errorf("%s: no import rule covers it; add one to deps_test.go", name)
+			continue
+		}
+		for _, imp := range bp.Imports {
+			if err := checkImport(rule, imp); err != "" {
+				t.Errorf("%s imports %s: %s", name, imp, err)
+			}
+		}
+		for _, imp := range append(append([]string{}, bp.TestImports...), bp.XTestImports...) {
+			if strings.HasPrefix(imp, modulePath+"/cmd/pyattach") {
+				t.Errorf("%s's tests import the command %s", name, imp)
+			}
+		}
+	}
+}
+
+func checkImport(rule layer, imp string) string {
+	if isStd(imp) {
+		for _, f := range rule.forbidStd {
+			if imp == f {
+				return "the standard package is forbidden in " + rule.prefix
+			}
+		}
+		return ""
+	}
+	rel, own := strings.CutPrefix(imp, modulePath+"/")
+	if !own {
+		for _, e := range rule.external {
+			if imp == e || strings.HasPrefix(imp, e+"/") {
+				return ""
+			}
+		}
+		return "third-party module not allowed in " + rule.prefix
+	}
+	for _, p := range testOnly {
+		if hasPrefixPath(rel, p) {
+			return "a test-only package"
+		}
+	}
+	for _, p := range rule.own {
+		if hasPrefixPath(rel, p) {
+			return ""
+		}
+	}
+	return "against the direction cmd -> venv -> detect, generators -> plan"
+}
+
+// The rules must catch what they are written for: a detector importing
+// venv, a generator touching the file system, the contract importing a
+// generator, a third-party module slipping into detect.
+func TestImportRulesCatch(t *testing.T) {
+	for _, c := range []struct{ pkg, imp string }{
+		{"detect/pyinfo", modulePath + "/venv"},
+		{"detect/proc", modulePath + "/cmd/internal/target"},
+		{"venv", modulePath + "/cmd/internal/target"},
+		{"gdbgen", "os"},
+		{"gdbgen", modulePath + "/detect/elfinfo"},
+		{"lldbgen", modulePath + "/gdbgen"},
+		{"gdbgen/plan", modulePath + "/gdbgen"},
+		{"gdbgen/pyquote", modulePath + "/gdbgen/plan"},
+		{"detect/elfinfo", "github.com/alecthomas/kong"},
+		{"cmd/internal/target", modulePath + "/cmd/pyattach"},
+		{"venv/symbols", modulePath + "/detect/testenv"},
+		{"cmd/internal/doctor", "os/exec"},
+		{"cmd/internal/doctor", modulePath + "/cmd/pyattach"},
+	} {
+		rule, ok := ruleFor(c.pkg)
+		if !ok {
+			t.Errorf("%s: no rule", c.pkg)
+			continue
+		}
+		if checkImport(rule, c.imp) == "" {
+			t.Errorf("%s importing %s passes the rules", c.pkg, c.imp)
+		}
+	}
+	for _, c := range []struct{ pkg, imp string }{
+		{"detect/pyinfo", modulePath + "/detect/elfinfo"},
+		{"venv/symbols", modulePath + "/venv"},
+		{"cmd/internal/target", modulePath + "/venv"},
+		{"lldbgen", modulePath + "/gdbgen/plan"},
+		{"detect/pyversion", "github.com/Masterminds/semver/v3"},
+		{"cmd/pyattach", path.Join(modulePath, "cmd/internal/target")},
+		{"cmd/internal/doctor", modulePath + "/cmd/internal/debuginfo"},
+		{"cmd/internal/doctor", "net/http"},
+	} {
+		rule, _ := ruleFor(c.pkg)
+		if err := checkImport(rule, c.imp); err != "" {
+			t.Errorf("%s importing %s refused: %s", c.pkg, c.imp, err)
+		}
+	}
+}

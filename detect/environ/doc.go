@@ -1,0 +1,16 @@
+// Package environ is the environment as a value: the KEY=value list a
+// process gets (os.Environ in production, a literal list in tests),
+// passed down to every package that reads a variable, so that nothing
+// below cmd/pyattach's main reads the process environment itself.
+//
+// Env answers lookups the way os/exec and a shell do: when a key
+// repeats, the last entry counts. Dirs computes, from an Env alone, the
+// XDG base directories (XDG_CONFIG_HOME, XDG_DATA_HOME, XDG_CACHE_HOME,
+// XDG_STATE_HOME) under which pyattach keeps its configuration, trust
+// store, debug-symbol store, stack walker and caches: a variable that is
+// unset, empty or not an absolute path is ignored, as the XDG Base
+// Directory specification says, and the default under $HOME is used
+// ("/" when HOME is unset or relative). In-process tests therefore never
+// read or write the developer's real directories: they hand pyattach an
+// Env naming temporary ones.
+package environ
