@@ -17,7 +17,7 @@ import (
 func TestRealBareCopyDebian(t *testing.T) {
 	deb := testenv.Debian(t)
 	py := deb.Exe
-	id := readelfID(t, py)
+	id := testenv.ReadelfBuildID(t, py)
 	app := t.TempDir()
 	exe := filepath.Join(app, "bin", "python3")
 	testenv.CopyFile(t, py, exe, 0o755)
@@ -30,7 +30,7 @@ func TestRealBareCopyDebian(t *testing.T) {
 		t.Errorf("path: exe %s via %s exe_build_id %s, want %s candidates %s", r.Exe, r.Via, r.ExeBuildID, exe, id)
 	}
 
-	pid := startPython(t, exe)
+	pid := testenv.StartPython(t, exe, "")
 	r = runJSON(t, strconv.Itoa(pid))
 	checkResult(t, "pid", r, want)
 	if r.Exe != exe || r.Via != "candidates" || r.ExeBuildID != id {
@@ -80,11 +80,11 @@ func TestRealBareCopyPyenv(t *testing.T) {
 
 			r := runJSONEnv(t, exe, runEnv)
 			checkResult(t, "path", r, want)
-			if r.Via != "candidates" || r.ExeBuildID != readelfID(t, orig) {
+			if r.Via != "candidates" || r.ExeBuildID != testenv.ReadelfBuildID(t, orig) {
 				t.Errorf("path: via %s exe_build_id %s", r.Via, r.ExeBuildID)
 			}
 
-			pid := startPython(t, exe, "PYTHONHOME="+prefix, "LD_LIBRARY_PATH="+filepath.Dir(lib))
+			pid := testenv.StartPython(t, exe, "", "PYTHONHOME="+prefix, "LD_LIBRARY_PATH="+filepath.Dir(lib))
 			r = runJSONEnv(t, strconv.Itoa(pid), env)
 			checkResult(t, "pid", r, want)
 			if r.Via != "candidates" || r.Exe != exe {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/BurntSushi/toml"
 	"github.com/pyattach/pyattach/detect/environ"
+	"github.com/pyattach/pyattach/detect/testenv"
 )
 
 // decodeWork decodes TOML text as parseConfig does and returns the
@@ -179,8 +180,8 @@ func TestSecurityConfigTypes(t *testing.T) {
 // pyattach's script has set debug-file-directory and added any safe
 // path, <debugdir>/<objfile>-gdb.py runs for the program.
 func TestSecurityDebugDirAutoLoad(t *testing.T) {
-	gdb := need(t, "/usr/bin/gdb")
-	gcc := need(t, "/usr/bin/gcc")
+	gdb := testenv.NeedFile(t, "/usr/bin/gdb", "")
+	gcc := testenv.NeedFile(t, "/usr/bin/gcc", "")
 	dir := t.TempDir()
 	prog := filepath.Join(dir, "prog")
 	src := filepath.Join(dir, "prog.c")

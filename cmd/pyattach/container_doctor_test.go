@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/pyattach/pyattach/detect/srcscan"
+	"github.com/pyattach/pyattach/detect/testenv"
 )
 
 // TestDoctorDebuginfoPivotRoot: doctor and debuginfo on Debian's
@@ -26,8 +27,8 @@ import (
 // package inside the container, as its dpkg database names it, never
 // a package of this machine.
 func TestDoctorDebuginfoPivotRoot(t *testing.T) {
-	needTool(t, "unshare")
-	needTool(t, "pivot_root")
+	testenv.Need(t, "unshare")
+	testenv.Need(t, "pivot_root")
 	r := findPivotRoot(t)
 	base := filepath.Base(r.exe) // python3.X
 	pid := startPivoted(t, r.root, t.TempDir(), r.exe)
@@ -124,21 +125,21 @@ func TestDoctorDebuginfoPivotRoot(t *testing.T) {
 	}
 }
 
-// TestDoctorSourcesInChroot: a chroot container (pyenv's python3.12
+// TestDoctorSourcesInChroot: a chroot container (a pyenv python3.X
 // copied into a root) whose root also holds two of libpython's source
 // files at their recorded paths (the build tree pyenv deleted here).
 // doctor's sources check reads the container's libpython and says the
 // files are in the container, with the --source that hands them to gdb;
 // following it, srcmap maps the group onto the container's tree.
 func TestDoctorSourcesInChroot(t *testing.T) {
-	prefix := containerPrereqs(t)
+	py := containerPrereqs(t)
 	root := filepath.Join(t.TempDir(), "root")
-	buildContainerRoot(t, root, prefix)
-	sr, err := srcscan.ScanFile(filepath.Join(prefix, "lib", "libpython3.12.so.1.0"))
+	buildContainerRoot(t, root, py)
+	sr, err := srcscan.ScanFile(py.Libpython())
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := exec.Command(filepath.Join(prefix, "bin", "python3.12"), "-c", "import sysconfig; print(sysconfig.get_config_var('abs_builddir'))").Output()
+	out, err := exec.Command(py.Exe, "-c", "import sysconfig; print(sysconfig.get_config_var('abs_builddir'))").Output()
 	tree := strings.TrimSpace(string(out))
 	if err != nil || !filepath.IsAbs(tree) {
 		t.Fatalf("abs_builddir: %q %v", out, err)
@@ -158,7 +159,7 @@ func TestDoctorSourcesInChroot(t *testing.T) {
 	if len(placed) != 2 {
 		t.Fatalf("libpython names no two missing files under %s/Python: %v", tree, placed)
 	}
-	pid := startInContainer(t, root)
+	pid := startInContainer(t, root, py)
 	proot := "/proc/" + strconv.Itoa(pid) + "/root"
 
 	var hint string
@@ -194,12 +195,12 @@ func TestDoctorSourcesInChroot(t *testing.T) {
 // /proc/PID/root, and finds the interpreter's debug file there; doctor
 // names that file and finds the container's extension.
 func TestDoctorDebuginfoPodman(t *testing.T) {
-	podman := needTool(t, "podman")
-	needTool(t, "runc")
+	podman := testenv.Need(t, "podman")
+	testenv.Need(t, "runc")
 	r := findPivotRoot(t)
 	image := podmanImage(t, podman, r.root)
 	app := t.TempDir()
-	if err := os.WriteFile(filepath.Join(app, "app.py"), []byte(appPy), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(app, "app.py"), []byte(testenv.WaitingApp), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	pid := podmanRun(t, podman, "doctor-json", "-v", app+":/mnt:ro", image, r.exe, "/mnt/app.py")

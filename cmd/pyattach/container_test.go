@@ -5,16 +5,16 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"sort"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/pyattach/pyattach/detect/testenv"
 )
 
 // A real container stand-in: a pyenv Python copied into a directory,
@@ -26,30 +26,30 @@ import (
 //
 // What the kernel shows, from the host, for such a process (checked on
 // the project's machines and logged by the test): /proc/PID/exe and the
-// paths in /proc/PID/maps are the host paths (ROOT/py/bin/python3.12,
-// ROOT/py/lib/libpython3.12.so.1.0), /proc/PID/root is ROOT, and
+// paths in /proc/PID/maps are the host paths (ROOT/py/bin/python3.X,
+// ROOT/py/lib/libpython3.X.so.1.0), /proc/PID/root is ROOT, and
 // /proc/PID/ns/mnt differs from /proc/self/ns/mnt. The namespace is a
 // copy of the host's mount tree, so ROOT is still reachable from the
 // host's root and the kernel prints the full path; pyattach strips ROOT.
 //
-// The library path: python3.12's RUNPATH is the absolute host path
-// $PYENV_ROOT/versions/3.12.X/lib. The test sets LD_LIBRARY_PATH=/py/lib
+// The interpreter is the newest pyenv build of 3.11 or later with a
+// shared libpython. The library path: its RUNPATH is the absolute host
+// path $PYENV_ROOT/versions/3.X.Y/lib. The test sets LD_LIBRARY_PATH=/py/lib
 // (searched before RUNPATH) instead of placing libpython at that
 // absolute path inside ROOT: were libpython at the same path in and out
 // of the root, a pyattach that read the host's file instead of the
 // process's could not be told from a correct one.
 func TestContainerChrootPID(t *testing.T) {
-	prefix := containerPrereqs(t)
-	version := filepath.Base(prefix)
-	hostExe := filepath.Join(prefix, "bin", "python3.12")
-	hostLib := filepath.Join(prefix, "lib", "libpython3.12.so.1.0")
+	py := containerPrereqs(t)
+	hostExe, hostLib := py.Exe, py.Libpython()
+	exe, lib := inContainer(py)
 
 	start := time.Now()
 	root := filepath.Join(t.TempDir(), "root")
-	libs := buildContainerRoot(t, root, prefix)
+	libs := buildContainerRoot(t, root, py)
 	t.Logf("built %s in %v", root, time.Since(start).Round(time.Millisecond))
 
-	pid := startInContainer(t, root)
+	pid := startInContainer(t, root, py)
 	t.Logf("python pid %d ready after %v", pid, time.Since(start).Round(time.Millisecond))
 
 	// What the kernel shows the host about the process, for the record.
@@ -62,7 +62,7 @@ func TestContainerChrootPID(t *testing.T) {
 	t.Logf("/proc/self/ns/mnt -> %s", self)
 	if maps, err := os.ReadFile(p + "/maps"); err == nil {
 		for line := range strings.Lines(string(maps)) {
-			if strings.Contains(line, "libpython") || strings.Contains(line, "python3.12") && strings.Contains(line, "r-xp") {
+			if strings.Contains(line, "libpython") || strings.Contains(line, filepath.Base(exe)) && strings.Contains(line, "r-xp") {
 				t.Logf("maps: %s", strings.TrimRight(line, "\n"))
 			}
 		}
@@ -84,32 +84,32 @@ func TestContainerChrootPID(t *testing.T) {
 	if want := p + "/root"; r.Root != want {
 		t.Errorf("root = %q, want %q", r.Root, want)
 	}
-	exeID := containerBuildID(t, hostExe)
-	if r.Exe != "/py/bin/python3.12" || r.Interpreter != "/py/bin/python3.12" {
-		t.Errorf("exe %q interpreter %q, want /py/bin/python3.12 for both (paths as the process sees them)", r.Exe, r.Interpreter)
+	exeID := testenv.ReadelfBuildID(t, hostExe)
+	if r.Exe != exe || r.Interpreter != exe {
+		t.Errorf("exe %q interpreter %q, want %s for both (paths as the process sees them)", r.Exe, r.Interpreter, exe)
 	}
 	if r.BuildID != exeID || r.ExeBuildID != exeID {
 		t.Errorf("build_id %s exe_build_id %s, readelf says %s", r.BuildID, r.ExeBuildID, exeID)
 	}
-	if want := p + "/root/py/bin/python3.12"; r.ReadFrom != want {
+	if want := p + "/root" + exe; r.ReadFrom != want {
 		t.Errorf("read_from = %q, want %q", r.ReadFrom, want)
 	}
-	libID := containerBuildID(t, hostLib)
-	if r.Libpython != "/py/lib/libpython3.12.so.1.0" || r.LibpythonBuildID != libID {
-		t.Errorf("libpython %q (%s), want /py/lib/libpython3.12.so.1.0 (%s)", r.Libpython, r.LibpythonBuildID, libID)
+	libID := testenv.ReadelfBuildID(t, hostLib)
+	if r.Libpython != lib || r.LibpythonBuildID != libID {
+		t.Errorf("libpython %q (%s), want %s (%s)", r.Libpython, r.LibpythonBuildID, lib, libID)
 	}
 	if r.Static {
 		t.Errorf("static = true, want false: libpython is shared")
 	}
-	if r.Python.Version != version {
-		t.Errorf("python.version = %q, want %q", r.Python.Version, version)
+	if r.Python.Version != py.Version {
+		t.Errorf("python.version = %q, want %q", r.Python.Version, py.Version)
 	}
 
 	// Modules: libpython and libc, at their in-root paths, with the
 	// build-ids of the host files they were copied from.
-	wantMods := map[string]string{"/py/lib/libpython3.12.so.1.0": libID}
+	wantMods := map[string]string{lib: libID}
 	if libc := libs["libc.so.6"]; libc != "" {
-		wantMods[libc] = containerBuildID(t, libc) // same path in and out of ROOT
+		wantMods[libc] = testenv.ReadelfBuildID(t, libc) // same path in and out of ROOT
 	} else {
 		t.Errorf("ldd named no libc.so.6")
 	}
@@ -186,63 +186,56 @@ func errOrEmpty(err error) string {
 	return "(" + err.Error() + ")"
 }
 
-// containerPrereqs returns the pyenv 3.12 prefix, or skips the test
-// (fails it when CI=true) when the machine cannot run it: not root, no
-// unshare, chroot, ldd or readelf, unshare refused, no pyenv 3.12.
-func containerPrereqs(t *testing.T) string {
+// containerPrereqs returns the newest pyenv build of Python 3.11 or
+// later with a shared libpython, or skips the test (fails it when
+// CI=true) when the machine cannot run it: not root, no unshare,
+// chroot, ldd or readelf, unshare refused, no such build. The test
+// needs a shared libpython (the module read under /proc/PID/root) and a
+// standard library whose start-up imports only top-level modules and
+// encodings/ (buildContainerRoot copies no more).
+func containerPrereqs(t *testing.T) testenv.Python {
 	t.Helper()
-	missing := func(format string, args ...any) {
-		t.Helper()
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("required in CI: "+format, args...)
-		}
-		t.Skipf(format, args...)
-	}
-	if os.Geteuid() != 0 {
-		missing("needs root for unshare --mount and chroot")
-	}
+	testenv.NeedRoot(t, "unshare --mount and chroot")
 	for _, tool := range []string{"unshare", "chroot", "ldd", "readelf"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			missing("%s not found: %v", tool, err)
-		}
+		testenv.Need(t, tool)
 	}
 	if out, err := exec.Command("unshare", "--mount", "--fork", "true").CombinedOutput(); err != nil {
-		missing("unshare --mount does not work here: %v %s", err, out)
+		testenv.Missing(t, "unshare --mount does not work here: %v %s", err, out)
 	}
-	pyenvRoot := os.Getenv("PYENV_ROOT")
-	if pyenvRoot == "" {
-		home, _ := os.UserHomeDir()
-		pyenvRoot = filepath.Join(home, ".pyenv")
+	p := testenv.Pyenv(t, "3.11+")
+	if p.Libpython() == "" {
+		testenv.Missing(t, "pyenv's Python %s has no shared libpython (build it with --enable-shared)", p.Version)
 	}
-	found, _ := filepath.Glob(filepath.Join(pyenvRoot, "versions", "3.12.*"))
-	sort.Strings(found)
-	for _, prefix := range found {
-		if _, err := os.Stat(filepath.Join(prefix, "lib", "libpython3.12.so.1.0")); err == nil {
-			return prefix
-		}
-	}
-	missing("no pyenv 3.12 with a shared libpython under %s/versions", pyenvRoot)
-	return ""
+	return p
 }
 
-// buildContainerRoot lays out ROOT: the pyenv prefix's python3.12,
+// inContainer is where buildContainerRoot places py's interpreter and
+// libpython: the paths the process sees (/py/bin/python3.X,
+// /py/lib/libpython3.X.so.1.0).
+func inContainer(py testenv.Python) (exe, lib string) {
+	return "/py/bin/" + filepath.Base(py.Exe), "/py/lib/" + filepath.Base(py.Libpython())
+}
+
+// buildContainerRoot lays out ROOT: the pyenv build's interpreter,
 // libpython and the part of the standard library that starting app.py
 // imports under /py, the shared libraries ldd names at their own paths
 // (symbolic links such as a merged /usr's /lib -> usr/lib recreated as
 // they are), and /app.py. It returns the libraries by file name, as
 // ldd's host paths with links resolved: the paths the process maps.
-func buildContainerRoot(t *testing.T, root, prefix string) map[string]string {
+func buildContainerRoot(t *testing.T, root string, p testenv.Python) map[string]string {
 	t.Helper()
+	exe, lib := inContainer(p)
+	testenv.CopyFile(t, p.Exe, filepath.Join(root, exe), 0)
+	testenv.CopyFile(t, p.Libpython(), filepath.Join(root, lib), 0)
 	py := filepath.Join(root, "py")
-	copyFile(t, filepath.Join(prefix, "bin", "python3.12"), filepath.Join(py, "bin", "python3.12"))
-	copyFile(t, filepath.Join(prefix, "lib", "libpython3.12.so.1.0"), filepath.Join(py, "lib", "libpython3.12.so.1.0"))
+	libdir := "python" + p.Minor()
 
 	// The standard library: the top-level modules and encodings/ (about
 	// 9 MB) are all that startup and app.py import; copying all of
-	// lib/python3.12 (278 MB, 135 MB without test/ and site-packages/)
+	// lib/python3.X (278 MB for 3.12, 135 MB without test/ and site-packages/)
 	// would take seconds. An empty lib-dynload/ is the landmark that
 	// makes getpath find exec_prefix, so no PYTHONHOME is needed.
-	stdlib := filepath.Join(prefix, "lib", "python3.12")
+	stdlib := filepath.Join(p.Prefix, "lib", libdir)
 	for _, pattern := range []string{"*.py", "encodings/*.py"} {
 		files, err := filepath.Glob(filepath.Join(stdlib, pattern))
 		if err != nil || len(files) == 0 {
@@ -250,15 +243,15 @@ func buildContainerRoot(t *testing.T, root, prefix string) map[string]string {
 		}
 		for _, f := range files {
 			rel, _ := filepath.Rel(stdlib, f)
-			copyFile(t, f, filepath.Join(py, "lib", "python3.12", rel))
+			testenv.CopyFile(t, f, filepath.Join(py, "lib", libdir, rel), 0)
 		}
 	}
-	if err := os.MkdirAll(filepath.Join(py, "lib", "python3.12", "lib-dynload"), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Join(py, "lib", libdir, "lib-dynload"), 0o755); err != nil {
 		t.Fatal(err)
 	}
 
 	libs := map[string]string{}
-	for _, elf := range []string{filepath.Join(prefix, "bin", "python3.12"), filepath.Join(prefix, "lib", "libpython3.12.so.1.0")} {
+	for _, elf := range []string{p.Exe, p.Libpython()} {
 		for _, lib := range lddPaths(t, elf) {
 			if strings.HasPrefix(filepath.Base(lib), "libpython") {
 				continue // placed under /py above
@@ -273,8 +266,8 @@ func buildContainerRoot(t *testing.T, root, prefix string) map[string]string {
 	return libs
 }
 
-// containerAppPy is appPy: ready, then sleeping in outer -> middle -> inner.
-const containerAppPy = appPy
+// containerAppPy is testenv.WaitingApp: ready, then sleeping in outer -> middle -> inner.
+const containerAppPy = testenv.WaitingApp
 
 var lddLine = regexp.MustCompile(`(?:=>\s*)?(/\S+)\s+\(0x[0-9a-f]+\)`)
 
@@ -332,7 +325,7 @@ func mirrorPath(t *testing.T, root, p string, depth int) string {
 			}
 		case i == len(parts)-1:
 			if _, err := os.Stat(filepath.Join(root, next)); err != nil {
-				copyFile(t, next, filepath.Join(root, next))
+				testenv.CopyFile(t, next, filepath.Join(root, next), 0)
 			}
 		default:
 			t.Fatalf("%s: not a directory", next)
@@ -342,37 +335,10 @@ func mirrorPath(t *testing.T, root, p string, depth int) string {
 	return cur
 }
 
-func copyFile(t *testing.T, from, to string) {
-	t.Helper()
-	in, err := os.Open(from)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer in.Close()
-	fi, err := in.Stat()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	out, err := os.OpenFile(to, os.O_WRONLY|os.O_CREATE|os.O_EXCL, fi.Mode().Perm())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		out.Close()
-		t.Fatal(err)
-	}
-	if err := out.Close(); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // startInContainer runs `unshare --mount --fork --kill-child chroot ROOT
-// /py/bin/python3.12 /app.py` in its own process group, waits for
+// /py/bin/python3.X /app.py` (py as buildContainerRoot placed it) in its own process group, waits for
 // "ready", and returns the PID of the Python process: unshare's child.
-func startInContainer(t *testing.T, root string) int {
+func startInContainer(t *testing.T, root string, py testenv.Python) int {
 	t.Helper()
 	// unshare runs chroot with the clean environment below: name it by
 	// its full path (it is in /usr/sbin on Debian).
@@ -380,11 +346,12 @@ func startInContainer(t *testing.T, root string) int {
 	if err != nil {
 		t.Fatal(err)
 	}
+	exe, _ := inContainer(py)
 	cmd := exec.Command("unshare", "--mount", "--fork", "--kill-child",
-		chroot, root, "/py/bin/python3.12", "/app.py")
+		chroot, root, exe, "/app.py")
 	// A clean environment: nothing of the host's Python setup leaks in.
 	cmd.Env = []string{"PATH=/usr/bin:/bin", "LD_LIBRARY_PATH=/py/lib", "PYTHONDONTWRITEBYTECODE=1"}
-	if line := startReady(t, cmd, 8*time.Second); line != "ready\n" {
+	if line := testenv.Start(t, cmd); line != "ready\n" {
 		t.Fatalf("app.py in the chroot did not start: stdout %q", line)
 	}
 	kids, err := childPIDs(cmd.Process.Pid)
@@ -428,21 +395,4 @@ func childPIDs(pid int) ([]int, error) {
 		}
 	}
 	return kids, nil
-}
-
-var containerBuildIDLine = regexp.MustCompile(`Build ID: ([0-9a-f]+)`)
-
-// containerBuildID is the build-id of a host file as readelf prints it:
-// the oracle.
-func containerBuildID(t *testing.T, path string) string {
-	t.Helper()
-	out, err := exec.Command("readelf", "-n", path).Output()
-	if err != nil {
-		t.Fatalf("readelf -n %s: %v", path, err)
-	}
-	m := containerBuildIDLine.FindSubmatch(out)
-	if m == nil {
-		t.Fatalf("%s: readelf shows no build-id", path)
-	}
-	return string(m[1])
 }

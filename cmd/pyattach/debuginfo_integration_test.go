@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"testing"
+
+	"github.com/pyattach/pyattach/detect/testenv"
 )
 
 func debugJSON(t testing.TB, args ...string) *DebugInfo {
@@ -38,13 +40,13 @@ func moduleOf(t testing.TB, di *DebugInfo, path string) ModuleDebug {
 // build-id tree, the extension from gdb's auto-load directory; the same
 // answers for a --copies venv of it and for a running copy.
 func TestDebuginfoDebianPython(t *testing.T) {
-	py := need(t, "/usr/bin/python3.11")
-	id := readelfID(t, py)
+	py := testenv.NeedFile(t, "/usr/bin/python3.11", "")
+	id := testenv.ReadelfBuildID(t, py)
 	dbg := filepath.Join("/usr/lib/debug/.build-id", id[:2], id[2:]+".debug")
-	need(t, dbg)
-	ext := need(t, "/usr/share/gdb/auto-load/usr/bin/python3.11-gdb.py")
+	testenv.NeedFile(t, dbg, "")
+	ext := testenv.NeedFile(t, "/usr/share/gdb/auto-load/usr/bin/python3.11-gdb.py", "")
 	venv := makeVenv(t, py, true)
-	pid := startPython(t, filepath.Join(venv, "bin", "python"))
+	pid := testenv.StartPython(t, filepath.Join(venv, "bin", "python"), "")
 	for _, tc := range []struct{ target, module string }{
 		{py, py},
 		{venv, filepath.Join(venv, "bin", "python")},
@@ -69,12 +71,12 @@ func TestDebuginfoDebianPython(t *testing.T) {
 func TestDebuginfoPyenvVenv(t *testing.T) {
 	home, _ := os.UserHomeDir()
 	prefix := filepath.Join(home, ".pyenv", "versions", "3.12.1")
-	exe := need(t, filepath.Join(prefix, "bin", "python3.12"))
+	exe := testenv.NeedFile(t, filepath.Join(prefix, "bin", "python3.12"), "")
 	venv := makeVenv(t, exe, true)
 	di := debugJSON(t, venv)
 	lib := filepath.Join(prefix, "lib", "libpython3.12.so.1.0")
 	m := moduleOf(t, di, lib)
-	if m.Debug.Via != "embedded" || m.Debug.Kind != "dwarf" || m.BuildID != readelfID(t, lib) {
+	if m.Debug.Via != "embedded" || m.Debug.Kind != "dwarf" || m.BuildID != testenv.ReadelfBuildID(t, lib) {
 		t.Errorf("libpython: %+v", m)
 	}
 	if want := filepath.Join(prefix, "bin", "python3.12-gdb.py"); di.Extensions.GDB != want || di.Extensions.GDBVersion != "3.12.1" || !di.Extensions.GDBVersionMatch {

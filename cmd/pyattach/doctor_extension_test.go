@@ -25,7 +25,7 @@ import (
 // sysconfig data names, pyattach's cache; and its fix is pyattach
 // fetch-extension, not a package or a chmod.
 func TestDoctorNoExtensionSaysWhere(t *testing.T) {
-	strip := needTool(t, "strip")
+	strip := testenv.Need(t, "strip")
 	py, err := filepath.EvalSymlinks(testenv.Pyenv(t, "3.11+").Exe)
 	if err != nil {
 		t.Fatal(err)
@@ -34,7 +34,7 @@ func TestDoctorNoExtensionSaysWhere(t *testing.T) {
 	name := filepath.Base(py) // python3.X
 	minor := strings.TrimPrefix(name, "python")
 	lib := filepath.Join(prefix, "lib", "lib"+name+".so.1.0")
-	need(t, lib)
+	testenv.NeedFile(t, lib, "")
 	out, err := exec.Command(py, "-c", "import sysconfig; print(sysconfig.get_config_var('abs_builddir'))").Output()
 	buildDir := strings.TrimSpace(string(out))
 	if err != nil || !filepath.IsAbs(buildDir) {
@@ -59,14 +59,14 @@ func TestDoctorNoExtensionSaysWhere(t *testing.T) {
 		t.Fatalf("no _sysconfigdata_*.py in %s/lib/%s", prefix, name)
 	}
 	for _, f := range sysconfigs {
-		copyFile(t, f, filepath.Join(dir, "lib", name, filepath.Base(f)))
+		testenv.CopyFile(t, f, filepath.Join(dir, "lib", name, filepath.Base(f)), 0)
 	}
 	cache := filepath.Join(dir, "cache")
 	cfg := filepath.Join(dir, "config.toml")
 	if err := os.WriteFile(cfg, []byte("extension_base_url = \"https://127.0.0.1:1\"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	pid := startPython(t, exe, "PYTHONHOME="+prefix, "LD_LIBRARY_PATH="+filepath.Dir(copyLib))
+	pid := testenv.StartPython(t, exe, "", "PYTHONHOME="+prefix, "LD_LIBRARY_PATH="+filepath.Dir(copyLib))
 
 	env := []string{"XDG_CACHE_HOME=" + cache, "DEBUGINFOD_URLS="}
 	d := runDoctor(t, env, "--config", cfg, strconv.Itoa(pid))

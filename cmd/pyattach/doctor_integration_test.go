@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/pyattach/pyattach/cmd/internal/shquote"
+	"github.com/pyattach/pyattach/detect/testenv"
 )
 
 type doctorOut struct {
@@ -40,10 +41,10 @@ func findCheck(t *testing.T, d doctorOut, id string) Check {
 // The Debian --copies venv process: doctor says why plain gdb has no
 // py-bt, and both fixes it prints, run as given, make py-bt work.
 func TestDoctorVenvCopiesFixesWork(t *testing.T) {
-	needTool(t, "gdb")
-	py := need(t, "/usr/bin/python3.11")
+	testenv.Need(t, "gdb")
+	py := testenv.NeedFile(t, "/usr/bin/python3.11", "")
 	venv := makeVenv(t, py, true)
-	pid := startPython(t, filepath.Join(venv, "bin", "python"))
+	pid := testenv.StartPython(t, filepath.Join(venv, "bin", "python"), "")
 	c := findCheck(t, runDoctor(t, nil, strconv.Itoa(pid)), "venv")
 	if c.Status != "warn" || !strings.Contains(c.Summary, "is a copy of /usr/bin/python3.11") {
 		t.Fatalf("venv check: %+v", c)
@@ -61,18 +62,18 @@ func TestDoctorVenvCopiesFixesWork(t *testing.T) {
 
 // A stripped copy of pyenv's libpython with no debug file anywhere.
 func TestDoctorStrippedLibpython(t *testing.T) {
-	needTool(t, "strip")
+	testenv.Need(t, "strip")
 	home, _ := os.UserHomeDir()
 	prefix := filepath.Join(home, ".pyenv", "versions", "3.12.1")
-	need(t, filepath.Join(prefix, "bin", "python3.12"))
+	testenv.NeedFile(t, filepath.Join(prefix, "bin", "python3.12"), "")
 	dir := t.TempDir()
 	lib := filepath.Join(dir, "lib", "libpython3.12.so.1.0")
-	copyFile(t, filepath.Join(prefix, "lib", "libpython3.12.so.1.0"), lib)
+	testenv.CopyFile(t, filepath.Join(prefix, "lib", "libpython3.12.so.1.0"), lib, 0)
 	if o, err := runIn(t, "", nil, "strip", "--strip-all", lib); err != nil {
 		t.Fatalf("strip: %v\n%s", err, o)
 	}
 	// LD_LIBRARY_PATH comes before DT_RUNPATH: the process maps the copy.
-	pid := startPython(t, filepath.Join(prefix, "bin", "python3.12"), "LD_LIBRARY_PATH="+filepath.Join(dir, "lib"))
+	pid := testenv.StartPython(t, filepath.Join(prefix, "bin", "python3.12"), "", "LD_LIBRARY_PATH="+filepath.Join(dir, "lib"))
 	d := runDoctor(t, nil, strconv.Itoa(pid))
 	c := findCheck(t, d, "debug.libpython3.12.so.1.0")
 	if c.Status != "warn" || !strings.Contains(c.Summary, lib+" has no debug information") || !strings.Contains(c.Summary, "pyattach's walker still reads them") || c.Fix == "" {
@@ -87,7 +88,7 @@ func TestDoctorStrippedLibpython(t *testing.T) {
 // Debian's lldb 14 names a wrong Python path: doctor says so, and its
 // fix for plain lldb, run as given, makes `script` work.
 func TestDoctorLLDBPythonPath(t *testing.T) {
-	needTool(t, "lldb")
+	testenv.Need(t, "lldb")
 	c := findCheck(t, runDoctor(t, nil), "lldb")
 	if c.Status == "ok" {
 		t.Skip("this lldb's script command works as installed")
@@ -104,7 +105,7 @@ func TestDoctorLLDBPythonPath(t *testing.T) {
 
 // A debug build is recognised.
 func TestDoctorDebugBuild(t *testing.T) {
-	py := need(t, "/usr/bin/python3.11d")
+	py := testenv.NeedFile(t, "/usr/bin/python3.11d", "")
 	c := findCheck(t, runDoctor(t, nil, py), "python.debug-build")
 	if c.Status != "ok" || !strings.Contains(c.Summary, "Py_DEBUG") {
 		t.Errorf("debug build: %+v", c)

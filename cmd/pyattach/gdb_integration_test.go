@@ -42,12 +42,6 @@ func pyattachBin(t testing.TB) string {
 	return binPath
 }
 
-// needTool is testenv.Need.
-func needTool(t testing.TB, name string) string {
-	t.Helper()
-	return testenv.Need(t, name)
-}
-
 // runIn runs a command with env additions and returns its combined output.
 func runIn(t testing.TB, dir string, env []string, name string, args ...string) (string, error) {
 	t.Helper()
@@ -58,7 +52,7 @@ func runIn(t testing.TB, dir string, env []string, name string, args ...string) 
 	return string(out), err
 }
 
-// pyBtFrames is what py-bt prints for appPy: the three functions, with
+// pyBtFrames is what py-bt prints for testenv.WaitingApp: its three functions, with
 // their line numbers, innermost first.
 var pyBtFrames = []*regexp.Regexp{
 	regexp.MustCompile(`File ".*app\.py", line 5, in inner`),
@@ -88,7 +82,7 @@ func TestGDBPyBtDebianVenvCopies(t *testing.T) {
 	gdb := testenv.Need(t, "gdb")
 	py := testenv.Debian(t).Exe
 	venv := makeVenv(t, py, true)
-	pid := startPython(t, filepath.Join(venv, "bin", "python"))
+	pid := testenv.StartPython(t, filepath.Join(venv, "bin", "python"), "")
 	out, _ := runIn(t, "", nil, gdb, "-nx", "-batch", "-p", strconv.Itoa(pid), "-ex", "py-bt")
 	if !strings.Contains(out, `Undefined command: "py-bt"`) {
 		t.Errorf("plain gdb was expected to lack py-bt here:\n%s", out)
@@ -104,7 +98,7 @@ func TestGDBPyBtDebianVenvCopies(t *testing.T) {
 func TestGDBPyBtDebugBuild(t *testing.T) {
 	testenv.Need(t, "gdb")
 	py := testenv.DebianDebug(t).Exe
-	pid := startPython(t, py)
+	pid := testenv.StartPython(t, py, "")
 	out, err := runIn(t, "", nil, pyattachBin(t), "gdb", "-nx", "-batch", "-p", strconv.Itoa(pid), "-ex", "py-bt")
 	if err != nil {
 		t.Fatalf("pyattach gdb: %v\n%s", err, out)
@@ -129,7 +123,7 @@ func TestGDBPyBtPyenvVersions(t *testing.T) {
 			} else {
 				venv = makeVenv(t, filepath.Join(prefix, "bin", "python"+mm), true)
 			}
-			pid := startPython(t, filepath.Join(venv, "bin", "python"))
+			pid := testenv.StartPython(t, filepath.Join(venv, "bin", "python"), "")
 			out, err := runIn(t, "", nil, bin, "gdb", "-nx", "-batch", "-p", strconv.Itoa(pid), "-ex", "py-bt")
 			if err != nil {
 				t.Fatalf("pyattach gdb: %v\n%s", err, out)
@@ -147,7 +141,7 @@ func TestGDBPyBtLaunch(t *testing.T) {
 	dir := t.TempDir()
 	app := filepath.Join(dir, "app.py")
 	// The program stops itself inside inner() with SIGTRAP.
-	src := strings.Replace(appPy, `    time.sleep(600)`, `    import os, signal; os.kill(os.getpid(), signal.SIGTRAP)`, 1)
+	src := strings.Replace(testenv.WaitingApp, `    time.sleep(600)`, `    import os, signal; os.kill(os.getpid(), signal.SIGTRAP)`, 1)
 	if err := os.WriteFile(app, []byte(src), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -165,7 +159,7 @@ func TestGDBPyBtCore(t *testing.T) {
 	gcore := testenv.Need(t, "gcore")
 	py := testenv.Debian(t).Exe
 	venv := makeVenv(t, py, true)
-	pid := startPython(t, filepath.Join(venv, "bin", "python"))
+	pid := testenv.StartPython(t, filepath.Join(venv, "bin", "python"), "")
 	dir := t.TempDir()
 	if out, err := runIn(t, dir, nil, gcore, "-o", filepath.Join(dir, "core"), strconv.Itoa(pid)); err != nil {
 		t.Fatalf("gcore: %v\n%s", err, out)
@@ -199,7 +193,7 @@ func TestInitTrustPlainGDB(t *testing.T) {
 	if n := strings.Count(string(data), "add-auto-load-safe-path "+filepath.Join(project, ".gdbinit")); n != 1 {
 		t.Errorf("user gdbinit has the trust line %d times:\n%s", n, data)
 	}
-	pid := startPython(t, filepath.Join(project, ".venv", "bin", "python"))
+	pid := testenv.StartPython(t, filepath.Join(project, ".venv", "bin", "python"), "")
 	out, _ = runIn(t, project, env, gdb, "-batch", "-p", strconv.Itoa(pid), "-ex", "py-bt")
 	checkPyBt(t, "plain gdb with the project's .gdbinit", out)
 }
@@ -208,12 +202,14 @@ func TestInitTrustPlainGDB(t *testing.T) {
 // --fork chroot): gdb reads its libraries under /proc/PID/root.
 func TestGDBPyBtContainer(t *testing.T) {
 	testenv.Need(t, "gdb")
-	prefix := containerPrereqs(t)
+	py := containerPrereqs(t)
 	root := filepath.Join(t.TempDir(), "root")
-	buildContainerRoot(t, root, prefix)
+	buildContainerRoot(t, root, py)
 	// A copy of a pyenv prefix includes its gdb extension.
-	testenv.CopyFile(t, filepath.Join(prefix, "bin", "python3.12-gdb.py"), filepath.Join(root, "py", "bin", "python3.12-gdb.py"), 0)
-	pid := startInContainer(t, root)
+	ext := testenv.NeedFile(t, py.Exe+"-gdb.py", "pyenv installs it beside the interpreter")
+	exe, _ := inContainer(py)
+	testenv.CopyFile(t, ext, filepath.Join(root, exe+"-gdb.py"), 0)
+	pid := startInContainer(t, root, py)
 	out, err := runIn(t, "", nil, pyattachBin(t), "gdb", "-nx", "-batch", "-p", strconv.Itoa(pid), "-ex", "py-bt")
 	if err != nil {
 		t.Fatalf("pyattach gdb: %v\n%s", err, out)
@@ -228,7 +224,7 @@ func TestLLDBDebianVenvCopies(t *testing.T) {
 	testenv.Need(t, "lldb")
 	py := testenv.Debian(t).Exe
 	venv := makeVenv(t, py, true)
-	pid := startPython(t, filepath.Join(venv, "bin", "python"))
+	pid := testenv.StartPython(t, filepath.Join(venv, "bin", "python"), "")
 	out, err := runIn(t, "", nil, pyattachBin(t), "lldb", "-b", "-p", strconv.Itoa(pid), "-o", "bt", "-o", "script print(6*7)")
 	if err != nil {
 		t.Fatalf("pyattach lldb: %v\n%s", err, out)

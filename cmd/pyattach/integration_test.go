@@ -4,47 +4,15 @@ import (
 	"bytes"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/pyattach/pyattach/cmd/internal/target"
 	"github.com/pyattach/pyattach/detect/environ"
 	"github.com/pyattach/pyattach/detect/testenv"
 )
-
-// The helpers below are the names the tests of this package used before
-// detect/testenv; they only forward to it.
-
-// need is testenv.NeedFile: path must exist (a program or any file).
-func need(t testing.TB, path string) string {
-	t.Helper()
-	return testenv.NeedFile(t, path, "")
-}
-
-// appPy is testenv.WaitingApp: inner (line 5), middle (7), outer (9).
-const appPy = testenv.WaitingApp
-
-// startPython runs appPy under exe and returns its PID once it is ready.
-func startPython(t testing.TB, exe string, env ...string) int {
-	t.Helper()
-	return testenv.StartPython(t, exe, "", env...)
-}
-
-// startPythonCode is testenv.StartPython.
-func startPythonCode(t testing.TB, exe, code string, env ...string) int {
-	t.Helper()
-	return testenv.StartPython(t, exe, code, env...)
-}
-
-// startReady is testenv.Start, which waits testenv.ReadyTimeout.
-func startReady(t testing.TB, cmd *exec.Cmd, _ time.Duration) string {
-	t.Helper()
-	return testenv.Start(t, cmd)
-}
 
 // runJSON runs `pyattach resolve --json TARGET` in-process.
 func runJSON(t testing.TB, tgt string) *target.Result {
@@ -72,12 +40,6 @@ func runJSONEnv(t testing.TB, tgt string, env []string) *target.Result {
 	return &r
 }
 
-// readelfID is testenv.ReadelfBuildID: the oracle.
-func readelfID(t testing.TB, path string) string {
-	t.Helper()
-	return testenv.ReadelfBuildID(t, path)
-}
-
 // makeVenv makes a venv of python, with --copies when copies is set.
 func makeVenv(t testing.TB, python string, copies bool) string {
 	t.Helper()
@@ -96,7 +58,7 @@ type wantPython struct {
 
 func checkResult(t *testing.T, how string, r *target.Result, w wantPython) {
 	t.Helper()
-	id := readelfID(t, w.interpreter)
+	id := testenv.ReadelfBuildID(t, w.interpreter)
 	if r.Interpreter != w.interpreter || r.BuildID != id {
 		t.Errorf("%s: interpreter %s (%s), want %s (%s)", how, r.Interpreter, r.BuildID, w.interpreter, id)
 	}
@@ -106,8 +68,8 @@ func checkResult(t *testing.T, how string, r *target.Result, w wantPython) {
 	if r.Static != w.static || r.Libpython != w.libpython {
 		t.Errorf("%s: static %v libpython %q, want %v %q", how, r.Static, r.Libpython, w.static, w.libpython)
 	}
-	if w.libpython != "" && r.LibpythonBuildID != readelfID(t, w.libpython) {
-		t.Errorf("%s: libpython build-id %s, readelf says %s", how, r.LibpythonBuildID, readelfID(t, w.libpython))
+	if w.libpython != "" && r.LibpythonBuildID != testenv.ReadelfBuildID(t, w.libpython) {
+		t.Errorf("%s: libpython build-id %s, readelf says %s", how, r.LibpythonBuildID, testenv.ReadelfBuildID(t, w.libpython))
 	}
 	if r.Venv.Kind != w.venvKind {
 		t.Errorf("%s: venv kind %q, want %q", how, r.Venv.Kind, w.venvKind)
@@ -123,7 +85,7 @@ func checkModules(t *testing.T, r *target.Result, files ...string) {
 		for _, m := range r.Modules {
 			if m.Path == f {
 				found = true
-				if want := readelfID(t, f); m.BuildID != want {
+				if want := testenv.ReadelfBuildID(t, f); m.BuildID != want {
 					t.Errorf("module %s: build-id %s, readelf %s", f, m.BuildID, want)
 				}
 			}
@@ -158,7 +120,7 @@ func TestRealDebianVenvCopies(t *testing.T) {
 	}
 	checkResult(t, "copy path", runJSON(t, filepath.Join(venv, "bin", "python")), want)
 
-	pid := startPython(t, filepath.Join(venv, "bin", "python"))
+	pid := testenv.StartPython(t, filepath.Join(venv, "bin", "python"), "")
 	r = runJSON(t, strconv.Itoa(pid))
 	checkResult(t, "pid", r, want)
 	if r.PID != pid || r.Container || r.ExeDeleted {
@@ -178,7 +140,7 @@ func TestRealDebianDebugBuild(t *testing.T) {
 	py := dbg.Exe
 	want := wantPython{interpreter: py, version: dbg.Version, abiFlags: "d", debug: true, static: true, venvKind: "none"}
 	checkResult(t, "path", runJSON(t, py), want)
-	pid := startPython(t, py)
+	pid := testenv.StartPython(t, py, "")
 	checkResult(t, "pid", runJSON(t, strconv.Itoa(pid)), want)
 }
 
@@ -203,7 +165,7 @@ func TestRealPyenvVersions(t *testing.T) {
 				venv = makeVenv(t, exe, true)
 			}
 			checkResult(t, "venv dir", runJSON(t, venv), want)
-			pid := startPython(t, filepath.Join(venv, "bin", "python"))
+			pid := testenv.StartPython(t, filepath.Join(venv, "bin", "python"), "")
 			r := runJSON(t, strconv.Itoa(pid))
 			checkResult(t, "pid", r, want)
 			checkModules(t, r, lib, libc(t))
@@ -241,12 +203,12 @@ func TestRealDeletedExe(t *testing.T) {
 	py := deb.Exe
 	exe := filepath.Join(t.TempDir(), "python3.11")
 	testenv.CopyFile(t, py, exe, 0o755)
-	pid := startPython(t, exe)
+	pid := testenv.StartPython(t, exe, "")
 	if err := os.Remove(exe); err != nil {
 		t.Fatal(err)
 	}
 	r := runJSON(t, strconv.Itoa(pid))
-	if !r.ExeDeleted || r.Exe != exe || r.BuildID != readelfID(t, py) || r.Python.Version != deb.Version {
+	if !r.ExeDeleted || r.Exe != exe || r.BuildID != testenv.ReadelfBuildID(t, py) || r.Python.Version != deb.Version {
 		t.Errorf("deleted exe: %+v", r)
 	}
 	if r.ReadFrom != "/proc/"+strconv.Itoa(pid)+"/exe" {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/pyattach/pyattach/cmd/internal/shquote"
+	"github.com/pyattach/pyattach/detect/testenv"
 	"github.com/pyattach/pyattach/gdbgen/plan"
 )
 
@@ -23,7 +24,7 @@ func TestLLDBServerScript(t *testing.T) {
 	home := t.TempDir()
 	root := t.TempDir()
 	exe := "/usr/bin/pyattach-test-no-such-python/bin/python3"
-	copyFile(t, "/bin/true", filepath.Join(root, exe))
+	testenv.CopyFile(t, "/bin/true", filepath.Join(root, exe), 0)
 	env := []string{"PATH=/usr/sbin:/usr/bin:/sbin:/bin", "LLDB_DEBUGSERVER_PATH=/opt/llvm/bin/lldb-server", "XDG_CACHE_HOME=" + filepath.Join(home, "cache")}
 	p := plan.Plan{PID: 4242, LLDBRoot: root, LLDBExe: exe}
 
@@ -66,7 +67,7 @@ func TestLLDBServerScript(t *testing.T) {
 	}
 	for _, bad := range []string{"/usr/bin/py:thon", "/usr/bin/py,thon", `/usr/bin/py\thon`, "/usr/bin/../python3", "/pyattach-test-no-such-dir/python3", "python3"} {
 		p := plan.Plan{PID: 4242, LLDBRoot: root, LLDBExe: bad}
-		copyFile(t, "/bin/true", filepath.Join(root, bad))
+		testenv.CopyFile(t, "/bin/true", filepath.Join(root, bad), 0)
 		if s, err := lldbServerFor(p, "/usr/bin/lldb", env); err == nil {
 			t.Errorf("%q: accepted (%s)", bad, s)
 		}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/pyattach/pyattach/detect/elfinfo"
 	"github.com/pyattach/pyattach/detect/pyoffsets"
+	"github.com/pyattach/pyattach/detect/testenv"
 )
 
 // pivotRoot is a Debian root that scripts/make-roots.sh made, with one
@@ -112,10 +113,10 @@ func startPivoted(t *testing.T, lower, upper, exe string) int {
 	}
 	// app.py with a second thread, started on its first line so that
 	// the frames keep their line numbers.
-	code := strings.Replace(appPy, "import sys, time\n",
+	code := strings.Replace(testenv.WaitingApp, "import sys, time\n",
 		"import sys, time, threading; threading.Thread(target=time.sleep, args=(600,), daemon=True).start()\n", 1)
-	if code == appPy {
-		t.Fatal("appPy no longer starts with import sys, time")
+	if code == testenv.WaitingApp {
+		t.Fatal("testenv.WaitingApp no longer starts with import sys, time")
 	}
 	if err := os.WriteFile(filepath.Join(d, "app", "app.py"), []byte(code), 0o644); err != nil {
 		t.Fatal(err)
@@ -127,7 +128,7 @@ mount --bind "$3/app" "$3/merged/mnt" && cd "$3/merged" && pivot_root . . &&
 mount -t proc proc /proc && umount -l . && cd /mnt && exec "$4" /mnt/app.py`
 	cmd := exec.Command("unshare", "--pid", "--mount", "--fork", "--kill-child", "sh", "-c", script, "sh", lower, upper, d, exe)
 	cmd.Env = []string{"PATH=/usr/bin:/bin:/usr/sbin:/sbin", "PYTHONDONTWRITEBYTECODE=1"}
-	if line := startReady(t, cmd, 30*time.Second); line != "ready\n" {
+	if line := testenv.Start(t, cmd); line != "ready\n" {
 		t.Fatalf("app.py after pivot_root did not start: stdout %q", line)
 	}
 	kids, err := childPIDs(cmd.Process.Pid)
@@ -148,16 +149,16 @@ var objfileLine = regexp.MustCompile(`(?m)^OBJ (\S+) ([0-9a-f]+)$`)
 // handing gdb /proc/PID/root paths gave "Build ID mismatch" and
 // "Unable to locate python frame".
 func TestGDBPyBtPivotRoot(t *testing.T) {
-	needTool(t, "gdb")
-	needTool(t, "unshare")
-	needTool(t, "pivot_root")
+	testenv.Need(t, "gdb")
+	testenv.Need(t, "unshare")
+	testenv.Need(t, "pivot_root")
 	r := findPivotRoot(t)
 	twin := hostTwin(t, r)
 	upper := t.TempDir()
-	copyFile(t, filepath.Join(r.root, r.exe), filepath.Join(upper, twin))
+	testenv.CopyFile(t, filepath.Join(r.root, r.exe), filepath.Join(upper, twin), 0)
 	os.Chmod(filepath.Join(upper, twin), 0o755)
 	twinExt := "/usr/share/gdb/auto-load" + twin + "-gdb.py"
-	copyFile(t, filepath.Join(r.root, r.ext), filepath.Join(upper, twinExt))
+	testenv.CopyFile(t, filepath.Join(r.root, r.ext), filepath.Join(upper, twinExt), 0)
 	pid := startPivoted(t, r.root, upper, twin)
 	if l, err := os.Readlink("/proc/" + strconv.Itoa(pid) + "/root"); err != nil || l != "/" {
 		t.Fatalf("/proc/%d/root reads %q (%v), not / as under pivot_root", pid, l, err)
@@ -248,14 +249,14 @@ func podmanImage(t *testing.T, podman, root string) string {
 // engine: podman (runc) runs the root's interpreter, imported as an
 // image, mounted at a path this machine also has.
 func TestGDBPyBtPodman(t *testing.T) {
-	needTool(t, "gdb")
-	podman := needTool(t, "podman")
-	needTool(t, "runc")
+	testenv.Need(t, "gdb")
+	podman := testenv.Need(t, "podman")
+	testenv.Need(t, "runc")
 	r := findPivotRoot(t)
 	twin := hostTwin(t, r)
 	image := podmanImage(t, podman, r.root)
 	app := t.TempDir()
-	code := strings.Replace(appPy, "import sys, time\n",
+	code := strings.Replace(testenv.WaitingApp, "import sys, time\n",
 		"import sys, time, threading; threading.Thread(target=time.sleep, args=(600,), daemon=True).start()\n", 1)
 	if err := os.WriteFile(filepath.Join(app, "app.py"), []byte(code), 0o644); err != nil {
 		t.Fatal(err)
@@ -332,9 +333,9 @@ func hostLacks(t *testing.T) []pivotRoot {
 // files'), and the walker's py-bt prints app.py's frames and lines;
 // also at a path this machine has (/usr/bin/python3.11).
 func TestLLDBPyBtPivotRoot(t *testing.T) {
-	needTool(t, "lldb")
-	needTool(t, "unshare")
-	needTool(t, "pivot_root")
+	testenv.Need(t, "lldb")
+	testenv.Need(t, "unshare")
+	testenv.Need(t, "pivot_root")
 	for _, r := range hostLacks(t) {
 		t.Run(filepath.Base(r.exe), func(t *testing.T) {
 			pid := startPivoted(t, r.root, t.TempDir(), r.exe)
@@ -350,7 +351,7 @@ func TestLLDBPyBtPivotRoot(t *testing.T) {
 		r := findPivotRoot(t)
 		twin := hostTwin(t, r)
 		upper := t.TempDir()
-		copyFile(t, filepath.Join(r.root, r.exe), filepath.Join(upper, twin))
+		testenv.CopyFile(t, filepath.Join(r.root, r.exe), filepath.Join(upper, twin), 0)
 		os.Chmod(filepath.Join(upper, twin), 0o755)
 		pid := startPivoted(t, r.root, upper, twin)
 		checkContainerLLDB(t, "pivot_root at a host path", pid, twin)
@@ -361,14 +362,14 @@ func TestLLDBPyBtPivotRoot(t *testing.T) {
 // (runc) running the newest root's interpreter (sid's) at its own path,
 // which this machine lacks.
 func TestLLDBPyBtPodman(t *testing.T) {
-	needTool(t, "lldb")
-	podman := needTool(t, "podman")
-	needTool(t, "runc")
+	testenv.Need(t, "lldb")
+	podman := testenv.Need(t, "podman")
+	testenv.Need(t, "runc")
 	roots := hostLacks(t)
 	r := roots[len(roots)-1]
 	image := podmanImage(t, podman, r.root)
 	app := t.TempDir()
-	code := strings.Replace(appPy, "import sys, time\n",
+	code := strings.Replace(testenv.WaitingApp, "import sys, time\n",
 		"import sys, time, threading; threading.Thread(target=time.sleep, args=(600,), daemon=True).start()\n", 1)
 	if err := os.WriteFile(filepath.Join(app, "app.py"), []byte(code), 0o644); err != nil {
 		t.Fatal(err)

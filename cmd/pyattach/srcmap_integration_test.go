@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/pyattach/pyattach/detect/testenv"
 )
 
 // echionSrc stands in for a file of echion that dd-trace-py vendors
@@ -48,12 +50,12 @@ const echionBuildDir = "/project/build/cmake.linux-x86_64-cpython-311/ddtrace.in
 // install) is loaded by a running Python; with --source echion=DIR,
 // gdb's list and lldb's source list print its source lines.
 func TestSourceMapEchionLikeExtension(t *testing.T) {
-	gdb := needTool(t, "gdb")
-	gxx := needTool(t, "g++")
-	needTool(t, "objcopy")
-	needTool(t, "zip")
-	py := need(t, "/usr/bin/python3.11")
-	need(t, "/usr/include/python3.11/Python.h")
+	gdb := testenv.Need(t, "gdb")
+	gxx := testenv.Need(t, "g++")
+	testenv.Need(t, "objcopy")
+	testenv.Need(t, "zip")
+	py := testenv.NeedFile(t, "/usr/bin/python3.11", "")
+	testenv.NeedFile(t, "/usr/include/python3.11/Python.h", "")
 	_ = gdb
 
 	work := t.TempDir()
@@ -116,7 +118,7 @@ func TestSourceMapEchionLikeExtension(t *testing.T) {
 		t.Errorf("gdb printed the source without a source root:\n%s", o)
 	}
 
-	needTool(t, "lldb")
+	testenv.Need(t, "lldb")
 	o, err = runIn(t, "", env, bin, "--offline", "--source", "echion="+checkout, "lldb", "-b", "-p", strconv.Itoa(pid), "-o", "source list -n echion_frame_depth")
 	if err != nil {
 		t.Fatalf("pyattach lldb: %v\n%s", err, o)
@@ -133,18 +135,18 @@ func startPythonScript(t testing.TB, exe, script string) int {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// startPython writes appPy; reuse its process handling with our code.
-	return startPythonCode(t, exe, string(data))
+	// startPython writes testenv.WaitingApp; reuse its process handling with our code.
+	return testenv.StartPython(t, exe, string(data))
 }
 
 // pyenv 3.12: libpython's DWARF names /tmp/python-build.<stamp>/Python-3.12.1;
 // a CPython 3.12.1 tree made for the test (the files at their relative
 // paths) is found by srcmap, and gdb then locates timemodule.c in it.
 func TestSourceMapPyenvBuildTree(t *testing.T) {
-	needTool(t, "gdb")
+	testenv.Need(t, "gdb")
 	home, _ := os.UserHomeDir()
 	prefix := filepath.Join(home, ".pyenv", "versions", "3.12.1")
-	exe := need(t, filepath.Join(prefix, "bin", "python3.12"))
+	exe := testenv.NeedFile(t, filepath.Join(prefix, "bin", "python3.12"), "")
 	tree := filepath.Join(t.TempDir(), "cpython-3.12.1")
 	for _, f := range []string{"Modules/timemodule.c", "Python/ceval.c", "Objects/object.c", "Include/object.h"} {
 		p := filepath.Join(tree, f)
@@ -160,7 +162,7 @@ func TestSourceMapPyenvBuildTree(t *testing.T) {
 	if !regexp.MustCompile(`"from": "/tmp/python-build\.[^"]*/Python-3\.12\.1",\s+"to": "` + regexp.QuoteMeta(tree) + `",\s+"resolved": 4,`).MatchString(o) {
 		t.Errorf("no rule mapping the pyenv build tree onto %s with 4 files resolved:\n%s", tree, o)
 	}
-	pid := startPython(t, filepath.Join(venv, "bin", "python"))
+	pid := testenv.StartPython(t, filepath.Join(venv, "bin", "python"), "")
 	o, err = runIn(t, "", nil, bin, "--offline", "--source", tree, "gdb", "-nx", "-batch", "-p", strconv.Itoa(pid), "-ex", "frame function time_sleep", "-ex", "info source")
 	if err != nil {
 		t.Fatalf("pyattach gdb: %v\n%s", err, o)
@@ -185,8 +187,8 @@ func cpythonDebianSources(t *testing.T) string {
 	if _, err := os.Stat(filepath.Join(tree, "Modules", "timemodule.c")); err == nil {
 		return tree
 	}
-	needTool(t, "apt-get")
-	needTool(t, "tar")
+	testenv.Need(t, "apt-get")
+	testenv.Need(t, "tar")
 	if err := os.MkdirAll(cache, 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -218,13 +220,13 @@ func cpythonDebianSources(t *testing.T) string {
 // like ../Modules/timemodule.c; srcmap maps that onto the tree, and gdb's
 // info source on a Python frame locates the file in it.
 func TestSourceMapDebianUpstreamSources(t *testing.T) {
-	needTool(t, "gdb")
-	py := need(t, "/usr/bin/python3.11")
-	id := readelfID(t, py)
-	need(t, filepath.Join("/usr/lib/debug/.build-id", id[:2], id[2:]+".debug"))
+	testenv.Need(t, "gdb")
+	py := testenv.NeedFile(t, "/usr/bin/python3.11", "")
+	id := testenv.ReadelfBuildID(t, py)
+	testenv.NeedFile(t, filepath.Join("/usr/lib/debug/.build-id", id[:2], id[2:]+".debug"), "")
 	tree := cpythonDebianSources(t)
 	venv := makeVenv(t, py, true)
-	pid := startPython(t, filepath.Join(venv, "bin", "python"))
+	pid := testenv.StartPython(t, filepath.Join(venv, "bin", "python"), "")
 	bin := pyattachBin(t)
 	o, err := runIn(t, "", nil, bin, "--offline", "--source", "cpython="+tree, "srcmap", "--json", strconv.Itoa(pid))
 	if err != nil {

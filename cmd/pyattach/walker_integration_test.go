@@ -29,7 +29,7 @@ func TestWalkerStrippedThroughPyattach(t *testing.T) {
 		py := py
 		t.Run(filepath.Base(filepath.Dir(filepath.Dir(py))), func(t *testing.T) {
 			exe, env := testenv.Stripped(t, py)
-			pid := strconv.Itoa(startPython(t, exe, env...))
+			pid := strconv.Itoa(testenv.StartPython(t, exe, "", env...))
 			out, _ := runIn(t, "", nil, gdb, "-nx", "-batch", "-p", pid, "-ex", "py-bt")
 			if !strings.Contains(out, `Undefined command: "py-bt"`) {
 				t.Errorf("plain gdb was expected to lack py-bt:\n%s", out)
@@ -60,7 +60,7 @@ func TestWalkerLLDBPyBt(t *testing.T) {
 	testenv.Need(t, "lldb")
 	py := testenv.Debian(t).Exe
 	venv := makeVenv(t, py, true)
-	pid := strconv.Itoa(startPython(t, filepath.Join(venv, "bin", "python")))
+	pid := strconv.Itoa(testenv.StartPython(t, filepath.Join(venv, "bin", "python"), ""))
 	henv := homeEnv(t)
 	out, err := runIn(t, "", henv, pyattachBin(t), "--offline", "lldb", "-b", "-p", pid, "-o", "py-bt all")
 	if err != nil {
@@ -84,7 +84,7 @@ func TestWalkerInitGDB(t *testing.T) {
 	if out, err := runIn(t, project, henv, pyattachBin(t), "--offline", "init", "--gdb", "--trust", "--python", exe, project); err != nil {
 		t.Fatalf("pyattach init: %v\n%s", err, out)
 	}
-	pid := strconv.Itoa(startPython(t, exe, env...))
+	pid := strconv.Itoa(testenv.StartPython(t, exe, "", env...))
 	out, _ := runIn(t, project, henv, gdb, "-batch", "-p", pid, "-ex", "py-bt")
 	checkPyBt(t, "plain gdb with the project's .gdbinit", out)
 }
@@ -97,7 +97,7 @@ func TestWalkerFastReadsNoDWARF(t *testing.T) {
 	testenv.Need(t, "gdb")
 	py := testenv.Debian(t).Exe
 	venv := makeVenv(t, py, true)
-	pid := strconv.Itoa(startPython(t, filepath.Join(venv, "bin", "python")))
+	pid := strconv.Itoa(testenv.StartPython(t, filepath.Join(venv, "bin", "python"), ""))
 	henv := homeEnv(t)
 	out, err := runIn(t, "", henv, pyattachBin(t), "--offline", "--print", "--fast", "gdb", "-p", pid)
 	if err != nil || !strings.Contains(out, " -readnever -ix ") || !strings.Contains(out, "\nset auto-load python-scripts off\n") {
@@ -121,7 +121,7 @@ func TestWalkerAttachInside(t *testing.T) {
 	testenv.Need(t, "gdb")
 	py := testenv.Pyenv(t, "3.11+").Exe
 	exe, env := testenv.Stripped(t, py)
-	pid := strconv.Itoa(startPython(t, exe, env...))
+	pid := strconv.Itoa(testenv.StartPython(t, exe, "", env...))
 	henv := homeEnv(t)
 	out, err := runIn(t, "", henv, pyattachBin(t), "--offline", "gdb", "-nx", "-batch", "-ex", "attach "+pid, "-ex", "py-bt")
 	if err != nil {
