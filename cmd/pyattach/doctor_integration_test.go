@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -63,19 +62,20 @@ func TestDoctorVenvCopiesFixesWork(t *testing.T) {
 // A stripped copy of pyenv's libpython with no debug file anywhere.
 func TestDoctorStrippedLibpython(t *testing.T) {
 	testenv.Need(t, "strip")
-	home, _ := os.UserHomeDir()
-	prefix := filepath.Join(home, ".pyenv", "versions", "3.12.1")
-	testenv.NeedFile(t, filepath.Join(prefix, "bin", "python3.12"), "")
+	py := testenv.Pyenv(t, "3.11+")
+	if py.Libpython() == "" {
+		testenv.Missing(t, "pyenv's Python %s has no shared libpython", py.Version)
+	}
 	dir := t.TempDir()
-	lib := filepath.Join(dir, "lib", "libpython3.12.so.1.0")
-	testenv.CopyFile(t, filepath.Join(prefix, "lib", "libpython3.12.so.1.0"), lib, 0)
+	lib := filepath.Join(dir, "lib", filepath.Base(py.Libpython()))
+	testenv.CopyFile(t, py.Libpython(), lib, 0)
 	if o, err := runIn(t, "", nil, "strip", "--strip-all", lib); err != nil {
 		t.Fatalf("strip: %v\n%s", err, o)
 	}
 	// LD_LIBRARY_PATH comes before DT_RUNPATH: the process maps the copy.
-	pid := testenv.StartPython(t, filepath.Join(prefix, "bin", "python3.12"), "", "LD_LIBRARY_PATH="+filepath.Join(dir, "lib"))
+	pid := testenv.StartPython(t, py.Exe, "", "LD_LIBRARY_PATH="+filepath.Join(dir, "lib"))
 	d := runDoctor(t, nil, strconv.Itoa(pid))
-	c := findCheck(t, d, "debug.libpython3.12.so.1.0")
+	c := findCheck(t, d, "debug."+filepath.Base(lib))
 	if c.Status != "warn" || !strings.Contains(c.Summary, lib+" has no debug information") || !strings.Contains(c.Summary, "pyattach's walker still reads them") || c.Fix == "" {
 		t.Errorf("stripped libpython: %+v", c)
 	}
@@ -85,29 +85,40 @@ func TestDoctorStrippedLibpython(t *testing.T) {
 	}
 }
 
-// Debian's lldb 14 names a wrong Python path: doctor says so, and its
-// fix for plain lldb, run as given, makes `script` work.
-func TestDoctorLLDBPythonPath(t *testing.T) {
-	testenv.Need(t, "lldb")
-	c := findCheck(t, runDoctor(t, nil), "lldb")
-	if c.Status == "ok" {
-		t.Skip("this lldb's script command works as installed")
-	}
-	m := regexp.MustCompile(`for plain lldb: (PYTHONPATH=\S+ \S+)$`).FindStringSubmatch(c.Fix)
-	if m == nil {
-		t.Fatalf("lldb check: %+v", c)
-	}
-	o, _ := runIn(t, "", nil, "sh", "-c", m[1]+" -b -o 'script print(6*7)'")
-	if !regexp.MustCompile(`(?m)^42$`).MatchString(o) {
-		t.Errorf("the fix %q did not make script work:\n%s", m[1], o)
-	}
-}
-
 // A debug build is recognised.
 func TestDoctorDebugBuild(t *testing.T) {
 	py := testenv.NeedFile(t, "/usr/bin/python3.11d", "")
 	c := findCheck(t, runDoctor(t, nil, py), "python.debug-build")
 	if c.Status != "ok" || !strings.Contains(c.Summary, "Py_DEBUG") {
 		t.Errorf("debug build: %+v", c)
+	}
+}
+
+// TestDoctorLLDBBothPaths checks doctor's lldb check both ways, on the
+// same lldb: with the PYTHONPATH its Python needs (testenv.LLDBEnv) the
+// check is ok; with PYTHONPATH emptied (Debian's lldb 14 as installed,
+// whose `lldb -P` is wrong) it warns, and its fix for plain lldb, run as
+// given, makes `script` work.
+func TestDoctorLLDBBothPaths(t *testing.T) {
+	testenv.Need(t, "lldb")
+	good := testenv.LLDBEnv()
+	if good == nil {
+		testenv.Missing(t, "no lldb Python package under /usr/lib/llvm-*/lib/python3*/dist-packages (apt-get install python3-lldb-14)")
+	}
+	if c := findCheck(t, runDoctor(t, good), "lldb"); c.Status != "ok" {
+		t.Errorf("with %s: lldb check %+v, want ok", good[0], c)
+	}
+
+	c := findCheck(t, runDoctor(t, []string{"PYTHONPATH="}), "lldb")
+	if c.Status == "ok" {
+		testenv.Missing(t, "this lldb's script command works without PYTHONPATH: the broken path cannot be made here")
+	}
+	m := regexp.MustCompile(`for plain lldb: (PYTHONPATH=\S+ \S+)$`).FindStringSubmatch(c.Fix)
+	if c.Status != "warn" || m == nil {
+		t.Fatalf("without PYTHONPATH: lldb check %+v", c)
+	}
+	o, _ := runIn(t, "", []string{"PYTHONPATH="}, "sh", "-c", m[1]+" -b -o 'script print(6*7)'")
+	if !regexp.MustCompile(`(?m)^42$`).MatchString(o) {
+		t.Errorf("the fix %q did not make script work:\n%s", m[1], o)
 	}
 }
