@@ -18,6 +18,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/pyattach/pyattach/cmd/internal/debuginfo"
 	"github.com/pyattach/pyattach/cmd/internal/target"
 	"github.com/pyattach/pyattach/detect/debugfile"
 	"github.com/pyattach/pyattach/detect/pyext"
@@ -365,7 +366,7 @@ func targetFacts(res *target.Result) []Check {
 }
 
 // venvCheck explains why plain gdb misses the extension for a venv copy.
-func venvCheck(res *target.Result, di *DebugInfo) Check {
+func venvCheck(res *target.Result, di *debuginfo.Info) Check {
 	switch res.Venv.Kind {
 	case "copies":
 		plain := "gdb -iex " + shellQuote("file "+res.Interpreter)
@@ -389,7 +390,7 @@ func venvCheck(res *target.Result, di *DebugInfo) Check {
 }
 
 // debugChecks explains the debug information of the modules that matter.
-func debugChecks(res *target.Result, di *DebugInfo) []Check {
+func debugChecks(res *target.Result, di *debuginfo.Info) []Check {
 	var out []Check
 	for _, m := range di.Modules {
 		runtime := isRuntimeModule(m.Path, res)
@@ -419,7 +420,7 @@ func debugChecks(res *target.Result, di *DebugInfo) []Check {
 	return out
 }
 
-func missingDebugSummary(m ModuleDebug) string {
+func missingDebugSummary(m debuginfo.Module) string {
 	switch m.Debug.Kind {
 	case debugfile.KindSymtab, debugfile.KindMiniDebugInfo:
 		return fmt.Sprintf("%s has a symbol table only (%s): frames show function names but no files, lines or locals; py-bt cannot read frames", m.Path, m.Debug.Kind)
@@ -429,7 +430,7 @@ func missingDebugSummary(m ModuleDebug) string {
 
 // missingDebugFix names the package or command that brings the debug
 // file of a module.
-func missingDebugFix(m ModuleDebug, res *target.Result) string {
+func missingDebugFix(m debuginfo.Module, res *target.Result) string {
 	if strings.Contains(m.Path, "/uv/python/") || strings.Contains(m.Path, "python-build-standalone") {
 		return "python-build-standalone (uv) interpreters ship stripped; use an interpreter with debug symbols (pyenv install, or your distribution's python3.X with python3.X-dbg)"
 	}
@@ -461,7 +462,7 @@ func missingDebugFix(m ModuleDebug, res *target.Result) string {
 // database (read under its root), and is installed there, where the
 // debug file is searched first; this machine's packages are another
 // distribution's files.
-func containerDebugFix(m ModuleDebug, res *target.Result) string {
+func containerDebugFix(m debuginfo.Module, res *target.Result) string {
 	in := func(p string) string { return debugfile.HostPath(res.Root, p) }
 	where := "in the container (podman exec or docker exec CONTAINER ...): "
 	if _, err := os.Stat(in("/etc/debian_version")); err == nil {
@@ -503,7 +504,7 @@ func dpkgOwner(info, p string) string {
 }
 
 // producerChecks reads the compiler line: -g level and optimisation.
-func producerChecks(id string, m ModuleDebug, runtime, walker bool) []Check {
+func producerChecks(id string, m debuginfo.Module, runtime, walker bool) []Check {
 	p := m.Debug.Producer
 	where := fmt.Sprintf("%s: debug information %s %s", m.Path, m.Debug.Via, m.Debug.Path)
 	if m.Debug.Via == debugfile.ViaEmbedded {
@@ -537,7 +538,7 @@ func producerChecks(id string, m ModuleDebug, runtime, walker bool) []Check {
 
 // extensionChecks: found, its version, whether gdb's Python runs it, and
 // whether plain gdb's safe path would decline it.
-func extensionChecks(ctx context.Context, res *target.Result, di *DebugInfo, app *App) []Check {
+func extensionChecks(ctx context.Context, res *target.Result, di *debuginfo.Info, app *App) []Check {
 	ex := di.Extensions
 	var out []Check
 	for _, t := range ex.GDBTried {
@@ -763,7 +764,7 @@ func lastLine(s string) string {
 }
 
 // sourceChecks lists the source trees that are missing.
-func sourceChecks(res *target.Result, di *DebugInfo, g *Globals, cfg *Config, app *App) []Check {
+func sourceChecks(res *target.Result, di *debuginfo.Info, g *Globals, cfg *Config, app *App) []Check {
 	roots, err := sourceRoots(g, cfg, app)
 	if err != nil {
 		return []Check{{ID: "sources", Status: statusWarn, Summary: oneLine(err.Error())}}
@@ -812,7 +813,7 @@ func walkerCovers(res *target.Result) bool {
 // frames (a matching extension, full DWARF for the interpreter, and no
 // optimised 3.13+ eval loop that hides its frame), pyattach's walker
 // otherwise, or none.
-func pybtCheck(res *target.Result, di *DebugInfo) Check {
+func pybtCheck(res *target.Result, di *debuginfo.Info) Check {
 	ex := di.Extensions
 	var why string
 	switch {
@@ -844,7 +845,7 @@ func pybtCheck(res *target.Result, di *DebugInfo) Check {
 
 // runtimeDebugProblem says why CPython's extension cannot read frames
 // from the module holding the interpreter, or "".
-func runtimeDebugProblem(res *target.Result, di *DebugInfo) string {
+func runtimeDebugProblem(res *target.Result, di *debuginfo.Info) string {
 	mod := res.Interpreter
 	if res.Libpython != "" {
 		mod = res.Libpython
