@@ -92,6 +92,7 @@ func debugInfoFor(ctx context.Context, tgt string, res *target.Result, rerr erro
 func newCollector(g *Globals, app *App, cfg *Config) *debuginfo.Collector {
 	opts := debuginfo.Options{
 		Env:        app.Env,
+		Home:       envValue(app.Env, "HOME"),
 		Cwd:        app.Cwd,
 		Offline:    g.Offline || cfg.Offline,
 		StoreDir:   storeDir(),

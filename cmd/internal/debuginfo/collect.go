@@ -20,8 +20,12 @@ import (
 // Options is what a Collector needs, filled by the command from its
 // flags, the environment and the configuration.
 type Options struct {
-	// Env is the environment (DEBUGINFOD_*, HOME).
+	// Env is the environment debuginfod's settings are read from
+	// (DEBUGINFOD_URLS and the like).
 	Env []string
+	// Home is the user's home directory, whose user site-packages may
+	// hold an lldb extension.
+	Home string
 	// Cwd is the directory a relative file target is read from ("": the
 	// process's).
 	Cwd string
@@ -247,23 +251,13 @@ func (c *Collector) FindExtensions(res *target.Result) Extensions {
 		prefixes = append(prefixes, res.Venv.Path)
 	}
 	prefixes = append(prefixes, filepath.Dir(filepath.Dir(res.Interpreter)))
-	sp := pyext.SitePackages(prefixes, res.Python.Version, envValue(c.Env, "HOME"))
+	sp := pyext.SitePackages(prefixes, res.Python.Version, c.Home)
 	lf, ltried, _ := pyext.FindLLDB(in, sp)
 	ex.LLDBTried = ltried
 	if lf != nil {
 		ex.LLDB = lf.Path
 	}
 	return ex
-}
-
-// envValue is the last value of key in env.
-func envValue(env []string, key string) string {
-	for i := len(env) - 1; i >= 0; i-- {
-		if k, v, ok := strings.Cut(env[i], "="); ok && k == key {
-			return v
-		}
-	}
-	return ""
 }
 
 // oneLine folds a message onto one line.

@@ -112,7 +112,7 @@ func TestCollectPIDModules(t *testing.T) {
 		Python:  target.Python{Version: "3.12.1"},
 		Modules: []target.Module{{Path: exe}},
 	}
-	di, err := New(Options{Offline: true, StoreDir: t.TempDir(), CacheDir: t.TempDir(), UID: os.Geteuid(), Env: []string{"HOME=" + t.TempDir()}}).For(context.Background(), "7", res)
+	di, err := New(Options{Offline: true, StoreDir: t.TempDir(), CacheDir: t.TempDir(), UID: os.Geteuid(), Home: t.TempDir()}).For(context.Background(), "7", res)
 	if err != nil {
 		t.Fatal(err)
 	}
