@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/pyattach/pyattach/cmd/internal/debuginfo"
 	"github.com/pyattach/pyattach/detect/srcscan"
 	"github.com/pyattach/pyattach/detect/testenv"
 )
@@ -38,7 +39,7 @@ func TestDoctorDebuginfoPivotRoot(t *testing.T) {
 	if code := Main([]string{"--offline", "debuginfo", "--json", strconv.Itoa(pid)}, nil, &stdout, &stderr, os.Environ()); code != 0 {
 		t.Fatalf("pyattach debuginfo --json %d: exit %d\n%s", pid, code, stderr.String())
 	}
-	var di DebugInfo
+	var di debuginfo.Info
 	if err := json.Unmarshal(stdout.Bytes(), &di); err != nil {
 		t.Fatalf("bad JSON: %v\n%s", err, stdout.String())
 	}
@@ -210,7 +211,7 @@ func TestDoctorDebuginfoPodman(t *testing.T) {
 	if code := Main([]string{"--offline", "debuginfo", "--json", strconv.Itoa(pid)}, nil, &stdout, &stderr, os.Environ()); code != 0 {
 		t.Fatalf("pyattach debuginfo --json %d: exit %d\n%s", pid, code, stderr.String())
 	}
-	var di DebugInfo
+	var di debuginfo.Info
 	if err := json.Unmarshal(stdout.Bytes(), &di); err != nil {
 		t.Fatalf("bad JSON: %v\n%s", err, stdout.String())
 	}

@@ -2,11 +2,9 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"text/tabwriter"
 
@@ -15,10 +13,7 @@ import (
 	"github.com/pyattach/pyattach/cmd/internal/debuginfo"
 	"github.com/pyattach/pyattach/cmd/internal/target"
 	"github.com/pyattach/pyattach/detect/debugfile"
-	"github.com/pyattach/pyattach/detect/debuginfod"
-	"github.com/pyattach/pyattach/detect/elfinfo"
 	"github.com/pyattach/pyattach/detect/environ"
-	"github.com/pyattach/pyattach/detect/pyext"
 	"github.com/pyattach/pyattach/detect/safefs"
 )
 
@@ -43,14 +38,6 @@ Examples:
   pyattach --debug-dir ~/debug debuginfo --json /usr/bin/python3.11`
 }
 
-// The findings' types live in cmd/internal/debuginfo, shared with doctor.
-type (
-	DebugInfo       = debuginfo.Info
-	DebuginfodState = debuginfo.DebuginfodState
-	ModuleDebug     = debuginfo.Module
-	Extensions      = debuginfo.Extensions
-)
-
 // storeDir is pyattach's private debug directory (symbols install).
 func storeDir(dirs environ.Dirs) string { return dirs.Data("debug") }
 
@@ -67,31 +54,6 @@ func privateCacheDir(dirs environ.Dirs, sub ...string) (string, error) {
 // privateStoreDir is storeDir(), made or checked private.
 func privateStoreDir(dirs environ.Dirs) (string, error) {
 	return safefs.PrivateDir(dirs.DataHome, environ.Name, "debug")
-}
-
-// debugDirs is the search list: gdb's default, pyattach's store, the
-// config file's, then --debug-dir, without duplicates. gdb auto-loads
-// <debugdir>/<objfile>-gdb.py scripts from each (see codeKeys), so a
-// directory that another user could change (safefs.CheckTrusted) is
-// left out, and a warning says so; one that does not exist is kept
-// (there is nothing in it to run or find).
-func debugDirs(g *Globals, cfg *Config, own environ.Dirs) (dirs, warnings []string) {
-	seen := map[string]bool{}
-	for _, list := range [][]string{debugfile.DefaultDebugDirs, {storeDir(own)}, cfg.DebugDirs, g.DebugDir} {
-		for _, d := range list {
-			d = filepath.Clean(d)
-			if seen[d] {
-				continue
-			}
-			seen[d] = true
-			if err := safefs.CheckTrusted(d, os.Geteuid()); errors.Is(err, safefs.ErrUntrusted) {
-				warnings = append(warnings, fmt.Sprintf("ignored debug directory %s: %s (gdb would run the *-gdb.py scripts in it)", d, oneLine(err.Error())))
-				continue
-			}
-			dirs = append(dirs, d)
-		}
-	}
-	return dirs, warnings
 }
 
 // Run finds the debug information of every module of the target.
@@ -113,112 +75,39 @@ func (c *DebuginfoCmd) Run(g *Globals, app *App, cfg *Config) error {
 
 // collectDebugInfo resolves the target, lists its modules and finds
 // their debug files and the extensions.
-func collectDebugInfo(ctx context.Context, tgt string, g *Globals, app *App, cfg *Config) (*DebugInfo, error) {
+func collectDebugInfo(ctx context.Context, tgt string, g *Globals, app *App, cfg *Config) (*debuginfo.Info, error) {
 	res, rerr := target.Resolve(ctx, tgt, target.Options{ProcRoot: g.ProcRoot, Env: app.Env, Cwd: app.Cwd})
 	return debugInfoFor(ctx, tgt, res, rerr, g, app, cfg)
 }
 
-// debugInfoFor is collectDebugInfo for a target already resolved.
-func debugInfoFor(ctx context.Context, tgt string, res *target.Result, rerr error, g *Globals, app *App, cfg *Config) (*DebugInfo, error) {
-	python := rerr == nil
-	if rerr != nil && !errors.Is(rerr, target.ErrNotPython) {
-		return nil, rerr
-	}
-	di := &DebugInfo{Target: tgt}
-	di.DebugDirs, di.Warnings = debugDirs(g, cfg, app.dirs())
-	for _, w := range di.Warnings {
-		fmt.Fprintf(app.Stderr, "pyattach: warning: %s\n", w)
-	}
-	var mods []debugfile.Module
-	switch {
-	case res != nil && res.TargetKind == target.KindPID:
-		di.PID = res.PID
-		di.Container = res.Container
-		for _, m := range res.Modules {
-			dm := debugfile.Module{Path: m.Path, Root: res.Root}
-			if m.Path == res.Exe && res.Interpreter != "" && res.Interpreter != res.Exe {
-				dm.Also = []string{res.Interpreter}
-			}
-			mods = append(mods, dm)
-		}
-	default:
-		p, err := fileModule(tgt, res)
-		if err != nil {
-			return nil, err
-		}
-		m := debugfile.Module{Path: p}
-		if res != nil && res.Interpreter != "" && res.Interpreter != p {
-			m.Also = []string{res.Interpreter}
-		}
-		mods = append(mods, m)
-		if python && res.Libpython != "" {
-			mods = append(mods, debugfile.Module{Path: res.Libpython})
-		}
-	}
-	if python {
-		di.Interpreter = res.Interpreter
-		py := res.Python
-		di.Python = &py
-	}
+// debugInfoFor is collectDebugInfo for a target already resolved
+// (debuginfo.Collector.Collect, wired to the flags, the environment and
+// the configuration); warnings are printed as they are found.
+func debugInfoFor(ctx context.Context, tgt string, res *target.Result, rerr error, g *Globals, app *App, cfg *Config) (*debuginfo.Info, error) {
+	return newCollector(g, app, cfg).Collect(ctx, tgt, res, rerr)
+}
 
-	client := debuginfod.FromEnv(app.Env, app.Stderr)
-	di.Debuginfod = DebuginfodState{URLs: client.URLs, Cache: client.CacheDir, Offline: g.Offline || cfg.Offline}
+// newCollector is the debug-information collector for this invocation.
+func newCollector(g *Globals, app *App, cfg *Config) *debuginfo.Collector {
+	opts := debuginfo.Options{
+		Env:        app.Env,
+		Home:       app.Env.Get("HOME"),
+		Cwd:        app.Cwd,
+		Offline:    g.Offline || cfg.Offline,
+		StoreDir:   storeDir(app.dirs()),
+		DebugDirs:  append(append([]string(nil), cfg.DebugDirs...), g.DebugDir...),
+		CacheDir:   cacheDir(app.dirs()),
+		Stderr:     app.Stderr,
+		Extensions: cfg.Extensions,
+		UID:        os.Geteuid(),
+		Warn: func(w string) {
+			fmt.Fprintf(app.Stderr, "pyattach: warning: %s\n", w)
+		},
+	}
 	if progressWanted(app) {
-		client.Progress = app.Stderr
+		opts.Progress = app.Stderr
 	}
-	loc := &debugfile.Locator{
-		DebugDirs:  di.DebugDirs,
-		Debuginfod: fetcher{client},
-		Offline:    di.Debuginfod.Offline || len(client.URLs) == 0,
-	}
-	if res != nil && res.TargetKind == target.KindPID && res.Container {
-		di.ContainerDebugDirs = loc.RootDirs(res.Root)
-	}
-	for _, r := range loc.LocateAll(ctx, mods, 8) {
-		md := ModuleDebug{Path: r.Module.Path, Debug: r.Found}
-		if r.Err != nil {
-			md.Error = r.Err.Error()
-		}
-		if info := r.Module.Info; info != nil {
-			md.BuildID = info.BuildID
-			md.DebugLink = info.DebugLink
-			md.DebugAltLink = info.DebugAltLink
-		}
-		di.Modules = append(di.Modules, md)
-	}
-	if python {
-		di.Extensions = findExtensions(res, cfg, app)
-	}
-	return di, nil
-}
-
-// fileModule is the path of a file target's own module: the file itself,
-// or a venv's bin/python, or a script's interpreter.
-func fileModule(tgt string, res *target.Result) (string, error) {
-	if res != nil && res.Exe != "" {
-		return res.Exe, nil
-	}
-	abs, err := filepath.Abs(tgt)
-	if err != nil {
-		return "", err
-	}
-	if _, err := elfinfo.Open(abs, elfinfo.Options{}); err != nil {
-		return "", fmt.Errorf("%s: %w", abs, err)
-	}
-	return abs, nil
-}
-
-// fetcher adapts the debuginfod client to the locator.
-type fetcher struct{ c *debuginfod.Client }
-
-func (f fetcher) Cached(id string) (string, bool) { return f.c.Cached(id, "debuginfo") }
-
-func (f fetcher) Fetch(ctx context.Context, ids []string) map[string]debugfile.FetchResult {
-	out := map[string]debugfile.FetchResult{}
-	for _, r := range f.c.Fetch(ctx, "debuginfo", ids) {
-		out[r.BuildID] = debugfile.FetchResult{Path: r.Path, Err: r.Err}
-	}
-	return out
+	return debuginfo.New(opts)
 }
 
 // progressWanted: a progress bar on a terminal, or when
@@ -231,45 +120,6 @@ func progressWanted(app *App) bool {
 	return ok && term.IsTerminal(int(f.Fd()))
 }
 
-// findExtensions looks for the gdb and lldb extensions of the
-// interpreter.
-func findExtensions(res *target.Result, cfg *Config, app *App) Extensions {
-	in := pyext.Input{
-		Interpreter: res.Interpreter,
-		Libpython:   res.Libpython,
-		Version:     res.Python.Version,
-		ABIFlags:    res.Python.ABIFlags,
-		Extra:       cfg.Extensions,
-		CacheDir:    cacheDir(app.dirs()),
-		UID:         os.Geteuid(),
-	}
-	if res.Container {
-		in.Root = res.Root
-	}
-	var ex Extensions
-	found, tried, _ := pyext.FindGDB(in)
-	ex.GDBTried = tried
-	if found != nil {
-		ex.GDB = found.Path
-		ex.GDBVersion = found.Version
-		ex.GDBVersionMatch = found.VersionMatch
-		ex.GDBSource = found.Source
-		ex.GDBWarnings = found.Warnings
-	}
-	var prefixes []string
-	if res.Venv.Path != "" {
-		prefixes = append(prefixes, res.Venv.Path)
-	}
-	prefixes = append(prefixes, filepath.Dir(filepath.Dir(res.Interpreter)))
-	sp := pyext.SitePackages(prefixes, res.Python.Version, app.Env.Get("HOME"))
-	lf, ltried, _ := pyext.FindLLDB(in, sp)
-	ex.LLDBTried = ltried
-	if lf != nil {
-		ex.LLDB = lf.Path
-	}
-	return ex
-}
-
 func short(id string) string {
 	if len(id) > 12 {
 		return id[:12]
@@ -280,7 +130,7 @@ func short(id string) string {
 	return id
 }
 
-func printDebugInfo(w io.Writer, di *DebugInfo) {
+func printDebugInfo(w io.Writer, di *debuginfo.Info) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "MODULE\tBUILD-ID\tVIA\tKIND\tFILE")
 	for _, m := range di.Modules {

@@ -8,24 +8,25 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/pyattach/pyattach/cmd/internal/debuginfo"
 	"github.com/pyattach/pyattach/detect/testenv"
 )
 
-func debugJSON(t testing.TB, args ...string) *DebugInfo {
+func debugJSON(t testing.TB, args ...string) *debuginfo.Info {
 	t.Helper()
 	var stdout, stderr bytes.Buffer
 	argv := append([]string{"--offline", "debuginfo", "--json"}, args...)
 	if code := Main(argv, nil, &stdout, &stderr, testEnv(t)); code != 0 {
 		t.Fatalf("pyattach %v: exit %d\n%s", argv, code, stderr.String())
 	}
-	var di DebugInfo
+	var di debuginfo.Info
 	if err := json.Unmarshal(stdout.Bytes(), &di); err != nil {
 		t.Fatalf("bad JSON: %v\n%s", err, stdout.String())
 	}
 	return &di
 }
 
-func moduleOf(t testing.TB, di *DebugInfo, path string) ModuleDebug {
+func moduleOf(t testing.TB, di *debuginfo.Info, path string) debuginfo.Module {
 	t.Helper()
 	for _, m := range di.Modules {
 		if m.Path == path {
@@ -33,7 +34,7 @@ func moduleOf(t testing.TB, di *DebugInfo, path string) ModuleDebug {
 		}
 	}
 	t.Fatalf("module %s not in %+v", path, di.Modules)
-	return ModuleDebug{}
+	return debuginfo.Module{}
 }
 
 // Debian's python3.11 with python3.11-dbg: the debug file through the

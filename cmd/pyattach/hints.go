@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"strings"
 
+	"github.com/pyattach/pyattach/cmd/internal/planner"
 	"github.com/pyattach/pyattach/cmd/internal/target"
 	"github.com/pyattach/pyattach/detect/elfinfo"
 	"github.com/pyattach/pyattach/detect/proc"
@@ -62,6 +63,17 @@ func hintFor(err error) string {
 		}
 		fmt.Fprintf(&b, "\nresolve one of those instead: pyattach resolve %d", np.Children[0].PID)
 		return b.String()
+	}
+	var core *planner.CoreError
+	if errors.As(err, &core) {
+		if core.NotCore() {
+			return fmt.Sprintf("the file after -c must be a core dump, as gcore or the kernel writes it; check it with: readelf -h %s", core.Path)
+		}
+		return fmt.Sprintf("give the program before the core: pyattach gdb PROGRAM %s", core.Path)
+	}
+	var wd *planner.WalkerDirError
+	if errors.As(err, &wd) {
+		return "set XDG_DATA_HOME to a directory of your own (export XDG_DATA_HOME=$(mktemp -d))"
 	}
 	var ce *configError
 	if errors.As(err, &ce) {

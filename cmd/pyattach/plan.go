@@ -5,254 +5,57 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
-	"regexp"
-	"strconv"
 	"strings"
 
+	"github.com/pyattach/pyattach/cmd/internal/debuginfo"
+	"github.com/pyattach/pyattach/cmd/internal/planner"
 	"github.com/pyattach/pyattach/cmd/internal/target"
 	"github.com/pyattach/pyattach/detect/core"
-	"github.com/pyattach/pyattach/detect/debugfile"
-	"github.com/pyattach/pyattach/detect/debuginfod"
 	"github.com/pyattach/pyattach/detect/environ"
-	"github.com/pyattach/pyattach/detect/safefs"
 	"github.com/pyattach/pyattach/gdbgen/plan"
 )
 
-// gdbAutoLoadDir is where Debian, Ubuntu and Fedora's gdb auto-loads
-// <objfile path>-gdb.py from (its default safe path includes it).
-const gdbAutoLoadDir = "/usr/share/gdb/auto-load"
+// gdbAutoLoadDir is where gdb auto-loads <objfile path>-gdb.py from.
+const gdbAutoLoadDir = debuginfo.GDBAutoLoadDir
 
 // buildPlan resolves what a debugger command line opens and gathers
-// everything the debugger needs for it.
-func buildPlan(ctx context.Context, t dbgTarget, g *Globals, app *App, cfg *Config) (plan.Plan, *DebugInfo, error) {
-	p := plan.Plan{PID: t.PID, Core: t.Core, Args: t.Args, Fast: g.Fast}
-	// What to resolve: the process, else the program, else the core's.
-	tgt := ""
-	switch {
-	case t.PID != 0:
-		tgt = strconv.Itoa(t.PID)
-	case t.Program != "":
-		tgt = t.Program
-	case t.Core != "":
-		exe, err := coreExecutable(t.Core)
-		if err != nil {
-			return p, nil, err
-		}
-		tgt = exe
-		p.Findings = append(p.Findings, fmt.Sprintf("core %s was dumped by %s", t.Core, exe))
-	default:
-		return targetlessPlan(p, g, app, cfg)
-	}
-	p.Target = tgt
-	res, rerr := target.Resolve(ctx, tgt, target.Options{ProcRoot: g.ProcRoot, Env: app.Env, Cwd: app.Cwd})
-	if rerr != nil {
-		return p, nil, fmt.Errorf("%s: %w", tgt, rerr)
-	}
-	di, err := debugInfoFor(ctx, tgt, res, nil, g, app, cfg)
-	if err != nil {
-		return p, nil, err
-	}
+// everything the debugger needs for it (planner.Build, wired to the
+// flags, the environment and the configuration).
+func buildPlan(ctx context.Context, t dbgTarget, g *Globals, app *App, cfg *Config) (plan.Plan, *debuginfo.Info, error) {
+	return planner.Build(ctx, planner.Target(t), plannerOptions(g, app, cfg))
+}
 
-	// The program file: for an attached process or a core, the real
-	// interpreter (same build-id as a venv copy), so that the debugger's
-	// own lookups by path work; a launched program stays as given, so
-	// that its venv stays active.
-	// A process whose root reads as "/" from here (pivot_root: podman,
-	// docker) is debugged through gdb's default "target:" sysroot, which
-	// reads its files inside its mount namespace: gdb canonicalises a
-	// /proc/PID/root path and would land on the host's file of that name.
-	hidden := hiddenRoot(res)
-	if !t.Launch && t.Program == "" {
-		switch {
-		case hidden:
-			p.Program = ""
-		case res.Container:
-			p.Program = res.ReadFrom
-		case res.Embedded || res.ExeDeleted:
-			p.Program = ""
-		default:
-			p.Program = res.Interpreter
-		}
-	}
-	if res.Container && !hidden {
-		p.Sysroot = res.Root
-	}
-	if res.Container {
-		p.ThreadDB = threadDBDir(res, di)
-	}
-	if hidden && t.PID != 0 {
-		// lldb has no "target:": it reads the process's files under its
-		// root, which the kernel resolves in its namespace (see lldbgen),
-		// and its debug files in the root's own debug directories.
-		p.LLDBRoot, p.LLDBExe = res.Root, res.Exe
-		for _, d := range di.DebugDirs {
-			in := filepath.Join(res.Root, d)
-			if st, err := os.Stat(in); err == nil && st.IsDir() {
-				p.LLDBDebugDirs = append(p.LLDBDebugDirs, in)
+// plannerOptions are the planner's services for this invocation.
+func plannerOptions(g *Globals, app *App, cfg *Config) planner.Options {
+	return planner.Options{
+		Fast: g.Fast,
+		Resolve: func(ctx context.Context, tgt string) (*target.Result, error) {
+			return target.Resolve(ctx, tgt, target.Options{ProcRoot: g.ProcRoot, Env: app.Env, Cwd: app.Cwd})
+		},
+		Collect: func(ctx context.Context, tgt string, res *target.Result) (*debuginfo.Info, error) {
+			return debugInfoFor(ctx, tgt, res, nil, g, app, cfg)
+		},
+		SourceRules: func(ctx context.Context, res *target.Result, di *debuginfo.Info) ([]plan.SourceRule, error) {
+			return sourceRules(res, di, g, cfg, app)
+		},
+		DataHome: app.dirs().DataHome,
+		UID:      os.Geteuid(),
+		Warn: func(err error) {
+			fmt.Fprintf(app.Stderr, "pyattach: warning: %s\n", oneLine(err.Error()))
+			if h := hintFor(err); h != "" {
+				fmt.Fprintf(app.Stderr, "  hint: %s\n", h)
 			}
-		}
+		},
 	}
-	for _, d := range debuggerDebugDirs(di.DebugDirs) {
-		if hidden && underDir(d, res.Root) {
-			// gdb looks under "target:" + each debug directory itself.
-			continue
-		}
-		p.DebugDirs = append(p.DebugDirs, d)
-	}
-	p.Debuginfod = plan.Debuginfod{
-		Enabled: len(di.Debuginfod.URLs) > 0 && !di.Debuginfod.Offline,
-		URLs:    di.Debuginfod.URLs,
-	}
-	for _, m := range di.Modules {
-		if f := symbolFileFor(m, res); f != "" {
-			mod := m.Path
-			if hidden && underDir(f, res.Root) {
-				continue // the same realpath trap; gdb finds it through target:
-			}
-			if res.Container && !hidden {
-				mod = filepath.Join(res.Root, m.Path)
-			}
-			p.SymbolFiles = append(p.SymbolFiles, plan.SymbolFile{Module: mod, File: f})
-		}
-	}
-	// The extension: left to gdb's auto-load when gdb will find it for
-	// the program file, allowed as that one file when it sits beside the
-	// binary, sourced explicitly otherwise.
-	if ext := di.Extensions.GDB; ext != "" {
-		host := extensionOnHost(res, ext)
-		prog := p.Program
-		if real, err := filepath.EvalSymlinks(prog); err == nil {
-			prog = real
-		}
-		// gdb also trusts the real path of a safe-path entry, read as a
-		// pattern: name the real file, so that it is the entry itself.
-		if real, err := filepath.EvalSymlinks(host); err == nil {
-			host = real
-		}
-		switch {
-		case hidden:
-			// Sourced by Python's open, which the kernel resolves in the
-			// process's root; never left to auto-load, which looks on the host.
-			p.GDBExtension = host
-		case prog != "" && host == gdbAutoLoadDir+prog+"-gdb.py":
-			// gdb loads it itself from its default safe path.
-		case prog != "" && host == prog+"-gdb.py":
-			p.GDBAutoLoad = append(p.GDBAutoLoad, host)
-		default:
-			p.GDBExtension = host
-		}
-	}
-	p.LLDBExtension = di.Extensions.LLDB
-	// The walker adds py-bt where CPython's extension cannot answer; when
-	// it cannot be written the debugger still starts, without it.
-	if p.Walker, err = walkerFor(res, app.dirs()); err != nil {
-		fmt.Fprintf(app.Stderr, "pyattach: warning: %s\n", oneLine(err.Error()))
-		if h := hintFor(err); h != "" {
-			fmt.Fprintf(app.Stderr, "  hint: %s\n", h)
-		}
-		p.Walker = nil
-	}
-	rules, err := sourceRules(res, di, g, cfg, app)
-	if err != nil {
-		return p, nil, err
-	}
-	p.SourceMap = rules
-	if g.Fast && p.Walker != nil {
-		// py-bt from memory: no DWARF to read, no extension that needs it.
-		p.NoDWARF = true
-		p.GDBExtension, p.GDBAutoLoad, p.SymbolFiles = "", nil, nil
-	}
-	if g.Fast {
-		p.FastLibs = fastLibs(res)
-	}
-	p.Findings = append(p.Findings, findings(res, di)...)
-	if p.Walker != nil {
-		p.Findings = append(p.Findings, "stack walker: "+p.Walker.Dir+" (py-bt from memory; CPython's extension answers instead when it reads every frame)")
-	}
-	return p, di, nil
 }
 
-// debuggerDebugDirs are the debug directories handed to the debugger:
-// those debugDirs kept (it checked them with safefs.CheckTrusted) that
-// exist (one that does not exist yet could be made by someone else
-// before gdb reads scripts from it), without gdb's own default.
-func debuggerDebugDirs(dirs []string) []string {
-	var out []string
-	for _, d := range dirs {
-		if st, err := os.Stat(d); d != "/usr/lib/debug" && err == nil && st.IsDir() {
-			out = append(out, d)
-		}
-	}
-	return out
-}
-
-// targetlessPlan is the plan for a debugger started with no target
-// (the user attaches from inside it): what does not depend on a target,
-// the debug directories and the debuginfod setting, and the stack
-// walker, which reads the version from memory when asked (Py_Version,
-// _Py_DebugOffsets).
-func targetlessPlan(p plan.Plan, g *Globals, app *App, cfg *Config) (plan.Plan, *DebugInfo, error) {
-	dirs, warnings := debugDirs(g, cfg, app.dirs())
-	for _, w := range warnings {
-		fmt.Fprintf(app.Stderr, "pyattach: warning: %s\n", w)
-	}
-	p.DebugDirs = debuggerDebugDirs(dirs)
-	client := debuginfod.FromEnv(app.Env, app.Stderr)
-	p.Debuginfod = plan.Debuginfod{Enabled: len(client.URLs) > 0 && !g.Offline && !cfg.Offline, URLs: client.URLs}
-	dir, err := writeWalker(app.dirs())
-	if err != nil {
-		fmt.Fprintf(app.Stderr, "pyattach: warning: %s\n", oneLine(err.Error()))
-	} else {
-		p.Walker = &plan.Walker{Dir: dir}
-		p.Findings = append(p.Findings, "stack walker: "+dir+" (py-bt from memory, for the process you attach to)")
-	}
-	p.Findings = append(p.Findings, "no target: attach from inside the debugger (gdb: attach PID; lldb: process attach --pid PID)")
-	return p, &DebugInfo{DebugDirs: dirs}, nil
-}
-
-// hiddenRoot reports a process in another mount namespace whose root
-// link reads as "/" (pivot_root), so that no host path names its files.
-func hiddenRoot(res *target.Result) bool {
-	if !res.Container || res.Root == "" {
-		return false
-	}
-	l, err := os.Readlink(res.Root)
-	return err == nil && l == "/"
-}
-
-// threadDBDir is the directory of the libthread_db.so.1 beside the
-// process's libc, under its root, when only root or this user can change
-// that file: gdb runs its code. gdb would find none by itself (the host's
-// belongs to another glibc, and a target: or /proc/PID/root path is
-// declined by its safe path).
-func threadDBDir(res *target.Result, di *DebugInfo) string {
-	for _, m := range di.Modules {
-		if !strings.HasPrefix(filepath.Base(m.Path), "libc.so") {
-			continue
-		}
-		dir := filepath.Join(res.Root, filepath.Dir(m.Path))
-		if _, err := os.Stat(filepath.Join(dir, "libthread_db.so.1")); err != nil {
-			return ""
-		}
-		if safefs.CheckTrusted(filepath.Join(dir, "libthread_db.so.1"), os.Geteuid()) != nil {
-			return ""
-		}
-		return dir
-	}
-	return ""
-}
+// hiddenRoot reports a process whose root reads as "/" from here.
+func hiddenRoot(res *target.Result) bool { return planner.HiddenRoot(res) }
 
 // extensionOnHost is where this machine opens ext, an extension found
-// for res: for a process in another root, the file under its root when
-// the extension was found there (named as the process sees it).
+// for res.
 func extensionOnHost(res *target.Result, ext string) string {
-	if res.Container && !strings.HasPrefix(ext, res.Root) {
-		if _, err := os.Stat(filepath.Join(res.Root, ext)); err == nil {
-			return filepath.Join(res.Root, ext)
-		}
-	}
-	return ext
+	return debuginfo.ExtensionOnHost(res, ext)
 }
 
 // underDir reports whether p is dir or below it.
@@ -260,91 +63,8 @@ func underDir(p, dir string) bool {
 	return p == dir || strings.HasPrefix(p, dir+"/")
 }
 
-// symbolFileFor returns a debug file the debugger would not find alone:
-// one found through debuginfod (the debugger's own client may be off),
-// or through .gnu_debuglink in a directory other than the module's own.
-func symbolFileFor(m ModuleDebug, res *target.Result) string {
-	switch m.Debug.Via {
-	case debugfile.ViaDebuginfod, debugfile.ViaDebuginfodCache:
-		return m.Debug.Path
-	case debugfile.ViaDebugLink:
-		dir := filepath.Dir(m.Path)
-		if res.Container {
-			dir = filepath.Join(res.Root, dir)
-		}
-		fdir := filepath.Dir(m.Debug.Path)
-		if fdir != dir && fdir != filepath.Join(dir, ".debug") {
-			return m.Debug.Path
-		}
-	}
-	return ""
-}
-
-// fastLibs are the shared libraries Python frames need: libpython, libc
-// and the dynamic loader.
-func fastLibs(res *target.Result) []string {
-	libs := []string{`/libc\.so`, `/ld-linux[^/]*\.so`}
-	if res.Libpython != "" {
-		libs = append([]string{regexp.QuoteMeta("/" + filepath.Base(res.Libpython))}, libs...)
-	}
-	return libs
-}
-
-// findings are the header comment's lines.
-func findings(res *target.Result, di *DebugInfo) []string {
-	var out []string
-	out = append(out, fmt.Sprintf("interpreter: %s (build-id %s, via %s)", res.Interpreter, res.BuildID, res.Via))
-	out = append(out, fmt.Sprintf("python: %s%s", res.Python.Version, map[bool]string{true: " debug build", false: ""}[res.Python.DebugBuild]))
-	if res.Exe != res.Interpreter {
-		out = append(out, fmt.Sprintf("executable: %s (%s venv)", res.Exe, res.Venv.Kind))
-	}
-	if res.Libpython != "" {
-		out = append(out, "libpython: "+res.Libpython)
-	}
-	for _, m := range di.Modules {
-		if m.Path == res.Exe || m.Path == res.Interpreter || m.Path == res.Libpython {
-			out = append(out, fmt.Sprintf("debug info of %s: %s %s %s", m.Path, m.Debug.Via, m.Debug.Kind, m.Debug.Path))
-		}
-	}
-	if di.Extensions.GDB != "" {
-		out = append(out, fmt.Sprintf("gdb extension: %s (Python %s)", di.Extensions.GDB, di.Extensions.GDBVersion))
-	} else {
-		out = append(out, "gdb extension: none found; run: pyattach fetch-extension "+res.Target)
-	}
-	return out
-}
-
-// coreExecutable names the executable a core file was dumped by.
-func coreExecutable(path string) (string, error) {
-	info, err := readCoreInfo(path)
-	if err != nil {
-		return "", err
-	}
-	return info.Exe, nil
-}
-
 // readCoreInfo reads a core file whose executable is on this machine.
-func readCoreInfo(path string) (*core.Info, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	info, err := core.Read(f)
-	if err != nil {
-		return nil, withHint(fmt.Errorf("core %s: %w", path, err),
-			"the file after -c must be a core dump, as gcore or the kernel writes it; check it with: readelf -h %s", path)
-	}
-	if info.Exe == "" {
-		return nil, withHint(fmt.Errorf("core %s does not name its executable", path),
-			"give the program before the core: pyattach gdb PROGRAM %s", path)
-	}
-	if _, err := os.Stat(info.Exe); err != nil {
-		return nil, withHint(fmt.Errorf("core %s was dumped by %s, which is not on this machine: %w", path, info.Exe, err),
-			"give the program before the core: pyattach gdb PROGRAM %s", path)
-	}
-	return info, nil
-}
+func readCoreInfo(path string) (*core.Info, error) { return planner.ReadCore(path) }
 
 // findDebugger finds gdb or lldb on PATH (lldb may be lldb-14 and the
 // like on Debian).

@@ -128,7 +128,7 @@ func sourceRoots(g *Globals, cfg *Config, app *App) ([]srcmap.Root, error) {
 
 // mapSources scans the DWARF of the modules that matter, groups missing
 // files and infers rules onto the roots.
-func mapSources(ctx context.Context, res *target.Result, di *DebugInfo, roots []srcmap.Root, src sourceFetcher) (*SrcmapResult, error) {
+func mapSources(ctx context.Context, res *target.Result, di *debuginfo.Info, roots []srcmap.Root, src sourceFetcher) (*SrcmapResult, error) {
 	out := &SrcmapResult{Rules: []SrcRule{}, Unresolved: []SrcUnresolved{}}
 	seen := map[string]bool{}
 	var files []string
@@ -340,7 +340,7 @@ func placeSource(base, recorded, cached string) error {
 
 // sourceClient is the debuginfod client for sources, or nil when no
 // server may be asked.
-func sourceClient(di *DebugInfo, app *App) sourceFetcher {
+func sourceClient(di *debuginfo.Info, app *App) sourceFetcher {
 	if di == nil || di.Debuginfod.Offline || len(di.Debuginfod.URLs) == 0 {
 		return nil
 	}
@@ -357,7 +357,7 @@ func fileExists(p string) bool {
 }
 
 // sourceRules are the rules for a plan: nothing without source roots.
-func sourceRules(res *target.Result, di *DebugInfo, g *Globals, cfg *Config, app *App) ([]plan.SourceRule, error) {
+func sourceRules(res *target.Result, di *debuginfo.Info, g *Globals, cfg *Config, app *App) ([]plan.SourceRule, error) {
 	// Without roots, nothing to map: gdb's own debuginfod client (on
 	// when servers are set) fetches sources itself, and scanning on every
 	// debugger start would cost time.

@@ -1,9 +1,3 @@
-// Package debuginfo holds the findings about a target's debug
-// information that the debuginfo, doctor, gdb and lldb commands share:
-// which debug file each module has (and where it came from), the
-// debuginfod servers consulted, and the CPython debugger extensions
-// found. Its JSON form is `pyattach debuginfo --json`, documented in
-// README.
 package debuginfo
 
 import (

@@ -1,0 +1,65 @@
+package planner
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/pyattach/pyattach/detect/core"
+)
+
+// CoreError is a core file whose executable cannot be debugged here.
+type CoreError struct {
+	Path string
+	// Exe is the executable the core names ("" when it names none or
+	// could not be read).
+	Exe string
+	// Err is why it cannot be read (Exe == ""), or why Exe cannot be
+	// opened; nil for a core that names no executable.
+	Err error
+}
+
+func (e *CoreError) Error() string {
+	switch {
+	case e.Exe != "":
+		return fmt.Sprintf("core %s was dumped by %s, which is not on this machine: %v", e.Path, e.Exe, e.Err)
+	case e.Err == nil:
+		return fmt.Sprintf("core %s does not name its executable", e.Path)
+	default:
+		return fmt.Sprintf("core %s: %v", e.Path, e.Err)
+	}
+}
+
+func (e *CoreError) Unwrap() error { return e.Err }
+
+// NotCore reports an error reading the file as a core (as opposed to a
+// core whose executable is missing).
+func (e *CoreError) NotCore() bool { return e.Exe == "" && e.Err != nil }
+
+// ReadCore reads a core file whose executable is on this machine.
+func ReadCore(path string) (*core.Info, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	info, err := core.Read(f)
+	if err != nil {
+		return nil, &CoreError{Path: path, Err: err}
+	}
+	if info.Exe == "" {
+		return nil, &CoreError{Path: path}
+	}
+	if _, err := os.Stat(info.Exe); err != nil {
+		return nil, &CoreError{Path: path, Exe: info.Exe, Err: err}
+	}
+	return info, nil
+}
+
+// coreExecutable names the executable a core file was dumped by.
+func coreExecutable(path string) (string, error) {
+	info, err := ReadCore(path)
+	if err != nil {
+		return "", err
+	}
+	return info.Exe, nil
+}

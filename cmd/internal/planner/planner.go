@@ -1,0 +1,353 @@
+package planner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/pyattach/pyattach/cmd/internal/debuginfo"
+	"github.com/pyattach/pyattach/cmd/internal/target"
+	"github.com/pyattach/pyattach/detect/debugfile"
+	"github.com/pyattach/pyattach/detect/safefs"
+	"github.com/pyattach/pyattach/gdbgen/plan"
+)
+
+// Target is what a debugger command line opens.
+type Target struct {
+	PID     int
+	Core    string
+	Program string
+	// Args are the program's arguments (gdb --args, lldb --).
+	Args []string
+	// Launch is true when the program is started by the debugger.
+	Launch bool
+}
+
+// Options are the services and settings Build uses.
+type Options struct {
+	// Fast loads only what Python frames need (--fast).
+	Fast bool
+	// Resolve resolves a target (a PID or a file) to its interpreter.
+	Resolve func(ctx context.Context, tgt string) (*target.Result, error)
+	// Collect gathers the debug information of a resolved target; with
+	// no target ("" and nil), the debug directories and the debuginfod
+	// setting (debuginfo.Collector.For).
+	Collect func(ctx context.Context, tgt string, res *target.Result) (*debuginfo.Info, error)
+	// SourceRules are the source path rules for the target; nil: none.
+	SourceRules func(ctx context.Context, res *target.Result, di *debuginfo.Info) ([]plan.SourceRule, error)
+	// CoreExecutable names the executable of a core file; nil: ReadCore.
+	CoreExecutable func(path string) (string, error)
+	// DataHome is the directory the stack walker is written under
+	// ($XDG_DATA_HOME).
+	DataHome string
+	// UID owns the files that may become debugger code (libthread_db).
+	UID int
+	// Warn, when not nil, receives what keeps a part of the plan out
+	// without stopping the debugger (the walker cannot be written).
+	Warn func(error)
+}
+
+// Build resolves what t opens and gathers everything the debugger needs
+// for it; with no target, the plan of a debugger the user attaches from.
+func Build(ctx context.Context, t Target, opts Options) (plan.Plan, *debuginfo.Info, error) {
+	p := plan.Plan{PID: t.PID, Core: t.Core, Args: t.Args, Fast: opts.Fast}
+	// What to resolve: the process, else the program, else the core's.
+	tgt := ""
+	switch {
+	case t.PID != 0:
+		tgt = strconv.Itoa(t.PID)
+	case t.Program != "":
+		tgt = t.Program
+	case t.Core != "":
+		coreExe := opts.CoreExecutable
+		if coreExe == nil {
+			coreExe = coreExecutable
+		}
+		exe, err := coreExe(t.Core)
+		if err != nil {
+			return p, nil, err
+		}
+		tgt = exe
+		p.Findings = append(p.Findings, fmt.Sprintf("core %s was dumped by %s", t.Core, exe))
+	default:
+		return targetless(ctx, p, opts)
+	}
+	if opts.Resolve == nil || opts.Collect == nil {
+		return p, nil, errors.New("planner: Options.Resolve and Options.Collect are required")
+	}
+	p.Target = tgt
+	res, rerr := opts.Resolve(ctx, tgt)
+	if rerr != nil {
+		return p, nil, fmt.Errorf("%s: %w", tgt, rerr)
+	}
+	di, err := opts.Collect(ctx, tgt, res)
+	if err != nil {
+		return p, nil, err
+	}
+	p, err = forResult(ctx, p, t, res, di, opts)
+	if err != nil {
+		return p, nil, err
+	}
+	return p, di, nil
+}
+
+// forResult fills p for a resolved target and its debug information.
+func forResult(ctx context.Context, p plan.Plan, t Target, res *target.Result, di *debuginfo.Info, opts Options) (plan.Plan, error) {
+	// The program file: for an attached process or a core, the real
+	// interpreter (same build-id as a venv copy), so that the debugger's
+	// own lookups by path work; a launched program stays as given, so
+	// that its venv stays active.
+	// A process whose root reads as "/" from here (pivot_root: podman,
+	// docker) is debugged through gdb's default "target:" sysroot, which
+	// reads its files inside its mount namespace: gdb canonicalises a
+	// /proc/PID/root path and would land on the host's file of that name.
+	hidden := HiddenRoot(res)
+	if !t.Launch && t.Program == "" {
+		switch {
+		case hidden:
+			p.Program = ""
+		case res.Container:
+			p.Program = res.ReadFrom
+		case res.Embedded || res.ExeDeleted:
+			p.Program = ""
+		default:
+			p.Program = res.Interpreter
+		}
+	}
+	if res.Container && !hidden {
+		p.Sysroot = res.Root
+	}
+	if res.Container {
+		p.ThreadDB = threadDBDir(res, di, opts.UID)
+	}
+	if hidden && t.PID != 0 {
+		// lldb has no "target:": it reads the process's files under its
+		// root, which the kernel resolves in its namespace (see lldbgen),
+		// and its debug files in the root's own debug directories.
+		p.LLDBRoot, p.LLDBExe = res.Root, res.Exe
+		for _, d := range di.DebugDirs {
+			in := filepath.Join(res.Root, d)
+			if st, err := os.Stat(in); err == nil && st.IsDir() {
+				p.LLDBDebugDirs = append(p.LLDBDebugDirs, in)
+			}
+		}
+	}
+	for _, d := range debuggerDebugDirs(di.DebugDirs) {
+		if hidden && underDir(d, res.Root) {
+			// gdb looks under "target:" + each debug directory itself.
+			continue
+		}
+		p.DebugDirs = append(p.DebugDirs, d)
+	}
+	p.Debuginfod = plan.Debuginfod{
+		Enabled: len(di.Debuginfod.URLs) > 0 && !di.Debuginfod.Offline,
+		URLs:    di.Debuginfod.URLs,
+	}
+	for _, m := range di.Modules {
+		if f := symbolFileFor(m, res); f != "" {
+			mod := m.Path
+			if hidden && underDir(f, res.Root) {
+				continue // the same realpath trap; gdb finds it through target:
+			}
+			if res.Container && !hidden {
+				mod = filepath.Join(res.Root, m.Path)
+			}
+			p.SymbolFiles = append(p.SymbolFiles, plan.SymbolFile{Module: mod, File: f})
+		}
+	}
+	// The extension: left to gdb's auto-load when gdb will find it for
+	// the program file, allowed as that one file when it sits beside the
+	// binary, sourced explicitly otherwise.
+	if ext := di.Extensions.GDB; ext != "" {
+		host := debuginfo.ExtensionOnHost(res, ext)
+		prog := p.Program
+		if real, err := filepath.EvalSymlinks(prog); err == nil {
+			prog = real
+		}
+		// gdb also trusts the real path of a safe-path entry, read as a
+		// pattern: name the real file, so that it is the entry itself.
+		if real, err := filepath.EvalSymlinks(host); err == nil {
+			host = real
+		}
+		switch {
+		case hidden:
+			// Sourced by Python's open, which the kernel resolves in the
+			// process's root; never left to auto-load, which looks on the host.
+			p.GDBExtension = host
+		case prog != "" && host == debuginfo.GDBAutoLoadDir+prog+"-gdb.py":
+			// gdb loads it itself from its default safe path.
+		case prog != "" && host == prog+"-gdb.py":
+			p.GDBAutoLoad = append(p.GDBAutoLoad, host)
+		default:
+			p.GDBExtension = host
+		}
+	}
+	p.LLDBExtension = di.Extensions.LLDB
+	// The walker adds py-bt where CPython's extension cannot answer; when
+	// it cannot be written the debugger still starts, without it.
+	var err error
+	if p.Walker, err = WalkerFor(res, opts.DataHome); err != nil {
+		if opts.Warn != nil {
+			opts.Warn(err)
+		}
+		p.Walker = nil
+	}
+	if opts.SourceRules != nil {
+		rules, err := opts.SourceRules(ctx, res, di)
+		if err != nil {
+			return p, err
+		}
+		p.SourceMap = rules
+	}
+	if opts.Fast && p.Walker != nil {
+		// py-bt from memory: no DWARF to read, no extension that needs it.
+		p.NoDWARF = true
+		p.GDBExtension, p.GDBAutoLoad, p.SymbolFiles = "", nil, nil
+	}
+	if opts.Fast {
+		p.FastLibs = fastLibs(res)
+	}
+	p.Findings = append(p.Findings, findings(res, di)...)
+	if p.Walker != nil {
+		p.Findings = append(p.Findings, "stack walker: "+p.Walker.Dir+" (py-bt from memory; CPython's extension answers instead when it reads every frame)")
+	}
+	return p, nil
+}
+
+// debuggerDebugDirs are the debug directories handed to the debugger:
+// those the collector kept (it checked them with safefs.CheckTrusted)
+// that exist (one that does not exist yet could be made by someone else
+// before gdb reads scripts from it), without gdb's own default.
+func debuggerDebugDirs(dirs []string) []string {
+	var out []string
+	for _, d := range dirs {
+		if st, err := os.Stat(d); d != "/usr/lib/debug" && err == nil && st.IsDir() {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// targetless is the plan for a debugger started with no target (the
+// user attaches from inside it): what does not depend on a target, the
+// debug directories and the debuginfod setting, and the stack walker,
+// which reads the version from memory when asked (Py_Version,
+// _Py_DebugOffsets).
+func targetless(ctx context.Context, p plan.Plan, opts Options) (plan.Plan, *debuginfo.Info, error) {
+	if opts.Collect == nil {
+		return p, nil, errors.New("planner: Options.Collect is required")
+	}
+	di, err := opts.Collect(ctx, "", nil)
+	if err != nil {
+		return p, nil, err
+	}
+	p.DebugDirs = debuggerDebugDirs(di.DebugDirs)
+	p.Debuginfod = plan.Debuginfod{Enabled: len(di.Debuginfod.URLs) > 0 && !di.Debuginfod.Offline, URLs: di.Debuginfod.URLs}
+	dir, err := WriteWalker(opts.DataHome)
+	if err != nil {
+		if opts.Warn != nil {
+			opts.Warn(err)
+		}
+	} else {
+		p.Walker = &plan.Walker{Dir: dir}
+		p.Findings = append(p.Findings, "stack walker: "+dir+" (py-bt from memory, for the process you attach to)")
+	}
+	p.Findings = append(p.Findings, "no target: attach from inside the debugger (gdb: attach PID; lldb: process attach --pid PID)")
+	return p, &debuginfo.Info{DebugDirs: di.DebugDirs}, nil
+}
+
+// HiddenRoot reports a process in another mount namespace whose root
+// link reads as "/" (pivot_root), so that no host path names its files.
+func HiddenRoot(res *target.Result) bool {
+	if !res.Container || res.Root == "" {
+		return false
+	}
+	l, err := os.Readlink(res.Root)
+	return err == nil && l == "/"
+}
+
+// threadDBDir is the directory of the libthread_db.so.1 beside the
+// process's libc, under its root, when only root or uid can change that
+// file: gdb runs its code. gdb would find none by itself (the host's
+// belongs to another glibc, and a target: or /proc/PID/root path is
+// declined by its safe path).
+func threadDBDir(res *target.Result, di *debuginfo.Info, uid int) string {
+	for _, m := range di.Modules {
+		if !strings.HasPrefix(filepath.Base(m.Path), "libc.so") {
+			continue
+		}
+		dir := filepath.Join(res.Root, filepath.Dir(m.Path))
+		if _, err := os.Stat(filepath.Join(dir, "libthread_db.so.1")); err != nil {
+			return ""
+		}
+		if safefs.CheckTrusted(filepath.Join(dir, "libthread_db.so.1"), uid) != nil {
+			return ""
+		}
+		return dir
+	}
+	return ""
+}
+
+// underDir reports whether p is dir or below it.
+func underDir(p, dir string) bool {
+	return p == dir || strings.HasPrefix(p, dir+"/")
+}
+
+// symbolFileFor returns a debug file the debugger would not find alone:
+// one found through debuginfod (the debugger's own client may be off),
+// or through .gnu_debuglink in a directory other than the module's own.
+func symbolFileFor(m debuginfo.Module, res *target.Result) string {
+	switch m.Debug.Via {
+	case debugfile.ViaDebuginfod, debugfile.ViaDebuginfodCache:
+		return m.Debug.Path
+	case debugfile.ViaDebugLink:
+		dir := filepath.Dir(m.Path)
+		if res.Container {
+			dir = filepath.Join(res.Root, dir)
+		}
+		fdir := filepath.Dir(m.Debug.Path)
+		if fdir != dir && fdir != filepath.Join(dir, ".debug") {
+			return m.Debug.Path
+		}
+	}
+	return ""
+}
+
+// fastLibs are the shared libraries Python frames need: libpython, libc
+// and the dynamic loader.
+func fastLibs(res *target.Result) []string {
+	libs := []string{`/libc\.so`, `/ld-linux[^/]*\.so`}
+	if res.Libpython != "" {
+		libs = append([]string{regexp.QuoteMeta("/" + filepath.Base(res.Libpython))}, libs...)
+	}
+	return libs
+}
+
+// findings are the header comment's lines.
+func findings(res *target.Result, di *debuginfo.Info) []string {
+	var out []string
+	out = append(out, fmt.Sprintf("interpreter: %s (build-id %s, via %s)", res.Interpreter, res.BuildID, res.Via))
+	out = append(out, fmt.Sprintf("python: %s%s", res.Python.Version, map[bool]string{true: " debug build", false: ""}[res.Python.DebugBuild]))
+	if res.Exe != res.Interpreter {
+		out = append(out, fmt.Sprintf("executable: %s (%s venv)", res.Exe, res.Venv.Kind))
+	}
+	if res.Libpython != "" {
+		out = append(out, "libpython: "+res.Libpython)
+	}
+	for _, m := range di.Modules {
+		if m.Path == res.Exe || m.Path == res.Interpreter || m.Path == res.Libpython {
+			out = append(out, fmt.Sprintf("debug info of %s: %s %s %s", m.Path, m.Debug.Via, m.Debug.Kind, m.Debug.Path))
+		}
+	}
+	if di.Extensions.GDB != "" {
+		out = append(out, fmt.Sprintf("gdb extension: %s (Python %s)", di.Extensions.GDB, di.Extensions.GDBVersion))
+	} else {
+		out = append(out, "gdb extension: none found; run: pyattach fetch-extension "+res.Target)
+	}
+	return out
+}

@@ -1,0 +1,500 @@
+package planner
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/pyattach/pyattach/cmd/internal/debuginfo"
+	"github.com/pyattach/pyattach/cmd/internal/target"
+	"github.com/pyattach/pyattach/detect/debugfile"
+	"github.com/pyattach/pyattach/detect/pywalk"
+	"github.com/pyattach/pyattach/gdbgen/plan"
+)
+
+// Versions the walker covers or not, by pyoffsets' rules (3.13 and later
+// read _Py_DebugOffsets; 3.6 has no _PyRuntime), not by its table.
+const (
+	covered    = "3.13.0"
+	notCovered = "3.6.15"
+)
+
+// fake is a resolved target and its debug information, served to Build.
+type fake struct {
+	res      *target.Result
+	di       *debuginfo.Info
+	resolved []string // targets Resolve was asked for
+}
+
+func (f *fake) options(t *testing.T) Options {
+	return Options{
+		Resolve: func(_ context.Context, tgt string) (*target.Result, error) {
+			f.resolved = append(f.resolved, tgt)
+			return f.res, nil
+		},
+		Collect: func(_ context.Context, tgt string, res *target.Result) (*debuginfo.Info, error) {
+			if res != f.res {
+				t.Errorf("Collect got result %p, want the resolved %p", res, f.res)
+			}
+			return f.di, nil
+		},
+		DataHome: t.TempDir(),
+		UID:      os.Geteuid(),
+		Warn:     func(err error) { t.Errorf("unexpected warning: %v", err) },
+	}
+}
+
+// touch makes a file (and its directories) and returns its path.
+func touch(t *testing.T, p string) string {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func build(t *testing.T, tg Target, f *fake, edit ...func(*Options)) plan.Plan {
+	t.Helper()
+	opts := f.options(t)
+	for _, e := range edit {
+		e(&opts)
+	}
+	p, di, err := Build(context.Background(), tg, opts)
+	if err != nil {
+		t.Fatalf("Build: %v", err)
+	}
+	if di != f.di {
+		t.Errorf("Build returned debug info %p, want the collected %p", di, f.di)
+	}
+	return p
+}
+
+func pythonResult(version string) *target.Result {
+	return &target.Result{
+		Target: "1234", TargetKind: target.KindPID, PID: 1234,
+		Exe: "/usr/bin/python3", Interpreter: "/usr/bin/python3",
+		Python: target.Python{Version: version},
+	}
+}
+
+func TestProgramVenvCopy(t *testing.T) {
+	res := pythonResult(notCovered)
+	res.Exe = "/home/u/.venv/bin/python3"
+	res.Interpreter = "/usr/bin/python3.11"
+	res.Venv = target.Venv{Path: "/home/u/.venv", Kind: "copies"}
+	f := &fake{res: res, di: &debuginfo.Info{}}
+	p := build(t, Target{PID: 1234}, f)
+	if p.Program != res.Interpreter {
+		t.Errorf("attached to a venv copy: program %q, want the real interpreter %s", p.Program, res.Interpreter)
+	}
+	if p.Target != "1234" || !slices.Equal(f.resolved, []string{"1234"}) {
+		t.Errorf("target %q, resolved %q", p.Target, f.resolved)
+	}
+	if !slices.Contains(p.Findings, "executable: /home/u/.venv/bin/python3 (copies venv)") {
+		t.Errorf("findings %q lack the venv copy", p.Findings)
+	}
+	// A launched program stays as the command line gives it: its venv
+	// stays active.
+	p = build(t, Target{Program: res.Exe, Launch: true}, f)
+	if p.Program != "" {
+		t.Errorf("launched venv copy: program %q, want it left to the command line", p.Program)
+	}
+}
+
+func TestProgramDeletedExe(t *testing.T) {
+	res := pythonResult(notCovered)
+	res.ExeDeleted = true
+	p := build(t, Target{PID: 1234}, &fake{res: res, di: &debuginfo.Info{}})
+	if p.Program != "" {
+		t.Errorf("deleted executable: program %q, want none (the debugger reads the process's)", p.Program)
+	}
+	res.ExeDeleted, res.Embedded = false, true
+	p = build(t, Target{PID: 1234}, &fake{res: res, di: &debuginfo.Info{}})
+	if p.Program != "" {
+		t.Errorf("embedded interpreter: program %q, want none", p.Program)
+	}
+}
+
+// containerRoots are a chroot-like root (a directory) and a pivot_root
+// one (a link that reads as "/", as /proc/PID/root does).
+func containerRoots(t *testing.T) (chroot, hidden string) {
+	dir := t.TempDir()
+	chroot = filepath.Join(dir, "chroot")
+	hidden = filepath.Join(dir, "hidden")
+	if err := os.Mkdir(chroot, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("/", hidden); err != nil {
+		t.Fatal(err)
+	}
+	return chroot, hidden
+}
+
+func containerResult(root string) *target.Result {
+	res := pythonResult(notCovered)
+	res.Container, res.Root = true, root
+	res.ReadFrom = filepath.Join(root, "usr/bin/python3")
+	return res
+}
+
+func TestProgramContainer(t *testing.T) {
+	chroot, hidden := containerRoots(t)
+	debugDir := touch(t, filepath.Join(chroot, "usr/lib/debug/x")) // a debug dir that exists under the root
+	debugDir = filepath.Dir(debugDir)
+	link := filepath.Join(t.TempDir(), "python3.debug")
+	mods := []debuginfo.Module{{Path: "/usr/bin/python3", Debug: debugfile.Found{Via: debugfile.ViaDebugLink, Path: link}}}
+
+	// A chroot: the program is read from under the root, which is the
+	// sysroot; symbol files name the module under it.
+	p := build(t, Target{PID: 1234}, &fake{res: containerResult(chroot), di: &debuginfo.Info{Modules: mods}})
+	if p.Program != filepath.Join(chroot, "usr/bin/python3") || p.Sysroot != chroot {
+		t.Errorf("chroot: program %q sysroot %q", p.Program, p.Sysroot)
+	}
+	if want := []plan.SymbolFile{{Module: filepath.Join(chroot, "usr/bin/python3"), File: link}}; !slices.Equal(p.SymbolFiles, want) {
+		t.Errorf("chroot: symbol files %+v, want %+v", p.SymbolFiles, want)
+	}
+	if p.LLDBRoot != "" {
+		t.Errorf("chroot: lldb root %q, want none (its paths exist here)", p.LLDBRoot)
+	}
+
+	// A hidden root: no program and no sysroot (gdb's target: reads the
+	// process's files), lldb reads under the root, the extension is
+	// sourced, and a debug directory or symbol file under the root is
+	// left to target:.
+	res := containerResult(hidden)
+	res.Exe = "/usr/local/bin/python3"
+	inRoot := filepath.Join(hidden, filepath.Dir(link))
+	di := &debuginfo.Info{
+		DebugDirs:  []string{filepath.Dir(link), debugDir},
+		Modules:    []debuginfo.Module{{Path: "/usr/bin/python3", Debug: debugfile.Found{Via: debugfile.ViaDebuginfod, Path: filepath.Join(inRoot, "x.debug")}}},
+		Extensions: debuginfo.Extensions{GDB: "/usr/share/gdb/auto-load/usr/bin/python3-gdb.py"},
+	}
+	p = build(t, Target{PID: 1234}, &fake{res: res, di: di})
+	if p.Program != "" || p.Sysroot != "" {
+		t.Errorf("hidden root: program %q sysroot %q, want none", p.Program, p.Sysroot)
+	}
+	if p.LLDBRoot != hidden || p.LLDBExe != res.Exe {
+		t.Errorf("hidden root: lldb root %q exe %q", p.LLDBRoot, p.LLDBExe)
+	}
+	// Under a root that reads as "/", every existing host directory is
+	// also "in" the root: both are handed to lldb under it.
+	if want := []string{filepath.Join(hidden, filepath.Dir(link)), filepath.Join(hidden, debugDir)}; !slices.Equal(p.LLDBDebugDirs, want) {
+		t.Errorf("hidden root: lldb debug dirs %q, want %q", p.LLDBDebugDirs, want)
+	}
+	if len(p.SymbolFiles) != 0 {
+		t.Errorf("hidden root: symbol files %+v under the root, want none", p.SymbolFiles)
+	}
+	if p.GDBExtension == "" || len(p.GDBAutoLoad) != 0 {
+		t.Errorf("hidden root: extension %q auto-load %q, want it sourced", p.GDBExtension, p.GDBAutoLoad)
+	}
+	// No program is given for an attach to a hidden root, a core's
+	// neither; lldb's root is for a process only.
+	p = build(t, Target{Core: "core.1", Program: "/usr/bin/python3"}, &fake{res: res, di: &debuginfo.Info{}})
+	if p.LLDBRoot != "" {
+		t.Errorf("hidden root without a PID: lldb root %q", p.LLDBRoot)
+	}
+}
+
+func TestProgramCore(t *testing.T) {
+	res := pythonResult(notCovered)
+	res.TargetKind = target.KindExecutable
+	res.Interpreter = "/usr/bin/python3.11"
+	f := &fake{res: res, di: &debuginfo.Info{}}
+	var asked string
+	p := build(t, Target{Core: "/tmp/core.99"}, f, func(o *Options) {
+		o.CoreExecutable = func(path string) (string, error) {
+			asked = path
+			return "/usr/bin/python3", nil
+		}
+	})
+	if asked != "/tmp/core.99" || !slices.Equal(f.resolved, []string{"/usr/bin/python3"}) {
+		t.Errorf("core: asked for %q, resolved %q", asked, f.resolved)
+	}
+	if p.Core != "/tmp/core.99" || p.Target != "/usr/bin/python3" || p.Program != res.Interpreter {
+		t.Errorf("core: core %q target %q program %q", p.Core, p.Target, p.Program)
+	}
+	if len(p.Findings) == 0 || p.Findings[0] != "core /tmp/core.99 was dumped by /usr/bin/python3" {
+		t.Errorf("core: findings %q", p.Findings)
+	}
+	// A core that cannot be read stops the plan with the core's error.
+	bad := &CoreError{Path: "/tmp/core.99"}
+	_, _, err := Build(context.Background(), Target{Core: "/tmp/core.99"}, Options{
+		CoreExecutable: func(string) (string, error) { return "", bad },
+	})
+	if !errors.Is(err, bad) {
+		t.Errorf("unreadable core: %v", err)
+	}
+}
+
+func TestReadCoreErrors(t *testing.T) {
+	name := touch(t, filepath.Join(t.TempDir(), "core"))
+	_, err := ReadCore(name)
+	var ce *CoreError
+	if !errors.As(err, &ce) || !ce.NotCore() || ce.Path != name || !strings.Contains(err.Error(), name) {
+		t.Errorf("ReadCore(not a core) = %v", err)
+	}
+	missing := &CoreError{Path: "c", Exe: "/gone", Err: os.ErrNotExist}
+	if missing.NotCore() || !strings.Contains(missing.Error(), "/gone") || !errors.Is(missing, os.ErrNotExist) {
+		t.Errorf("missing executable: %v", missing)
+	}
+	if none := (&CoreError{Path: "c"}); none.NotCore() || none.Error() != "core c does not name its executable" {
+		t.Errorf("no executable: %v", none)
+	}
+}
+
+func TestExtensionAutoLoadOrSource(t *testing.T) {
+	dir := t.TempDir()
+	prog := touch(t, filepath.Join(dir, "bin/python3.11"))
+	link := filepath.Join(dir, "bin/python3")
+	if err := os.Symlink("python3.11", link); err != nil {
+		t.Fatal(err)
+	}
+	beside := touch(t, prog+"-gdb.py")
+	elsewhere := touch(t, filepath.Join(dir, "ext/python3.11-gdb.py"))
+	for _, tc := range []struct {
+		name, ext  string
+		autoLoad   []string
+		sourced    string
+		lldbLoaded string
+	}{
+		// gdb's default safe path: nothing to do.
+		{"auto-load dir", debuginfo.GDBAutoLoadDir + prog + "-gdb.py", nil, "", ""},
+		// Beside the binary: allowed as that one file, named by its real path.
+		{"beside the binary", beside, []string{beside}, "", ""},
+		{"elsewhere", elsewhere, nil, elsewhere, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res := pythonResult(notCovered)
+			res.Interpreter = link // the program file is named through a link
+			di := &debuginfo.Info{Extensions: debuginfo.Extensions{GDB: tc.ext, LLDB: "/x/cpython_lldb.py"}}
+			p := build(t, Target{PID: 1}, &fake{res: res, di: di})
+			if !slices.Equal(p.GDBAutoLoad, tc.autoLoad) || p.GDBExtension != tc.sourced {
+				t.Errorf("extension %s: auto-load %q sourced %q, want %q and %q", tc.ext, p.GDBAutoLoad, p.GDBExtension, tc.autoLoad, tc.sourced)
+			}
+			if p.LLDBExtension != "/x/cpython_lldb.py" {
+				t.Errorf("lldb extension %q", p.LLDBExtension)
+			}
+		})
+	}
+}
+
+func TestExtensionInChroot(t *testing.T) {
+	chroot, _ := containerRoots(t)
+	ext := touch(t, filepath.Join(chroot, "usr/lib/debug/ext-gdb.py"))
+	res := containerResult(chroot)
+	di := &debuginfo.Info{Extensions: debuginfo.Extensions{GDB: "/usr/lib/debug/ext-gdb.py"}}
+	p := build(t, Target{PID: 1}, &fake{res: res, di: di})
+	if p.GDBExtension != ext {
+		t.Errorf("extension found in the root: sourced %q, want %s", p.GDBExtension, ext)
+	}
+}
+
+func TestSymbolFiles(t *testing.T) {
+	res := pythonResult(notCovered)
+	di := &debuginfo.Info{Modules: []debuginfo.Module{
+		{Path: "/usr/bin/python3", Debug: debugfile.Found{Via: debugfile.ViaDebuginfod, Path: "/c/a/debuginfo"}},
+		{Path: "/usr/lib/libz.so", Debug: debugfile.Found{Via: debugfile.ViaDebuginfodCache, Path: "/c/b/debuginfo"}},
+		// gdb finds a debuglink beside the module or in .debug by itself.
+		{Path: "/opt/m/a.so", Debug: debugfile.Found{Via: debugfile.ViaDebugLink, Path: "/opt/m/a.so.debug"}},
+		{Path: "/opt/m/b.so", Debug: debugfile.Found{Via: debugfile.ViaDebugLink, Path: "/opt/m/.debug/b.so.debug"}},
+		{Path: "/opt/m/c.so", Debug: debugfile.Found{Via: debugfile.ViaDebugLink, Path: "/store/c.so.debug"}},
+		{Path: "/opt/m/d.so", Debug: debugfile.Found{Via: debugfile.ViaBuildID, Path: "/usr/lib/debug/.build-id/ab/cd.debug"}},
+		{Path: "/opt/m/e.so", Debug: debugfile.Found{Via: debugfile.ViaEmbedded, Path: "/opt/m/e.so"}},
+	}}
+	p := build(t, Target{PID: 1}, &fake{res: res, di: di})
+	want := []plan.SymbolFile{
+		{Module: "/usr/bin/python3", File: "/c/a/debuginfo"},
+		{Module: "/usr/lib/libz.so", File: "/c/b/debuginfo"},
+		{Module: "/opt/m/c.so", File: "/store/c.so.debug"},
+	}
+	if !slices.Equal(p.SymbolFiles, want) {
+		t.Errorf("symbol files %+v, want %+v", p.SymbolFiles, want)
+	}
+}
+
+func TestDebugDirsAndDebuginfod(t *testing.T) {
+	dir := t.TempDir()
+	res := pythonResult(notCovered)
+	di := &debuginfo.Info{
+		DebugDirs:  []string{"/usr/lib/debug", dir, filepath.Join(dir, "missing")},
+		Debuginfod: debuginfo.DebuginfodState{URLs: []string{"https://d.example"}},
+	}
+	p := build(t, Target{PID: 1}, &fake{res: res, di: di})
+	// gdb's default is its own; one that does not exist is not handed over.
+	if !slices.Equal(p.DebugDirs, []string{dir}) {
+		t.Errorf("debug dirs %q, want %q", p.DebugDirs, []string{dir})
+	}
+	if !p.Debuginfod.Enabled || !slices.Equal(p.Debuginfod.URLs, di.Debuginfod.URLs) {
+		t.Errorf("debuginfod %+v", p.Debuginfod)
+	}
+	di.Debuginfod.Offline = true
+	if p := build(t, Target{PID: 1}, &fake{res: res, di: di}); p.Debuginfod.Enabled {
+		t.Errorf("offline: debuginfod %+v enabled", p.Debuginfod)
+	}
+}
+
+func TestFastMode(t *testing.T) {
+	ext := touch(t, filepath.Join(t.TempDir(), "python3.13-gdb.py"))
+	di := &debuginfo.Info{
+		Extensions: debuginfo.Extensions{GDB: ext},
+		Modules:    []debuginfo.Module{{Path: "/usr/bin/python3", Debug: debugfile.Found{Via: debugfile.ViaDebuginfod, Path: "/c/debuginfo"}}},
+	}
+	fast := func(o *Options) { o.Fast = true }
+
+	// The walker covers the version: py-bt from memory, no DWARF read,
+	// no extension nor symbol file that needs it.
+	res := pythonResult(covered)
+	res.Libpython = "/usr/lib/libpython3.13.so.1.0"
+	p := build(t, Target{PID: 1}, &fake{res: res, di: di}, fast)
+	if !p.Fast || !p.NoDWARF || p.GDBExtension != "" || p.GDBAutoLoad != nil || p.SymbolFiles != nil || p.Walker == nil {
+		t.Errorf("fast, walker covers: fast %v nodwarf %v ext %q autoload %q symbols %+v walker %+v", p.Fast, p.NoDWARF, p.GDBExtension, p.GDBAutoLoad, p.SymbolFiles, p.Walker)
+	}
+	if want := []string{`/libpython3\.13\.so\.1\.0`, `/libc\.so`, `/ld-linux[^/]*\.so`}; !slices.Equal(p.FastLibs, want) {
+		t.Errorf("fast libs %q, want %q", p.FastLibs, want)
+	}
+
+	// Not covered: DWARF stays, and so do the extension and symbol files.
+	p = build(t, Target{PID: 1}, &fake{res: pythonResult(notCovered), di: di}, fast)
+	if p.NoDWARF || p.GDBExtension != ext || len(p.SymbolFiles) != 1 || p.Walker != nil {
+		t.Errorf("fast, walker does not cover: nodwarf %v ext %q symbols %+v walker %+v", p.NoDWARF, p.GDBExtension, p.SymbolFiles, p.Walker)
+	}
+	if want := []string{`/libc\.so`, `/ld-linux[^/]*\.so`}; !slices.Equal(p.FastLibs, want) {
+		t.Errorf("fast libs without libpython %q, want %q", p.FastLibs, want)
+	}
+
+	// Not fast: everything loads.
+	p = build(t, Target{PID: 1}, &fake{res: res, di: di})
+	if p.Fast || p.NoDWARF || p.FastLibs != nil || p.GDBExtension != ext || len(p.SymbolFiles) != 1 {
+		t.Errorf("not fast: fast %v nodwarf %v libs %q ext %q symbols %+v", p.Fast, p.NoDWARF, p.FastLibs, p.GDBExtension, p.SymbolFiles)
+	}
+}
+
+func TestThreadDBOnlyWhenTrusted(t *testing.T) {
+	chroot, _ := containerRoots(t)
+	libdir := "/lib/x86_64-linux-gnu"
+	tdb := touch(t, filepath.Join(chroot, libdir, "libthread_db.so.1"))
+	di := &debuginfo.Info{Modules: []debuginfo.Module{
+		{Path: "/usr/bin/python3"},
+		{Path: libdir + "/libc.so.6"},
+	}}
+	p := build(t, Target{PID: 1}, &fake{res: containerResult(chroot), di: di})
+	if p.ThreadDB != filepath.Join(chroot, libdir) {
+		t.Errorf("trusted libthread_db: thread_db %q, want %s", p.ThreadDB, filepath.Join(chroot, libdir))
+	}
+	// Not a container: the host's own is gdb's business.
+	host := pythonResult(notCovered)
+	if p := build(t, Target{PID: 1}, &fake{res: host, di: di}); p.ThreadDB != "" {
+		t.Errorf("not a container: thread_db %q", p.ThreadDB)
+	}
+	// Writable by others: gdb would run another user's code.
+	if err := os.Chmod(tdb, 0o666); err != nil {
+		t.Fatal(err)
+	}
+	if p := build(t, Target{PID: 1}, &fake{res: containerResult(chroot), di: di}); p.ThreadDB != "" {
+		t.Errorf("others can write libthread_db: thread_db %q, want none", p.ThreadDB)
+	}
+	// None beside libc.
+	if err := os.Remove(tdb); err != nil {
+		t.Fatal(err)
+	}
+	if p := build(t, Target{PID: 1}, &fake{res: containerResult(chroot), di: di}); p.ThreadDB != "" {
+		t.Errorf("no libthread_db: thread_db %q", p.ThreadDB)
+	}
+}
+
+func TestWalker(t *testing.T) {
+	f := &fake{res: pythonResult(covered), di: &debuginfo.Info{}}
+	opts := f.options(t)
+	p, _, err := Build(context.Background(), Target{PID: 1}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Walker == nil || p.Walker.Version != covered || p.Walker.Root != "" || !strings.HasPrefix(p.Walker.Dir, filepath.Join(opts.DataHome, "pyattach", "walker")+"/") {
+		t.Fatalf("covered version: walker %+v", p.Walker)
+	}
+	for n, b := range pywalk.Files() {
+		if got, err := os.ReadFile(filepath.Join(p.Walker.Dir, n)); err != nil || !bytes.Equal(got, b) {
+			t.Errorf("walker file %s not written (%v)", n, err)
+		}
+	}
+	if !slices.ContainsFunc(p.Findings, func(s string) bool { return strings.HasPrefix(s, "stack walker: "+p.Walker.Dir) }) {
+		t.Errorf("findings %q lack the walker", p.Findings)
+	}
+	// In a container the walker reads the process's files under its root.
+	chroot, _ := containerRoots(t)
+	res := containerResult(chroot)
+	res.Python.Version = covered
+	if p := build(t, Target{PID: 1}, &fake{res: res, di: &debuginfo.Info{}}); p.Walker == nil || p.Walker.Root != chroot {
+		t.Errorf("container: walker %+v, want root %s", p.Walker, chroot)
+	}
+	// Not covered: no walker.
+	if p := build(t, Target{PID: 1}, &fake{res: pythonResult(notCovered), di: &debuginfo.Info{}}); p.Walker != nil {
+		t.Errorf("version %s: walker %+v, want none", notCovered, p.Walker)
+	}
+	// Cannot be written: a warning, and the debugger starts without it.
+	var warned []error
+	p = build(t, Target{PID: 1}, f, func(o *Options) {
+		o.DataHome = touch(t, filepath.Join(t.TempDir(), "file"))
+		o.Warn = func(err error) { warned = append(warned, err) }
+	})
+	var wd *WalkerDirError
+	if p.Walker != nil || len(warned) != 1 || !errors.As(warned[0], &wd) {
+		t.Errorf("unwritable data dir: walker %+v warnings %v", p.Walker, warned)
+	}
+}
+
+func TestTargetless(t *testing.T) {
+	dir := t.TempDir()
+	var asked []string
+	opts := Options{
+		Collect: func(_ context.Context, tgt string, res *target.Result) (*debuginfo.Info, error) {
+			if res != nil {
+				t.Errorf("targetless: Collect got a result")
+			}
+			asked = append(asked, tgt)
+			return &debuginfo.Info{DebugDirs: []string{dir}, Debuginfod: debuginfo.DebuginfodState{URLs: []string{"https://d.example"}}}, nil
+		},
+		Resolve: func(context.Context, string) (*target.Result, error) {
+			t.Error("targetless: Resolve called")
+			return nil, errors.New("no")
+		},
+		DataHome: t.TempDir(),
+	}
+	p, di, err := Build(context.Background(), Target{}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(asked, []string{""}) || !slices.Equal(di.DebugDirs, []string{dir}) {
+		t.Errorf("targetless: asked %q, debug info %+v", asked, di)
+	}
+	if !slices.Equal(p.DebugDirs, []string{dir}) || !p.Debuginfod.Enabled || p.Program != "" {
+		t.Errorf("targetless: plan %+v", p)
+	}
+	if p.Walker == nil || p.Walker.Version != "" {
+		t.Errorf("targetless: walker %+v, want one that reads the version from memory", p.Walker)
+	}
+	if last := p.Findings[len(p.Findings)-1]; !strings.HasPrefix(last, "no target:") {
+		t.Errorf("targetless: findings %q", p.Findings)
+	}
+}
+
+func TestResolveErrorNamesTarget(t *testing.T) {
+	_, _, err := Build(context.Background(), Target{PID: 42}, Options{
+		Resolve: func(context.Context, string) (*target.Result, error) { return nil, target.ErrNotPython },
+		Collect: func(context.Context, string, *target.Result) (*debuginfo.Info, error) {
+			t.Error("Collect called after a resolve error")
+			return nil, nil
+		},
+	})
+	if !errors.Is(err, target.ErrNotPython) || !strings.HasPrefix(err.Error(), "42: ") {
+		t.Errorf("resolve error: %v", err)
+	}
+}
