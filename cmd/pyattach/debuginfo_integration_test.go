@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"strconv"
 	"testing"
@@ -70,8 +69,8 @@ func TestDebuginfoDebianPython(t *testing.T) {
 // pyenv 3.12 in a --copies venv: libpython carries its DWARF; the
 // extension sits beside the real interpreter.
 func TestDebuginfoPyenvVenv(t *testing.T) {
-	home, _ := os.UserHomeDir()
-	prefix := filepath.Join(home, ".pyenv", "versions", "3.12.1")
+	py := testenv.Pyenv(t, "3.12")
+	prefix := py.Prefix
 	exe := testenv.NeedFile(t, filepath.Join(prefix, "bin", "python3.12"), "")
 	venv := makeVenv(t, exe, true)
 	di := debugJSON(t, venv)
@@ -80,7 +79,7 @@ func TestDebuginfoPyenvVenv(t *testing.T) {
 	if m.Debug.Via != "embedded" || m.Debug.Kind != "dwarf" || m.BuildID != testenv.ReadelfBuildID(t, lib) {
 		t.Errorf("libpython: %+v", m)
 	}
-	if want := filepath.Join(prefix, "bin", "python3.12-gdb.py"); di.Extensions.GDB != want || di.Extensions.GDBVersion != "3.12.1" || !di.Extensions.GDBVersionMatch {
+	if want := filepath.Join(prefix, "bin", "python3.12-gdb.py"); di.Extensions.GDB != want || di.Extensions.GDBVersion != py.Version || !di.Extensions.GDBVersionMatch {
 		t.Errorf("extension %+v, want %s", di.Extensions, want)
 	}
 	if di.Modules[0].Path != filepath.Join(venv, "bin", "python") {

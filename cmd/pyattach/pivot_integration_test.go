@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/pyattach/pyattach/detect/elfinfo"
-	"github.com/pyattach/pyattach/detect/pyoffsets"
 	"github.com/pyattach/pyattach/detect/testenv"
 )
 
@@ -35,29 +34,13 @@ func findPivotRoot(t *testing.T) pivotRoot {
 // in the failure.
 func pivotRoots(t *testing.T, want string, ok func(pivotRoot) bool) []pivotRoot {
 	t.Helper()
-	missing := func(format string, args ...any) {
-		t.Helper()
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("required in CI: "+format, args...)
-		}
-		t.Skipf(format, args...)
-	}
-	if os.Geteuid() != 0 {
-		missing("needs root for unshare, overlay mounts and pivot_root")
-	}
-	dir := pyoffsets.RootsDir()
-	b, err := os.ReadFile(filepath.Join(dir, "versions"))
-	if err != nil {
-		missing("no Debian roots in %s (%v); make them with: sudo scripts/make-roots.sh", dir, err)
-	}
+	testenv.NeedRoot(t, "unshare, overlay mounts and pivot_root")
 	var roots []pivotRoot
-	for line := range strings.Lines(string(b)) {
-		f := strings.Fields(line)
-		if len(f) < 2 || f[1] == "-" || strings.HasSuffix(f[0], "t") {
+	for _, tr := range testenv.Roots(t) {
+		if strings.HasSuffix(tr.Minor, "t") {
 			continue
 		}
-		r := pivotRoot{root: filepath.Join(dir, f[1]), exe: "/usr/bin/python" + f[0],
-			ext: "/usr/share/gdb/auto-load/usr/bin/python" + f[0] + "-gdb.py"}
+		r := pivotRoot{root: tr.Dir, exe: tr.Exe(), ext: "/usr/share/gdb/auto-load" + tr.Exe() + "-gdb.py"}
 		_, e1 := os.Stat(filepath.Join(r.root, "pyattach-stamp"))
 		_, e2 := os.Stat(filepath.Join(r.root, r.exe))
 		_, e3 := os.Stat(filepath.Join(r.root, r.ext))
@@ -66,7 +49,7 @@ func pivotRoots(t *testing.T, want string, ok func(pivotRoot) bool) []pivotRoot 
 		}
 	}
 	if len(roots) == 0 {
-		missing("no complete root with Debian's python and its gdb extension%s in %s", want, dir)
+		testenv.Missing(t, "no complete root with Debian's python and its gdb extension%s in %s", want, testenv.RootsDir())
 	}
 	return roots
 }
@@ -91,10 +74,7 @@ func hostTwin(t *testing.T, r pivotRoot) string {
 		}
 		return p
 	}
-	if os.Getenv("CI") == "true" {
-		t.Fatal("no /usr/bin/python3.N on this machine that the root lacks")
-	}
-	t.Skip("no /usr/bin/python3.N on this machine that the root lacks")
+	testenv.Missing(t, "no /usr/bin/python3.N on this machine that the root lacks")
 	return ""
 }
 
