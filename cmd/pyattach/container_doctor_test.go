@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bytes"
-	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -35,16 +33,9 @@ func TestDoctorDebuginfoPivotRoot(t *testing.T) {
 	pid := startPivoted(t, r.root, t.TempDir(), r.exe)
 	proot := "/proc/" + strconv.Itoa(pid) + "/root"
 
-	var stdout, stderr bytes.Buffer
-	if code := Main([]string{"--offline", "debuginfo", "--json", strconv.Itoa(pid)}, nil, &stdout, &stderr, os.Environ()); code != 0 {
-		t.Fatalf("pyattach debuginfo --json %d: exit %d\n%s", pid, code, stderr.String())
-	}
-	var di debuginfo.Info
-	if err := json.Unmarshal(stdout.Bytes(), &di); err != nil {
-		t.Fatalf("bad JSON: %v\n%s", err, stdout.String())
-	}
-	if !strings.Contains(stdout.String(), `"container_debug_dirs"`) {
-		t.Errorf("debuginfo --json has no container_debug_dirs field:\n%s", stdout.String())
+	di, out := mainJSON[debuginfo.Info](t, "--offline", "debuginfo", "--json", strconv.Itoa(pid))
+	if !strings.Contains(out, `"container_debug_dirs"`) {
+		t.Errorf("debuginfo --json has no container_debug_dirs field:\n%s", out)
 	}
 	searched := false
 	for _, d := range di.ContainerDebugDirs {
@@ -173,20 +164,13 @@ func TestDoctorSourcesInChroot(t *testing.T) {
 	if !strings.HasPrefix(hint, want) {
 		t.Fatalf("sources fix for %s: %q, want %q", tree, hint, want)
 	}
-	var stdout, stderr bytes.Buffer
-	if code := Main([]string{"--offline", "--source", proot + tree, "srcmap", "--json", strconv.Itoa(pid)}, nil, &stdout, &stderr, os.Environ()); code != 0 {
-		t.Fatalf("srcmap: exit %d\n%s", code, stderr.String())
-	}
-	var m SrcmapResult
-	if err := json.Unmarshal(stdout.Bytes(), &m); err != nil {
-		t.Fatal(err)
-	}
+	m, mapOut := mainJSON[SrcmapResult](t, "--offline", "--source", proot+tree, "srcmap", "--json", strconv.Itoa(pid))
 	ok := false
 	for _, r := range m.Rules {
 		ok = ok || r.To == proot+tree && r.Resolved == 2 && strings.HasPrefix(tree, r.From)
 	}
 	if !ok {
-		t.Errorf("srcmap with the hint's --source: no rule onto %s resolving 2 files:\n%s", proot+tree, stdout.String())
+		t.Errorf("srcmap with the hint's --source: no rule onto %s resolving 2 files:\n%s", proot+tree, mapOut)
 	}
 }
 
@@ -207,14 +191,7 @@ func TestDoctorDebuginfoPodman(t *testing.T) {
 	pid := podmanRun(t, podman, "doctor-json", "-v", app+":/mnt:ro", image, r.exe, "/mnt/app.py")
 	proot := "/proc/" + strconv.Itoa(pid) + "/root"
 
-	var stdout, stderr bytes.Buffer
-	if code := Main([]string{"--offline", "debuginfo", "--json", strconv.Itoa(pid)}, nil, &stdout, &stderr, os.Environ()); code != 0 {
-		t.Fatalf("pyattach debuginfo --json %d: exit %d\n%s", pid, code, stderr.String())
-	}
-	var di debuginfo.Info
-	if err := json.Unmarshal(stdout.Bytes(), &di); err != nil {
-		t.Fatalf("bad JSON: %v\n%s", err, stdout.String())
-	}
+	di, _ := mainJSON[debuginfo.Info](t, "--offline", "debuginfo", "--json", strconv.Itoa(pid))
 	searched := false
 	for _, d := range di.ContainerDebugDirs {
 		searched = searched || d.Dir == "/usr/lib/debug" && d.ReadFrom == proot+"/usr/lib/debug"

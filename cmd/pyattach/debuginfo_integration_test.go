@@ -11,18 +11,26 @@ import (
 	"github.com/pyattach/pyattach/detect/testenv"
 )
 
-func debugJSON(t testing.TB, args ...string) *debuginfo.Info {
+// mainJSON runs pyattach ARGS in-process with pyattach's directories in
+// the test's temporary tree, fails the test on a non-zero exit, and
+// decodes its standard output into a T. It also returns that output.
+func mainJSON[T any](t testing.TB, args ...string) (*T, string) {
 	t.Helper()
 	var stdout, stderr bytes.Buffer
-	argv := append([]string{"--offline", "debuginfo", "--json"}, args...)
-	if code := Main(argv, nil, &stdout, &stderr, testEnv(t)); code != 0 {
-		t.Fatalf("pyattach %v: exit %d\n%s", argv, code, stderr.String())
+	if code := Main(args, nil, &stdout, &stderr, testEnv(t)); code != 0 {
+		t.Fatalf("pyattach %v: exit %d\n%s", args, code, stderr.String())
 	}
-	var di debuginfo.Info
-	if err := json.Unmarshal(stdout.Bytes(), &di); err != nil {
-		t.Fatalf("bad JSON: %v\n%s", err, stdout.String())
+	v := new(T)
+	if err := json.Unmarshal(stdout.Bytes(), v); err != nil {
+		t.Fatalf("pyattach %v: bad JSON: %v\n%s", args, err, stdout.String())
 	}
-	return &di
+	return v, stdout.String()
+}
+
+func debugJSON(t testing.TB, args ...string) *debuginfo.Info {
+	t.Helper()
+	di, _ := mainJSON[debuginfo.Info](t, append([]string{"--offline", "debuginfo", "--json"}, args...)...)
+	return di
 }
 
 func moduleOf(t testing.TB, di *debuginfo.Info, path string) debuginfo.Module {
