@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pyattach/pyattach/detect/buildid"
 	"github.com/pyattach/pyattach/detect/pyversion"
 )
 
@@ -74,10 +75,11 @@ func DebianDebug(t testing.TB) Python {
 // for the ELF file whose build-id is id.
 func DebianDebugFile(t testing.TB, id string) string {
 	t.Helper()
-	if len(id) < 3 {
-		t.Fatalf("build-id %q is too short", id)
+	bid, err := buildid.Parse(id)
+	if err != nil {
+		t.Fatalf("build-id %q: %v", id, err)
 	}
-	return NeedFile(t, filepath.Join("/usr/lib/debug/.build-id", id[:2], id[2:]+".debug"), "apt-get install python3.11-dbg")
+	return NeedFile(t, bid.DebugPath("/usr/lib/debug"), "apt-get install python3.11-dbg")
 }
 
 // PyenvRoot is $PYENV_ROOT, else ~/.pyenv.
