@@ -37,22 +37,7 @@ func TestDoctorDebuginfoPivotRoot(t *testing.T) {
 	if !strings.Contains(out, `"container_debug_dirs"`) {
 		t.Errorf("debuginfo --json has no container_debug_dirs field:\n%s", out)
 	}
-	searched := false
-	for _, d := range di.ContainerDebugDirs {
-		searched = searched || d.Dir == "/usr/lib/debug" && d.ReadFrom == proot+"/usr/lib/debug"
-	}
-	if !searched {
-		t.Errorf("container_debug_dirs = %+v, want /usr/lib/debug read from %s/usr/lib/debug", di.ContainerDebugDirs, proot)
-	}
-	var exeDebug string
-	for _, m := range di.Modules {
-		if m.Path == r.exe {
-			exeDebug = m.Debug.Path
-		}
-	}
-	if !strings.HasPrefix(exeDebug, proot+"/usr/lib/debug/.build-id/") {
-		t.Errorf("debug file of %s: %q, want the container's, under %s/usr/lib/debug/.build-id/", r.exe, exeDebug, proot)
-	}
+	exeDebug := checkContainerDebug(t, di, proot, r.exe)
 
 	checks := runDoctor(t, nil, strconv.Itoa(pid)).Checks
 	byID := func(id string) []Check {
@@ -192,22 +177,7 @@ func TestDoctorDebuginfoPodman(t *testing.T) {
 	proot := "/proc/" + strconv.Itoa(pid) + "/root"
 
 	di, _ := mainJSON[debuginfo.Info](t, "--offline", "debuginfo", "--json", strconv.Itoa(pid))
-	searched := false
-	for _, d := range di.ContainerDebugDirs {
-		searched = searched || d.Dir == "/usr/lib/debug" && d.ReadFrom == proot+"/usr/lib/debug"
-	}
-	if !searched {
-		t.Errorf("container_debug_dirs = %+v, want /usr/lib/debug read from %s/usr/lib/debug", di.ContainerDebugDirs, proot)
-	}
-	var exeDebug string
-	for _, m := range di.Modules {
-		if m.Path == r.exe {
-			exeDebug = m.Debug.Path
-		}
-	}
-	if !strings.HasPrefix(exeDebug, proot+"/usr/lib/debug/.build-id/") {
-		t.Errorf("debug file of %s: %q, want the container's, under %s/usr/lib/debug/.build-id/", r.exe, exeDebug, proot)
-	}
+	exeDebug := checkContainerDebug(t, di, proot, r.exe)
 	found := map[string]bool{}
 	for _, c := range runDoctor(t, nil, strconv.Itoa(pid)).Checks {
 		switch {
@@ -220,4 +190,28 @@ func TestDoctorDebuginfoPodman(t *testing.T) {
 	if !found["debug"] || !found["extension"] {
 		t.Errorf("doctor on the podman process: debug check names %s: %v; extension %s ok: %v", exeDebug, found["debug"], r.ext, found["extension"])
 	}
+}
+
+// checkContainerDebug: debuginfo searched the container's /usr/lib/debug
+// (read under proot) and found the program exe's debug file there, whose
+// path it returns.
+func checkContainerDebug(t *testing.T, di *debuginfo.Info, proot, exe string) string {
+	t.Helper()
+	searched := false
+	for _, d := range di.ContainerDebugDirs {
+		searched = searched || d.Dir == "/usr/lib/debug" && d.ReadFrom == proot+"/usr/lib/debug"
+	}
+	if !searched {
+		t.Errorf("container_debug_dirs = %+v, want /usr/lib/debug read from %s/usr/lib/debug", di.ContainerDebugDirs, proot)
+	}
+	var exeDebug string
+	for _, m := range di.Modules {
+		if m.Path == exe {
+			exeDebug = m.Debug.Path
+		}
+	}
+	if !strings.HasPrefix(exeDebug, proot+"/usr/lib/debug/.build-id/") {
+		t.Errorf("debug file of %s: %q, want the container's, under %s/usr/lib/debug/.build-id/", exe, exeDebug, proot)
+	}
+	return exeDebug
 }

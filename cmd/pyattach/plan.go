@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"strings"
 
 	"github.com/pyattach/pyattach/cmd/internal/debuginfo"
 	"github.com/pyattach/pyattach/cmd/internal/planner"
@@ -56,11 +55,6 @@ func hiddenRoot(res *target.Result) bool { return planner.HiddenRoot(res) }
 // for res.
 func extensionOnHost(res *target.Result, ext string) string {
 	return debuginfo.ExtensionOnHost(res, ext)
-}
-
-// underDir reports whether p is dir or below it.
-func underDir(p, dir string) bool {
-	return p == dir || strings.HasPrefix(p, dir+"/")
 }
 
 // readCoreInfo reads a core file whose executable is on this machine.

@@ -141,3 +141,9 @@ func Strip(root, p string) string {
 	}
 	return "/" + rel
 }
+
+// Under reports whether the clean path p is dir or below it, lexically
+// (a root's host path, a debug directory under it).
+func Under(p, dir string) bool {
+	return p == dir || strings.HasPrefix(p, strings.TrimSuffix(dir, "/")+"/")
+}

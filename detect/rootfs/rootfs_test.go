@@ -107,3 +107,17 @@ func TestStrip(t *testing.T) {
 		}
 	}
 }
+
+func TestUnder(t *testing.T) {
+	for _, c := range []struct {
+		p, dir string
+		want   bool
+	}{
+		{"/r", "/r", true}, {"/r/x", "/r", true}, {"/rx", "/r", false}, {"/x", "/r", false},
+		{"/r/x", "/r/", true}, {"/anything", "/", true},
+	} {
+		if got := Under(c.p, c.dir); got != c.want {
+			t.Errorf("Under(%q, %q) = %v, want %v", c.p, c.dir, got, c.want)
+		}
+	}
+}

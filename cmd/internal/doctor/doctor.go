@@ -240,8 +240,3 @@ func lastLine(s string) string {
 	lines := strings.Split(strings.TrimSpace(s), "\n")
 	return lines[len(lines)-1]
 }
-
-// underDir reports whether p is dir or below it.
-func underDir(p, dir string) bool {
-	return p == dir || strings.HasPrefix(p, dir+"/")
-}

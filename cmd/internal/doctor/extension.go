@@ -14,6 +14,7 @@ import (
 	"github.com/pyattach/pyattach/detect/debugfile"
 	"github.com/pyattach/pyattach/detect/pyext"
 	"github.com/pyattach/pyattach/detect/pyversion"
+	"github.com/pyattach/pyattach/detect/rootfs"
 	"github.com/pyattach/pyattach/gdbgen"
 )
 
@@ -152,9 +153,9 @@ func (s *Services) extensionPlaces(res *target.Result, tried []string) []extPlac
 	for _, t := range tried {
 		p, _, _ := strings.Cut(t, ": ")
 		switch {
-		case underDir(p, cache):
+		case rootfs.Under(p, cache):
 			add("cache", p)
-		case slices.ContainsFunc(sys, func(d string) bool { return underDir(p, d) }):
+		case slices.ContainsFunc(sys, func(d string) bool { return rootfs.Under(p, d) }):
 			add("distribution", p)
 		case filepath.Base(p) == "python-gdb.py" && !slices.ContainsFunc(binDirs, func(d string) bool { return filepath.Dir(p) == d }):
 			add("build-tree", p)
@@ -179,7 +180,7 @@ func (s *Services) extensionPlaces(res *target.Result, tried []string) []extPlac
 
 // stripRootDir is p, a host path, as a process with root sees it.
 func stripRootDir(root, p string) string {
-	if root != "" && underDir(p, root) {
+	if root != "" && rootfs.Under(p, root) {
 		return "/" + strings.TrimPrefix(strings.TrimPrefix(p, root), "/")
 	}
 	return p

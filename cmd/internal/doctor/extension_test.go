@@ -28,7 +28,7 @@ func TestExtensionChecks(t *testing.T) {
 	}
 
 	checks = s.extensionChecks(ctx, res, ext("/x/python3.10-gdb.py", "3.10", false))
-	want(t, "other version", one(t, checks, "extension"), Fail, "/x/python3.10-gdb.py is for Python 3.10, the interpreter is 3.12.1: py-bt would misread frames", "pyattach fetch-extension app/python3.12")
+	want(t, "other version", one(t, checks, "extension"), Fail, "/x/python3.10-gdb.py is for Python 3.10, the interpreter is 3.12.99: py-bt would misread frames", "pyattach fetch-extension app/python3.12")
 	res13 := newResult()
 	res13.Python.Version = "3.13.5"
 	checks = s.extensionChecks(ctx, res13, ext("/x/libpython.py", "", false))
@@ -38,7 +38,7 @@ func TestExtensionChecks(t *testing.T) {
 	}
 
 	di := ext("/x/python3.12-gdb.py", "3.12", true)
-	di.Extensions.GDBWarnings = []string{"/x/python3.12-gdb.py is CPython 3.12.0's, the interpreter 3.12.1"}
+	di.Extensions.GDBWarnings = []string{"/x/python3.12-gdb.py is CPython 3.12.0's, the interpreter 3.12.99"}
 	di.Extensions.GDBTried = []string{"/opt/py/bin/python3.12-gdb.py: refused: writable by other users"}
 	checks = s.extensionChecks(ctx, res, di)
 	want(t, "warning", one(t, checks, "extension.warning"), Warn, "CPython 3.12.0's", "pyattach fetch-extension app/python3.12")
@@ -82,18 +82,18 @@ func TestMissingExtension(t *testing.T) {
 	di := &debuginfo.Info{Extensions: debuginfo.Extensions{GDBTried: []string{
 		filepath.Join(bin, "python3.12-gdb.py"),
 		"/usr/share/gdb/auto-load" + res.Interpreter + "-gdb.py",
-		"/tmp/python-build.2024/Python-3.12.1/python-gdb.py",
+		"/tmp/python-build.2024/Python-3.12.99/python-gdb.py",
 		"/home/u/ext/python3.12-gdb.py",
 	}}}
 	c := one(t, s.extensionChecks(ctx, res, di), "extension")
-	want(t, "walker covers 3.12", c, Warn, "no CPython gdb extension (python3.12-gdb.py, libpython.py) for Python 3.12.1: plain gdb has no py-bt (pyattach's walker gives pyattach gdb and lldb one); looked beside the binary, the distribution's debug package, the make install build tree (sysconfig abs_builddir), the config file's extensions, pyattach's cache",
-		"pyattach fetch-extension app/python3.12 (downloads CPython's libpython.py of Python 3.12.1 into pyattach's cache); or rebuild and keep the build tree at /tmp/python-build.2024/Python-3.12.1")
+	want(t, "walker covers 3.12", c, Warn, "no CPython gdb extension (python3.12-gdb.py, libpython.py) for Python 3.12.99: plain gdb has no py-bt (pyattach's walker gives pyattach gdb and lldb one); looked beside the binary, the distribution's debug package, the make install build tree (sysconfig abs_builddir), the config file's extensions, pyattach's cache",
+		"pyattach fetch-extension app/python3.12 (downloads CPython's libpython.py of Python 3.12.99 into pyattach's cache); or rebuild and keep the build tree at /tmp/python-build.2024/Python-3.12.99")
 	wantDetails := []string{
 		"beside the binary: " + filepath.Join(bin, "python3.12-gdb.py"),
 		"the distribution's debug package: /usr/share/gdb/auto-load" + res.Interpreter + "-gdb.py",
-		"the make install build tree (sysconfig abs_builddir): /tmp/python-build.2024/Python-3.12.1, named by sysconfig, has no python-gdb.py",
+		"the make install build tree (sysconfig abs_builddir): /tmp/python-build.2024/Python-3.12.99, named by sysconfig, has no python-gdb.py",
 		"the config file's extensions: /home/u/ext/python3.12-gdb.py",
-		"pyattach's cache: " + filepath.Join(s.CacheDir, "extensions", "3.12.1", "libpython.py"),
+		"pyattach's cache: " + filepath.Join(s.CacheDir, "extensions", "3.12.99", "libpython.py"),
 	}
 	if len(c.Details) != len(wantDetails) {
 		t.Fatalf("details %q", c.Details)
@@ -113,7 +113,7 @@ func TestMissingExtension(t *testing.T) {
 	}
 
 	// A distribution's interpreter: its package that ships the extension.
-	deb := &target.Result{Target: "python3.11", Exe: "/usr/bin/python3.11", Interpreter: "/usr/bin/python3.11", Libpython: "/usr/lib/x86_64-linux-gnu/libpython3.11.so.1.0", Python: target.Python{Version: "3.11.2"}}
+	deb := &target.Result{Target: "python3.11", Exe: "/usr/bin/python3.11", Interpreter: "/usr/bin/python3.11", Libpython: "/usr/lib/x86_64-linux-gnu/libpython3.11.so.1.0", Python: target.Python{Version: "3.11.99"}}
 	distro(t, s.HostRoot, "debian_version")
 	writeFile(t, filepath.Join(s.HostRoot, "var/lib/dpkg/info/libpython3.11-stdlib:amd64.list"), "/usr/lib/x86_64-linux-gnu/libpython3.11.so.1.0\n")
 	want(t, "Debian", one(t, s.extensionChecks(ctx, deb, &debuginfo.Info{}), "extension"), Warn, "no CPython gdb extension", "sudo apt-get install python3.11-dbg (it ships the extension gdb auto-loads)")

@@ -14,6 +14,10 @@ import (
 	"github.com/pyattach/pyattach/cmd/internal/target"
 )
 
+// The targets these tests build by hand carry made-up patch releases
+// (3.11.99, 3.12.99): they are inputs to the checks, not this machine's
+// interpreters, which the integration tests in cmd/pyattach discover.
+
 // fakeRunner answers commands with canned output, chosen by the first
 // rule whose words all occur in "name arg...". It records every call
 // and fails the test when a command runs without a deadline.
@@ -138,5 +142,5 @@ func itoa(n int) string { return strconv.Itoa(n) }
 // newResult is a static interpreter of Python 3.12 named by path.
 func newResult() *target.Result {
 	return &target.Result{Target: "app/python3.12", TargetKind: "path", Exe: "/opt/py/bin/python3.12", Interpreter: "/opt/py/bin/python3.12",
-		Static: true, Python: target.Python{Version: "3.12.1"}}
+		Static: true, Python: target.Python{Version: "3.12.99"}}
 }

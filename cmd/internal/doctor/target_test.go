@@ -59,7 +59,7 @@ func TestRunTarget(t *testing.T) {
 	}
 	checks = Run(ctx, s, "app/python3.12")
 	want(t, "debug info fails", one(t, checks, "debug"), Fail, "read /opt/py/bin/python3.12: bad ELF", "")
-	want(t, "resolved", one(t, checks, "target"), OK, "/opt/py/bin/python3.12: Python 3.12.1, runtime linked into the executable", "")
+	want(t, "resolved", one(t, checks, "target"), OK, "/opt/py/bin/python3.12: Python 3.12.99, runtime linked into the executable", "")
 
 	// Everything collected: every kind of check answers once.
 	s.DebugInfo = func(context.Context, string, *target.Result) (*debuginfo.Info, error) { return &debuginfo.Info{}, nil }
@@ -74,7 +74,7 @@ func TestRunTarget(t *testing.T) {
 // nothing fails.
 func TestRunNoTarget(t *testing.T) {
 	s, _ := newServices(t,
-		rule{match: []string{"/opt/gdb"}, out: "GNU gdb (GDB) 13.1\nPYTHON=3.11.2\n"},
+		rule{match: []string{"/opt/gdb"}, out: "GNU gdb (GDB) 13.1\nPYTHON=3.11.99\n"},
 		rule{match: []string{"script print(6*7)"}, out: "42\n"})
 	s.FindDebugger = fakeDebuggers(map[string]string{"gdb": "/opt/gdb", "lldb": "/opt/lldb"})
 	s.Resolve = func(context.Context, string) (*target.Result, error) {
@@ -90,14 +90,14 @@ func TestRunNoTarget(t *testing.T) {
 func TestTargetFacts(t *testing.T) {
 	res := newResult()
 	res.Static, res.Libpython = false, "/opt/py/lib/libpython3.12.so.1.0"
-	res.Shim, res.ShimVersion = "/home/u/.pyenv/shims/python", "3.12.1"
+	res.Shim, res.ShimVersion = "/home/u/.pyenv/shims/python", "3.12.99"
 	res.Embedded, res.Exe = true, "/usr/bin/uwsgi"
 	res.Container, res.Root = true, "/proc/77/root"
 	res.ExeDeleted, res.PID = true, 77
 	res.Python.DebugBuild, res.Python.FreeThreaded = true, true
 	checks := targetFacts(res)
-	want(t, "target", one(t, checks, "target"), OK, "/opt/py/bin/python3.12: Python 3.12.1, libpython /opt/py/lib/libpython3.12.so.1.0", "")
-	want(t, "shim", one(t, checks, "target.shim"), OK, "/home/u/.pyenv/shims/python is a pyenv shim; pyenv runs /opt/py/bin/python3.12 (3.12.1)", "")
+	want(t, "target", one(t, checks, "target"), OK, "/opt/py/bin/python3.12: Python 3.12.99, libpython /opt/py/lib/libpython3.12.so.1.0", "")
+	want(t, "shim", one(t, checks, "target.shim"), OK, "/home/u/.pyenv/shims/python is a pyenv shim; pyenv runs /opt/py/bin/python3.12 (3.12.99)", "")
 	want(t, "embedded", one(t, checks, "target.embedded"), OK, "/usr/bin/uwsgi embeds Python through /opt/py/lib/libpython3.12.so.1.0", "")
 	want(t, "container", one(t, checks, "target.container"), Warn, "its files are read under /proc/77/root", "lldb 14 cannot")
 	want(t, "deleted", one(t, checks, "target.deleted"), Warn, "the executable /usr/bin/uwsgi was deleted or replaced", "pyattach gdb -p 77 (it reads the running binary through /proc/77/exe)")

@@ -13,6 +13,7 @@ import (
 	"github.com/pyattach/pyattach/cmd/internal/debuginfo"
 	"github.com/pyattach/pyattach/cmd/internal/target"
 	"github.com/pyattach/pyattach/detect/debugfile"
+	"github.com/pyattach/pyattach/detect/rootfs"
 	"github.com/pyattach/pyattach/detect/safefs"
 	"github.com/pyattach/pyattach/gdbgen/plan"
 )
@@ -138,7 +139,7 @@ func forResult(ctx context.Context, p plan.Plan, t Target, res *target.Result, d
 		}
 	}
 	for _, d := range debuggerDebugDirs(di.DebugDirs) {
-		if hidden && underDir(d, res.Root) {
+		if hidden && rootfs.Under(d, res.Root) {
 			// gdb looks under "target:" + each debug directory itself.
 			continue
 		}
@@ -151,7 +152,7 @@ func forResult(ctx context.Context, p plan.Plan, t Target, res *target.Result, d
 	for _, m := range di.Modules {
 		if f := symbolFileFor(m, res); f != "" {
 			mod := m.Path
-			if hidden && underDir(f, res.Root) {
+			if hidden && rootfs.Under(f, res.Root) {
 				continue // the same realpath trap; gdb finds it through target:
 			}
 			if res.Container && !hidden {
@@ -291,11 +292,6 @@ func threadDBDir(res *target.Result, di *debuginfo.Info, uid int) string {
 		return dir
 	}
 	return ""
-}
-
-// underDir reports whether p is dir or below it.
-func underDir(p, dir string) bool {
-	return p == dir || strings.HasPrefix(p, dir+"/")
 }
 
 // symbolFileFor returns a debug file the debugger would not find alone:

@@ -15,7 +15,7 @@ func TestCmdlineVenv(t *testing.T) {
 		if err := os.MkdirAll(bin, 0o755); err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(filepath.Join(dir, v, "pyvenv.cfg"), []byte("home = /usr/bin\nversion = 3.11.2\n"), 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(dir, v, "pyvenv.cfg"), []byte("home = /usr/bin\nversion = 3.11.99\n"), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		if err := os.WriteFile(filepath.Join(bin, "python"), []byte("\x7fELF"), 0o755); err != nil {
@@ -39,7 +39,7 @@ func TestCmdlineVenv(t *testing.T) {
 			t.Errorf("cmdlineVenv(%q, %q) = %+v %v, want %q", tc.args, tc.cwd, v, ok, tc.want)
 			continue
 		}
-		if ok && (v.Source != "cmdline" || v.Version != "3.11.2" || v.Home != "/usr/bin") {
+		if ok && (v.Source != "cmdline" || v.Version != "3.11.99" || v.Home != "/usr/bin") {
 			t.Errorf("cmdlineVenv(%q): %+v", tc.args, v)
 		}
 	}
