@@ -20,6 +20,9 @@ var (
 )
 
 // versionInfo is what `pyattach --version` prints, after "pyattach ".
+// versionLine is what --version prints.
+func versionLine() string { return "pyattach " + versionInfo() }
+
 func versionInfo() string {
 	bi, _ := debug.ReadBuildInfo()
 	return formatVersion(version, commit, date, bi, runtime.Version()+" "+runtime.GOOS+"/"+runtime.GOARCH)

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bytes"
 	"runtime/debug"
+	"strings"
 	"testing"
 )
 
@@ -37,5 +39,21 @@ func TestRoffText(t *testing.T) {
 	want := "\\&.hidden line\nuse \\-\\-flag 'x' \\en\n.PP\nExamples:\n.RS 2\n.nf\npyattach \\-p 1\n\\&'quoted\n.fi\n.RE\ntail\n"
 	if got != want {
 		t.Errorf("roffText:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+// TestVersionFastPath: a lone --version skips kong; with another flag it
+// goes through kong's VersionFlag. Both must print the same line.
+func TestVersionFastPath(t *testing.T) {
+	run := func(args ...string) string {
+		var out, errb bytes.Buffer
+		if code := Main(args, strings.NewReader(""), &out, &errb, nil); code != 0 {
+			t.Fatalf("pyattach %s: exit %d: %s", strings.Join(args, " "), code, errb.String())
+		}
+		return out.String()
+	}
+	fast, viaKong := run("--version"), run("--offline", "--version")
+	if fast != viaKong || fast != versionLine()+"\n" {
+		t.Errorf("--version printed %q, through kong %q, want %q", fast, viaKong, versionLine()+"\n")
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/pyattach/pyattach/cmd/internal/debuginfo"
 	"github.com/pyattach/pyattach/cmd/internal/target"
@@ -100,7 +101,7 @@ func (s *Services) containerDebugFix(m debuginfo.Module, res *target.Result) str
 			dbg := pkg + "-dbgsym (from the debug archive, https://wiki.debian.org/HowToGetABacktrace)"
 			// CPython's packages: python3.X-minimal, libpython3.X-stdlib
 			// ... all have their debug files in (lib)python3.X-dbg.
-			if py := debianPythonPkg.FindStringSubmatch(pkg); py != nil {
+			if py := debianPythonPkg().FindStringSubmatch(pkg); py != nil {
 				dbg = py[1] + "-dbg"
 			}
 			return where + "apt-get install " + dbg
@@ -112,7 +113,7 @@ func (s *Services) containerDebugFix(m debuginfo.Module, res *target.Result) str
 	return where + "install its debug file under /usr/lib/debug there, or here: pyattach --debug-dir DIR, or set DEBUGINFOD_URLS"
 }
 
-var debianPythonPkg = regexp.MustCompile(`^((?:lib)?python3\.\d+t?)(?:-minimal|-stdlib)?$`)
+var debianPythonPkg = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^((?:lib)?python3\.\d+t?)(?:-minimal|-stdlib)?$`) })
 
 // dpkgOwner returns the package whose file list in dpkg's info
 // directory (a host path) names p, without the architecture, or "".

@@ -218,7 +218,7 @@ func (s *Services) missingExtensionFix(res *target.Result, places []extPlace) st
 			if p == "" {
 				continue
 			}
-			if py := debianPythonPkg.FindStringSubmatch(dpkgOwner(s.sysFile(res, "/var/lib/dpkg/info"), p)); py != nil {
+			if py := debianPythonPkg().FindStringSubmatch(dpkgOwner(s.sysFile(res, "/var/lib/dpkg/info"), p)); py != nil {
 				return prefix + "apt-get install " + strings.TrimPrefix(py[1], "lib") + "-dbg (it ships the extension gdb auto-loads)"
 			}
 		}

@@ -18,7 +18,7 @@ import (
 	"github.com/pyattach/pyattach/detect/proc"
 )
 
-var gdbVersionRE = regexp.MustCompile(`GNU gdb .*?(\d+\.\d+)`)
+var gdbVersionRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`GNU gdb .*?(\d+\.\d+)`) })
 
 // checkGDB: gdb is installed, and built with Python.
 func (s *Services) checkGDB(ctx context.Context) Check {
@@ -31,7 +31,7 @@ func (s *Services) checkGDB(ctx context.Context) Check {
 		return noAnswer("gdb", err)
 	}
 	ver := "unknown version"
-	if m := gdbVersionRE.FindStringSubmatch(out); m != nil {
+	if m := gdbVersionRE().FindStringSubmatch(out); m != nil {
 		ver = m[1]
 	}
 	i := strings.Index(out, "PYTHON=")
@@ -49,7 +49,7 @@ func (s *Services) checkGDB(ctx context.Context) Check {
 // LLDBNames are the names lldb is found under, first match wins.
 var LLDBNames = []string{"lldb", "lldb-14", "lldb-15", "lldb-16", "lldb-17", "lldb-18", "lldb-19"}
 
-var answer42 = regexp.MustCompile(`(?m)^42$`)
+var answer42 = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?m)^42$`) })
 
 // checkLLDB: lldb's script command runs Python.
 func (s *Services) checkLLDB(ctx context.Context) Check {
@@ -61,7 +61,7 @@ func (s *Services) checkLLDB(ctx context.Context) Check {
 	if errors.Is(err, context.DeadlineExceeded) {
 		return noAnswer("lldb", err)
 	}
-	if answer42.MatchString(out) {
+	if answer42().MatchString(out) {
 		return Check{ID: "lldb", Status: OK, Summary: fmt.Sprintf("lldb (%s): its script command works", lldb)}
 	}
 	dir := s.lldbPythonDir(ctx, lldb)
