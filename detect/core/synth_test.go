@@ -251,6 +251,22 @@ func (c *synthCore) module(buildID string) []byte {
 	return b.Bytes()
 }
 
+// pnXNum rewrites a little-endian ELFCLASS64 core b as one with
+// e_phnum = PN_XNUM: it appends a section header 0 holding the real count
+// in sh_info.
+func pnXNum(b []byte) []byte {
+	phnum := binary.LittleEndian.Uint16(b[56:])
+	shoff := uint64(len(b))
+	sh := make([]byte, 64)
+	binary.LittleEndian.PutUint32(sh[44:], uint32(phnum))
+	b = append(b, sh...)
+	binary.LittleEndian.PutUint64(b[40:], shoff)
+	binary.LittleEndian.PutUint16(b[58:], 64)
+	binary.LittleEndian.PutUint16(b[60:], 1)
+	binary.LittleEndian.PutUint16(b[56:], 0xffff)
+	return b
+}
+
 // Build-ids used by the synthetic cores.
 const (
 	synthExeID  = "c561f3aa7232f2bd6ac6d56bd475f1c154a00486"
