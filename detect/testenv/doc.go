@@ -20,7 +20,8 @@
 //     the test ends (StartPython, Start, StartReady for testscript), a
 //     venv (Venv), a copy (CopyFile), the test binary run as nobody
 //     (Nobody), and the cached Debian roots scripts/make-roots.sh makes
-//     (Roots).
+//     (Roots);
+//   - a table of a pure function's results checked in one loop (Cases).
 //
 // It imports the standard library and detect/pyversion (the one version
 // parser) only, so that the tests of any other package can use it
