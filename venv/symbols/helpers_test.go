@@ -361,3 +361,24 @@ func recordHash(b []byte) string {
 	s := sha256.Sum256(b)
 	return "sha256=" + base64.RawURLEncoding.EncodeToString(s[:]) + "," + strconv.Itoa(len(b))
 }
+
+// mustDist is FindDistribution of zip among sites; an error fails the
+// test.
+func mustDist(t testing.TB, zip string, sites ...string) *Dist {
+	t.Helper()
+	dist, err := FindDistribution(zip, sites)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dist
+}
+
+// mustInstall is s.Install; an error fails the test.
+func mustInstall(t testing.TB, s *Store, zip string, dist *Dist) *Report {
+	t.Helper()
+	rep, err := s.Install(zip, dist)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep
+}
