@@ -21,7 +21,8 @@
 //     venv (Venv), a copy (CopyFile), the test binary run as nobody
 //     (Nobody), and the cached Debian roots scripts/make-roots.sh makes
 //     (Roots);
-//   - a table of a pure function's results checked in one loop (Cases).
+//   - a table of a pure function's results checked in one loop (Cases),
+//     and generated text checked against a golden file (Golden).
 //
 // It imports the standard library and detect/pyversion (the one version
 // parser) only, so that the tests of any other package can use it
