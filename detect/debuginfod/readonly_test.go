@@ -24,10 +24,7 @@ const (
 )
 
 func TestMain(m *testing.M) {
-	if os.Getenv(helperEnv) == "fetch" {
-		os.Exit(helperFetch())
-	}
-	os.Exit(m.Run())
+	testenv.HelperMain(m, helperEnv, "fetch", helperFetch)
 }
 
 type helperResult struct {

@@ -33,10 +33,7 @@ const (
 )
 
 func TestMain(m *testing.M) {
-	if os.Getenv(helperEnv) == "read-process" {
-		os.Exit(helperReadProcess())
-	}
-	os.Exit(m.Run())
+	testenv.HelperMain(m, helperEnv, "read-process", helperReadProcess)
 }
 
 // helperResult is what the helper mode prints, as JSON.

@@ -19,8 +19,8 @@
 //     interpreter (Stripped), a Python process that waits, killed when
 //     the test ends (StartPython, Start, StartReady for testscript), a
 //     venv (Venv), a copy (CopyFile), the test binary run as nobody
-//     (Nobody), and the cached Debian roots scripts/make-roots.sh makes
-//     (Roots);
+//     (Nobody) as a helper (HelperMain), and the cached Debian roots
+//     scripts/make-roots.sh makes (Roots);
 //   - a table of a pure function's results checked in one loop (Cases),
 //     and generated text checked against a golden file (Golden).
 //
