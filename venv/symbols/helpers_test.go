@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
+	"errors"
 	"io"
 	"io/fs"
 	"os"
@@ -381,4 +382,19 @@ func mustInstall(t testing.TB, s *Store, zip string, dist *Dist) *Report {
 		t.Fatal(err)
 	}
 	return rep
+}
+
+// installFails installs zip into a new store and returns the error,
+// which must match want, and must leave the store empty; what names the
+// case in a failure. It returns nil after a failure.
+func installFails(t testing.TB, what, zip string, dist *Dist, want error) error {
+	t.Helper()
+	s := &Store{Dir: filepath.Join(t.TempDir(), "store")}
+	_, err := s.Install(zip, dist)
+	if !errors.Is(err, want) {
+		t.Errorf("%s: err = %v, want %v", what, err, want)
+		return nil
+	}
+	assertEmptyStore(t, s.Dir)
+	return err
 }

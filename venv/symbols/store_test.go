@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -276,8 +277,7 @@ func TestInstallPartial(t *testing.T) {
 
 func TestInstallUnsafeEntries(t *testing.T) {
 	f := getFixture(t)
-	site := copySite(t, f)
-	dist := mustDist(t, f.zip, site)
+	dist := mustDist(t, f.zip, copySite(t, f))
 	good := zipEntry{name: entryName, data: f.debug}
 	for _, bad := range []zipEntry{
 		{name: "../evil.so.debug", data: f.debug},
@@ -295,23 +295,16 @@ func TestInstallUnsafeEntries(t *testing.T) {
 			CompressedSize64: 4, UncompressedSize64: 3 << 30, CRC32: 1}, data: []byte("tiny")},
 	} {
 		z := writeZip(t, filepath.Join(t.TempDir(), zipBase), good, bad)
-		s := &Store{Dir: filepath.Join(t.TempDir(), "store")}
-		_, err := s.Install(z, dist)
-		if !errors.Is(err, ErrUnsafeEntry) {
-			t.Errorf("entry %q: err = %v, want ErrUnsafeEntry", bad.name, err)
-			continue
-		}
-		if !strings.Contains(err.Error(), fmt.Sprintf("%q", bad.name)) {
+		err := installFails(t, "entry "+strconv.Quote(bad.name), z, dist, ErrUnsafeEntry)
+		if err != nil && !strings.Contains(err.Error(), fmt.Sprintf("%q", bad.name)) {
 			t.Errorf("entry %q: the error does not name it: %v", bad.name, err)
 		}
-		assertEmptyStore(t, s.Dir)
 	}
 }
 
 func TestInstallCorruptZips(t *testing.T) {
 	f := getFixture(t)
-	site := copySite(t, f)
-	dist := mustDist(t, f.zip, site)
+	dist := mustDist(t, f.zip, copySite(t, f))
 	zipBytes, err := os.ReadFile(f.zip)
 	if err != nil {
 		t.Fatal(err)
@@ -358,21 +351,15 @@ func TestInstallCorruptZips(t *testing.T) {
 		{"not ELF", writeZip(t, filepath.Join(dir, "text.zip"), zipEntry{name: entryName, data: []byte("not elf")}), ErrMismatch},
 		{"missing file", filepath.Join(dir, "absent.zip"), ErrNotDebugZip},
 	} {
-		s := &Store{Dir: filepath.Join(t.TempDir(), "store")}
-		_, err := s.Install(tc.path, dist)
-		if !errors.Is(err, tc.want) {
-			t.Errorf("%s: err = %v, want %v", tc.name, err, tc.want)
-			continue
+		if err := installFails(t, tc.name, tc.path, dist, tc.want); err != nil {
+			t.Logf("%s: %v", tc.name, err)
 		}
-		t.Logf("%s: %v", tc.name, err)
-		assertEmptyStore(t, s.Dir)
 	}
 }
 
 func TestInstallReadOnlyStore(t *testing.T) {
 	f := getFixture(t)
-	site := copySite(t, f)
-	dist := mustDist(t, f.zip, site)
+	dist := mustDist(t, f.zip, copySite(t, f))
 	file := filepath.Join(t.TempDir(), "a file")
 	writeFile(t, file, []byte("x"))
 	s := &Store{Dir: filepath.Join(file, "store")}
@@ -436,8 +423,7 @@ func writeFile(t testing.TB, path string, b []byte) {
 // files already renamed into place are taken out again.
 func TestInstallRollsBack(t *testing.T) {
 	f := getFixture(t)
-	site := copySite(t, f)
-	dist := mustDist(t, f.zip, site)
+	dist := mustDist(t, f.zip, copySite(t, f))
 	s := &Store{Dir: filepath.Join(t.TempDir(), "store")}
 	if err := os.MkdirAll(filepath.Join(s.Dir, ManifestName), 0o755); err != nil {
 		t.Fatal(err)
