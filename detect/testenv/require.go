@@ -127,12 +127,16 @@ func Nobody(t testing.TB) (dir string, run func(env ...string) []byte) {
 	return dir, run
 }
 
+// HelperEnv is the environment variable that makes a test binary act as
+// a helper: run it (see Nobody) with HelperEnv=mode, and the TestMain of
+// its package, HelperMain, runs the helper for mode.
+const HelperEnv = "PYATTACH_TEST_HELPER"
+
 // HelperMain is the TestMain of a package whose tests run the test
-// binary as a helper (see Nobody): when the environment variable env
-// holds mode, the binary runs helper and exits with its status instead
-// of running the tests.
-func HelperMain(m *testing.M, env, mode string, helper func() int) {
-	if os.Getenv(env) == mode {
+// binary as a helper: when HelperEnv holds mode, the binary runs helper
+// and exits with its status instead of running the tests.
+func HelperMain(m *testing.M, mode string, helper func() int) {
+	if os.Getenv(HelperEnv) == mode {
 		os.Exit(helper())
 	}
 	os.Exit(m.Run())
