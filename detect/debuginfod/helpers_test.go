@@ -3,16 +3,16 @@ package debuginfod
 import (
 	"encoding/binary"
 	"encoding/hex"
-	"io/fs"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/pyattach/pyattach/detect/testenv"
 )
 
 // makeELF returns a minimal little-endian ELF64 file: a header, one
@@ -126,28 +126,7 @@ func testClient(t testing.TB, urls ...string) *Client {
 // directories.
 func listCache(t testing.TB, dir string) []string {
 	t.Helper()
-	var out []string
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			if os.IsNotExist(err) && p == dir {
-				return filepath.SkipDir
-			}
-			return err
-		}
-		if p == dir {
-			return nil
-		}
-		rel, _ := filepath.Rel(dir, p)
-		if d.IsDir() {
-			rel += "/"
-		}
-		out = append(out, rel)
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
+	return testenv.ListTree(t, dir)
 }
 
 // assertNoTemp fails when a temporary file is left in dir.

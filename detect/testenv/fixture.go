@@ -7,6 +7,7 @@ import (
 	"debug/elf"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -278,4 +279,33 @@ func DWARF(t testing.TB, path string) *dwarf.Data {
 		t.Fatalf("%s: %v", path, err)
 	}
 	return d
+}
+
+// ListTree returns every path under dir, relative to it, with "/" after
+// directories, in lexical order; a missing dir, or an entry removed
+// while it walks, is no error.
+func ListTree(t testing.TB, dir string) []string {
+	t.Helper()
+	var out []string
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if os.IsNotExist(err) {
+				return nil
+			}
+			return err
+		}
+		if p == dir {
+			return nil
+		}
+		rel, _ := filepath.Rel(dir, p)
+		if d.IsDir() {
+			rel += "/"
+		}
+		out = append(out, rel)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
 }

@@ -277,21 +277,10 @@ func treeDigest(t testing.TB, dir string) map[string]string {
 func storeFiles(t testing.TB, dir string) []string {
 	t.Helper()
 	var out []string
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			if os.IsNotExist(err) {
-				return nil
-			}
-			return err
+	for _, p := range testenv.ListTree(t, dir) {
+		if !strings.HasSuffix(p, "/") {
+			out = append(out, p)
 		}
-		if !d.IsDir() {
-			rel, _ := filepath.Rel(dir, p)
-			out = append(out, rel)
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
 	}
 	return out
 }
