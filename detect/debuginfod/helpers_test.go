@@ -62,6 +62,30 @@ func fakeID(n int) string {
 }
 
 // server is a fake debuginfod server on 127.0.0.1.
+// fakeELFs makes n build-ids from fakeID(first) on and, for each, a
+// makeELF file with pad(i) bytes of padding.
+func fakeELFs(t testing.TB, first, n int, pad func(i int) int) ([]string, map[string][]byte) {
+	t.Helper()
+	var ids []string
+	m := map[string][]byte{}
+	for i := range n {
+		id := fakeID(first + i)
+		ids = append(ids, id)
+		m[id] = makeELF(t, id, pad(i))
+	}
+	return ids, m
+}
+
+// slowServer serves the files of m, each after 50 ms.
+func slowServer(t testing.TB, m map[string][]byte) *server {
+	t.Helper()
+	serve := files(m)
+	return newServer(t, func(w http.ResponseWriter, r *http.Request, id, rest string) {
+		time.Sleep(50 * time.Millisecond)
+		serve(w, r, id, rest)
+	})
+}
+
 type server struct {
 	*httptest.Server
 	requests atomic.Int64
