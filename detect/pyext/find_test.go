@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/pyattach/pyattach/detect/testenv"
 )
 
 // fakeLibpython is the start of a libpython.py, enough for the check.
@@ -29,32 +31,8 @@ class PyObjectPtr(object):
 func tree(t *testing.T, files map[string]string) string {
 	t.Helper()
 	dir := t.TempDir()
-	writeTree(t, dir, files)
+	testenv.WriteTree(t, dir, files)
 	return dir
-}
-
-func writeTree(t *testing.T, dir string, files map[string]string) {
-	t.Helper()
-	for name, content := range files {
-		p := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		switch {
-		case strings.HasSuffix(name, "/"):
-			if err := os.MkdirAll(p, 0o755); err != nil {
-				t.Fatal(err)
-			}
-		case strings.HasPrefix(content, "->"):
-			if err := os.Symlink(strings.TrimPrefix(content, "->"), p); err != nil {
-				t.Fatal(err)
-			}
-		default:
-			if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
 }
 
 // isolated returns an Input whose gdb data and debug directories are
@@ -276,7 +254,7 @@ func TestExactBeatsMinor(t *testing.T) {
 func TestContainerRoot(t *testing.T) {
 	dir := t.TempDir()
 	root := filepath.Join(dir, "root")
-	writeTree(t, root, map[string]string{
+	testenv.WriteTree(t, root, map[string]string{
 		"usr/bin/python3.11": "ELF",
 		"usr/share/gdb/auto-load/usr/bin/python3.11-gdb.py": fakeLibpython,
 		// An absolute link must resolve inside the root, not on the host.
@@ -299,9 +277,9 @@ func TestContainerRoot(t *testing.T) {
 	// Through libpython's absolute symlink (the interpreter's own file
 	// is gone).
 	os.Remove(filepath.Join(root, "usr/share/gdb/auto-load/usr/bin/python3.11-gdb.py"))
-	writeTree(t, root, map[string]string{"usr/share/gdb/auto-load/usr/bin/real-gdb.py": fakeLibpython})
+	testenv.WriteTree(t, root, map[string]string{"usr/share/gdb/auto-load/usr/bin/real-gdb.py": fakeLibpython})
 	os.Remove(filepath.Join(root, "usr/share/gdb/auto-load/usr/lib/x86_64-linux-gnu/libpython3.11.so.1.0-gdb.py"))
-	writeTree(t, root, map[string]string{"usr/share/gdb/auto-load/usr/lib/x86_64-linux-gnu/libpython3.11.so.1.0-gdb.py": "->/usr/share/gdb/auto-load/usr/bin/real-gdb.py"})
+	testenv.WriteTree(t, root, map[string]string{"usr/share/gdb/auto-load/usr/lib/x86_64-linux-gnu/libpython3.11.so.1.0-gdb.py": "->/usr/share/gdb/auto-load/usr/bin/real-gdb.py"})
 	in.Interpreter = "/opt/venv/bin/python3.11"
 	in.Libpython = "/usr/lib/x86_64-linux-gnu/libpython3.11.so.1.0"
 	in.DataDirs = []string{"/usr/share/gdb"}
@@ -435,7 +413,7 @@ func TestRejectsOtherFiles(t *testing.T) {
 
 func TestStub(t *testing.T) {
 	dir := t.TempDir()
-	writeTree(t, dir, map[string]string{
+	testenv.WriteTree(t, dir, map[string]string{
 		"share/python3.11/libpython.py": fakeLibpython,
 		"bin/python3.11":                "ELF",
 		"bin/python3.11-gdb.py":         "import os\nexec(open(\"" + filepath.Join(dir, "share/python3.11/libpython.py") + "\").read())\n",
@@ -528,7 +506,7 @@ func TestMakeInstallSysconfigBuildDir(t *testing.T) {
 		"usr/local/lib/python3.13t/x": "",
 	})
 	sysconfig := "# system configuration generated and used by the sysconfig module\nbuild_time_vars = {'ABIFLAGS': 't',\n 'abs_builddir': '" + filepath.Join(dir, "build") + "',\n 'abs_srcdir': '" + filepath.Join(dir, "build") + "'}\n"
-	writeTree(t, dir, map[string]string{"usr/local/lib/python3.13t/_sysconfigdata_t_linux_x86_64-linux-gnu.py": sysconfig})
+	testenv.WriteTree(t, dir, map[string]string{"usr/local/lib/python3.13t/_sysconfigdata_t_linux_x86_64-linux-gnu.py": sysconfig})
 	in := isolated(dir)
 	in.Interpreter = filepath.Join(dir, "usr/local/bin/python3.13t")
 	in.ABIFlags = "t"

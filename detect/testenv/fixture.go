@@ -309,3 +309,28 @@ func ListTree(t testing.TB, dir string) []string {
 	}
 	return out
 }
+
+// WriteTree writes files under dir, making the directories they need: a
+// name ending in "/" is a directory, a content starting with "->" makes a
+// symbolic link to the rest, any other content is a file's bytes.
+func WriteTree(t testing.TB, dir string, files map[string]string) {
+	t.Helper()
+	for name, content := range files {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		var err error
+		switch {
+		case strings.HasSuffix(name, "/"):
+			err = os.MkdirAll(p, 0o755)
+		case strings.HasPrefix(content, "->"):
+			err = os.Symlink(strings.TrimPrefix(content, "->"), p)
+		default:
+			err = os.WriteFile(p, []byte(content), 0o644)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+}
