@@ -20,8 +20,9 @@
 //     the test ends (StartPython, Start, StartReady for testscript), a
 //     venv (Venv), a copy (CopyFile), the test binary run as nobody
 //     (Nobody) as a helper (HelperMain), and the cached Debian roots
-//     scripts/make-roots.sh makes (Roots); a tree of files, directories
-//     and links written (WriteTree) and listed (ListTree);
+//     scripts/make-roots.sh makes (Roots); a file written with its
+//     directories (WriteFile), a tree of files, directories and links
+//     written (WriteTree) and listed (ListTree);
 //   - a table of a pure function's results checked in one loop (Cases),
 //     and generated text checked against a golden file (Golden).
 //

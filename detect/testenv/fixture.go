@@ -334,3 +334,15 @@ func WriteTree(t testing.TB, dir string, files map[string]string) {
 		}
 	}
 }
+
+// WriteFile writes data to path with mode, making the directories it
+// needs.
+func WriteFile(t testing.TB, path string, data []byte, mode os.FileMode) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, data, mode); err != nil {
+		t.Fatal(err)
+	}
+}

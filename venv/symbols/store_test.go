@@ -411,12 +411,7 @@ func TestCheckEntryName(t *testing.T) {
 
 func writeFile(t testing.TB, path string, b []byte) {
 	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	testenv.WriteFile(t, path, b, 0o644)
 }
 
 // TestInstallRollsBack: when the manifest cannot be written, the debug
