@@ -5,11 +5,11 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/pyattach/pyattach/detect/testenv"
 	"github.com/pyattach/pyattach/gdbgen/plan"
 	"github.com/pyattach/pyattach/gdbgen/pyquote"
 )
@@ -45,20 +45,7 @@ func goldenPlan() plan.Plan {
 
 func checkGolden(t *testing.T, name, got string) {
 	t.Helper()
-	file := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(file, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatalf("%v (run go test ./gdbgen -update to create it)", err)
-	}
-	if got != string(want) {
-		t.Errorf("%s differs from the generated text (go test ./gdbgen -update rewrites it):\n--- got\n%s", file, got)
-	}
+	testenv.Golden(t, filepath.Join("testdata", name), got, *update, "./gdbgen")
 }
 
 func TestGenerateGolden(t *testing.T) {

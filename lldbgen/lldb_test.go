@@ -46,12 +46,7 @@ func run(t *testing.T, dir string, env []string, lldb string, args ...string) st
 
 func writeFile(t *testing.T, name string, data []byte) {
 	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(name, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	testenv.WriteFile(t, name, data, 0o644)
 }
 
 func TestLLDBPythonPathFix(t *testing.T) {

@@ -4,13 +4,13 @@ import (
 	"bytes"
 	"errors"
 	"flag"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/pyattach/pyattach/detect/testenv"
 	"github.com/pyattach/pyattach/gdbgen/plan"
 )
 
@@ -48,23 +48,7 @@ func fullPlan() plan.Plan {
 
 func golden(t *testing.T, name, got string) {
 	t.Helper()
-	file := filepath.Join("testdata", name+".golden")
-	if *update {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(file, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatalf("%v (run go test ./lldbgen -update to create it)", err)
-	}
-	if got != string(want) {
-		t.Errorf("%s differs from %s:\n--- got\n%s--- want\n%s", name, file, got, want)
-	}
+	testenv.Golden(t, filepath.Join("testdata", name+".golden"), got, *update, "./lldbgen")
 }
 
 func TestGolden(t *testing.T) {

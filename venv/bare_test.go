@@ -4,6 +4,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/pyattach/pyattach/detect/testenv"
 )
 
 func TestInPrefix(t *testing.T) {
@@ -25,13 +27,9 @@ func TestInPrefix(t *testing.T) {
 }
 
 func TestPrefixBin(t *testing.T) {
-	for lib, want := range map[string]string{
+	testenv.Cases(t, "PrefixBin", PrefixBin, map[string]string{
 		"/root/.pyenv/versions/3.12.1/lib/libpython3.12.so.1.0": "/root/.pyenv/versions/3.12.1/bin",
 		"/opt/py/lib64/libpython3.9.so.1.0":                     "/opt/py/bin",
 		"/usr/lib/x86_64-linux-gnu/libpython3.11.so.1.0":        "",
-	} {
-		if got := PrefixBin(lib); got != want {
-			t.Errorf("PrefixBin(%s) = %q, want %q", lib, got, want)
-		}
-	}
+	})
 }

@@ -9,6 +9,7 @@ import (
 	"testing/iotest"
 
 	"github.com/pyattach/pyattach/detect/pyversion"
+	"github.com/pyattach/pyattach/detect/testenv"
 )
 
 func TestParsePyvenvCfg(t *testing.T) {
@@ -171,7 +172,7 @@ func TestReadCfgFileNamesFileAndLine(t *testing.T) {
 }
 
 func TestNormalizeVersion(t *testing.T) {
-	for in, want := range map[string]string{
+	testenv.Cases(t, "normalizeVersion", normalizeVersion, map[string]string{
 		"3.12.1":             "3.12.1",
 		"3.12.1.final.0":     "3.12.1",
 		"2.7.18.final.0":     "2.7.18",
@@ -190,11 +191,7 @@ func TestNormalizeVersion(t *testing.T) {
 		"3.13.0.candidate.1": "3.13.0",
 		"3.12.1.2":           "",
 		"3.12x":              "",
-	} {
-		if got := normalizeVersion(in); got != want {
-			t.Errorf("normalizeVersion(%q) = %q, want %q", in, got, want)
-		}
-	}
+	})
 	if got := pyversion.MajorMinorOf("3.12.1.final.0"); got != "3.12" {
 		t.Errorf("majorMinor = %q", got)
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/pyattach/pyattach/detect/elfinfo"
+	"github.com/pyattach/pyattach/detect/testenv"
 )
 
 // buildID returns the build-id of path, failing the test without one.
@@ -21,12 +22,7 @@ func buildID(t testing.TB, path string) string {
 // writeFile writes content to path, creating directories.
 func writeFile(t testing.TB, path, content string, mode os.FileMode) {
 	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, []byte(content), mode); err != nil {
-		t.Fatal(err)
-	}
+	testenv.WriteFile(t, path, []byte(content), mode)
 }
 
 func symlink(t testing.TB, target, link string) {

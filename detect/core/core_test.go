@@ -277,18 +277,7 @@ func TestTruncatedMemory(t *testing.T) {
 }
 
 func TestPNXNUM(t *testing.T) {
-	c := synthPython(elf.ELFCLASS64, binary.LittleEndian)
-	b := c.bytes()
-	phnum := binary.LittleEndian.Uint16(b[56:])
-	// Append a section header 0 holding the real count in sh_info.
-	shoff := uint64(len(b))
-	sh := make([]byte, 64)
-	binary.LittleEndian.PutUint32(sh[44:], uint32(phnum))
-	b = append(b, sh...)
-	binary.LittleEndian.PutUint64(b[40:], shoff)
-	binary.LittleEndian.PutUint16(b[58:], 64)
-	binary.LittleEndian.PutUint16(b[60:], 1)
-	binary.LittleEndian.PutUint16(b[56:], 0xffff)
+	b := pnXNum(synthPython(elf.ELFCLASS64, binary.LittleEndian).bytes())
 	info, err := Read(bytes.NewReader(b))
 	if err != nil {
 		t.Fatal(err)

@@ -111,17 +111,7 @@ func synthSeeds() map[string][]byte {
 	c.note("CORE", ntPRStatus, c.prstatus(9))
 	seeds["prstatus-only"] = c.bytes()
 
-	b := synthPython(elf.ELFCLASS64, binary.LittleEndian).bytes()
-	phnum := binary.LittleEndian.Uint16(b[56:])
-	shoff := uint64(len(b))
-	sh := make([]byte, 64)
-	binary.LittleEndian.PutUint32(sh[44:], uint32(phnum))
-	b = append(b, sh...)
-	binary.LittleEndian.PutUint64(b[40:], shoff)
-	binary.LittleEndian.PutUint16(b[58:], 64)
-	binary.LittleEndian.PutUint16(b[60:], 1)
-	binary.LittleEndian.PutUint16(b[56:], 0xffff)
-	seeds["pn-xnum"] = b
+	seeds["pn-xnum"] = pnXNum(synthPython(elf.ELFCLASS64, binary.LittleEndian).bytes())
 	return seeds
 }
 

@@ -182,14 +182,23 @@ func TestGcoreVenvCopy(t *testing.T) {
 	testenv.Need(t, "gcore")
 	testenv.Need(t, "eu-unstrip")
 	exe := venvCopy(t, python)
+	info, name := gcorePython(t, exe, python)
+	checkAgainstEuUnstrip(t, info, name)
+}
+
+// gcorePython starts exe, dumps it with gcore, and checks that the core
+// names the process and exe with the build-id of the file built
+// (python, or exe itself).
+func gcorePython(t *testing.T, exe, built string) (*Info, string) {
+	t.Helper()
 	cmd := startPython(t, t.TempDir(), exe)
 	name := gcore(t, cmd.Process.Pid)
 	info, err := Open(name)
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkProcess(t, info, cmd.Process.Pid, exe, testenv.ReadelfBuildID(t, python))
-	checkAgainstEuUnstrip(t, info, name)
+	checkProcess(t, info, cmd.Process.Pid, exe, testenv.ReadelfBuildID(t, built))
+	return info, name
 }
 
 func TestGcorePyenvSharedLibpython(t *testing.T) {
@@ -204,13 +213,7 @@ func TestGcorePyenvSharedLibpython(t *testing.T) {
 	}
 	testenv.Need(t, "gcore")
 	testenv.Need(t, "eu-unstrip")
-	cmd := startPython(t, t.TempDir(), python)
-	name := gcore(t, cmd.Process.Pid)
-	info, err := Open(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	checkProcess(t, info, cmd.Process.Pid, python, testenv.ReadelfBuildID(t, python))
+	info, name := gcorePython(t, python, python)
 	libFile, ok := fileNamed(info, filepath.Base(lib))
 	if !ok {
 		t.Fatalf("no %s in %+v", filepath.Base(lib), info.Files)

@@ -65,24 +65,61 @@ func pad4(b *bytes.Buffer) {
 func (c *synthCore) notesBytes() []byte {
 	var b bytes.Buffer
 	for _, n := range c.notes {
-		name := n.name + "\x00"
-		binary.Write(&b, c.bo, uint32(len(name)))
-		binary.Write(&b, c.bo, uint32(len(n.desc)))
-		binary.Write(&b, c.bo, n.typ)
-		b.WriteString(name)
-		pad4(&b)
-		b.Write(n.desc)
-		pad4(&b)
+		c.writeNote(&b, n)
 	}
 	return b.Bytes()
 }
 
+// writeNote appends one ELF note: the header, the name and the
+// descriptor, each padded to 4 bytes.
+func (c *synthCore) writeNote(b *bytes.Buffer, n synthNote) {
+	name := n.name + "\x00"
+	binary.Write(b, c.bo, uint32(len(name)))
+	binary.Write(b, c.bo, uint32(len(n.desc)))
+	binary.Write(b, c.bo, n.typ)
+	b.WriteString(name)
+	pad4(b)
+	b.Write(n.desc)
+	pad4(b)
+}
+
+// sizes returns e_ehsize and e_phentsize for the class.
+func (c *synthCore) sizes() (ehsize, phentsize int) {
+	if c.is64() {
+		return 64, 56
+	}
+	return 52, 32
+}
+
+// header writes the ELF header of a file of type typ whose phnum program
+// headers follow it directly; it has no section headers.
+func (c *synthCore) header(b *bytes.Buffer, typ elf.Type, entry uint64, phnum int) {
+	ehsize, phentsize := c.sizes()
+	data := byte(elf.ELFDATA2LSB)
+	if c.bo == binary.BigEndian {
+		data = byte(elf.ELFDATA2MSB)
+	}
+	b.WriteString(elf.ELFMAG)
+	b.Write([]byte{byte(c.class), data, 1, 0})
+	b.Write(make([]byte, 8))
+	binary.Write(b, c.bo, uint16(typ))
+	binary.Write(b, c.bo, uint16(elf.EM_X86_64))
+	binary.Write(b, c.bo, uint32(1))
+	c.word(b, entry)          // e_entry
+	c.word(b, uint64(ehsize)) // e_phoff
+	c.word(b, 0)              // e_shoff
+	binary.Write(b, c.bo, uint32(0))
+	binary.Write(b, c.bo, uint16(ehsize))
+	binary.Write(b, c.bo, uint16(phentsize))
+	binary.Write(b, c.bo, uint16(phnum))
+	binary.Write(b, c.bo, uint16(0)) // e_shentsize
+	binary.Write(b, c.bo, uint16(0)) // e_shnum
+	binary.Write(b, c.bo, uint16(0)) // e_shstrndx
+}
+
 // bytes lays out the core.
 func (c *synthCore) bytes() []byte {
-	ehsize, phentsize := 52, 32
-	if c.is64() {
-		ehsize, phentsize = 64, 56
-	}
+	ehsize, phentsize := c.sizes()
 	phnum := 1 + len(c.loads)
 	notes := c.notesBytes()
 	noteOff := uint64(ehsize + phnum*phentsize)
@@ -94,27 +131,7 @@ func (c *synthCore) bytes() []byte {
 	}
 
 	var b bytes.Buffer
-	data := byte(elf.ELFDATA2LSB)
-	if c.bo == binary.BigEndian {
-		data = byte(elf.ELFDATA2MSB)
-	}
-	b.WriteString(elf.ELFMAG)
-	b.Write([]byte{byte(c.class), data, 1, 0})
-	b.Write(make([]byte, 8))
-	binary.Write(&b, c.bo, uint16(c.typ))
-	binary.Write(&b, c.bo, uint16(elf.EM_X86_64))
-	binary.Write(&b, c.bo, uint32(1))
-	c.word(&b, 0)              // e_entry
-	c.word(&b, uint64(ehsize)) // e_phoff
-	c.word(&b, 0)              // e_shoff
-	binary.Write(&b, c.bo, uint32(0))
-	binary.Write(&b, c.bo, uint16(ehsize))
-	binary.Write(&b, c.bo, uint16(phentsize))
-	binary.Write(&b, c.bo, uint16(phnum))
-	binary.Write(&b, c.bo, uint16(0)) // e_shentsize
-	binary.Write(&b, c.bo, uint16(0)) // e_shnum
-	binary.Write(&b, c.bo, uint16(0)) // e_shstrndx
-
+	c.header(&b, c.typ, 0, phnum)
 	c.phdr(&b, elf.PT_NOTE, 0, noteOff, 0, uint64(len(notes)), 0, 4)
 	for i, l := range c.loads {
 		memsz := l.memsz
@@ -221,44 +238,33 @@ func (c *synthCore) module(buildID string) []byte {
 	if err != nil {
 		panic(err)
 	}
-	ehsize, phentsize := 52, 32
-	if c.is64() {
-		ehsize, phentsize = 64, 56
-	}
+	ehsize, phentsize := c.sizes()
 	noteOff := uint64(ehsize + 2*phentsize)
 	var note bytes.Buffer
-	binary.Write(&note, c.bo, uint32(4))
-	binary.Write(&note, c.bo, uint32(len(id)))
-	binary.Write(&note, c.bo, uint32(3))
-	note.WriteString("GNU\x00")
-	note.Write(id)
-	pad4(&note)
+	c.writeNote(&note, synthNote{"GNU", 3, id}) // NT_GNU_BUILD_ID
 
 	var b bytes.Buffer
-	data := byte(elf.ELFDATA2LSB)
-	if c.bo == binary.BigEndian {
-		data = byte(elf.ELFDATA2MSB)
-	}
-	b.WriteString(elf.ELFMAG)
-	b.Write([]byte{byte(c.class), data, 1, 0})
-	b.Write(make([]byte, 8))
-	binary.Write(&b, c.bo, uint16(elf.ET_DYN))
-	binary.Write(&b, c.bo, uint16(elf.EM_X86_64))
-	binary.Write(&b, c.bo, uint32(1))
-	c.word(&b, 0x1040)         // e_entry
-	c.word(&b, uint64(ehsize)) // e_phoff
-	c.word(&b, 0)              // e_shoff
-	binary.Write(&b, c.bo, uint32(0))
-	binary.Write(&b, c.bo, uint16(ehsize))
-	binary.Write(&b, c.bo, uint16(phentsize))
-	binary.Write(&b, c.bo, uint16(2))
-	binary.Write(&b, c.bo, uint16(0))
-	binary.Write(&b, c.bo, uint16(0))
-	binary.Write(&b, c.bo, uint16(0))
+	c.header(&b, elf.ET_DYN, 0x1040, 2)
 	c.phdr(&b, elf.PT_LOAD, uint32(elf.PF_R), 0, 0, 0x1000, 0x1000, 0x1000)
 	c.phdr(&b, elf.PT_NOTE, uint32(elf.PF_R), noteOff, noteOff, uint64(note.Len()), uint64(note.Len()), 4)
 	b.Write(note.Bytes())
 	return b.Bytes()
+}
+
+// pnXNum rewrites a little-endian ELFCLASS64 core b as one with
+// e_phnum = PN_XNUM: it appends a section header 0 holding the real count
+// in sh_info.
+func pnXNum(b []byte) []byte {
+	phnum := binary.LittleEndian.Uint16(b[56:])
+	shoff := uint64(len(b))
+	sh := make([]byte, 64)
+	binary.LittleEndian.PutUint32(sh[44:], uint32(phnum))
+	b = append(b, sh...)
+	binary.LittleEndian.PutUint64(b[40:], shoff)
+	binary.LittleEndian.PutUint16(b[58:], 64)
+	binary.LittleEndian.PutUint16(b[60:], 1)
+	binary.LittleEndian.PutUint16(b[56:], 0xffff)
+	return b
 }
 
 // Build-ids used by the synthetic cores.

@@ -580,18 +580,8 @@ func TestInvalidBuildIDs(t *testing.T) {
 }
 
 func TestParallel(t *testing.T) {
-	var ids []string
-	m := map[string][]byte{}
-	for i := range 32 {
-		id := fakeID(100 + i)
-		ids = append(ids, id)
-		m[id] = makeELF(t, id, i)
-	}
-	serve := files(m)
-	s := newServer(t, func(w http.ResponseWriter, r *http.Request, id, rest string) {
-		time.Sleep(50 * time.Millisecond)
-		serve(w, r, id, rest)
-	})
+	ids, m := fakeELFs(t, 100, 32, func(i int) int { return i })
+	s := slowServer(t, m)
 	for _, parallel := range []int{1, 4, 8} {
 		s.peak.Store(0)
 		c := testClient(t, s.URL)
@@ -726,13 +716,7 @@ func TestFileURL(t *testing.T) {
 }
 
 func TestProgress(t *testing.T) {
-	var ids []string
-	m := map[string][]byte{}
-	for i := range 3 {
-		id := fakeID(200 + i)
-		ids = append(ids, id)
-		m[id] = makeELF(t, id, 50000)
-	}
+	ids, m := fakeELFs(t, 200, 3, func(int) int { return 50000 })
 	s := newServer(t, files(m))
 	c := testClient(t, s.URL)
 	var buf bytes.Buffer

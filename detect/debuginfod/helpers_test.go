@@ -3,16 +3,16 @@ package debuginfod
 import (
 	"encoding/binary"
 	"encoding/hex"
-	"io/fs"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/pyattach/pyattach/detect/testenv"
 )
 
 // makeELF returns a minimal little-endian ELF64 file: a header, one
@@ -62,6 +62,30 @@ func fakeID(n int) string {
 }
 
 // server is a fake debuginfod server on 127.0.0.1.
+// fakeELFs makes n build-ids from fakeID(first) on and, for each, a
+// makeELF file with pad(i) bytes of padding.
+func fakeELFs(t testing.TB, first, n int, pad func(i int) int) ([]string, map[string][]byte) {
+	t.Helper()
+	var ids []string
+	m := map[string][]byte{}
+	for i := range n {
+		id := fakeID(first + i)
+		ids = append(ids, id)
+		m[id] = makeELF(t, id, pad(i))
+	}
+	return ids, m
+}
+
+// slowServer serves the files of m, each after 50 ms.
+func slowServer(t testing.TB, m map[string][]byte) *server {
+	t.Helper()
+	serve := files(m)
+	return newServer(t, func(w http.ResponseWriter, r *http.Request, id, rest string) {
+		time.Sleep(50 * time.Millisecond)
+		serve(w, r, id, rest)
+	})
+}
+
 type server struct {
 	*httptest.Server
 	requests atomic.Int64
@@ -126,28 +150,7 @@ func testClient(t testing.TB, urls ...string) *Client {
 // directories.
 func listCache(t testing.TB, dir string) []string {
 	t.Helper()
-	var out []string
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			if os.IsNotExist(err) && p == dir {
-				return filepath.SkipDir
-			}
-			return err
-		}
-		if p == dir {
-			return nil
-		}
-		rel, _ := filepath.Rel(dir, p)
-		if d.IsDir() {
-			rel += "/"
-		}
-		out = append(out, rel)
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
+	return testenv.ListTree(t, dir)
 }
 
 // assertNoTemp fails when a temporary file is left in dir.

@@ -13,21 +13,17 @@ import (
 	"github.com/pyattach/pyattach/detect/testenv"
 )
 
-// helperEnv selects the helper mode of the test binary: run as another
-// user, it fetches helperIDEnv from helperURLEnv into helperCacheEnv and
-// prints a helperResult.
+// In its helper mode "fetch", run as another user, the test binary
+// fetches helperIDEnv from helperURLEnv into helperCacheEnv and prints a
+// helperResult.
 const (
-	helperEnv      = "PYATTACH_DEBUGINFOD_TEST_HELPER"
 	helperURLEnv   = "PYATTACH_DEBUGINFOD_TEST_URL"
 	helperCacheEnv = "PYATTACH_DEBUGINFOD_TEST_CACHE"
 	helperIDEnv    = "PYATTACH_DEBUGINFOD_TEST_ID"
 )
 
 func TestMain(m *testing.M) {
-	if os.Getenv(helperEnv) == "fetch" {
-		os.Exit(helperFetch())
-	}
-	os.Exit(m.Run())
+	testenv.HelperMain(m, "fetch", helperFetch)
 }
 
 type helperResult struct {
@@ -70,7 +66,7 @@ func TestCacheReadOnlyAsNobody(t *testing.T) {
 		{"read-only entry dir", fakeID(31)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			out := asNobody(helperEnv+"=fetch", helperURLEnv+"="+s.URL, helperCacheEnv+"="+cache, helperIDEnv+"="+tc.id)
+			out := asNobody(testenv.HelperEnv+"=fetch", helperURLEnv+"="+s.URL, helperCacheEnv+"="+cache, helperIDEnv+"="+tc.id)
 			var r helperResult
 			if err := json.Unmarshal(out, &r); err != nil {
 				t.Fatalf("helper output %q: %v", out, err)

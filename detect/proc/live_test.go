@@ -26,17 +26,13 @@ import (
 
 const (
 	python = testenv.DebianPath
-	// helperEnv selects the helper mode of the test binary: run as
-	// another user, it reads the process named by helperPIDEnv.
-	helperEnv    = "PYATTACH_PROC_TEST_HELPER"
+	// In its helper mode "read-process", run as another user, the test
+	// binary reads the process named by helperPIDEnv.
 	helperPIDEnv = "PYATTACH_PROC_TEST_PID"
 )
 
 func TestMain(m *testing.M) {
-	if os.Getenv(helperEnv) == "read-process" {
-		os.Exit(helperReadProcess())
-	}
-	os.Exit(m.Run())
+	testenv.HelperMain(m, "read-process", helperReadProcess)
 }
 
 // helperResult is what the helper mode prints, as JSON.
@@ -357,7 +353,7 @@ func TestLivePermission(t *testing.T) {
 	cmd := start(t, sleep, "30")
 	pid := cmd.Process.Pid
 	waitExec(t, New("/proc"), pid, sleep)
-	out := asNobody(helperEnv+"=read-process", helperPIDEnv+"="+strconv.Itoa(pid))
+	out := asNobody(testenv.HelperEnv+"=read-process", helperPIDEnv+"="+strconv.Itoa(pid))
 	var r helperResult
 	if err := json.Unmarshal(out, &r); err != nil {
 		t.Fatalf("helper output %q: %v", out, err)

@@ -29,15 +29,7 @@ time.sleep(600)
 	if line := testenv.Start(t, cmd); line != "ready\n" {
 		t.Fatalf("python: %q", line)
 	}
-	f, err := os.Open(filepath.Join("/proc", strconv.Itoa(cmd.Process.Pid), "maps"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	maps, err := ParseMaps(f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	maps := readMapsFile(t, filepath.Join("/proc", strconv.Itoa(cmd.Process.Pid), "maps"))
 	var st syscall.Stat_t
 	if err := syscall.Stat(name, &st); err != nil {
 		t.Fatal(err)

@@ -78,8 +78,7 @@ func TestFetch(t *testing.T) {
 	in.Interpreter = "/nonexistent/bin/python3.12"
 	in.Version = "3.12.1"
 	in.CacheDir = cache
-	ext, _ := mustFind(t, in)
-	check(t, ext, want, "3.12.1", SourceFetched, true, 0)
+	expect(t, in, want, "3.12.1", SourceFetched, true, 0)
 }
 
 func TestFetchFailures(t *testing.T) {

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/pyattach/pyattach/detect/testenv"
 )
 
 // fakeLibpython is the start of a libpython.py, enough for the check.
@@ -29,32 +31,8 @@ class PyObjectPtr(object):
 func tree(t *testing.T, files map[string]string) string {
 	t.Helper()
 	dir := t.TempDir()
-	writeTree(t, dir, files)
+	testenv.WriteTree(t, dir, files)
 	return dir
-}
-
-func writeTree(t *testing.T, dir string, files map[string]string) {
-	t.Helper()
-	for name, content := range files {
-		p := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		switch {
-		case strings.HasSuffix(name, "/"):
-			if err := os.MkdirAll(p, 0o755); err != nil {
-				t.Fatal(err)
-			}
-		case strings.HasPrefix(content, "->"):
-			if err := os.Symlink(strings.TrimPrefix(content, "->"), p); err != nil {
-				t.Fatal(err)
-			}
-		default:
-			if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
 }
 
 // isolated returns an Input whose gdb data and debug directories are
@@ -78,6 +56,25 @@ func mustFind(t *testing.T, in Input) (*Extension, []string) {
 	return got, tried
 }
 
+// isolatedTree writes files with tree and returns its directory and an
+// isolated Input for the interpreter at interp under it.
+func isolatedTree(t *testing.T, interp string, files map[string]string) (string, Input) {
+	t.Helper()
+	dir := tree(t, files)
+	in := isolated(dir)
+	in.Interpreter = filepath.Join(dir, interp)
+	return dir, in
+}
+
+// expect runs FindGDB, checks what it finds (see check) and returns it
+// with the paths tried.
+func expect(t *testing.T, in Input, path, version, source string, match bool, nWarnings int) (*Extension, []string) {
+	t.Helper()
+	got, tried := mustFind(t, in)
+	check(t, got, path, version, source, match, nWarnings)
+	return got, tried
+}
+
 func check(t *testing.T, got *Extension, path, version, source string, match bool, nWarnings int) {
 	t.Helper()
 	if got.Path != path || got.Version != version || got.Source != source || got.VersionMatch != match || len(got.Warnings) != nWarnings {
@@ -93,13 +90,11 @@ func TestFedora(t *testing.T) {
 	in.Interpreter = "/nonexistent/usr/bin/python3.12"
 	in.Libpython = "/usr/lib64/libpython3.12.so.1.0"
 	in.Version = "3.12.1"
-	got, _ := mustFind(t, in)
-	check(t, got, filepath.Join(dir, "debug/usr/lib64/libpython3.12.so.1.0-3.12.1-1.fc39.x86_64.debug-gdb.py"), "3.12.1", SourceFedora, true, 0)
+	expect(t, in, filepath.Join(dir, "debug/usr/lib64/libpython3.12.so.1.0-3.12.1-1.fc39.x86_64.debug-gdb.py"), "3.12.1", SourceFedora, true, 0)
 
 	// Without a libpython, the usual Fedora place is still searched.
 	in.Libpython = ""
-	got, _ = mustFind(t, in)
-	check(t, got, filepath.Join(dir, "debug/usr/lib64/libpython3.12.so.1.0-3.12.1-1.fc39.x86_64.debug-gdb.py"), "3.12.1", SourceFedora, true, 0)
+	expect(t, in, filepath.Join(dir, "debug/usr/lib64/libpython3.12.so.1.0-3.12.1-1.fc39.x86_64.debug-gdb.py"), "3.12.1", SourceFedora, true, 0)
 }
 
 func TestFedoraObjfileDebugName(t *testing.T) {
@@ -108,12 +103,11 @@ func TestFedoraObjfileDebugName(t *testing.T) {
 	})
 	in := isolated(dir)
 	in.Interpreter = "/opt/py/bin/python3.9"
-	got, _ := mustFind(t, in)
-	check(t, got, filepath.Join(dir, "debug/opt/py/bin/python3.9.debug-gdb.py"), "3.9", SourceFedora, true, 0)
+	expect(t, in, filepath.Join(dir, "debug/opt/py/bin/python3.9.debug-gdb.py"), "3.9", SourceFedora, true, 0)
 }
 
 func TestBuildTree(t *testing.T) {
-	dir := tree(t, map[string]string{
+	dir, in := isolatedTree(t, "cpython/python", map[string]string{
 		"cpython/python":                "ELF",
 		"cpython/python-gdb.py":         fakeLibpython,
 		"cpython/Include/patchlevel.h":  "#define PY_MINOR_VERSION 13\n#define PY_VERSION      \t\"3.13.0+\"\n",
@@ -125,58 +119,47 @@ func TestBuildTree(t *testing.T) {
 		"plain/python-gdb.py":           fakeLibpython,
 		"plain/Include/patchlevel.h/x/": "",
 	})
-	in := isolated(dir)
-	in.Interpreter = filepath.Join(dir, "cpython/python")
 	in.Version = "3.13.0"
-	got, _ := mustFind(t, in)
-	check(t, got, filepath.Join(dir, "cpython/python-gdb.py"), "3.13.0", SourceBuildTree, true, 0)
+	expect(t, in, filepath.Join(dir, "cpython/python-gdb.py"), "3.13.0", SourceBuildTree, true, 0)
 
 	// An out-of-tree build: the Makefile names the source tree.
 	in.Interpreter = filepath.Join(dir, "build/python")
 	in.Version = "3.14.0"
-	got, _ = mustFind(t, in)
-	check(t, got, filepath.Join(dir, "build/python-gdb.py"), "3.14.0a1", SourceBuildTree, true, 0)
+	expect(t, in, filepath.Join(dir, "build/python-gdb.py"), "3.14.0a1", SourceBuildTree, true, 0)
 
 	// No version anywhere.
 	in.Interpreter = filepath.Join(dir, "plain/python")
 	in.Version = "3.13.1"
-	got, _ = mustFind(t, in)
-	check(t, got, filepath.Join(dir, "plain/python-gdb.py"), "", SourceBuildTree, false, 1)
+	expect(t, in, filepath.Join(dir, "plain/python-gdb.py"), "", SourceBuildTree, false, 1)
 }
 
 func TestMakeInstallPatchlevel(t *testing.T) {
-	dir := tree(t, map[string]string{
+	dir, in := isolatedTree(t, "prefix/bin/python3.6m", map[string]string{
 		"prefix/bin/python3.6m":                     "ELF",
 		"prefix/bin/python3.6-gdb.py":               fakeLibpython,
 		"prefix/include/python3.6m/patchlevel.h":    "#define PY_VERSION \"3.6.15\"\n",
 		"prefix/lib/libpython3.6m.so.1.0":           "ELF",
 		"prefix/lib/libpython3.6m.so.1.0-gdb.py/x/": "", // a directory: skipped
 	})
-	in := isolated(dir)
-	in.Interpreter = filepath.Join(dir, "prefix/bin/python3.6m")
 	in.Libpython = filepath.Join(dir, "prefix/lib/libpython3.6m.so.1.0")
 	in.ABIFlags = "m"
 	in.Version = "3.6.15"
-	got, tried := mustFind(t, in)
-	check(t, got, filepath.Join(dir, "prefix/bin/python3.6-gdb.py"), "3.6.15", SourceBeside, true, 0)
+	_, tried := expect(t, in, filepath.Join(dir, "prefix/bin/python3.6-gdb.py"), "3.6.15", SourceBeside, true, 0)
 	if !containsPrefix(tried, filepath.Join(dir, "prefix/bin/python3.6m-gdb.py")) {
 		t.Errorf("python3.6m-gdb.py not tried: %q", tried)
 	}
 }
 
 func TestBesideLibpython(t *testing.T) {
-	dir := tree(t, map[string]string{
+	dir, in := isolatedTree(t, "opt/app/bin/uwsgi", map[string]string{
 		"opt/app/lib/libpython3.10.so.1.0-gdb.py": fakeLibpython,
 	})
-	in := isolated(dir)
-	in.Interpreter = filepath.Join(dir, "opt/app/bin/uwsgi")
 	in.Libpython = filepath.Join(dir, "opt/app/lib/libpython3.10.so.1.0")
-	got, _ := mustFind(t, in)
-	check(t, got, filepath.Join(dir, "opt/app/lib/libpython3.10.so.1.0-gdb.py"), "3.10", SourceBeside, true, 0)
+	expect(t, in, filepath.Join(dir, "opt/app/lib/libpython3.10.so.1.0-gdb.py"), "3.10", SourceBeside, true, 0)
 }
 
 func TestConfigPaths(t *testing.T) {
-	dir := tree(t, map[string]string{
+	dir, in := isolatedTree(t, "bin/python3.11", map[string]string{
 		"ext/3.11.4/libpython.py":    fakeLibpython,
 		"cfg/libstdc++.so.6-gdb.py":  "import gdb.printing\n# libstdc++ pretty printers\n",
 		"cfg/python3.11-gdb.py":      fakeLibpython,
@@ -185,83 +168,68 @@ func TestConfigPaths(t *testing.T) {
 		"bin/python3.11":             "ELF",
 		"unrelated/python3.11-gdb.p": "",
 	})
-	in := isolated(dir)
-	in.Interpreter = filepath.Join(dir, "bin/python3.11")
 	in.Version = "3.11.4"
 
 	// A file, its version from its directory.
 	in.Extra = []string{filepath.Join(dir, "ext/3.11.4/libpython.py")}
-	got, _ := mustFind(t, in)
-	check(t, got, filepath.Join(dir, "ext/3.11.4/libpython.py"), "3.11.4", SourceConfig, true, 0)
+	expect(t, in, filepath.Join(dir, "ext/3.11.4/libpython.py"), "3.11.4", SourceConfig, true, 0)
 
 	// A directory of *-gdb.py files: the libstdc++ printers are no match.
 	in.Extra = []string{filepath.Join(dir, "cfg")}
-	got, tried := mustFind(t, in)
-	check(t, got, filepath.Join(dir, "cfg/python3.11-gdb.py"), "3.11", SourceConfig, true, 0)
+	_, tried := expect(t, in, filepath.Join(dir, "cfg/python3.11-gdb.py"), "3.11", SourceConfig, true, 0)
 	if !containsPrefix(tried, filepath.Join(dir, "cfg/libstdc++.so.6-gdb.py")+": not CPython's libpython.py") {
 		t.Errorf("libstdc++ printers not rejected in tried: %q", tried)
 	}
 
 	// A directory holding libpython.py; version unknown.
 	in.Extra = []string{filepath.Join(dir, "cfg2")}
-	got, _ = mustFind(t, in)
-	check(t, got, filepath.Join(dir, "cfg2/libpython.py"), "", SourceConfig, false, 1)
+	expect(t, in, filepath.Join(dir, "cfg2/libpython.py"), "", SourceConfig, false, 1)
 
 	// A file of any name.
 	in.Extra = []string{filepath.Join(dir, "nope"), filepath.Join(dir, "nover/whatever-gdb-ext.py")}
-	got, tried = mustFind(t, in)
-	check(t, got, filepath.Join(dir, "nover/whatever-gdb-ext.py"), "", SourceConfig, false, 1)
+	_, tried = expect(t, in, filepath.Join(dir, "nover/whatever-gdb-ext.py"), "", SourceConfig, false, 1)
 	if tried[len(tried)-1] != filepath.Join(dir, "nope") {
 		t.Errorf("missing config path not listed last in tried: %q", tried)
 	}
 }
 
 func TestVersionMismatch(t *testing.T) {
-	dir := tree(t, map[string]string{
+	dir, in := isolatedTree(t, "bin/python3.11", map[string]string{
 		"bin/python3.11":        "ELF",
 		"cfg/python3.10-gdb.py": fakeLibpython,
 	})
-	in := isolated(dir)
-	in.Interpreter = filepath.Join(dir, "bin/python3.11")
 	in.Version = "3.11.2"
 	in.Extra = []string{filepath.Join(dir, "cfg")}
-	got, _ := mustFind(t, in)
-	check(t, got, filepath.Join(dir, "cfg/python3.10-gdb.py"), "3.10", SourceConfig, false, 1)
+	got, _ := expect(t, in, filepath.Join(dir, "cfg/python3.10-gdb.py"), "3.10", SourceConfig, false, 1)
 	if want := "version 3.10 does not match interpreter 3.11.2"; got.Warnings[0] != want {
 		t.Errorf("warning %q, want %q", got.Warnings[0], want)
 	}
 }
 
 func TestMicroMismatch(t *testing.T) {
-	dir := tree(t, map[string]string{
+	dir, in := isolatedTree(t, "versions/3.12.0/bin/python3.12", map[string]string{
 		"versions/3.12.0/bin/python3.12":        "ELF",
 		"versions/3.12.0/bin/python3.12-gdb.py": fakeLibpython,
 	})
-	in := isolated(dir)
-	in.Interpreter = filepath.Join(dir, "versions/3.12.0/bin/python3.12")
 	in.Version = "3.12.1"
-	got, _ := mustFind(t, in)
-	check(t, got, filepath.Join(dir, "versions/3.12.0/bin/python3.12-gdb.py"), "3.12.0", SourceBeside, true, 1)
+	got, _ := expect(t, in, filepath.Join(dir, "versions/3.12.0/bin/python3.12-gdb.py"), "3.12.0", SourceBeside, true, 1)
 	if !strings.Contains(got.Warnings[0], "3.12.0 is not the interpreter's exact version 3.12.1") {
 		t.Errorf("warning %q", got.Warnings[0])
 	}
 }
 
 func TestExactBeatsMinor(t *testing.T) {
-	dir := tree(t, map[string]string{
+	dir, in := isolatedTree(t, "plain/bin/python3.12", map[string]string{
 		"plain/bin/python3.12":                 "ELF",
 		"plain/bin/python3.12-gdb.py":          fakeLibpython,
 		"cfg/python3.11-gdb.py":                fakeLibpython,
 		"cache/extensions/3.12.0/libpython.py": fakeLibpython,
 		"cache/extensions/3.12.1/libpython.py": fakeLibpython,
 	})
-	in := isolated(dir)
-	in.Interpreter = filepath.Join(dir, "plain/bin/python3.12")
 	in.Version = "3.12.1"
 	in.Extra = []string{filepath.Join(dir, "cfg")}
 	in.CacheDir = filepath.Join(dir, "cache")
-	got, tried := mustFind(t, in)
-	check(t, got, filepath.Join(dir, "cache/extensions/3.12.1/libpython.py"), "3.12.1", SourceFetched, true, 0)
+	_, tried := expect(t, in, filepath.Join(dir, "cache/extensions/3.12.1/libpython.py"), "3.12.1", SourceFetched, true, 0)
 	want := filepath.Join(dir, "plain/bin/python3.12-gdb.py") + ": version 3.12, beaten by " + filepath.Join(dir, "cache/extensions/3.12.1/libpython.py")
 	if !containsPrefix(tried, want) {
 		t.Errorf("tried %q\nlacks %q", tried, want)
@@ -278,17 +246,15 @@ func TestExactBeatsMinor(t *testing.T) {
 	// Without the exact one, the first minor match wins over a later
 	// micro mismatch, and that over another X.Y.
 	os.RemoveAll(filepath.Join(dir, "cache/extensions/3.12.1"))
-	got, _ = mustFind(t, in)
-	check(t, got, filepath.Join(dir, "plain/bin/python3.12-gdb.py"), "3.12", SourceBeside, true, 0)
+	expect(t, in, filepath.Join(dir, "plain/bin/python3.12-gdb.py"), "3.12", SourceBeside, true, 0)
 	os.Remove(filepath.Join(dir, "plain/bin/python3.12-gdb.py"))
-	got, _ = mustFind(t, in)
-	check(t, got, filepath.Join(dir, "cache/extensions/3.12.0/libpython.py"), "3.12.0", SourceFetched, true, 1)
+	expect(t, in, filepath.Join(dir, "cache/extensions/3.12.0/libpython.py"), "3.12.0", SourceFetched, true, 1)
 }
 
 func TestContainerRoot(t *testing.T) {
 	dir := t.TempDir()
 	root := filepath.Join(dir, "root")
-	writeTree(t, root, map[string]string{
+	testenv.WriteTree(t, root, map[string]string{
 		"usr/bin/python3.11": "ELF",
 		"usr/share/gdb/auto-load/usr/bin/python3.11-gdb.py": fakeLibpython,
 		// An absolute link must resolve inside the root, not on the host.
@@ -303,8 +269,7 @@ func TestContainerRoot(t *testing.T) {
 		Version:     "3.11.9",
 		Root:        root,
 	}
-	got, _ := mustFind(t, in)
-	check(t, got, "/usr/share/gdb/auto-load/usr/bin/python3.11-gdb.py", "3.11.9", SourceDebian, true, 0)
+	got, _ := expect(t, in, "/usr/share/gdb/auto-load/usr/bin/python3.11-gdb.py", "3.11.9", SourceDebian, true, 0)
 	if want := filepath.Join(root, "usr/share/gdb/auto-load/usr/bin/python3.11-gdb.py"); got.HostPath != want {
 		t.Errorf("host path %q, want %q", got.HostPath, want)
 	}
@@ -312,9 +277,9 @@ func TestContainerRoot(t *testing.T) {
 	// Through libpython's absolute symlink (the interpreter's own file
 	// is gone).
 	os.Remove(filepath.Join(root, "usr/share/gdb/auto-load/usr/bin/python3.11-gdb.py"))
-	writeTree(t, root, map[string]string{"usr/share/gdb/auto-load/usr/bin/real-gdb.py": fakeLibpython})
+	testenv.WriteTree(t, root, map[string]string{"usr/share/gdb/auto-load/usr/bin/real-gdb.py": fakeLibpython})
 	os.Remove(filepath.Join(root, "usr/share/gdb/auto-load/usr/lib/x86_64-linux-gnu/libpython3.11.so.1.0-gdb.py"))
-	writeTree(t, root, map[string]string{"usr/share/gdb/auto-load/usr/lib/x86_64-linux-gnu/libpython3.11.so.1.0-gdb.py": "->/usr/share/gdb/auto-load/usr/bin/real-gdb.py"})
+	testenv.WriteTree(t, root, map[string]string{"usr/share/gdb/auto-load/usr/lib/x86_64-linux-gnu/libpython3.11.so.1.0-gdb.py": "->/usr/share/gdb/auto-load/usr/bin/real-gdb.py"})
 	in.Interpreter = "/opt/venv/bin/python3.11"
 	in.Libpython = "/usr/lib/x86_64-linux-gnu/libpython3.11.so.1.0"
 	in.DataDirs = []string{"/usr/share/gdb"}
@@ -337,8 +302,7 @@ func TestContainerFallsBackToHost(t *testing.T) {
 		DataDirs:    []string{filepath.Join(dir, "host/gdb")},
 		DebugDirs:   []string{filepath.Join(dir, "nodebug")},
 	}
-	got, tried := mustFind(t, in)
-	check(t, got, filepath.Join(dir, "host/gdb/auto-load/usr/bin/python3.8-gdb.py"), "3.8", SourceDebian, true, 0)
+	got, tried := expect(t, in, filepath.Join(dir, "host/gdb/auto-load/usr/bin/python3.8-gdb.py"), "3.8", SourceDebian, true, 0)
 	if got.HostPath != "" {
 		t.Errorf("host path %q for a host file", got.HostPath)
 	}
@@ -380,8 +344,7 @@ func TestSecurityRefusesUntrusted(t *testing.T) {
 	os.Chmod(filepath.Dir(ext), 0o757)
 	refused("refused: " + filepath.Dir(ext) + " is writable by others, and gdb would run it")
 	os.Chmod(filepath.Dir(ext), os.ModeSticky|0o777) // sticky: no one else can replace it
-	got, _ := mustFind(t, in)
-	check(t, got, ext, "3.11", SourceBeside, true, 0)
+	expect(t, in, ext, "3.11", SourceBeside, true, 0)
 	os.Chmod(filepath.Dir(ext), 0o755)
 
 	if os.Getuid() != 0 {
@@ -400,8 +363,7 @@ func TestSecurityRefusesUntrusted(t *testing.T) {
 	// The same files are fine for their owner.
 	os.Chown(ext+".real", 65534, -1)
 	in.UID = 65534
-	got, _ = mustFind(t, in)
-	check(t, got, ext, "3.11", SourceBeside, true, 0)
+	expect(t, in, ext, "3.11", SourceBeside, true, 0)
 }
 
 // TestSecurityRefusesUntrustedStubTarget: a trusted stub that leads to
@@ -433,13 +395,11 @@ func TestSecurityRefusesUntrustedStubTarget(t *testing.T) {
 }
 
 func TestRejectsOtherFiles(t *testing.T) {
-	dir := tree(t, map[string]string{
+	dir, in := isolatedTree(t, "bin/python3.11", map[string]string{
 		"bin/python3.11":        "ELF",
 		"bin/python3.11-gdb.py": "print('hello')\n",
 		"bin/python-gdb.py":     "<html><body>404</body></html>",
 	})
-	in := isolated(dir)
-	in.Interpreter = filepath.Join(dir, "bin/python3.11")
 	got, tried, err := FindGDB(in)
 	if err != nil || got != nil {
 		t.Fatalf("FindGDB = %+v, %v; want nothing", got, err)
@@ -453,7 +413,7 @@ func TestRejectsOtherFiles(t *testing.T) {
 
 func TestStub(t *testing.T) {
 	dir := t.TempDir()
-	writeTree(t, dir, map[string]string{
+	testenv.WriteTree(t, dir, map[string]string{
 		"share/python3.11/libpython.py": fakeLibpython,
 		"bin/python3.11":                "ELF",
 		"bin/python3.11-gdb.py":         "import os\nexec(open(\"" + filepath.Join(dir, "share/python3.11/libpython.py") + "\").read())\n",
@@ -466,8 +426,7 @@ func TestStub(t *testing.T) {
 	})
 	in := isolated(dir)
 	in.Interpreter = filepath.Join(dir, "bin/python3.11")
-	got, _ := mustFind(t, in)
-	check(t, got, filepath.Join(dir, "share/python3.11/libpython.py"), "3.11", SourceBeside, true, 0)
+	got, _ := expect(t, in, filepath.Join(dir, "share/python3.11/libpython.py"), "3.11", SourceBeside, true, 0)
 	if got.Stub != filepath.Join(dir, "bin/python3.11-gdb.py") {
 		t.Errorf("stub %q", got.Stub)
 	}
@@ -475,8 +434,7 @@ func TestStub(t *testing.T) {
 	// An import through sys.path, relative to the stub's directory.
 	in.Interpreter = filepath.Join(dir, "nobin/python3.11")
 	in.Libpython = filepath.Join(dir, "lib/libpython3.11.so.1.0")
-	got, _ = mustFind(t, in)
-	check(t, got, filepath.Join(dir, "share/python3.11/libpython.py"), "3.11", SourceBeside, true, 0)
+	got, _ = expect(t, in, filepath.Join(dir, "share/python3.11/libpython.py"), "3.11", SourceBeside, true, 0)
 	if got.Stub != filepath.Join(dir, "lib/libpython3.11.so.1.0-gdb.py") {
 		t.Errorf("stub %q", got.Stub)
 	}
@@ -528,13 +486,11 @@ func TestGlobMetacharactersInDirs(t *testing.T) {
 	in.Interpreter = "/nonexistent/bin/python3.12"
 	in.Libpython = "/usr/lib64/libpython3.12.so.1.0"
 	in.Version = "3.12.1"
-	got, _ := mustFind(t, in)
-	check(t, got, filepath.Join(base, "debug/usr/lib64/libpython3.12.so.1.0-3.12.1-1.fc39.x86_64.debug-gdb.py"), "3.12.1", SourceFedora, true, 0)
+	expect(t, in, filepath.Join(base, "debug/usr/lib64/libpython3.12.so.1.0-3.12.1-1.fc39.x86_64.debug-gdb.py"), "3.12.1", SourceFedora, true, 0)
 
 	in.DebugDirs = []string{filepath.Join(dir, "none")}
 	in.Extra = []string{filepath.Join(base, "cfg")}
-	got, _ = mustFind(t, in)
-	check(t, got, filepath.Join(base, "cfg/python3.12-gdb.py"), "3.12", SourceConfig, true, 0)
+	expect(t, in, filepath.Join(base, "cfg/python3.12-gdb.py"), "3.12", SourceConfig, true, 0)
 }
 
 // make install puts no python3.X-gdb.py beside the binary: it stays in
@@ -550,13 +506,12 @@ func TestMakeInstallSysconfigBuildDir(t *testing.T) {
 		"usr/local/lib/python3.13t/x": "",
 	})
 	sysconfig := "# system configuration generated and used by the sysconfig module\nbuild_time_vars = {'ABIFLAGS': 't',\n 'abs_builddir': '" + filepath.Join(dir, "build") + "',\n 'abs_srcdir': '" + filepath.Join(dir, "build") + "'}\n"
-	writeTree(t, dir, map[string]string{"usr/local/lib/python3.13t/_sysconfigdata_t_linux_x86_64-linux-gnu.py": sysconfig})
+	testenv.WriteTree(t, dir, map[string]string{"usr/local/lib/python3.13t/_sysconfigdata_t_linux_x86_64-linux-gnu.py": sysconfig})
 	in := isolated(dir)
 	in.Interpreter = filepath.Join(dir, "usr/local/bin/python3.13t")
 	in.ABIFlags = "t"
 	in.Version = "3.13.5"
-	got, tried := mustFind(t, in)
-	check(t, got, filepath.Join(dir, "build/python-gdb.py"), "3.13.5", SourceBuildTree, true, 0)
+	_, tried := expect(t, in, filepath.Join(dir, "build/python-gdb.py"), "3.13.5", SourceBuildTree, true, 0)
 
 	// Without the sysconfig data, nothing is found (and nothing fetched).
 	os.Remove(filepath.Join(dir, "usr/local/lib/python3.13t/_sysconfigdata_t_linux_x86_64-linux-gnu.py"))

@@ -3,10 +3,12 @@ package pyext
 import (
 	"reflect"
 	"testing"
+
+	"github.com/pyattach/pyattach/detect/testenv"
 )
 
 func TestVersionFromName(t *testing.T) {
-	for name, want := range map[string]string{
+	testenv.Cases(t, "versionFromName", versionFromName, map[string]string{
 		"python3.11-gdb.py":                                      "3.11",
 		"python3.11d-gdb.py":                                     "3.11",
 		"python3.11-dbg-gdb.py":                                  "3.11",
@@ -22,15 +24,11 @@ func TestVersionFromName(t *testing.T) {
 		"libpython.py":                                           "",
 		"python3-gdb.py":                                         "",
 		"libstdc++.so.6.0.30-gdb.py":                             "",
-	} {
-		if got := versionFromName(name); got != want {
-			t.Errorf("versionFromName(%q) = %q, want %q", name, got, want)
-		}
-	}
+	})
 }
 
 func TestVersionInDirs(t *testing.T) {
-	for p, want := range map[string]string{
+	testenv.Cases(t, "versionInDirs", versionInDirs, map[string]string{
 		"/root/.pyenv/versions/3.12.1/bin/python3.12-gdb.py":                      "3.12.1",
 		"/root/.pyenv/versions/3.13.0t/bin/python3.13t-gdb.py":                    "3.13.0",
 		"/home/u/.local/share/uv/python/cpython-3.12.8-linux-x86_64-gnu/bin/x.py": "3.12.8",
@@ -40,36 +38,24 @@ func TestVersionInDirs(t *testing.T) {
 		"/opt/1.2.3/x.py":      "",
 		"/opt/3.12.1.bak/x.py": "3.12.1",
 		"/opt/3.12.1x/x.py":    "",
-	} {
-		if got := versionInDirs(p); got != want {
-			t.Errorf("versionInDirs(%q) = %q, want %q", p, got, want)
-		}
-	}
+	})
 }
 
 func TestExactVersion(t *testing.T) {
-	for v, want := range map[string]bool{
+	testenv.Cases(t, "exactVersion", exactVersion, map[string]bool{
 		"3.12.1": true, "2.7.18": true, "3.13.0rc1": true, "3.14.0a7": true, "3.12.0b4": true,
 		"3.12": false, "3.13.0+": false, "3.13.0t": false, "": false, "3.12.1/..": false, "v3.12.1": false, "3.12.x": false,
 		"3.012.1": false, "3.12.1.final.0": false, "3.13.0rc01": false,
-	} {
-		if got := exactVersion(v); got != want {
-			t.Errorf("exactVersion(%q) = %v", v, got)
-		}
-	}
+	})
 }
 
 func TestUpstreamVersion(t *testing.T) {
-	for deb, want := range map[string]string{
+	testenv.Cases(t, "upstreamVersion", upstreamVersion, map[string]string{
 		"3.11.2-6+deb12u9":  "3.11.2",
 		"3.12.3-1ubuntu0.1": "3.12.3",
 		"1:3.13.0~rc1-1":    "3.13.0rc1",
 		"garbage":           "",
-	} {
-		if got := upstreamVersion(deb); got != want {
-			t.Errorf("upstreamVersion(%q) = %q, want %q", deb, got, want)
-		}
-	}
+	})
 }
 
 func TestCompareVersions(t *testing.T) {

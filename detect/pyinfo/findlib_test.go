@@ -3,36 +3,26 @@ package pyinfo
 import (
 	"errors"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/pyattach/pyattach/detect/testenv"
 )
 
 // fakeRoot builds a small file tree: entries ending in "/" are
-// directories, entries with a target are symlinks, the rest are files.
+// directories, entries with a target are symlinks, the rest are files
+// holding their own name.
 func fakeRoot(t *testing.T, entries map[string]string) string {
 	t.Helper()
-	root := t.TempDir()
+	files := map[string]string{}
 	for name, target := range entries {
-		p := filepath.Join(root, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		switch {
-		case name[len(name)-1] == '/':
-			if err := os.MkdirAll(p, 0o755); err != nil {
-				t.Fatal(err)
-			}
-		case target != "":
-			if err := os.Symlink(target, p); err != nil {
-				t.Fatal(err)
-			}
-		default:
-			if err := os.WriteFile(p, []byte(name), 0o644); err != nil {
-				t.Fatal(err)
-			}
+		files[name] = name
+		if target != "" {
+			files[name] = "->" + target
 		}
 	}
+	root := t.TempDir()
+	testenv.WriteTree(t, root, files)
 	return root
 }
 

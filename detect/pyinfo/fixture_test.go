@@ -25,6 +25,16 @@ func readFile(t *testing.T, p string, names ...string) *Facts {
 	return facts
 }
 
+// runPath returns the DT_RUNPATH of the ELF file at p.
+func runPath(t *testing.T, p string) []string {
+	t.Helper()
+	info, err := elfinfo.Open(p, elfinfo.Options{Dynamic: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return info.RunPath
+}
+
 func checkFacts(t *testing.T, what string, got *Facts, want Facts) {
 	t.Helper()
 	if *got != want {
@@ -204,19 +214,11 @@ func TestFixtureSharedLibpython(t *testing.T) {
 	checkFacts(t, "exe as /proc/PID/exe", readFile(t, exe, "/proc/7/exe", "/venv/bin/python3"),
 		Facts{Version: "3.12", VersionSource: SourceFileName, DebugBuild: true, ABIFlags: "d", LibpythonNeeded: "libpython3.12d.so.1.0"})
 
-	f, err := os.Open(exe)
-	if err != nil {
-		t.Fatal(err)
+	rp := runPath(t, exe)
+	if len(rp) != 1 || rp[0] != "$ORIGIN/../lib" {
+		t.Fatalf("RunPath = %q, want [$ORIGIN/../lib]", rp)
 	}
-	defer f.Close()
-	info, err := elfinfo.Read(f, elfinfo.Options{Dynamic: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(info.RunPath) != 1 || info.RunPath[0] != "$ORIGIN/../lib" {
-		t.Fatalf("RunPath = %q, want [$ORIGIN/../lib]", info.RunPath)
-	}
-	got, err := FindLibrary("libpython3.12d.so.1.0", info.RunPath, bin, "/", nil)
+	got, err := FindLibrary("libpython3.12d.so.1.0", rp, bin, "/", nil)
 	if err != nil || got != so {
 		t.Errorf("FindLibrary = %q, %v; want %q", got, err, so)
 	}

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pyattach/pyattach/detect/elfinfo"
 	"github.com/pyattach/pyattach/detect/testenv"
 )
 
@@ -62,18 +61,10 @@ func TestPyenv(t *testing.T) {
 				checkFacts(t, exe+"m", readFile(t, exe+flags, exe+flags), wantExe)
 			}
 
-			f, err := os.Open(exe)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer f.Close()
-			info, err := elfinfo.Read(f, elfinfo.Options{Dynamic: true})
-			if err != nil {
-				t.Fatal(err)
-			}
-			got, err := FindLibrary(libName, info.RunPath, filepath.Dir(exe), "/", nil)
+			rp := runPath(t, exe)
+			got, err := FindLibrary(libName, rp, filepath.Dir(exe), "/", nil)
 			if err != nil || got != lib {
-				t.Errorf("FindLibrary(%s, %q) = %q, %v; want %q", libName, info.RunPath, got, err, lib)
+				t.Errorf("FindLibrary(%s, %q) = %q, %v; want %q", libName, rp, got, err, lib)
 			}
 			// The stable-ABI stub is not the runtime.
 			if stub := filepath.Join(dir, "lib", "libpython3.so"); mm != "2.7" {

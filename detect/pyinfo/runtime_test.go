@@ -63,12 +63,7 @@ func TestRuntimeAddressLive(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			mf, err := os.Open(fmt.Sprintf("/proc/%d/maps", cmd.Process.Pid))
-			if err != nil {
-				t.Fatal(err)
-			}
-			maps, err := proc.ParseMaps(mf)
-			mf.Close()
+			maps, err := proc.New("/proc").Maps(cmd.Process.Pid)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -7,21 +7,19 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/pyattach/pyattach/detect/testenv"
 )
 
 // tree makes the files (relative, "/"-separated) under a new directory.
 func tree(t *testing.T, files ...string) string {
 	t.Helper()
-	dir := t.TempDir()
+	m := map[string]string{}
 	for _, f := range files {
-		p := filepath.Join(dir, filepath.FromSlash(f))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte("// "+f+"\n"), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		m[f] = "// " + f + "\n"
 	}
+	dir := t.TempDir()
+	testenv.WriteTree(t, dir, m)
 	return dir
 }
 

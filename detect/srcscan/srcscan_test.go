@@ -194,20 +194,6 @@ int main() { std::vector<int> v{1, 2}; return twice(v[1]) - 4; }
 const utilHPP = `template <typename T> T twice(T x) { return x * 2; }
 `
 
-// writeTree writes files (relative name -> content) under dir.
-func writeTree(t *testing.T, dir string, files map[string]string) {
-	t.Helper()
-	for name, body := range files {
-		p := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
-
 // compile runs the compiler in dir with args.
 func compile(t *testing.T, dir, cc string, args ...string) {
 	t.Helper()
@@ -220,7 +206,7 @@ func compile(t *testing.T, dir, cc string, args ...string) {
 
 func TestGccFixturesAgreeWithReadelf(t *testing.T) {
 	dir := t.TempDir()
-	writeTree(t, dir, map[string]string{
+	testenv.WriteTree(t, dir, map[string]string{
 		"src/main.c":       mainC,
 		"inc/util.h":       utilH,
 		"src/main.cc":      mainCC,
@@ -326,7 +312,7 @@ func TestNotELF(t *testing.T) {
 
 func TestNoDWARF(t *testing.T) {
 	dir := t.TempDir()
-	writeTree(t, dir, map[string]string{"m.c": "int main(void) { return 0; }\n"})
+	testenv.WriteTree(t, dir, map[string]string{"m.c": "int main(void) { return 0; }\n"})
 	compile(t, dir, "gcc", "-g0", "-o", "m", "m.c")
 	res, err := ScanFile(filepath.Join(dir, "m"))
 	if err != nil {
@@ -341,7 +327,7 @@ func TestNoDWARF(t *testing.T) {
 // must return an error wrapping ErrCorrupt or a result, never panic.
 func TestTruncatedSections(t *testing.T) {
 	dir := t.TempDir()
-	writeTree(t, dir, map[string]string{"src/main.c": mainC, "inc/util.h": utilH})
+	testenv.WriteTree(t, dir, map[string]string{"src/main.c": mainC, "inc/util.h": utilH})
 	compile(t, dir, "gcc", "-g", "-Iinc", "-o", "m", "src/main.c")
 	b, err := os.ReadFile(filepath.Join(dir, "m"))
 	if err != nil {
@@ -531,7 +517,7 @@ func TestSourcePath(t *testing.T) {
 // may have the build directory glued in front of the absolute name.
 func TestAbsoluteUnitName(t *testing.T) {
 	dir := t.TempDir()
-	writeTree(t, dir, map[string]string{
+	testenv.WriteTree(t, dir, map[string]string{
 		"src/echion/frame.c": "#include \"frame.h\"\nint frame(void) { return twice(3); }\n",
 		"src/echion/frame.h": utilH,
 		"build/.keep":        "",
@@ -582,7 +568,7 @@ func TestAbsoluteUnitName(t *testing.T) {
 // using va_list; it is no source file.
 func TestBuiltinNotAFile(t *testing.T) {
 	dir := t.TempDir()
-	writeTree(t, dir, map[string]string{"v.c": "#include <stdarg.h>\n" +
+	testenv.WriteTree(t, dir, map[string]string{"v.c": "#include <stdarg.h>\n" +
 		"int f(int n, ...) { va_list a; va_start(a, n); int x = va_arg(a, int); va_end(a); return x; }\n"})
 	for _, dwarf := range []string{"-gdwarf-4", "-gdwarf-5"} {
 		t.Run(dwarf, func(t *testing.T) {
@@ -615,7 +601,7 @@ func TestBuiltinNotAFile(t *testing.T) {
 // TestLTOArtificialUnit: an LTO link makes units named "<artificial>".
 func TestLTOArtificialUnit(t *testing.T) {
 	dir := t.TempDir()
-	writeTree(t, dir, map[string]string{"m.c": "int g(int);\nint main(void) { return g(0); }\n", "g.c": "int g(int x) { return x; }\n"})
+	testenv.WriteTree(t, dir, map[string]string{"m.c": "int g(int);\nint main(void) { return g(0); }\n", "g.c": "int g(int x) { return x; }\n"})
 	compile(t, dir, "gcc", "-g", "-O2", "-flto", "-o", "m", "m.c", "g.c")
 	res, err := ScanFile(filepath.Join(dir, "m"))
 	if err != nil {

@@ -19,8 +19,12 @@
 //     interpreter (Stripped), a Python process that waits, killed when
 //     the test ends (StartPython, Start, StartReady for testscript), a
 //     venv (Venv), a copy (CopyFile), the test binary run as nobody
-//     (Nobody), and the cached Debian roots scripts/make-roots.sh makes
-//     (Roots).
+//     (Nobody) as a helper (HelperMain), and the cached Debian roots
+//     scripts/make-roots.sh makes (Roots); a file written with its
+//     directories (WriteFile), a tree of files, directories and links
+//     written (WriteTree) and listed (ListTree);
+//   - a table of a pure function's results checked in one loop (Cases),
+//     and generated text checked against a golden file (Golden).
 //
 // It imports the standard library and detect/pyversion (the one version
 // parser) only, so that the tests of any other package can use it

@@ -7,6 +7,7 @@ import (
 	"debug/elf"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -278,4 +279,70 @@ func DWARF(t testing.TB, path string) *dwarf.Data {
 		t.Fatalf("%s: %v", path, err)
 	}
 	return d
+}
+
+// ListTree returns every path under dir, relative to it, with "/" after
+// directories, in lexical order; a missing dir, or an entry removed
+// while it walks, is no error.
+func ListTree(t testing.TB, dir string) []string {
+	t.Helper()
+	var out []string
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if os.IsNotExist(err) {
+				return nil
+			}
+			return err
+		}
+		if p == dir {
+			return nil
+		}
+		rel, _ := filepath.Rel(dir, p)
+		if d.IsDir() {
+			rel += "/"
+		}
+		out = append(out, rel)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// WriteTree writes files under dir, making the directories they need: a
+// name ending in "/" is a directory, a content starting with "->" makes a
+// symbolic link to the rest, any other content is a file's bytes.
+func WriteTree(t testing.TB, dir string, files map[string]string) {
+	t.Helper()
+	for name, content := range files {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		var err error
+		switch {
+		case strings.HasSuffix(name, "/"):
+			err = os.MkdirAll(p, 0o755)
+		case strings.HasPrefix(content, "->"):
+			err = os.Symlink(strings.TrimPrefix(content, "->"), p)
+		default:
+			err = os.WriteFile(p, []byte(content), 0o644)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// WriteFile writes data to path with mode, making the directories it
+// needs.
+func WriteFile(t testing.TB, path string, data []byte, mode os.FileMode) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, data, mode); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -77,7 +77,7 @@ func NeedRoot(t testing.TB, why string) {
 // (65534), through setpriv: dir is a new directory anyone can enter,
 // holding a copy of the binary (the original may sit where nobody cannot
 // read it), removed when the test ends. run starts the copy with
-// -test.run=^$ in dir, with env added (a TestMain reads it to act as a
+// -test.run=^$ in dir, with env added (HelperMain reads it to act as a
 // helper), and returns what it printed on stdout; a failure fails the
 // test. Only root can do this: NeedRoot decides elsewhere.
 func Nobody(t testing.TB) (dir string, run func(env ...string) []byte) {
@@ -125,4 +125,19 @@ func Nobody(t testing.TB) (dir string, run func(env ...string) []byte) {
 		return out
 	}
 	return dir, run
+}
+
+// HelperEnv is the environment variable that makes a test binary act as
+// a helper: run it (see Nobody) with HelperEnv=mode, and the TestMain of
+// its package, HelperMain, runs the helper for mode.
+const HelperEnv = "PYATTACH_TEST_HELPER"
+
+// HelperMain is the TestMain of a package whose tests run the test
+// binary as a helper: when HelperEnv holds mode, the binary runs helper
+// and exits with its status instead of running the tests.
+func HelperMain(m *testing.M, mode string, helper func() int) {
+	if os.Getenv(HelperEnv) == mode {
+		os.Exit(helper())
+	}
+	os.Exit(m.Run())
 }

@@ -1,7 +1,11 @@
 package testenv
 
 import (
+	"fmt"
+	"os"
 	"os/exec"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -52,5 +56,43 @@ func TestStartPython(t *testing.T) {
 	pid := StartPython(t, p.Exe, "")
 	if pid <= 0 {
 		t.Fatalf("pid %d", pid)
+	}
+}
+
+func TestListTree(t *testing.T) {
+	dir := t.TempDir()
+	for _, d := range []string{"a", "c"} {
+		if err := os.Mkdir(filepath.Join(dir, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "a", "b"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := ListTree(t, dir), []string{"a/", "a/b", "c/"}; !slices.Equal(got, want) {
+		t.Errorf("ListTree = %q, want %q", got, want)
+	}
+	if got := ListTree(t, filepath.Join(dir, "absent")); got != nil {
+		t.Errorf("ListTree of a missing directory = %q", got)
+	}
+}
+
+// recorder is a testing.TB that records what Errorf reports.
+type recorder struct {
+	testing.TB
+	errs []string
+}
+
+func (r *recorder) Helper() {}
+
+func (r *recorder) Errorf(format string, args ...any) {
+	r.errs = append(r.errs, fmt.Sprintf(format, args...))
+}
+
+func TestCases(t *testing.T) {
+	r := &recorder{TB: t}
+	Cases(r, "strings.ToUpper", strings.ToUpper, map[string]string{"a": "A", "": "", "b": "b"})
+	if want := []string{`strings.ToUpper("b") = "B", want "b"`}; !slices.Equal(r.errs, want) {
+		t.Errorf("Cases reported %q, want %q", r.errs, want)
 	}
 }

@@ -17,9 +17,7 @@ import (
 // prints the backtrace's first frame and the current source.
 func runGDB(t *testing.T, f *fixture, gdb, debugDirs string) string {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, gdb, "-nx", "-batch",
+	return runDebugger(t, "gdb", gdb, "-nx", "-batch",
 		"-iex", "set debuginfod enabled off",
 		"-iex", "set debug-file-directory "+debugDirs,
 		"-iex", "set breakpoint pending on",
@@ -29,13 +27,23 @@ func runGDB(t *testing.T, f *fixture, gdb, debugDirs string) string {
 		"-ex", "info source",
 		"-ex", "kill",
 		"--args", filepath.Join(f.venv, "bin", "python"), "-c", "import mypkg._fixture as f; f.add(1, 2)")
+}
+
+// runDebugger runs the debugger at path with args, without debuginfod
+// or the user's site-packages, and returns its output; a debugger that
+// fails is logged, one that hangs fails the test.
+func runDebugger(t *testing.T, name, path string, args ...string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, path, args...)
 	cmd.Env = append(os.Environ(), "DEBUGINFOD_URLS=", "PYTHONNOUSERSITE=1", "LC_ALL=C")
 	out, err := cmd.CombinedOutput()
 	if ctx.Err() != nil {
-		t.Fatalf("gdb timed out:\n%s", out)
+		t.Fatalf("%s timed out:\n%s", name, out)
 	}
 	if err != nil {
-		t.Logf("gdb: %v", err)
+		t.Logf("%s: %v", name, err)
 	}
 	return string(out)
 }
@@ -47,13 +55,7 @@ func TestGDBFindsStoreSymbols(t *testing.T) {
 	f := getFixture(t)
 	gdb := testenv.Need(t, "gdb")
 	s := &Store{Dir: filepath.Join(t.TempDir(), "pyattach debug")}
-	dist, err := FindDistribution(f.zip, []string{f.site})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.Install(f.zip, dist); err != nil {
-		t.Fatal(err)
-	}
+	mustInstall(t, s, f.zip, mustDist(t, f.zip, f.site))
 
 	withLine := regexp.MustCompile(`fixture_add \(a=1, b=2\) at \S*/_fixture\.c:\d+`)
 	sourceFile := regexp.MustCompile(`(?m)^Current source file is \S*_fixture\.c$`)
@@ -82,8 +84,6 @@ func TestGDBFindsStoreSymbols(t *testing.T) {
 // seen by the modules of that target.
 func runLLDB(t *testing.T, f *fixture, lldb string, debugDirs ...string) string {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
 	args := []string{"-b", "--no-lldbinit"}
 	for _, d := range debugDirs {
 		args = append(args, "-O", "settings append target.debug-file-search-paths '"+d+"'")
@@ -94,16 +94,7 @@ func runLLDB(t *testing.T, f *fixture, lldb string, debugDirs ...string) string 
 		"-o", "bt 1",
 		"-o", "kill",
 		"--", filepath.Join(f.venv, "bin", "python"), "-c", "import mypkg._fixture as f; f.add(1, 2)")
-	cmd := exec.CommandContext(ctx, lldb, args...)
-	cmd.Env = append(os.Environ(), "DEBUGINFOD_URLS=", "PYTHONNOUSERSITE=1", "LC_ALL=C")
-	out, err := cmd.CombinedOutput()
-	if ctx.Err() != nil {
-		t.Fatalf("lldb timed out:\n%s", out)
-	}
-	if err != nil {
-		t.Logf("lldb: %v", err)
-	}
-	return string(out)
+	return runDebugger(t, "lldb", lldb, args...)
 }
 
 // TestLLDBFindsStoreSymbols is TestGDBFindsStoreSymbols for lldb, whose
@@ -113,13 +104,7 @@ func TestLLDBFindsStoreSymbols(t *testing.T) {
 	f := getFixture(t)
 	lldb := testenv.Need(t, "lldb")
 	s := &Store{Dir: filepath.Join(t.TempDir(), "pyattach debug")}
-	dist, err := FindDistribution(f.zip, []string{f.site})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.Install(f.zip, dist); err != nil {
-		t.Fatal(err)
-	}
+	mustInstall(t, s, f.zip, mustDist(t, f.zip, f.site))
 	withLine := regexp.MustCompile(`fixture_add\(a=1, b=2\) at _fixture\.c:\d+`)
 	out := runLLDB(t, f, lldb, s.Dir)
 	if !withLine.MatchString(out) {

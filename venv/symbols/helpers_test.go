@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
+	"errors"
 	"io"
 	"io/fs"
 	"os"
@@ -276,21 +277,10 @@ func treeDigest(t testing.TB, dir string) map[string]string {
 func storeFiles(t testing.TB, dir string) []string {
 	t.Helper()
 	var out []string
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			if os.IsNotExist(err) {
-				return nil
-			}
-			return err
+	for _, p := range testenv.ListTree(t, dir) {
+		if !strings.HasSuffix(p, "/") {
+			out = append(out, p)
 		}
-		if !d.IsDir() {
-			rel, _ := filepath.Rel(dir, p)
-			out = append(out, rel)
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
 	}
 	return out
 }
@@ -360,4 +350,40 @@ func writeZip(t testing.TB, path string, entries ...zipEntry) string {
 func recordHash(b []byte) string {
 	s := sha256.Sum256(b)
 	return "sha256=" + base64.RawURLEncoding.EncodeToString(s[:]) + "," + strconv.Itoa(len(b))
+}
+
+// mustDist is FindDistribution of zip among sites; an error fails the
+// test.
+func mustDist(t testing.TB, zip string, sites ...string) *Dist {
+	t.Helper()
+	dist, err := FindDistribution(zip, sites)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dist
+}
+
+// mustInstall is s.Install; an error fails the test.
+func mustInstall(t testing.TB, s *Store, zip string, dist *Dist) *Report {
+	t.Helper()
+	rep, err := s.Install(zip, dist)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep
+}
+
+// installFails installs zip into a new store and returns the error,
+// which must match want, and must leave the store empty; what names the
+// case in a failure. It returns nil after a failure.
+func installFails(t testing.TB, what, zip string, dist *Dist, want error) error {
+	t.Helper()
+	s := &Store{Dir: filepath.Join(t.TempDir(), "store")}
+	_, err := s.Install(zip, dist)
+	if !errors.Is(err, want) {
+		t.Errorf("%s: err = %v, want %v", what, err, want)
+		return nil
+	}
+	assertEmptyStore(t, s.Dir)
+	return err
 }

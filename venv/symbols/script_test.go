@@ -145,10 +145,7 @@ func TestMakeDebugZipWheel(t *testing.T) {
 	for n, b := range files {
 		writeFile(t, filepath.Join(site, filepath.FromSlash(n)), b)
 	}
-	dist, err := FindDistribution(filepath.Join(out, zipBase), []string{site})
-	if err != nil {
-		t.Fatal(err)
-	}
+	dist := mustDist(t, filepath.Join(out, zipBase), site)
 	s := &Store{Dir: filepath.Join(t.TempDir(), "store")}
 	if rep, err := s.Install(filepath.Join(out, zipBase), dist); err != nil || len(rep.Added) != 1 {
 		t.Fatalf("install: %+v, %v", rep, err)

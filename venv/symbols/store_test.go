@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -23,14 +24,8 @@ func installFixture(t *testing.T, f *fixture) (*Store, string, *Report) {
 	t.Helper()
 	site := copySite(t, f)
 	s := &Store{Dir: filepath.Join(t.TempDir(), "debug store")}
-	dist, err := FindDistribution(f.zip, []string{site})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rep, err := s.Install(f.zip, dist)
-	if err != nil {
-		t.Fatal(err)
-	}
+	dist := mustDist(t, f.zip, site)
+	rep := mustInstall(t, s, f.zip, dist)
 	return s, site, rep
 }
 
@@ -39,17 +34,11 @@ func TestInstall(t *testing.T) {
 	site := copySite(t, f)
 	before := treeDigest(t, site)
 	s := &Store{Dir: filepath.Join(t.TempDir(), "debug store")}
-	dist, err := FindDistribution(f.zip, []string{filepath.Join(t.TempDir(), "absent"), site})
-	if err != nil {
-		t.Fatal(err)
-	}
+	dist := mustDist(t, f.zip, filepath.Join(t.TempDir(), "absent"), site)
 	if dist.Name != "mypkg" || dist.Version != "1.2.3" || dist.SitePackages != site {
 		t.Fatalf("dist = %+v", dist)
 	}
-	rep, err := s.Install(f.zip, dist)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rep := mustInstall(t, s, f.zip, dist)
 	want := filepath.Join(s.Dir, ".build-id", f.buildID[:2], f.buildID[2:]+".debug")
 	if len(rep.Added) != 1 || rep.Added[0] != want {
 		t.Fatalf("Added = %v, want [%s]", rep.Added, want)
@@ -109,10 +98,7 @@ func TestInstall(t *testing.T) {
 	}
 
 	// Installing again changes nothing, the manifest's bytes included.
-	rep2, err := s.Install(f.zip, dist)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rep2 := mustInstall(t, s, f.zip, dist)
 	if len(rep2.Added) != 0 || !reflect.DeepEqual(rep2.Install, rep.Install) {
 		t.Fatalf("second install: %+v", rep2)
 	}
@@ -183,14 +169,8 @@ func TestRemoveKeepsSharedBuildID(t *testing.T) {
 	writeFile(t, filepath.Join(site2, "vendor_copy-0.1.dist-info", "RECORD"), rec)
 	zip2 := filepath.Join(t.TempDir(), "vendor_copy-0.1-cp311-cp311-linux_x86_64"+DebugZipSuffix)
 	testenv.CopyFile(t, f.zip, zip2, 0o644)
-	dist2, err := FindDistribution(zip2, []string{site2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rep2, err := s.Install(zip2, dist2)
-	if err != nil {
-		t.Fatal(err)
-	}
+	dist2 := mustDist(t, zip2, site2)
+	rep2 := mustInstall(t, s, zip2, dist2)
 	if len(rep2.Added) != 0 || rep2.Install.Files[0].Debug != rep.Install.Files[0].Debug {
 		t.Fatalf("second install: %+v", rep2)
 	}
@@ -241,10 +221,7 @@ func TestInstallMismatch(t *testing.T) {
 		{site2, so2, MismatchBuildID},
 	} {
 		s := &Store{Dir: filepath.Join(t.TempDir(), "store")}
-		dist, err := FindDistribution(f.zip, []string{tc.site})
-		if err != nil {
-			t.Fatal(err)
-		}
+		dist := mustDist(t, f.zip, tc.site)
 		rep, err := s.Install(f.zip, dist)
 		if !errors.Is(err, ErrMismatch) {
 			t.Fatalf("%s: err = %v, want ErrMismatch", tc.reason, err)
@@ -275,15 +252,9 @@ func TestInstallPartial(t *testing.T) {
 		zipEntry{name: "mypkg/_other.so.debug", data: f.debug},
 		zipEntry{name: "README.txt", data: []byte("hi")},
 	)
-	dist, err := FindDistribution(z, []string{site})
-	if err != nil {
-		t.Fatal(err)
-	}
+	dist := mustDist(t, z, site)
 	s := &Store{Dir: filepath.Join(t.TempDir(), "store")}
-	rep, err := s.Install(z, dist)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rep := mustInstall(t, s, z, dist)
 	if len(rep.Added) != 1 || len(rep.Install.Files) != 1 {
 		t.Fatalf("report %+v", rep)
 	}
@@ -297,7 +268,7 @@ func TestInstallPartial(t *testing.T) {
 	// The .so listed in RECORD but deleted since.
 	os.Remove(filepath.Join(site, filepath.FromSlash(soRel)))
 	s2 := &Store{Dir: filepath.Join(t.TempDir(), "store")}
-	rep, err = s2.Install(f.zip, dist)
+	rep, err := s2.Install(f.zip, dist)
 	if !errors.Is(err, ErrMismatch) || len(rep.Mismatches) != 1 || rep.Mismatches[0].Reason != MismatchMissing {
 		t.Fatalf("missing .so: %v, %+v", err, rep)
 	}
@@ -306,11 +277,7 @@ func TestInstallPartial(t *testing.T) {
 
 func TestInstallUnsafeEntries(t *testing.T) {
 	f := getFixture(t)
-	site := copySite(t, f)
-	dist, err := FindDistribution(f.zip, []string{site})
-	if err != nil {
-		t.Fatal(err)
-	}
+	dist := mustDist(t, f.zip, copySite(t, f))
 	good := zipEntry{name: entryName, data: f.debug}
 	for _, bad := range []zipEntry{
 		{name: "../evil.so.debug", data: f.debug},
@@ -328,26 +295,16 @@ func TestInstallUnsafeEntries(t *testing.T) {
 			CompressedSize64: 4, UncompressedSize64: 3 << 30, CRC32: 1}, data: []byte("tiny")},
 	} {
 		z := writeZip(t, filepath.Join(t.TempDir(), zipBase), good, bad)
-		s := &Store{Dir: filepath.Join(t.TempDir(), "store")}
-		_, err := s.Install(z, dist)
-		if !errors.Is(err, ErrUnsafeEntry) {
-			t.Errorf("entry %q: err = %v, want ErrUnsafeEntry", bad.name, err)
-			continue
-		}
-		if !strings.Contains(err.Error(), fmt.Sprintf("%q", bad.name)) {
+		err := installFails(t, "entry "+strconv.Quote(bad.name), z, dist, ErrUnsafeEntry)
+		if err != nil && !strings.Contains(err.Error(), fmt.Sprintf("%q", bad.name)) {
 			t.Errorf("entry %q: the error does not name it: %v", bad.name, err)
 		}
-		assertEmptyStore(t, s.Dir)
 	}
 }
 
 func TestInstallCorruptZips(t *testing.T) {
 	f := getFixture(t)
-	site := copySite(t, f)
-	dist, err := FindDistribution(f.zip, []string{site})
-	if err != nil {
-		t.Fatal(err)
-	}
+	dist := mustDist(t, f.zip, copySite(t, f))
 	zipBytes, err := os.ReadFile(f.zip)
 	if err != nil {
 		t.Fatal(err)
@@ -394,28 +351,19 @@ func TestInstallCorruptZips(t *testing.T) {
 		{"not ELF", writeZip(t, filepath.Join(dir, "text.zip"), zipEntry{name: entryName, data: []byte("not elf")}), ErrMismatch},
 		{"missing file", filepath.Join(dir, "absent.zip"), ErrNotDebugZip},
 	} {
-		s := &Store{Dir: filepath.Join(t.TempDir(), "store")}
-		_, err := s.Install(tc.path, dist)
-		if !errors.Is(err, tc.want) {
-			t.Errorf("%s: err = %v, want %v", tc.name, err, tc.want)
-			continue
+		if err := installFails(t, tc.name, tc.path, dist, tc.want); err != nil {
+			t.Logf("%s: %v", tc.name, err)
 		}
-		t.Logf("%s: %v", tc.name, err)
-		assertEmptyStore(t, s.Dir)
 	}
 }
 
 func TestInstallReadOnlyStore(t *testing.T) {
 	f := getFixture(t)
-	site := copySite(t, f)
-	dist, err := FindDistribution(f.zip, []string{site})
-	if err != nil {
-		t.Fatal(err)
-	}
+	dist := mustDist(t, f.zip, copySite(t, f))
 	file := filepath.Join(t.TempDir(), "a file")
 	writeFile(t, file, []byte("x"))
 	s := &Store{Dir: filepath.Join(file, "store")}
-	_, err = s.Install(f.zip, dist)
+	_, err := s.Install(f.zip, dist)
 	if err == nil || !strings.Contains(err.Error(), "not a directory") || !strings.Contains(err.Error(), "debug store") {
 		t.Fatalf("err = %v", err)
 	}
@@ -433,14 +381,8 @@ func TestInstallReplacesDifferentFile(t *testing.T) {
 	p := rep.Install.Files[0].Debug
 	// Someone left other bytes at the build-id path: they are replaced.
 	writeFile(t, p, []byte("stale"))
-	dist, err := FindDistribution(f.zip, []string{rep.Install.SitePackages})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rep2, err := s.Install(f.zip, dist)
-	if err != nil {
-		t.Fatal(err)
-	}
+	dist := mustDist(t, f.zip, rep.Install.SitePackages)
+	rep2 := mustInstall(t, s, f.zip, dist)
 	if len(rep2.Added) != 1 {
 		t.Fatalf("Added = %v", rep2.Added)
 	}
@@ -469,23 +411,14 @@ func TestCheckEntryName(t *testing.T) {
 
 func writeFile(t testing.TB, path string, b []byte) {
 	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	testenv.WriteFile(t, path, b, 0o644)
 }
 
 // TestInstallRollsBack: when the manifest cannot be written, the debug
 // files already renamed into place are taken out again.
 func TestInstallRollsBack(t *testing.T) {
 	f := getFixture(t)
-	site := copySite(t, f)
-	dist, err := FindDistribution(f.zip, []string{site})
-	if err != nil {
-		t.Fatal(err)
-	}
+	dist := mustDist(t, f.zip, copySite(t, f))
 	s := &Store{Dir: filepath.Join(t.TempDir(), "store")}
 	if err := os.MkdirAll(filepath.Join(s.Dir, ManifestName), 0o755); err != nil {
 		t.Fatal(err)

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"testing/iotest"
+
+	"github.com/pyattach/pyattach/detect/testenv"
 )
 
 func TestParseWheelStem(t *testing.T) {
@@ -66,14 +68,10 @@ func TestParseDebugZipName(t *testing.T) {
 }
 
 func TestNormalizeName(t *testing.T) {
-	for in, want := range map[string]string{
+	testenv.Cases(t, "NormalizeName", NormalizeName, map[string]string{
 		"ddtrace": "ddtrace", "dd_trace": "dd-trace", "DD.Trace": "dd-trace", "dd--__..trace": "dd-trace",
 		"Foo_Bar-Baz": "foo-bar-baz", "_x_": "x", "": "",
-	} {
-		if got := NormalizeName(in); got != want {
-			t.Errorf("NormalizeName(%q) = %q, want %q", in, got, want)
-		}
-	}
+	})
 }
 
 func TestParseRecord(t *testing.T) {
