@@ -42,8 +42,7 @@ func findCheck(t *testing.T, d doctorOut, id string) Check {
 func TestDoctorVenvCopiesFixesWork(t *testing.T) {
 	testenv.Need(t, "gdb")
 	py := testenv.NeedFile(t, "/usr/bin/python3.11", "")
-	venv := makeVenv(t, py, true)
-	pid := testenv.StartPython(t, filepath.Join(venv, "bin", "python"), "")
+	pid := startVenvCopies(t, py)
 	c := findCheck(t, runDoctor(t, nil, strconv.Itoa(pid)), "venv")
 	if c.Status != "warn" || !strings.Contains(c.Summary, "is a copy of /usr/bin/python3.11") {
 		t.Fatalf("venv check: %+v", c)
@@ -69,9 +68,7 @@ func TestDoctorStrippedLibpython(t *testing.T) {
 	dir := t.TempDir()
 	lib := filepath.Join(dir, "lib", filepath.Base(py.Libpython()))
 	testenv.CopyFile(t, py.Libpython(), lib, 0)
-	if o, err := runIn(t, "", nil, "strip", "--strip-all", lib); err != nil {
-		t.Fatalf("strip: %v\n%s", err, o)
-	}
+	mustRunIn(t, "strip", "", nil, "strip", "--strip-all", lib)
 	// LD_LIBRARY_PATH comes before DT_RUNPATH: the process maps the copy.
 	pid := testenv.StartPython(t, py.Exe, "", "LD_LIBRARY_PATH="+filepath.Join(dir, "lib"))
 	d := runDoctor(t, nil, strconv.Itoa(pid))

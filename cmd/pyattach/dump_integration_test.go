@@ -88,10 +88,7 @@ func dumpInterpreters(t *testing.T) []dumpInterp {
 // dumpJSON runs pyattach dump --json and decodes its output.
 func dumpJSON(t *testing.T, env []string, args ...string) dumpOutput {
 	t.Helper()
-	code, stdout, stderr := runPyattach(t, pyattachBin(t), env, append([]string{"dump", "--json"}, args...)...)
-	if code != 0 {
-		t.Fatalf("pyattach dump --json %s: exit %d\n%s", strings.Join(args, " "), code, stderr)
-	}
+	stdout, _ := pyattachOK(t, "pyattach dump --json "+strings.Join(args, " "), pyattachBin(t), env, append([]string{"dump", "--json"}, args...)...)
 	var d dumpOutput
 	if err := json.Unmarshal([]byte(stdout), &d); err != nil {
 		t.Fatalf("pyattach dump --json: %v\n%s", err, stdout)
@@ -208,6 +205,21 @@ func checkDumpText(t *testing.T, what, out string, pid int, named bool) {
 	}
 }
 
+// startDumpApp runs dumpApp with exe (env added to the environment)
+// from a new directory, and returns its PID and whether it could name
+// its worker thread.
+func startDumpApp(t *testing.T, exe string, env ...string) (pid int, named bool) {
+	t.Helper()
+	app := filepath.Join(t.TempDir(), "app.py")
+	if err := os.WriteFile(app, []byte(dumpApp), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(exe, app)
+	cmd.Env = append(os.Environ(), env...)
+	named = strings.TrimSpace(testenv.Start(t, cmd)) == "ready named"
+	return cmd.Process.Pid, named
+}
+
 // TestDumpEveryInterpreter: pyattach dump of Debian's python3.11 and of
 // every pyenv 3.7+ version, each in a --copies venv, live (text and
 // JSON) and from a gcore core, and of a stripped copy: every OS thread
@@ -220,17 +232,10 @@ func TestDumpEveryInterpreter(t *testing.T) {
 	for _, in := range dumpInterpreters(t) {
 		t.Run(in.name, func(t *testing.T) {
 			venv := makeVenv(t, in.exe, true)
-			dir := t.TempDir()
-			app := filepath.Join(dir, "app.py")
-			if err := os.WriteFile(app, []byte(dumpApp), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			cmd := exec.Command(filepath.Join(venv, "bin", "python"), app)
-			named := strings.TrimSpace(testenv.Start(t, cmd)) == "ready named"
+			pid, named := startDumpApp(t, filepath.Join(venv, "bin", "python"))
 			if !named && strings.HasPrefix(in.name, "debian") {
 				t.Errorf("the app could not name its worker thread with ctypes; the names are not checked")
 			}
-			pid := cmd.Process.Pid
 			tasks := taskIDs(t, pid)
 
 			d := dumpJSON(t, env, strconv.Itoa(pid))
@@ -239,10 +244,7 @@ func TestDumpEveryInterpreter(t *testing.T) {
 			}
 			checkDump(t, "live", d, pid, tasks, named)
 
-			code, out, stderr := runPyattach(t, pyattachBin(t), env, "dump", strconv.Itoa(pid))
-			if code != 0 {
-				t.Fatalf("pyattach dump: exit %d\n%s", code, stderr)
-			}
+			out, _ := pyattachOK(t, "pyattach dump", pyattachBin(t), env, "dump", strconv.Itoa(pid))
 			checkDumpText(t, "live text", out, pid, named)
 
 			if strings.HasPrefix(in.name, "debian") {
@@ -260,7 +262,7 @@ func TestDumpEveryInterpreter(t *testing.T) {
 				}
 			}
 
-			core := filepath.Join(dir, "core")
+			core := filepath.Join(t.TempDir(), "core")
 			if out, err := exec.Command(gcore, "-o", core, strconv.Itoa(pid)).CombinedOutput(); err != nil {
 				t.Fatalf("gcore: %v\n%s", err, out)
 			}
@@ -276,10 +278,7 @@ func TestDumpEveryInterpreter(t *testing.T) {
 			os.Remove(core)
 
 			exe, senv := testenv.Stripped(t, in.exe)
-			scmd := exec.Command(exe, app)
-			scmd.Env = append(os.Environ(), senv...)
-			named = strings.TrimSpace(testenv.Start(t, scmd)) == "ready named"
-			spid := scmd.Process.Pid
+			spid, named := startDumpApp(t, exe, senv...)
 			checkDump(t, "stripped", dumpJSON(t, env, strconv.Itoa(spid)), spid, taskIDs(t, spid), named)
 		})
 	}
@@ -313,24 +312,17 @@ func TestDumpReadsNoDWARF(t *testing.T) {
 		os.Chmod(to, 0o755)
 		spoilSection(t, to, ".debug_info")
 	}
-	app := filepath.Join(d, "app.py")
-	os.WriteFile(app, []byte(dumpApp), 0o644)
 	out, _ := exec.Command(in.exe, "-c", "import sys; print(sys.base_prefix)").Output()
-	cmd := exec.Command(exe, app)
-	cmd.Env = append(os.Environ(), "LD_LIBRARY_PATH="+filepath.Dir(lib), "PYTHONHOME="+strings.TrimSpace(string(out)))
-	named := strings.TrimSpace(testenv.Start(t, cmd)) == "ready named"
-	pid := strconv.Itoa(cmd.Process.Pid)
+	ipid, named := startDumpApp(t, exe, "LD_LIBRARY_PATH="+filepath.Dir(lib), "PYTHONHOME="+strings.TrimSpace(string(out)))
+	pid := strconv.Itoa(ipid)
 	env := scriptEnv(t.TempDir())
 	bin := pyattachBin(t)
 
-	code, stdout, stderr := runPyattach(t, bin, env, "dump", "--verbose", pid)
-	if code != 0 {
-		t.Fatalf("pyattach dump --verbose: exit %d\n%s", code, stderr)
-	}
+	stdout, stderr := pyattachOK(t, "pyattach dump --verbose", bin, env, "dump", "--verbose", pid)
 	if strings.Contains(stderr, "Dwarf Error") || strings.Contains(stderr, "DWARF") {
 		t.Errorf("pyattach dump read DWARF:\n%s", stderr)
 	}
-	checkDumpText(t, "spoiled DWARF", stdout, cmd.Process.Pid, named)
+	checkDumpText(t, "spoiled DWARF", stdout, ipid, named)
 
 	// The control: reading the spoiled DWARF shows.
 	_, _, nstderr := runPyattach(t, bin, env, "dump", "--native", "--verbose", pid)
@@ -420,21 +412,16 @@ func TestDumpOldPython(t *testing.T) {
 // writes the stacks as JSON, in a gdb started by hand.
 func TestGDBCommandPyattachDump(t *testing.T) {
 	gdb := testenv.Need(t, "gdb")
-	py := testenv.Debian(t).Exe
-	dir := t.TempDir()
-	app := filepath.Join(dir, "app.py")
-	os.WriteFile(app, []byte(dumpApp), 0o644)
-	cmd := exec.Command(py, app)
-	named := strings.TrimSpace(testenv.Start(t, cmd)) == "ready named"
+	pid, named := startDumpApp(t, testenv.Debian(t).Exe)
 	wdir, err := writeWalkerTo(t)
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := filepath.Join(dir, "stacks file.json")
+	out := filepath.Join(t.TempDir(), "stacks file.json")
 	log, err := exec.Command(gdb, "-nx", "-batch",
 		"-ex", "python import sys; sys.path.insert(0, "+strconv.Quote(wdir)+")",
 		"-ex", "python import pyattach_gdb; pyattach_gdb.setup(version=\"3.11\")",
-		"-p", strconv.Itoa(cmd.Process.Pid),
+		"-p", strconv.Itoa(pid),
 		"-ex", "pyattach-dump '"+out+"'").CombinedOutput()
 	if err != nil {
 		t.Fatalf("gdb: %v\n%s", err, log)
@@ -447,7 +434,7 @@ func TestGDBCommandPyattachDump(t *testing.T) {
 	if err := json.Unmarshal(b, &d); err != nil {
 		t.Fatalf("%v\n%s", err, b)
 	}
-	checkDump(t, "pyattach-dump", d, cmd.Process.Pid, taskIDs(t, cmd.Process.Pid), named)
+	checkDump(t, "pyattach-dump", d, pid, taskIDs(t, pid), named)
 }
 
 // writeWalkerTo writes the walker as pyattach does, under a temporary

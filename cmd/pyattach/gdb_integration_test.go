@@ -60,6 +60,51 @@ var pyBtFrames = []*regexp.Regexp{
 	regexp.MustCompile(`File ".*app\.py", line 9, in outer`),
 }
 
+// mustRunIn is runIn for a command that must succeed: its failure stops
+// the test, named by what.
+func mustRunIn(t testing.TB, what, dir string, env []string, name string, args ...string) string {
+	t.Helper()
+	out, err := runIn(t, dir, env, name, args...)
+	if err != nil {
+		t.Fatalf("%s: %v\n%s", what, err, out)
+	}
+	return out
+}
+
+// pyattachPyBt runs pyattach with args (in dir, with env added), which
+// must succeed and print the py-bt of testenv.WaitingApp; what names the
+// run in failures.
+func pyattachPyBt(t *testing.T, what, dir string, env []string, args ...string) string {
+	t.Helper()
+	out := mustRunIn(t, what, dir, env, pyattachBin(t), args...)
+	checkPyBt(t, what, out)
+	return out
+}
+
+// gdbPyBt are the arguments of pyattach that attach gdb to pid and run
+// py-bt, after pyattach's own flags.
+func gdbPyBt(pid int, flags ...string) []string {
+	return append(flags[:len(flags):len(flags)], "gdb", "-nx", "-batch", "-p", strconv.Itoa(pid), "-ex", "py-bt")
+}
+
+// checkPlainGDBLacksPyBt: gdb on its own, attached to pid, has no py-bt
+// (the case pyattach exists for), so that the test can fail.
+func checkPlainGDBLacksPyBt(t *testing.T, gdb string, pid int) {
+	t.Helper()
+	out, _ := runIn(t, "", nil, gdb, "-nx", "-batch", "-p", strconv.Itoa(pid), "-ex", "py-bt")
+	if !strings.Contains(out, `Undefined command: "py-bt"`) {
+		t.Errorf("plain gdb was expected to lack py-bt here:\n%s", out)
+	}
+}
+
+// startVenvCopies runs testenv.WaitingApp with the python of a new
+// --copies venv of py and returns its PID.
+func startVenvCopies(t *testing.T, py string) int {
+	t.Helper()
+	venv := makeVenv(t, py, true)
+	return testenv.StartPython(t, filepath.Join(venv, "bin", "python"), "")
+}
+
 func checkPyBt(t *testing.T, what, out string) {
 	t.Helper()
 	last := -1
@@ -80,18 +125,9 @@ func checkPyBt(t *testing.T, what, out string) {
 // Plain gdb has no py-bt; pyattach gdb does.
 func TestGDBPyBtDebianVenvCopies(t *testing.T) {
 	gdb := testenv.Need(t, "gdb")
-	py := testenv.Debian(t).Exe
-	venv := makeVenv(t, py, true)
-	pid := testenv.StartPython(t, filepath.Join(venv, "bin", "python"), "")
-	out, _ := runIn(t, "", nil, gdb, "-nx", "-batch", "-p", strconv.Itoa(pid), "-ex", "py-bt")
-	if !strings.Contains(out, `Undefined command: "py-bt"`) {
-		t.Errorf("plain gdb was expected to lack py-bt here:\n%s", out)
-	}
-	out, err := runIn(t, "", nil, pyattachBin(t), "gdb", "-nx", "-batch", "-p", strconv.Itoa(pid), "-ex", "py-bt")
-	if err != nil {
-		t.Fatalf("pyattach gdb: %v\n%s", err, out)
-	}
-	checkPyBt(t, "pyattach gdb -p", out)
+	pid := startVenvCopies(t, testenv.Debian(t).Exe)
+	checkPlainGDBLacksPyBt(t, gdb, pid)
+	pyattachPyBt(t, "pyattach gdb -p", "", nil, gdbPyBt(pid)...)
 }
 
 // Debian's debug build.
@@ -99,18 +135,13 @@ func TestGDBPyBtDebugBuild(t *testing.T) {
 	testenv.Need(t, "gdb")
 	py := testenv.DebianDebug(t).Exe
 	pid := testenv.StartPython(t, py, "")
-	out, err := runIn(t, "", nil, pyattachBin(t), "gdb", "-nx", "-batch", "-p", strconv.Itoa(pid), "-ex", "py-bt")
-	if err != nil {
-		t.Fatalf("pyattach gdb: %v\n%s", err, out)
-	}
-	checkPyBt(t, "python3.11d", out)
+	pyattachPyBt(t, "python3.11d", "", nil, gdbPyBt(pid)...)
 }
 
 // Every pyenv version, in a --copies venv (a virtualenv for 2.7).
 func TestGDBPyBtPyenvVersions(t *testing.T) {
 	testenv.Need(t, "gdb")
 	versions := testenv.PyenvAll(t)
-	bin := pyattachBin(t)
 	for _, p := range versions {
 		if strings.ContainsAny(p.ABIFlags, "dt") {
 			continue
@@ -124,11 +155,7 @@ func TestGDBPyBtPyenvVersions(t *testing.T) {
 				venv = makeVenv(t, filepath.Join(prefix, "bin", "python"+mm), true)
 			}
 			pid := testenv.StartPython(t, filepath.Join(venv, "bin", "python"), "")
-			out, err := runIn(t, "", nil, bin, "gdb", "-nx", "-batch", "-p", strconv.Itoa(pid), "-ex", "py-bt")
-			if err != nil {
-				t.Fatalf("pyattach gdb: %v\n%s", err, out)
-			}
-			checkPyBt(t, full, out)
+			pyattachPyBt(t, full, "", nil, gdbPyBt(pid)...)
 		})
 	}
 }
@@ -145,11 +172,7 @@ func TestGDBPyBtLaunch(t *testing.T) {
 	if err := os.WriteFile(app, []byte(src), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	out, err := runIn(t, dir, nil, pyattachBin(t), "gdb", "-nx", "-batch", "-ex", "run", "-ex", "py-bt", "--args", filepath.Join(venv, "bin", "python"), app)
-	if err != nil {
-		t.Fatalf("pyattach gdb --args: %v\n%s", err, out)
-	}
-	checkPyBt(t, "launch", out)
+	pyattachPyBt(t, "launch: pyattach gdb --args", dir, nil, "gdb", "-nx", "-batch", "-ex", "run", "-ex", "py-bt", "--args", filepath.Join(venv, "bin", "python"), app)
 }
 
 // The core form: a core written by gcore, opened without naming the
@@ -157,19 +180,11 @@ func TestGDBPyBtLaunch(t *testing.T) {
 func TestGDBPyBtCore(t *testing.T) {
 	testenv.Need(t, "gdb")
 	gcore := testenv.Need(t, "gcore")
-	py := testenv.Debian(t).Exe
-	venv := makeVenv(t, py, true)
-	pid := testenv.StartPython(t, filepath.Join(venv, "bin", "python"), "")
+	pid := startVenvCopies(t, testenv.Debian(t).Exe)
 	dir := t.TempDir()
-	if out, err := runIn(t, dir, nil, gcore, "-o", filepath.Join(dir, "core"), strconv.Itoa(pid)); err != nil {
-		t.Fatalf("gcore: %v\n%s", err, out)
-	}
+	mustRunIn(t, "gcore", dir, nil, gcore, "-o", filepath.Join(dir, "core"), strconv.Itoa(pid))
 	core := filepath.Join(dir, "core."+strconv.Itoa(pid))
-	out, err := runIn(t, dir, nil, pyattachBin(t), "gdb", "-nx", "-batch", "-c", core, "-ex", "py-bt")
-	if err != nil {
-		t.Fatalf("pyattach gdb -c: %v\n%s", err, out)
-	}
-	checkPyBt(t, "core", out)
+	pyattachPyBt(t, "core: pyattach gdb -c", dir, nil, "gdb", "-nx", "-batch", "-c", core, "-ex", "py-bt")
 }
 
 // A project .gdbinit from `pyattach init --gdb --trust`, used by a plain
@@ -181,10 +196,7 @@ func TestInitTrustPlainGDB(t *testing.T) {
 	home := t.TempDir()
 	testenv.Venv(t, py, filepath.Join(project, ".venv"), "--copies")
 	env := []string{"HOME=" + home, "XDG_CONFIG_HOME=" + filepath.Join(home, ".config"), "XDG_CACHE_HOME=" + filepath.Join(home, ".cache"), "XDG_DATA_HOME=" + filepath.Join(home, ".local", "share")}
-	out, err := runIn(t, project, env, pyattachBin(t), "init", "--gdb", "--trust")
-	if err != nil {
-		t.Fatalf("pyattach init: %v\n%s", err, out)
-	}
+	mustRunIn(t, "pyattach init", project, env, pyattachBin(t), "init", "--gdb", "--trust")
 	// Running it twice adds nothing.
 	if out, err := runIn(t, project, env, pyattachBin(t), "init", "--gdb", "--trust"); err != nil || !strings.Contains(out, "already trusts") {
 		t.Errorf("second init: %v\n%s", err, out)
@@ -194,7 +206,7 @@ func TestInitTrustPlainGDB(t *testing.T) {
 		t.Errorf("user gdbinit has the trust line %d times:\n%s", n, data)
 	}
 	pid := testenv.StartPython(t, filepath.Join(project, ".venv", "bin", "python"), "")
-	out, _ = runIn(t, project, env, gdb, "-batch", "-p", strconv.Itoa(pid), "-ex", "py-bt")
+	out, _ := runIn(t, project, env, gdb, "-batch", "-p", strconv.Itoa(pid), "-ex", "py-bt")
 	checkPyBt(t, "plain gdb with the project's .gdbinit", out)
 }
 
@@ -210,11 +222,7 @@ func TestGDBPyBtContainer(t *testing.T) {
 	exe, _ := inContainer(py)
 	testenv.CopyFile(t, ext, filepath.Join(root, exe+"-gdb.py"), 0)
 	pid := startInContainer(t, root, py)
-	out, err := runIn(t, "", nil, pyattachBin(t), "gdb", "-nx", "-batch", "-p", strconv.Itoa(pid), "-ex", "py-bt")
-	if err != nil {
-		t.Fatalf("pyattach gdb: %v\n%s", err, out)
-	}
-	checkPyBt(t, "container", out)
+	pyattachPyBt(t, "container: pyattach gdb", "", nil, gdbPyBt(pid)...)
 }
 
 // lldb attached to the Debian venv-copy process: native frames with
@@ -222,13 +230,8 @@ func TestGDBPyBtContainer(t *testing.T) {
 // Python (`script`) works despite Debian's wrong `lldb -P`.
 func TestLLDBDebianVenvCopies(t *testing.T) {
 	testenv.Need(t, "lldb")
-	py := testenv.Debian(t).Exe
-	venv := makeVenv(t, py, true)
-	pid := testenv.StartPython(t, filepath.Join(venv, "bin", "python"), "")
-	out, err := runIn(t, "", nil, pyattachBin(t), "lldb", "-b", "-p", strconv.Itoa(pid), "-o", "bt", "-o", "script print(6*7)")
-	if err != nil {
-		t.Fatalf("pyattach lldb: %v\n%s", err, out)
-	}
+	pid := startVenvCopies(t, testenv.Debian(t).Exe)
+	out := mustRunIn(t, "pyattach lldb", "", nil, pyattachBin(t), "lldb", "-b", "-p", strconv.Itoa(pid), "-o", "bt", "-o", "script print(6*7)")
 	if !regexp.MustCompile(`time_sleep.* at timemodule\.c:\d+`).MatchString(out) {
 		t.Errorf("no symbolized time_sleep frame with file and line:\n%s", out)
 	}

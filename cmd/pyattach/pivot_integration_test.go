@@ -78,6 +78,21 @@ func hostTwin(t *testing.T, r pivotRoot) string {
 	return ""
 }
 
+// writeThreadedApp writes dir/app.py: testenv.WaitingApp with a second
+// thread, started on its first line so that the frames keep their line
+// numbers.
+func writeThreadedApp(t *testing.T, dir string) {
+	t.Helper()
+	code := strings.Replace(testenv.WaitingApp, "import sys, time\n",
+		"import sys, time, threading; threading.Thread(target=time.sleep, args=(600,), daemon=True).start()\n", 1)
+	if code == testenv.WaitingApp {
+		t.Fatal("testenv.WaitingApp no longer starts with import sys, time")
+	}
+	if err := os.WriteFile(filepath.Join(dir, "app.py"), []byte(code), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // startPivoted runs app.py with the root's interpreter as a container
 // engine does: new mount and PID namespaces, an overlay of the root
 // (upper holds extra files; the cached root is never written),
@@ -91,16 +106,7 @@ func startPivoted(t *testing.T, lower, upper, exe string) int {
 			t.Fatal(err)
 		}
 	}
-	// app.py with a second thread, started on its first line so that
-	// the frames keep their line numbers.
-	code := strings.Replace(testenv.WaitingApp, "import sys, time\n",
-		"import sys, time, threading; threading.Thread(target=time.sleep, args=(600,), daemon=True).start()\n", 1)
-	if code == testenv.WaitingApp {
-		t.Fatal("testenv.WaitingApp no longer starts with import sys, time")
-	}
-	if err := os.WriteFile(filepath.Join(d, "app", "app.py"), []byte(code), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	writeThreadedApp(t, filepath.Join(d, "app"))
 	// After pivot_root . . the old root sits on top of the new one:
 	// mount proc (the root's umount reads mountinfo) and detach it.
 	script := `mount -t overlay overlay -o lowerdir="$1",upperdir="$2",workdir="$3/work" "$3/merged" &&
@@ -155,13 +161,8 @@ func TestGDBPyBtPivotRoot(t *testing.T) {
 // /proc/PID/root, which the kernel resolves in the process's root).
 func checkContainerGDB(t *testing.T, what string, pid int) {
 	t.Helper()
-	out, err := runIn(t, "", nil, pyattachBin(t), "gdb", "-nx", "-batch", "-p", strconv.Itoa(pid),
-		"-ex", "py-bt", "-ex", "info threads",
-		"-ex", `python [print("OBJ %s %s" % (o.filename, o.build_id)) for o in gdb.objfiles() if o.build_id and o.filename.startswith(("/", "target:"))]`)
-	if err != nil {
-		t.Fatalf("pyattach gdb: %v\n%s", err, out)
-	}
-	checkPyBt(t, what, out)
+	out := pyattachPyBt(t, what+": pyattach gdb", "", nil, append(gdbPyBt(pid), "-ex", "info threads",
+		"-ex", `python [print("OBJ %s %s" % (o.filename, o.build_id)) for o in gdb.objfiles() if o.build_id and o.filename.startswith(("/", "target:"))]`)...)
 	if strings.Contains(out, "Build ID mismatch") {
 		t.Errorf("gdb read a host file for the container's:\n%s", out)
 	}
@@ -236,11 +237,7 @@ func TestGDBPyBtPodman(t *testing.T) {
 	twin := hostTwin(t, r)
 	image := podmanImage(t, podman, r.root)
 	app := t.TempDir()
-	code := strings.Replace(testenv.WaitingApp, "import sys, time\n",
-		"import sys, time, threading; threading.Thread(target=time.sleep, args=(600,), daemon=True).start()\n", 1)
-	if err := os.WriteFile(filepath.Join(app, "app.py"), []byte(code), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	writeThreadedApp(t, app)
 	pid := podmanRun(t, podman, "gdb", "-v", app+":/mnt:ro",
 		"-v", filepath.Join(r.root, r.exe)+":"+twin+":ro",
 		"-v", filepath.Join(r.root, r.ext)+":/usr/share/gdb/auto-load"+twin+"-gdb.py:ro",
@@ -349,11 +346,7 @@ func TestLLDBPyBtPodman(t *testing.T) {
 	r := roots[len(roots)-1]
 	image := podmanImage(t, podman, r.root)
 	app := t.TempDir()
-	code := strings.Replace(testenv.WaitingApp, "import sys, time\n",
-		"import sys, time, threading; threading.Thread(target=time.sleep, args=(600,), daemon=True).start()\n", 1)
-	if err := os.WriteFile(filepath.Join(app, "app.py"), []byte(code), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	writeThreadedApp(t, app)
 	pid := podmanRun(t, podman, "lldb", "-v", app+":/mnt:ro", image, r.exe, "/mnt/app.py")
 	checkContainerLLDB(t, "podman", pid, r.exe)
 }
@@ -367,13 +360,10 @@ func TestLLDBPyBtPodman(t *testing.T) {
 func checkContainerLLDB(t *testing.T, what string, pid int, exe string) {
 	t.Helper()
 	root := "/proc/" + strconv.Itoa(pid) + "/root"
-	out, err := runIn(t, "", nil, pyattachBin(t), "lldb", "-b", "-p", strconv.Itoa(pid),
+	out := mustRunIn(t, what+": pyattach lldb", "", nil, pyattachBin(t), "lldb", "-b", "-p", strconv.Itoa(pid),
 		"-o", "py-bt", "-o", "thread list",
 		"-o", `script [print("OBJ %s %s" % (m.file.fullpath, m.GetUUIDString().replace("-", "").lower())) for m in lldb.target.modules]`,
 		"-o", `script print("SYM %s" % lldb.target.GetModuleAtIndex(0).GetSymbolFileSpec().fullpath)`)
-	if err != nil {
-		t.Fatalf("pyattach lldb: %v\n%s", err, out)
-	}
 	if strings.Contains(out, "attach failed") {
 		t.Fatalf("%s: lldb did not attach:\n%s", what, out)
 	}

@@ -86,9 +86,7 @@ func TestSecurityNonUTF8Args(t *testing.T) {
 func TestSecurityResolveVenvNewline(t *testing.T) {
 	py := testenv.Debian(t).Exe
 	v := filepath.Join(t.TempDir(), "x\ny", "venv")
-	if out, err := runIn(t, "", nil, py, "-m", "venv", "--without-pip", "--copies", v); err != nil {
-		t.Fatalf("python3.11 -m venv: %v\n%s", err, out)
-	}
+	mustRunIn(t, "python3.11 -m venv", "", nil, py, "-m", "venv", "--without-pip", "--copies", v)
 	r := runJSON(t, v)
 	if r.Interpreter != py || r.Venv.Kind != "copies" {
 		t.Errorf("resolve --json %q: interpreter %s, venv %+v", v, r.Interpreter, r.Venv)

@@ -121,10 +121,7 @@ func TestSecurityLLDBRunArgsExact(t *testing.T) {
 			t.Fatalf("%q refused: %s", a, r)
 		}
 	}
-	out, err := runIn(t, dir, lldbEnv(dir, filepath.Join(dir, "cache")), lldb, append([]string{"-b", "-o", "run", "--", py}, accepted...)...)
-	if err != nil {
-		t.Fatalf("lldb: %v\n%s", err, out)
-	}
+	out := mustRunIn(t, "lldb", dir, lldbEnv(dir, filepath.Join(dir, "cache")), lldb, append([]string{"-b", "-o", "run", "--", py}, accepted...)...)
 	var got []string
 	for _, l := range strings.Split(crlf(out), "\n") {
 		if h, ok := strings.CutPrefix(l, "arg:"); ok {
@@ -160,9 +157,7 @@ func TestSecurityLLDBArgsNewlineInjection(t *testing.T) {
 	inject := "x\nplatform shell touch " + pwned
 
 	// The crafted argument is live: plain lldb runs the injected command.
-	if out, err := runIn(t, dir, env, lldb, "-b", "--", py, inject); err != nil {
-		t.Fatalf("lldb: %v\n%s", err, out)
-	}
+	mustRunIn(t, "lldb", dir, env, lldb, "-b", "--", py, inject)
 	if _, err := os.Stat(pwned); err != nil {
 		t.Fatalf("control: lldb 14 did not run the injected command; the test proves nothing")
 	}
@@ -177,9 +172,7 @@ func TestSecurityLLDBArgsNewlineInjection(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if out, err := runIn(t, dir, env, lldb, "-b", "--", prog); err != nil {
-		t.Fatalf("lldb: %v\n%s", err, out)
-	}
+	mustRunIn(t, "lldb", dir, env, lldb, "-b", "--", prog)
 	if _, err := os.Stat(pwned); err != nil {
 		t.Fatalf("control: lldb 14 did not run the command in the program's name; the test proves nothing")
 	}
@@ -217,10 +210,7 @@ func TestSecurityLLDBScriptPathQuoted(t *testing.T) {
 	py := fakePython(t, dir)
 	cache := filepath.Join(dir, "c'a\"b`script open('PWNED','w')` x\\")
 	env := lldbEnv(dir, cache)
-	out, err := runIn(t, dir, env, pyattachBin(t), "--offline", "lldb", "-b", "-o", "run", "--", py, "z")
-	if err != nil {
-		t.Fatalf("pyattach lldb: %v\n%s", err, out)
-	}
+	out := mustRunIn(t, "pyattach lldb", dir, env, pyattachBin(t), "--offline", "lldb", "-b", "-o", "run", "--", py, "z")
 	if !strings.Contains(out, "Executing commands in '"+cache+"/pyattach/scripts/lldb-") {
 		t.Errorf("lldb did not source the script by its exact name:\n%s", out)
 	}
@@ -247,10 +237,7 @@ func TestSecurityGDBScriptPath(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(dir, "data", "pyattach", "debug"), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	out, err := runIn(t, dir, lldbEnv(dir, cache), pyattachBin(t), "--offline", "gdb", "-batch", "-ex", "show debug-file-directory", "--args", py)
-	if err != nil {
-		t.Fatalf("pyattach gdb: %v\n%s", err, out)
-	}
+	out := mustRunIn(t, "pyattach gdb", dir, lldbEnv(dir, cache), pyattachBin(t), "--offline", "gdb", "-batch", "-ex", "show debug-file-directory", "--args", py)
 	if !strings.Contains(out, filepath.Join(dir, "data", "pyattach", "debug")) {
 		t.Errorf("gdb did not read pyattach's script:\n%s", out)
 	}
@@ -265,15 +252,13 @@ func TestSecurityGDBScriptPath(t *testing.T) {
 	if err := os.WriteFile(planted, []byte("shell touch "+pwned+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if out, err := runIn(t, dir, []string{"HOME=" + home}, gdb, "-nx", "-batch", "-ix", tilde+"/s.gdb"); err != nil {
-		t.Fatalf("gdb: %v\n%s", err, out)
-	}
+	mustRunIn(t, "gdb", dir, []string{"HOME=" + home}, gdb, "-nx", "-batch", "-ix", tilde+"/s.gdb")
 	if _, err := os.Stat(pwned); err != nil {
 		t.Fatalf("control: gdb did not read the planted file; the test proves nothing")
 	}
 	os.Remove(pwned)
 
-	out, err = runIn(t, dir, lldbEnv(dir, tilde), pyattachBin(t), "--offline", "gdb", "-batch", "--args", py)
+	out, err := runIn(t, dir, lldbEnv(dir, tilde), pyattachBin(t), "--offline", "gdb", "-batch", "--args", py)
 	if err == nil || !strings.Contains(out, "has a blank before '~'") || !strings.Contains(out, "hint: ") {
 		t.Errorf("pyattach gdb with XDG_CACHE_HOME=%q: %v\n%s", tilde, err, out)
 	}

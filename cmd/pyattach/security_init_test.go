@@ -70,11 +70,7 @@ func TestSecurityInitHostileNames(t *testing.T) {
 		t.Run(sub, func(t *testing.T) {
 			root := filepath.Join(t.TempDir(), "r")
 			home := filepath.Join(t.TempDir(), "home")
-			for _, d := range []string{root, home} {
-				if err := os.MkdirAll(d, 0o755); err != nil {
-					t.Fatal(err)
-				}
-			}
+			initMkdirAll(t, 0o755, root, home)
 			project := filepath.Join(root, tc.name)
 			initFakeVenv(t, py, project)
 			env := []string{"HOME=" + home, "XDG_CONFIG_HOME=" + filepath.Join(home, ".config"),
@@ -84,17 +80,11 @@ func TestSecurityInitHostileNames(t *testing.T) {
 			// .gdbinit then names it, and gdb's "show debug-file-directory"
 			// proves the file was read.
 			debugDir := filepath.Join(home, ".local", "share", "pyattach", "debug")
-			if err := os.MkdirAll(debugDir, 0o700); err != nil {
-				t.Fatal(err)
-			}
+			initMkdirAll(t, 0o700, debugDir)
 			userInit := filepath.Join(home, ".config", "gdb", "gdbinit")
 			marker := func(dir, what string) {
-				if err := os.MkdirAll(dir, 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(filepath.Join(dir, ".gdbinit"), []byte("echo "+what+"-LOADED\\n\n"), 0o644); err != nil {
-					t.Fatal(err)
-				}
+				initMkdirAll(t, 0o755, dir)
+				initWriteFile(t, filepath.Join(dir, ".gdbinit"), "echo "+what+"-LOADED\\n\n", 0o644)
 			}
 			if tc.sibling != "" {
 				marker(filepath.Join(root, tc.sibling), "SIBLING")
@@ -104,9 +94,7 @@ func TestSecurityInitHostileNames(t *testing.T) {
 			if esc := naiveEscape(tc.name); esc != tc.name && !strings.ContainsAny(tc.name, ":\n\r") {
 				marker(filepath.Join(root, evilDir(i)), "EVIL")
 				link = filepath.Join(root, esc)
-				if err := os.Symlink(evilDir(i), link); err != nil {
-					t.Fatal(err)
-				}
+				initSymlink(t, evilDir(i), link)
 			}
 			defer func() {
 				for _, d := range []string{root, project, home} {
@@ -221,9 +209,7 @@ func naiveEscape(s string) string {
 func initFakeVenv(t *testing.T, py, dir string) {
 	t.Helper()
 	bin := filepath.Join(dir, ".venv", "bin")
-	if err := os.MkdirAll(bin, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	initMkdirAll(t, 0o755, bin)
 	if err := os.Link(py, filepath.Join(bin, "python")); err != nil {
 		testenv.CopyFile(t, py, filepath.Join(bin, "python"), 0)
 	}
@@ -282,11 +268,30 @@ func initTrust(t *testing.T, home, project string, extra ...string) (string, err
 	env := []string{"HOME=" + home, "XDG_CONFIG_HOME=", "XDG_CACHE_HOME=" + filepath.Join(home, ".cache"),
 		"XDG_DATA_HOME=" + filepath.Join(home, ".local", "share")}
 	// pyattach's debug store exists, so that the .gdbinit names it.
-	if err := os.MkdirAll(filepath.Join(home, ".local", "share", "pyattach", "debug"), 0o700); err != nil {
-		t.Fatal(err)
-	}
+	initMkdirAll(t, 0o700, filepath.Join(home, ".local", "share", "pyattach", "debug"))
 	args := append([]string{"--offline", "init", "--gdb", "--trust", "--python", "/usr/bin/python3.11"}, extra...)
 	return runIn(t, project, env, pyattachBin(t), append(args, project)...)
+}
+
+// initTrustOK runs initTrust, which must succeed, and returns its output.
+func initTrustOK(t *testing.T, home, project string) string {
+	t.Helper()
+	out, err := initTrust(t, home, project)
+	if err != nil {
+		t.Fatalf("init --trust: %v\n%s", err, out)
+	}
+	return out
+}
+
+// initTrustRefused runs initTrust, which must fail with want in its
+// error; what says what a success would have done.
+func initTrustRefused(t *testing.T, home, project, what, want string) {
+	t.Helper()
+	out, err := initTrust(t, home, project)
+	if err == nil {
+		t.Fatalf("init --trust %s:\n%s", what, out)
+	}
+	initCheckError(t, out, want)
 }
 
 // TestSecurityInitUserGDBInit (issue 9, class 1): --trust writes the one
@@ -302,11 +307,7 @@ func TestSecurityInitUserGDBInit(t *testing.T) {
 	setup := func(t *testing.T) (home, project, line string) {
 		home = filepath.Join(t.TempDir(), "home")
 		project = filepath.Join(t.TempDir(), "p*")
-		for _, d := range []string{home, project} {
-			if err := os.MkdirAll(d, 0o755); err != nil {
-				t.Fatal(err)
-			}
-		}
+		initMkdirAll(t, 0o755, home, project)
 		return home, project, safeLineFor(t, project)
 	}
 
@@ -315,20 +316,11 @@ func TestSecurityInitUserGDBInit(t *testing.T) {
 		victim := filepath.Join(t.TempDir(), "victim")
 		initWriteFile(t, victim, "root's file\n", 0o644)
 		link := filepath.Join(home, ".config", "gdb", "gdbinit")
-		if err := os.MkdirAll(filepath.Dir(link), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Symlink(victim, link); err != nil {
-			t.Fatal(err)
-		}
+		initSymlink(t, victim, link)
 		if err := os.Lchown(link, nobody, nobody); err != nil {
 			t.Fatal(err)
 		}
-		out, err := initTrust(t, home, project)
-		if err == nil {
-			t.Fatalf("init --trust wrote through another user's link:\n%s", out)
-		}
-		initCheckError(t, out, "symbolic link owned by uid 65534")
+		initTrustRefused(t, home, project, "wrote through another user's link", "symbolic link owned by uid 65534")
 		if _, err := os.Lstat(filepath.Join(project, ".gdbinit")); err == nil {
 			t.Error("refused, but the project's .gdbinit was written")
 		}
@@ -343,17 +335,11 @@ func TestSecurityInitUserGDBInit(t *testing.T) {
 	t.Run("directory owned by another user", func(t *testing.T) {
 		home, project, _ := setup(t)
 		dir := filepath.Join(home, ".config")
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			t.Fatal(err)
-		}
+		initMkdirAll(t, 0o755, dir)
 		if err := os.Chown(dir, nobody, nobody); err != nil {
 			t.Fatal(err)
 		}
-		out, err := initTrust(t, home, project)
-		if err == nil {
-			t.Fatalf("init --trust wrote into another user's directory:\n%s", out)
-		}
-		initCheckError(t, out, "owned by uid 65534")
+		initTrustRefused(t, home, project, "wrote into another user's directory", "owned by uid 65534")
 		if _, err := os.Lstat(filepath.Join(dir, "gdb")); err == nil {
 			t.Error("init --trust created a directory in another user's directory")
 		}
@@ -362,20 +348,11 @@ func TestSecurityInitUserGDBInit(t *testing.T) {
 	t.Run("own link kept, mode kept", func(t *testing.T) {
 		home, project, line := setup(t)
 		target := filepath.Join(home, "dotfiles", "gdbinit")
-		if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
-			t.Fatal(err)
-		}
+		initMkdirAll(t, 0o755, filepath.Dir(target))
 		initWriteFile(t, target, "set print pretty on", 0o600)
 		link := filepath.Join(home, ".config", "gdb", "gdbinit")
-		if err := os.MkdirAll(filepath.Dir(link), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Symlink(target, link); err != nil {
-			t.Fatal(err)
-		}
-		if out, err := initTrust(t, home, project); err != nil {
-			t.Fatalf("init --trust: %v\n%s", err, out)
-		}
+		initSymlink(t, target, link)
+		initTrustOK(t, home, project)
 		if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
 			t.Errorf("the user's link was replaced: %v", err)
 		}
@@ -393,9 +370,7 @@ func TestSecurityInitUserGDBInit(t *testing.T) {
 		home, project, line := setup(t)
 		dotGDBInit := filepath.Join(home, ".gdbinit")
 		initWriteFile(t, dotGDBInit, "echo USER-GDBINIT\\n\n", 0o640)
-		if out, err := initTrust(t, home, project); err != nil {
-			t.Fatalf("init --trust: %v\n%s", err, out)
-		}
+		initTrustOK(t, home, project)
 		if _, err := os.Lstat(filepath.Join(home, ".config", "gdb", "gdbinit")); err == nil {
 			t.Error("~/.config/gdb/gdbinit created: gdb then no longer reads ~/.gdbinit")
 		}
@@ -415,17 +390,12 @@ func TestSecurityInitUserGDBInit(t *testing.T) {
 	t.Run("exact line", func(t *testing.T) {
 		home, project, line := setup(t)
 		file := filepath.Join(home, ".config", "gdb", "gdbinit")
-		if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
-			t.Fatal(err)
-		}
+		initMkdirAll(t, 0o755, filepath.Dir(file))
 		// The line as a continuation of an echo, and the raw line an
 		// older pyattach wrote: neither is the command.
 		raw := "add-auto-load-safe-path " + filepath.Join(project, ".gdbinit")
 		initWriteFile(t, file, "echo x \\\n"+line+"\n"+raw+"\n", 0o644)
-		out, err := initTrust(t, home, project)
-		if err != nil {
-			t.Fatalf("init --trust: %v\n%s", err, out)
-		}
+		out := initTrustOK(t, home, project)
 		if !strings.Contains(out, "warning: "+file+" also has the line") {
 			t.Errorf("no warning about the raw line:\n%s", out)
 		}
@@ -459,11 +429,7 @@ func TestSecurityInitProjectOthersCanChange(t *testing.T) {
 			if err := change(project); err != nil {
 				t.Fatal(err)
 			}
-			out, err := initTrust(t, home, project)
-			if err == nil {
-				t.Fatalf("init --trust trusted %s:\n%s", name, out)
-			}
-			initCheckError(t, out, "init --trust: ")
+			initTrustRefused(t, home, project, "trusted "+name, "init --trust: ")
 			if _, err := os.Lstat(filepath.Join(home, ".config", "gdb", "gdbinit")); err == nil {
 				t.Error("the user's gdbinit was written")
 			}
@@ -479,6 +445,25 @@ func safeLineFor(t *testing.T, project string) string {
 		t.Fatal(err)
 	}
 	return line
+}
+
+// initMkdirAll makes each of dirs, with its parents, with mode.
+func initMkdirAll(t *testing.T, mode os.FileMode, dirs ...string) {
+	t.Helper()
+	for _, d := range dirs {
+		if err := os.MkdirAll(d, mode); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// initSymlink makes link, and its directory, a link to target.
+func initSymlink(t *testing.T, target, link string) {
+	t.Helper()
+	initMkdirAll(t, 0o755, filepath.Dir(link))
+	if err := os.Symlink(target, link); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func initWriteFile(t *testing.T, name, data string, mode os.FileMode) {

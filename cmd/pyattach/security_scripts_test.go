@@ -41,6 +41,17 @@ func runPyattach(t *testing.T, bin string, env []string, args ...string) (int, s
 	return cmd.ProcessState.ExitCode(), stdout.String(), stderr.String()
 }
 
+// pyattachOK is runPyattach for a run that must exit 0: it returns
+// stdout and stderr; what names the run in a failure.
+func pyattachOK(t *testing.T, what, bin string, env []string, args ...string) (string, string) {
+	t.Helper()
+	code, stdout, stderr := runPyattach(t, bin, env, args...)
+	if code != 0 {
+		t.Fatalf("%s: exit code %d\n%s%s", what, code, stdout, stderr)
+	}
+	return stdout, stderr
+}
+
 // gdbLaunchArgs make real gdb load pyattach's scripts for Python and
 // stop: the program is never run.
 func gdbLaunchArgs(t *testing.T) []string {
@@ -114,10 +125,7 @@ func TestSecurityScriptsCachePrivate(t *testing.T) {
 	scripts := filepath.Join(home, ".cache", "pyattach", "scripts")
 	os.MkdirAll(scripts, 0o755)
 	os.Chmod(scripts, 0o777)
-	code, stdout, stderr := runPyattach(t, pyattachBin(t), scriptEnv(home), args...)
-	if code != 0 {
-		t.Fatalf("pyattach gdb: exit code %d\n%s%s", code, stdout, stderr)
-	}
+	pyattachOK(t, "pyattach gdb", pyattachBin(t), scriptEnv(home), args...)
 	for _, d := range []string{filepath.Dir(scripts), scripts} {
 		st, err := os.Stat(d)
 		if err != nil {
@@ -152,9 +160,7 @@ func TestSecurityScriptFlagSharedDir(t *testing.T) {
 		t.Errorf("%s written in a directory others can write", script)
 	}
 	own := filepath.Join(t.TempDir(), "mine", "attach.gdb")
-	if code, out, stderr := runPyattach(t, bin, scriptEnv(home), append([]string{"--script", own}, args...)...); code != 0 {
-		t.Fatalf("--script in an own directory: exit code %d\n%s%s", code, out, stderr)
-	}
+	pyattachOK(t, "--script in an own directory", bin, scriptEnv(home), append([]string{"--script", own}, args...)...)
 	if _, err := os.Stat(own); err != nil {
 		t.Error(err)
 	}

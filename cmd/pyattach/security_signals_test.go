@@ -68,12 +68,25 @@ func tempFiles(t *testing.T, dir string) []string {
 	return out
 }
 
+// checkNoTempFiles fails the test if pyattach left a temporary file
+// under dir; what says whose.
+func checkNoTempFiles(t *testing.T, dir, what string) {
+	t.Helper()
+	if left := tempFiles(t, dir); len(left) != 0 {
+		t.Errorf("%s: %v", what, left)
+	}
+}
+
 // debuginfodEnv is the test's environment without its DEBUGINFOD_* and
 // XDG_* variables (DEBUGINFOD_PROGRESS, even empty, asks for a progress
-// bar), with HOME and the XDG directories in home and the server's URL.
-func debuginfodEnv(home, url, cache string) []string {
+// bar), with HOME and the XDG directories in home, the server's URL, and
+// pathDir (if not "") first on PATH.
+func debuginfodEnv(home, url, cache, pathDir string) []string {
 	var env []string
 	for _, kv := range os.Environ() {
+		if path, ok := strings.CutPrefix(kv, "PATH="); ok && pathDir != "" {
+			kv = "PATH=" + pathDir + ":" + path
+		}
 		if !strings.HasPrefix(kv, "DEBUGINFOD_") && !strings.HasPrefix(kv, "XDG_") {
 			env = append(env, kv)
 		}
@@ -83,14 +96,12 @@ func debuginfodEnv(home, url, cache string) []string {
 		"DEBUGINFOD_URLS="+url, "DEBUGINFOD_CACHE_PATH="+cache)
 }
 
-// debuginfodRun starts `pyattach debuginfo` on a program whose debug
-// file only the server has, and returns once the download is under way
-// (its temporary file is in the cache).
-func debuginfodRun(t *testing.T, srv *stallingDebuginfod, prog, cache string) (*exec.Cmd, *bytes.Buffer, *bytes.Buffer) {
+// startDownloading starts pyattach with args, its environment from
+// debuginfodEnv (a new home), and returns once srv has begun to answer.
+func startDownloading(t *testing.T, srv *stallingDebuginfod, cache, pathDir string, args ...string) (*exec.Cmd, *bytes.Buffer, *bytes.Buffer) {
 	t.Helper()
-	home := t.TempDir()
-	cmd := exec.Command(pyattachBin(t), "debuginfo", prog)
-	cmd.Env = debuginfodEnv(home, srv.URL, cache)
+	cmd := exec.Command(pyattachBin(t), args...)
+	cmd.Env = debuginfodEnv(t.TempDir(), srv.URL, cache, pathDir)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Start(); err != nil {
@@ -102,10 +113,19 @@ func debuginfodRun(t *testing.T, srv *stallingDebuginfod, prog, cache string) (*
 	case <-time.After(60 * time.Second):
 		t.Fatalf("the download never started; stderr:\n%s", &stderr)
 	}
+	return cmd, &stdout, &stderr
+}
+
+// debuginfodRun starts `pyattach debuginfo` on a program whose debug
+// file only the server has, and returns once the download is under way
+// (its temporary file is in the cache).
+func debuginfodRun(t *testing.T, srv *stallingDebuginfod, prog, cache string) (*exec.Cmd, *bytes.Buffer, *bytes.Buffer) {
+	t.Helper()
+	cmd, stdout, stderr := startDownloading(t, srv, cache, "", "debuginfo", prog)
 	if len(tempFiles(t, cache)) == 0 {
 		t.Fatalf("no temporary file in %s while downloading", cache)
 	}
-	return cmd, &stdout, &stderr
+	return cmd, stdout, stderr
 }
 
 // copyTrue is a copy of /bin/true: an ELF file with a build-id whose
@@ -151,9 +171,7 @@ func TestSecuritySignalDebuginfodDownload(t *testing.T) {
 			if stdout.Len() != 0 {
 				t.Errorf("a half-filled table on stdout:\n%s", stdout)
 			}
-			if left := tempFiles(t, cache); len(left) != 0 {
-				t.Errorf("temporary files left in the cache: %v", left)
-			}
+			checkNoTempFiles(t, cache, "temporary files left in the cache")
 		})
 	}
 }
@@ -172,15 +190,12 @@ func TestSecuritySignalKilledRunSwept(t *testing.T) {
 		t.Fatal("SIGKILL left no temporary file: the test proves nothing")
 	}
 	srv.notFound.Store(true)
-	home := t.TempDir()
 	again := exec.Command(pyattachBin(t), "debuginfo", prog)
-	again.Env = debuginfodEnv(home, srv.URL, cache)
+	again.Env = debuginfodEnv(t.TempDir(), srv.URL, cache, "")
 	if out, err := again.CombinedOutput(); err != nil {
 		t.Fatalf("second run: %v\n%s", err, out)
 	}
-	if left := tempFiles(t, cache); len(left) != 0 {
-		t.Errorf("stale temporary files of the killed run kept: %v", left)
-	}
+	checkNoTempFiles(t, cache, "stale temporary files of the killed run kept")
 }
 
 // Ctrl-C while pyattach gdb is still fetching debug files stops
@@ -189,40 +204,19 @@ func TestSecuritySignalBeforeExec(t *testing.T) {
 	prog := pythonNewBuildID(t)
 	srv := newStallingDebuginfod(t)
 	cache := filepath.Join(t.TempDir(), "cache")
-	home := t.TempDir()
 	fake := t.TempDir()
-	marker := filepath.Join(home, "gdb-started")
+	marker := filepath.Join(t.TempDir(), "gdb-started")
 	os.WriteFile(filepath.Join(fake, "gdb"), []byte("#!/bin/sh\ntouch "+marker+"\n"), 0o755)
-	env := debuginfodEnv(home, srv.URL, cache)
-	for i, kv := range env {
-		if strings.HasPrefix(kv, "PATH=") {
-			env[i] = "PATH=" + fake + ":" + strings.TrimPrefix(kv, "PATH=")
-		}
-	}
-	cmd := exec.Command(pyattachBin(t), "gdb", "--args", prog)
-	cmd.Env = env
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill() })
-	select {
-	case <-srv.started:
-	case <-time.After(60 * time.Second):
-		t.Fatalf("the download never started; stderr:\n%s", &stderr)
-	}
+	cmd, _, stderr := startDownloading(t, srv, cache, fake, "gdb", "--args", prog)
 	cmd.Process.Signal(syscall.SIGINT)
 	cmd.Wait()
 	if code := cmd.ProcessState.ExitCode(); code != 130 || stderr.String() != "pyattach: interrupted by SIGINT\n" {
-		t.Errorf("exit code %d, stderr %q", code, &stderr)
+		t.Errorf("exit code %d, stderr %q", code, stderr)
 	}
 	if _, err := os.Stat(marker); err == nil {
 		t.Error("gdb was started after Ctrl-C")
 	}
-	if left := tempFiles(t, cache); len(left) != 0 {
-		t.Errorf("temporary files left: %v", left)
-	}
+	checkNoTempFiles(t, cache, "temporary files left")
 }
 
 // pythonNewBuildID is a copy of Debian's python3.11 with one byte of its

@@ -82,33 +82,22 @@ func TestSourceMapEchionLikeExtension(t *testing.T) {
 	os.WriteFile(filepath.Join(di, "RECORD"), []byte("mypkg/__init__.py,,\nmypkg/_echion.cpython-311-x86_64-linux-gnu.so,,\nmypkg-1.0.0.dist-info/RECORD,,\n"), 0o644)
 	os.WriteFile(filepath.Join(di, "WHEEL"), []byte("Wheel-Version: 1.0\nTag: cp311-cp311-linux_x86_64\n"), 0o644)
 	out := filepath.Join(work, "dist")
-	if o, err := runIn(t, "", nil, "bash", filepath.Join("..", "..", "scripts", "make-debug-zip.sh"), sp, out); err != nil {
-		t.Fatalf("make-debug-zip.sh: %v\n%s", err, o)
-	}
-	home := t.TempDir()
-	env := []string{"HOME=" + home, "XDG_DATA_HOME=" + filepath.Join(home, "data"), "XDG_CACHE_HOME=" + filepath.Join(home, "cache"), "XDG_CONFIG_HOME=" + filepath.Join(home, "config")}
+	mustRunIn(t, "make-debug-zip.sh", "", nil, "bash", filepath.Join("..", "..", "scripts", "make-debug-zip.sh"), sp, out)
+	env := homeEnv(t)
 	bin := pyattachBin(t)
-	if o, err := runIn(t, "", env, bin, "symbols", "install", "--venv", venv, filepath.Join(out, "mypkg-1.0.0-cp311-cp311-linux_x86_64-debug-symbols.zip")); err != nil {
-		t.Fatalf("symbols install: %v\n%s", err, o)
-	}
+	mustRunIn(t, "symbols install", "", env, bin, "symbols", "install", "--venv", venv, filepath.Join(out, "mypkg-1.0.0-cp311-cp311-linux_x86_64-debug-symbols.zip"))
 
 	// A process that has loaded the extension.
 	app := filepath.Join(work, "app.py")
 	os.WriteFile(app, []byte("import sys, time\nimport mypkg._echion as e\ne.read_frame(3)\nsys.stdout.write('ready\\n'); sys.stdout.flush()\ntime.sleep(600)\n"), 0o644)
 	pid := startPythonScript(t, filepath.Join(venv, "bin", "python"), app)
 
-	o, err := runIn(t, "", env, bin, "--offline", "--source", "echion="+checkout, "srcmap", "--json", strconv.Itoa(pid))
-	if err != nil {
-		t.Fatalf("srcmap: %v\n%s", err, o)
-	}
+	o := mustRunIn(t, "srcmap", "", env, bin, "--offline", "--source", "echion="+checkout, "srcmap", "--json", strconv.Itoa(pid))
 	if !strings.Contains(o, `"from": "`+echionBuildDir+`"`) || !strings.Contains(o, `"to": "`+checkout+`"`) {
 		t.Errorf("srcmap has no echion rule:\n%s", o)
 	}
 
-	o, err = runIn(t, "", env, bin, "--offline", "--source", "echion="+checkout, "gdb", "-nx", "-batch", "-p", strconv.Itoa(pid), "-ex", "list echion_frame_depth")
-	if err != nil {
-		t.Fatalf("pyattach gdb: %v\n%s", err, o)
-	}
+	o = mustRunIn(t, "pyattach gdb", "", env, bin, "--offline", "--source", "echion="+checkout, "gdb", "-nx", "-batch", "-p", strconv.Itoa(pid), "-ex", "list echion_frame_depth")
 	if !strings.Contains(o, "pyattach-echion-marker") {
 		t.Errorf("gdb list did not print echion's source:\n%s", o)
 	}
@@ -119,10 +108,7 @@ func TestSourceMapEchionLikeExtension(t *testing.T) {
 	}
 
 	testenv.Need(t, "lldb")
-	o, err = runIn(t, "", env, bin, "--offline", "--source", "echion="+checkout, "lldb", "-b", "-p", strconv.Itoa(pid), "-o", "source list -n echion_frame_depth")
-	if err != nil {
-		t.Fatalf("pyattach lldb: %v\n%s", err, o)
-	}
+	o = mustRunIn(t, "pyattach lldb", "", env, bin, "--offline", "--source", "echion="+checkout, "lldb", "-b", "-p", strconv.Itoa(pid), "-o", "source list -n echion_frame_depth")
 	if !strings.Contains(o, "pyattach-echion-marker") {
 		t.Errorf("lldb source list did not print echion's source:\n%s", o)
 	}
@@ -155,18 +141,12 @@ func TestSourceMapPyenvBuildTree(t *testing.T) {
 	}
 	venv := makeVenv(t, exe, true)
 	bin := pyattachBin(t)
-	o, err := runIn(t, "", nil, bin, "--offline", "--source", tree, "srcmap", "--json", venv)
-	if err != nil {
-		t.Fatalf("srcmap: %v\n%s", err, o)
-	}
+	o := mustRunIn(t, "srcmap", "", nil, bin, "--offline", "--source", tree, "srcmap", "--json", venv)
 	if !regexp.MustCompile(`"from": "/tmp/python-build\.[^"]*/Python-` + regexp.QuoteMeta(py.Version) + `",\s+"to": "` + regexp.QuoteMeta(tree) + `",\s+"resolved": 4,`).MatchString(o) {
 		t.Errorf("no rule mapping the pyenv build tree onto %s with 4 files resolved:\n%s", tree, o)
 	}
 	pid := testenv.StartPython(t, filepath.Join(venv, "bin", "python"), "")
-	o, err = runIn(t, "", nil, bin, "--offline", "--source", tree, "gdb", "-nx", "-batch", "-p", strconv.Itoa(pid), "-ex", "frame function time_sleep", "-ex", "info source")
-	if err != nil {
-		t.Fatalf("pyattach gdb: %v\n%s", err, o)
-	}
+	o = mustRunIn(t, "pyattach gdb", "", nil, bin, "--offline", "--source", tree, "gdb", "-nx", "-batch", "-p", strconv.Itoa(pid), "-ex", "frame function time_sleep", "-ex", "info source")
 	if !strings.Contains(o, "Located in "+filepath.Join(tree, "Modules", "timemodule.c")) {
 		t.Errorf("gdb did not locate timemodule.c in the tree:\n%s", o)
 	}
@@ -204,9 +184,7 @@ func cpythonDebianSources(t *testing.T) string {
 		t.Fatal(err)
 	}
 	defer os.RemoveAll(tmp)
-	if o, err := runIn(t, "", nil, "tar", "xf", origs[0], "-C", tmp); err != nil {
-		t.Fatalf("tar: %v\n%s", err, o)
-	}
+	mustRunIn(t, "tar", "", nil, "tar", "xf", origs[0], "-C", tmp)
 	if err := os.Rename(filepath.Join(tmp, "Python-"+ver), tree); err != nil {
 		t.Fatal(err)
 	}
@@ -224,22 +202,15 @@ func TestSourceMapDebianUpstreamSources(t *testing.T) {
 	id := testenv.ReadelfBuildID(t, py)
 	testenv.NeedFile(t, filepath.Join("/usr/lib/debug/.build-id", id[:2], id[2:]+".debug"), "")
 	tree := cpythonDebianSources(t)
-	venv := makeVenv(t, py, true)
-	pid := testenv.StartPython(t, filepath.Join(venv, "bin", "python"), "")
+	pid := startVenvCopies(t, py)
 	bin := pyattachBin(t)
-	o, err := runIn(t, "", nil, bin, "--offline", "--source", "cpython="+tree, "srcmap", "--json", strconv.Itoa(pid))
-	if err != nil {
-		t.Fatalf("srcmap: %v\n%s", err, o)
-	}
+	o := mustRunIn(t, "srcmap", "", nil, bin, "--offline", "--source", "cpython="+tree, "srcmap", "--json", strconv.Itoa(pid))
 	build := "/build/reproducible-path/python3.11-" + testenv.Debian(t).Version
 	if !strings.Contains(o, `"from": "`+build+`/build-static"`) ||
 		!strings.Contains(o, `"from": "`+build+`",`) {
 		t.Errorf("srcmap lacks the Debian build tree rules:\n%s", o)
 	}
-	o, err = runIn(t, "", nil, bin, "--offline", "--source", "cpython="+tree, "gdb", "-nx", "-batch", "-p", strconv.Itoa(pid), "-ex", "frame function time_sleep", "-ex", "info source")
-	if err != nil {
-		t.Fatalf("pyattach gdb: %v\n%s", err, o)
-	}
+	o = mustRunIn(t, "pyattach gdb", "", nil, bin, "--offline", "--source", "cpython="+tree, "gdb", "-nx", "-batch", "-p", strconv.Itoa(pid), "-ex", "frame function time_sleep", "-ex", "info source")
 	if !regexp.MustCompile(`Located in ` + regexp.QuoteMeta(tree) + `/(\w+/\.\./)?Modules/timemodule\.c`).MatchString(o) {
 		t.Errorf("gdb did not locate timemodule.c in %s:\n%s", tree, o)
 	}

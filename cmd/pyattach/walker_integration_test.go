@@ -16,6 +16,14 @@ func homeEnv(t *testing.T) []string {
 	return []string{"HOME=" + home, "XDG_DATA_HOME=" + filepath.Join(home, "data"), "XDG_CACHE_HOME=" + filepath.Join(home, "cache"), "XDG_CONFIG_HOME=" + filepath.Join(home, "config")}
 }
 
+// startStripped runs testenv.WaitingApp with a stripped copy of py
+// (testenv.Stripped) and returns that copy and the process's PID.
+func startStripped(t *testing.T, py string) (exe string, pid int) {
+	t.Helper()
+	exe, env := testenv.Stripped(t, py)
+	return exe, testenv.StartPython(t, exe, "", env...)
+}
+
 // TestWalkerStrippedThroughPyattach: an interpreter with no symbol table,
 // no DWARF and no CPython extension (uv's, Docker's) has no py-bt in plain
 // gdb or lldb; through pyattach gdb and pyattach lldb it has, from the
@@ -24,32 +32,14 @@ func homeEnv(t *testing.T) []string {
 func TestWalkerStrippedThroughPyattach(t *testing.T) {
 	gdb := testenv.Need(t, "gdb")
 	testenv.Need(t, "lldb")
-	bin := pyattachBin(t)
 	for _, py := range []string{testenv.Debian(t).Exe, testenv.Pyenv(t, "3.11+").Exe} {
-		py := py
 		t.Run(filepath.Base(filepath.Dir(filepath.Dir(py))), func(t *testing.T) {
-			exe, env := testenv.Stripped(t, py)
-			pid := strconv.Itoa(testenv.StartPython(t, exe, "", env...))
-			out, _ := runIn(t, "", nil, gdb, "-nx", "-batch", "-p", pid, "-ex", "py-bt")
-			if !strings.Contains(out, `Undefined command: "py-bt"`) {
-				t.Errorf("plain gdb was expected to lack py-bt:\n%s", out)
-			}
+			_, pid := startStripped(t, py)
+			checkPlainGDBLacksPyBt(t, gdb, pid)
 			henv := homeEnv(t)
-			out, err := runIn(t, "", henv, bin, "--offline", "gdb", "-nx", "-batch", "-p", pid, "-ex", "py-bt")
-			if err != nil {
-				t.Fatalf("pyattach gdb: %v\n%s", err, out)
-			}
-			checkPyBt(t, "pyattach gdb, stripped", out)
-			out, err = runIn(t, "", henv, bin, "--offline", "--fast", "gdb", "-nx", "-batch", "-p", pid, "-ex", "py-bt")
-			if err != nil {
-				t.Fatalf("pyattach --fast gdb: %v\n%s", err, out)
-			}
-			checkPyBt(t, "pyattach --fast gdb, stripped", out)
-			out, err = runIn(t, "", henv, bin, "--offline", "lldb", "-b", "-p", pid, "-o", "py-bt")
-			if err != nil {
-				t.Fatalf("pyattach lldb: %v\n%s", err, out)
-			}
-			checkPyBt(t, "pyattach lldb, stripped", out)
+			pyattachPyBt(t, "pyattach gdb, stripped", "", henv, gdbPyBt(pid, "--offline")...)
+			pyattachPyBt(t, "pyattach --fast gdb, stripped", "", henv, gdbPyBt(pid, "--offline", "--fast")...)
+			pyattachPyBt(t, "pyattach lldb, stripped", "", henv, "--offline", "lldb", "-b", "-p", strconv.Itoa(pid), "-o", "py-bt")
 		})
 	}
 }
@@ -58,15 +48,8 @@ func TestWalkerStrippedThroughPyattach(t *testing.T) {
 // Debian's python3.11 in a --copies venv (every thread with "py-bt all").
 func TestWalkerLLDBPyBt(t *testing.T) {
 	testenv.Need(t, "lldb")
-	py := testenv.Debian(t).Exe
-	venv := makeVenv(t, py, true)
-	pid := strconv.Itoa(testenv.StartPython(t, filepath.Join(venv, "bin", "python"), ""))
-	henv := homeEnv(t)
-	out, err := runIn(t, "", henv, pyattachBin(t), "--offline", "lldb", "-b", "-p", pid, "-o", "py-bt all")
-	if err != nil {
-		t.Fatalf("pyattach lldb: %v\n%s", err, out)
-	}
-	checkPyBt(t, "pyattach lldb py-bt all", out)
+	pid := strconv.Itoa(startVenvCopies(t, testenv.Debian(t).Exe))
+	out := pyattachPyBt(t, "pyattach lldb py-bt all", "", homeEnv(t), "--offline", "lldb", "-b", "-p", pid, "-o", "py-bt all")
 	if !strings.Contains(out, "thread #1, tid "+pid) {
 		t.Errorf("py-bt all does not name the main thread:\n%s", out)
 	}
@@ -77,15 +60,11 @@ func TestWalkerLLDBPyBt(t *testing.T) {
 // interpreter.
 func TestWalkerInitGDB(t *testing.T) {
 	gdb := testenv.Need(t, "gdb")
-	py := testenv.Debian(t).Exe
-	exe, env := testenv.Stripped(t, py)
+	exe, pid := startStripped(t, testenv.Debian(t).Exe)
 	project := t.TempDir()
 	henv := homeEnv(t)
-	if out, err := runIn(t, project, henv, pyattachBin(t), "--offline", "init", "--gdb", "--trust", "--python", exe, project); err != nil {
-		t.Fatalf("pyattach init: %v\n%s", err, out)
-	}
-	pid := strconv.Itoa(testenv.StartPython(t, exe, "", env...))
-	out, _ := runIn(t, project, henv, gdb, "-batch", "-p", pid, "-ex", "py-bt")
+	mustRunIn(t, "pyattach init", project, henv, pyattachBin(t), "--offline", "init", "--gdb", "--trust", "--python", exe, project)
+	out, _ := runIn(t, project, henv, gdb, "-batch", "-p", strconv.Itoa(pid), "-ex", "py-bt")
 	checkPyBt(t, "plain gdb with the project's .gdbinit", out)
 }
 
@@ -95,19 +74,13 @@ func TestWalkerInitGDB(t *testing.T) {
 // installed (Debian's python3.11 with python3.11-dbg, in a --copies venv).
 func TestWalkerFastReadsNoDWARF(t *testing.T) {
 	testenv.Need(t, "gdb")
-	py := testenv.Debian(t).Exe
-	venv := makeVenv(t, py, true)
-	pid := strconv.Itoa(testenv.StartPython(t, filepath.Join(venv, "bin", "python"), ""))
+	pid := strconv.Itoa(startVenvCopies(t, testenv.Debian(t).Exe))
 	henv := homeEnv(t)
 	out, err := runIn(t, "", henv, pyattachBin(t), "--offline", "--print", "--fast", "gdb", "-p", pid)
 	if err != nil || !strings.Contains(out, " -readnever -ix ") || !strings.Contains(out, "\nset auto-load python-scripts off\n") {
 		t.Errorf("--fast does not start gdb with -readnever and CPython's extension off: %v\n%s", err, out)
 	}
-	out, err = runIn(t, "", henv, pyattachBin(t), "--offline", "--fast", "gdb", "-batch", "-p", pid, "-ex", "py-bt", "-ex", "maint info symtabs")
-	if err != nil {
-		t.Fatalf("pyattach --fast gdb: %v\n%s", err, out)
-	}
-	checkPyBt(t, "pyattach --fast gdb", out)
+	out = pyattachPyBt(t, "pyattach --fast gdb", "", henv, "--offline", "--fast", "gdb", "-batch", "-p", pid, "-ex", "py-bt", "-ex", "maint info symtabs")
 	if strings.Contains(out, "{ symtab ") || strings.Contains(out, "<built-in method") {
 		t.Errorf("gdb read DWARF, or CPython's extension answered:\n%s", out)
 	}
@@ -119,13 +92,6 @@ func TestWalkerFastReadsNoDWARF(t *testing.T) {
 // interpreter with no CPython extension.
 func TestWalkerAttachInside(t *testing.T) {
 	testenv.Need(t, "gdb")
-	py := testenv.Pyenv(t, "3.11+").Exe
-	exe, env := testenv.Stripped(t, py)
-	pid := strconv.Itoa(testenv.StartPython(t, exe, "", env...))
-	henv := homeEnv(t)
-	out, err := runIn(t, "", henv, pyattachBin(t), "--offline", "gdb", "-nx", "-batch", "-ex", "attach "+pid, "-ex", "py-bt")
-	if err != nil {
-		t.Fatalf("pyattach gdb, then attach: %v\n%s", err, out)
-	}
-	checkPyBt(t, "attach inside pyattach gdb", out)
+	_, pid := startStripped(t, testenv.Pyenv(t, "3.11+").Exe)
+	pyattachPyBt(t, "attach inside pyattach gdb", "", homeEnv(t), "--offline", "gdb", "-nx", "-batch", "-ex", "attach "+strconv.Itoa(pid), "-ex", "py-bt")
 }

@@ -2,7 +2,6 @@ package pywalk
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -244,11 +243,8 @@ func localsBlock(out string) []string {
 // py-locals answers with CPython's output; where it cannot read the
 // frame (stripped), the walker answers.
 func TestFrameCommandsEveryInterpreter(t *testing.T) {
-	testenv.Need(t, "gdb")
-	testenv.Need(t, "lldb")
-	dir := walkerDir(t)
+	dir := walkerDebuggers(t)
 	for _, in := range interpreters(t) {
-		in := in
 		for _, stripped := range []bool{false, true} {
 			name := in.name
 			exe, env := in.exe, []string(nil)
@@ -269,11 +265,7 @@ func TestFrameCommandsEveryInterpreter(t *testing.T) {
 					checkOracle(t, dir, in, pid, stripped)
 				}
 
-				core := filepath.Join(t.TempDir(), "core")
-				run(t, nil, "gdb", "-nx", "-batch", "-p", pid, "-ex", "gcore "+core)
-				if _, err := os.Stat(core); err != nil {
-					t.Fatalf("gcore wrote no core: %v", err)
-				}
+				core, _ := gcore(t, pid)
 				cmd.Process.Signal(syscall.SIGKILL)
 				// The debuggers find the libraries the core names; the program's
 				// PYTHONHOME would break their own Python.

@@ -135,11 +135,8 @@ func rootGdb(dir, sysroot string, ri rootInterp, tables string, args ...string) 
 // eval loop's frame, which is why the walker exists.
 func TestWalkerDebianRoots(t *testing.T) {
 	testenv.NeedRoot(t, "running a root's Python in its own namespaces (unshare, chroot)")
-	testenv.Need(t, "gdb")
-	testenv.Need(t, "lldb")
-	dir := walkerDir(t)
+	dir := walkerDebuggers(t)
 	for _, ri := range testenv.Roots(t) {
-		ri := ri
 		t.Run(ri.Suite+"-python"+ri.Minor, func(t *testing.T) {
 			proc := startInRoot(t, ri)
 			pid := proc.pid
@@ -201,11 +198,7 @@ func TestWalkerDebianRoots(t *testing.T) {
 			// it then leaves the whole stack mapping out of the core, and the
 			// worker's frames that live on its C stack with it. Only the main
 			// thread is then complete.
-			core := filepath.Join(t.TempDir(), "core")
-			gc := run(t, nil, "gdb", "-nx", "-batch", "-iex", "set sysroot "+proot, filepath.Join(proot, ri.Exe()), "-p", ps, "-ex", "gcore "+core)
-			if _, err := os.Stat(core); err != nil {
-				t.Fatalf("gcore wrote no core: %v\n%s", err, gc)
-			}
+			core, gc := gcore(t, ps, "-iex", "set sysroot "+proot, filepath.Join(proot, ri.Exe()))
 			want := got
 			if gcoreIncomplete(gc) {
 				t.Logf("gcore could not read all of the process's memory; only the main thread is compared:\n%s", gc)

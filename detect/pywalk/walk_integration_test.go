@@ -114,6 +114,28 @@ func walkerDir(t *testing.T) string {
 	return d
 }
 
+// walkerDebuggers needs gdb and lldb, and writes the walker's files
+// where they import them.
+func walkerDebuggers(t *testing.T) string {
+	t.Helper()
+	testenv.Need(t, "gdb")
+	testenv.Need(t, "lldb")
+	return walkerDir(t)
+}
+
+// gcore writes a core of the live process pid with gdb (args come
+// before -p: a sysroot, the program) and returns its path and gdb's
+// output.
+func gcore(t *testing.T, pid string, args ...string) (core, out string) {
+	t.Helper()
+	core = filepath.Join(t.TempDir(), "core")
+	out = run(t, nil, "gdb", append(append([]string{"-nx", "-batch"}, args...), "-p", pid, "-ex", "gcore "+core)...)
+	if _, err := os.Stat(core); err != nil {
+		t.Fatalf("gcore wrote no core: %v\n%s", err, out)
+	}
+	return core, out
+}
+
 // start runs app.py and waits for its ready line.
 func start(t *testing.T, exe string, env []string) *exec.Cmd {
 	t.Helper()
@@ -248,11 +270,8 @@ func lldbArgs(dir string, in interp, extra ...string) []string {
 // py-bt prints app.py's frames and lines; where CPython's own extension
 // works (the unstripped build in gdb) it prints exactly what that prints.
 func TestWalkerEveryInterpreter(t *testing.T) {
-	testenv.Need(t, "gdb")
-	testenv.Need(t, "lldb")
-	dir := walkerDir(t)
+	dir := walkerDebuggers(t)
 	for _, in := range interpreters(t) {
-		in := in
 		t.Run(in.name, func(t *testing.T) {
 			cmd := start(t, in.exe, nil)
 			pid := strconv.Itoa(cmd.Process.Pid)
@@ -267,11 +286,7 @@ func TestWalkerEveryInterpreter(t *testing.T) {
 			sameStacks(t, "lldb", stacks(lldbOut, lldbThreadRe), got)
 
 			// A core of the same process.
-			core := filepath.Join(t.TempDir(), "core")
-			run(t, nil, "gdb", "-nx", "-batch", "-p", pid, "-ex", "gcore "+core)
-			if _, err := os.Stat(core); err != nil {
-				t.Fatalf("gcore wrote no core: %v", err)
-			}
+			core, _ := gcore(t, pid)
 			coreOut := run(t, nil, "gdb", gdbArgs(dir, in, in.exe, core, "-ex", "thread apply all py-bt")...)
 			sameStacks(t, "gdb core", stacks(coreOut, gdbThreadRe), got)
 			lldbCore := run(t, testenv.LLDBEnv(), "lldb", lldbArgs(dir, in, "-c", core, in.exe)...)
