@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"syscall"
 
 	"github.com/BurntSushi/toml"
 
@@ -215,19 +214,15 @@ func readConfigFile(name string) ([]byte, error) {
 
 // readSmallFile reads a regular file of at most max bytes.
 func readSmallFile(name string, max int64) ([]byte, error) {
-	f, err := os.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	f, st, err := safefs.OpenRegular(name)
+	if errors.Is(err, safefs.ErrNotRegular) {
+		return nil, &configError{name, fmt.Errorf("%w: not a regular file (%s)", errConfig, fileKind(st.Mode())),
+			"name a regular file: pyattach --config FILE"}
+	}
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !st.Mode().IsRegular() {
-		return nil, &configError{name, fmt.Errorf("%w: not a regular file (%s)", errConfig, fileKind(st.Mode())),
-			"name a regular file: pyattach --config FILE"}
-	}
 	tooBig := &configError{name, fmt.Errorf("%w: larger than %d KiB", errConfig, max>>10),
 		"a configuration file holds a few settings; fix or remove " + name}
 	if st.Size() > max {

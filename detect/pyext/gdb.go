@@ -14,6 +14,7 @@ import (
 	"sync"
 
 	"github.com/pyattach/pyattach/detect/pyinfo"
+	"github.com/pyattach/pyattach/detect/safefs"
 )
 
 // Sources of an extension, as reported in Extension.Source.
@@ -463,18 +464,11 @@ func errText(err error) string {
 // readFileHead reads the first sniffSize bytes of the regular file at
 // host path p.
 func readFileHead(p string) ([]byte, error) {
-	f, err := os.Open(p)
+	f, _, err := safefs.OpenRegular(p)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !st.Mode().IsRegular() {
-		return nil, errors.New("not a regular file")
-	}
 	return readHead(f)
 }
 
