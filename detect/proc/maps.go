@@ -112,7 +112,9 @@ func splitLF(data []byte, atEOF bool) (advance int, token []byte, err error) {
 func parseMapsLine(b []byte) (Mapping, error) {
 	var m Mapping
 	s := string(b)
-	field := func(what string) (string, error) {
+	// field takes the next field off s, refused unless valid (when not
+	// nil) accepts it.
+	field := func(what string, valid func(string) bool) (string, error) {
 		s = strings.TrimLeft(s, " ")
 		if s == "" {
 			return "", fmt.Errorf("missing %s", what)
@@ -123,10 +125,13 @@ func parseMapsLine(b []byte) (Mapping, error) {
 		}
 		f := s[:i]
 		s = s[i:]
+		if valid != nil && !valid(f) {
+			return "", fmt.Errorf("bad %s %s", what, quote(f))
+		}
 		return f, nil
 	}
 
-	addr, err := field("address range")
+	addr, err := field("address range", nil)
 	if err != nil {
 		return m, err
 	}
@@ -144,16 +149,11 @@ func parseMapsLine(b []byte) (Mapping, error) {
 		return m, fmt.Errorf("end address before start %s", quote(addr))
 	}
 
-	perms, err := field("permissions")
-	if err != nil {
+	if m.Perms, err = field("permissions", validPerms); err != nil {
 		return m, err
 	}
-	if !validPerms(perms) {
-		return m, fmt.Errorf("bad permissions %s", quote(perms))
-	}
-	m.Perms = perms
 
-	off, err := field("offset")
+	off, err := field("offset", nil)
 	if err != nil {
 		return m, err
 	}
@@ -161,21 +161,13 @@ func parseMapsLine(b []byte) (Mapping, error) {
 		return m, fmt.Errorf("bad offset %s", quote(off))
 	}
 
-	dev, err := field("device")
-	if err != nil {
+	if m.Dev, err = field("device", validDev); err != nil {
 		return m, err
 	}
-	if !validDev(dev) {
-		return m, fmt.Errorf("bad device %s", quote(dev))
-	}
-	m.Dev = dev
 
-	ino, err := field("inode")
+	ino, err := field("inode", allDigits)
 	if err != nil {
 		return m, err
-	}
-	if !allDigits(ino) {
-		return m, fmt.Errorf("bad inode %s", quote(ino))
 	}
 	if m.Inode, err = strconv.ParseUint(ino, 10, 64); err != nil {
 		return m, fmt.Errorf("bad inode %s", quote(ino))
