@@ -14,6 +14,7 @@ import (
 	"sync"
 
 	"github.com/pyattach/pyattach/detect/pyinfo"
+	"github.com/pyattach/pyattach/detect/pyversion"
 	"github.com/pyattach/pyattach/detect/safefs"
 )
 
@@ -541,7 +542,7 @@ func readPatchlevel(pl place, p string) string {
 	return scanHead(pl, p, func(line string) (string, bool) {
 		f := strings.Fields(line)
 		if len(f) >= 3 && f[0] == "#define" && f[1] == "PY_VERSION" {
-			return leadingVersion(strings.Trim(f[2], `"`)), true
+			return pyversion.Leading(strings.Trim(f[2], `"`)), true
 		}
 		return "", false
 	})
