@@ -13,6 +13,7 @@ import (
 	"github.com/BurntSushi/toml"
 
 	"github.com/pyattach/pyattach/cmd/internal/shquote"
+	"github.com/pyattach/pyattach/cmd/internal/textline"
 	"github.com/pyattach/pyattach/detect/environ"
 	"github.com/pyattach/pyattach/detect/pyext"
 	"github.com/pyattach/pyattach/detect/safefs"
@@ -140,7 +141,7 @@ func projectTrust(p string, data []byte, uid int, dirs environ.Dirs) string {
 	cmd := "pyattach trust " + shquote.Quote(filepath.Dir(p))
 	store, err := loadTrustStore(dirs)
 	if err != nil {
-		return fmt.Sprintf("not trusted (%s)", oneLine(err.Error()))
+		return fmt.Sprintf("not trusted (%s)", textline.Fold(err.Error()))
 	}
 	switch store.state(p, data) {
 	case trustChanged:
@@ -156,7 +157,7 @@ func projectTrust(p string, data []byte, uid int, dirs environ.Dirs) string {
 func untrustedWhy(err error, file string, project bool, dirs environ.Dirs) string {
 	var ue *safefs.UntrustedError
 	if !errors.As(err, &ue) {
-		return oneLine(err.Error())
+		return textline.Fold(err.Error())
 	}
 	why := ue.Component + " is " + ue.Reason
 	if strings.HasPrefix(ue.Reason, "writable by") {
