@@ -130,6 +130,18 @@ func parseMapsLine(b []byte) (Mapping, error) {
 		}
 		return f, nil
 	}
+	// number takes the next field off s and parses it.
+	number := func(what string, parse func(string) (uint64, error)) (uint64, error) {
+		f, err := field(what, nil)
+		if err != nil {
+			return 0, err
+		}
+		n, err := parse(f)
+		if err != nil {
+			return 0, fmt.Errorf("bad %s %s", what, quote(f))
+		}
+		return n, nil
+	}
 
 	addr, err := field("address range", nil)
 	if err != nil {
@@ -153,24 +165,14 @@ func parseMapsLine(b []byte) (Mapping, error) {
 		return m, err
 	}
 
-	off, err := field("offset", nil)
-	if err != nil {
+	if m.Offset, err = number("offset", parseHex); err != nil {
 		return m, err
 	}
-	if m.Offset, err = parseHex(off); err != nil {
-		return m, fmt.Errorf("bad offset %s", quote(off))
-	}
-
 	if m.Dev, err = field("device", validDev); err != nil {
 		return m, err
 	}
-
-	ino, err := field("inode", allDigits)
-	if err != nil {
+	if m.Inode, err = number("inode", parseDec); err != nil {
 		return m, err
-	}
-	if m.Inode, err = strconv.ParseUint(ino, 10, 64); err != nil {
-		return m, fmt.Errorf("bad inode %s", quote(ino))
 	}
 
 	// The rest, after the padding, is the path, which may hold spaces.
@@ -196,6 +198,14 @@ func parseHex(s string) (uint64, error) {
 		return 0, errors.New("not hex")
 	}
 	return strconv.ParseUint(s, 16, 64)
+}
+
+func parseDec(s string) (uint64, error) {
+	// Plain decimal digits only, as in parseHex.
+	if !allDigits(s) {
+		return 0, errors.New("not decimal")
+	}
+	return strconv.ParseUint(s, 10, 64)
 }
 
 func isHexDigits(s string) bool {
