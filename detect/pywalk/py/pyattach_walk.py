@@ -118,6 +118,10 @@ _MAX_FRAMES = 4096
 _MAX_THREADS = 4096
 _MAX_STR = 1 << 16
 
+# The encoding of a compact str's characters by its kind (bytes a
+# character).
+_STR_ENCODINGS = {1: "latin-1", 2: "utf-16-le", 4: "utf-32-le"}
+
 
 class Walker(object):
     """Reads Python stacks through read(addr, size) -> bytes."""
@@ -308,25 +312,30 @@ class Walker(object):
         if not addr:
             return "<NULL>"
         try:
-            length = self.i64(addr + L.off("PyASCIIObject.length"))
-            word = self.u32(addr + L.off("PyASCIIObject.state"))
-            base = L.off("PyASCIIObject.state") * 8
-
-            def bit(name):
-                off, size = L.bits("PyASCIIObject.state." + name)
-                return (word >> (off - base)) & ((1 << size) - 1)
-
-            kind, compact, ascii_ = bit("kind"), bit("compact"), bit("ascii")
+            length, kind, compact, ascii_ = self.str_state(addr)
             if not compact or length < 0 or length > _MAX_STR or kind not in (1, 2, 4):
                 return "<?>"
             if ascii_:
                 data = self.read(addr + L.off("sizeof(PyASCIIObject)"), length)
                 return data.decode("ascii", "replace")
             data = self.read(addr + L.off("sizeof(PyCompactUnicodeObject)"), length * kind)
-            enc = {1: "latin-1", 2: "utf-16-le", 4: "utf-32-le"}[kind]
-            return data.decode(enc, "replace")
+            return data.decode(_STR_ENCODINGS[kind], "replace")
         except WalkError:
             return "<?>"
+
+    def str_state(self, addr):
+        """(length, kind, compact, ascii) of the str object at addr: its
+        length and the bits of its state that say how it is stored."""
+        L = self.L
+        length = self.i64(addr + L.off("PyASCIIObject.length"))
+        word = self.u32(addr + L.off("PyASCIIObject.state"))
+        base = L.off("PyASCIIObject.state") * 8
+
+        def bit(name):
+            off, size = L.bits("PyASCIIObject.state." + name)
+            return (word >> (off - base)) & ((1 << size) - 1)
+
+        return length, bit("kind"), bit("compact"), bit("ascii")
 
     def bytes_obj(self, addr):
         if not addr:
@@ -547,22 +556,14 @@ def _walker_int_value(self, addr):
 def _walker_str_prefix(self, addr, limit):
     """The first limit characters of a str and its length, or None."""
     L = self.L
-    length = self.i64(addr + L.off("PyASCIIObject.length"))
-    word = self.u32(addr + L.off("PyASCIIObject.state"))
-    base = L.off("PyASCIIObject.state") * 8
-
-    def bit(name):
-        off, size = L.bits("PyASCIIObject.state." + name)
-        return (word >> (off - base)) & ((1 << size) - 1)
-
-    kind, compact, ascii_ = bit("kind"), bit("compact"), bit("ascii")
+    length, kind, compact, ascii_ = self.str_state(addr)
     if not compact or length < 0 or kind not in (1, 2, 4):
         return None
     n = min(length, limit)
     if ascii_:
         return self.read(addr + L.off("sizeof(PyASCIIObject)"), n).decode("ascii", "replace") if n else "", length
     data = self.read(addr + L.off("sizeof(PyCompactUnicodeObject)"), n * kind) if n else b""
-    return data.decode({1: "latin-1", 2: "utf-16-le", 4: "utf-32-le"}[kind], "surrogatepass"), length
+    return data.decode(_STR_ENCODINGS[kind], "surrogatepass"), length
 
 
 def _walker_value_repr(self, addr, limit=MAX_REPR):
