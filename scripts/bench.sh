@@ -130,21 +130,6 @@ trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-# now_us sets the variable named $1 to the wall clock in microseconds
-# (bash 5 EPOCHREALTIME, no fork; else date +%s%6N). Clock slews are far
-# smaller than the differences measured here.
-if [ -n "${EPOCHREALTIME:-}" ]; then
-	now_us() { local t=$EPOCHREALTIME; printf -v "$1" '%s' "${t//[!0-9]/}"; }
-else
-	now_us() { printf -v "$1" '%s' "$(date +%s%6N)"; }
-fi
-
-# fmt_ms US prints microseconds as milliseconds with one decimal.
-fmt_ms() {
-	local us=$1
-	printf '%d.%d' $(((us + 50) / 1000)) $((((us + 50) % 1000) / 100))
-}
-
 # ratio A B prints A/B with about three significant digits.
 ratio() {
 	local a=$1 b=$2 v
@@ -161,23 +146,6 @@ ratio() {
 	else
 		printf '0.%06d' "$v"
 	fi
-}
-
-# median NUM... prints the median (mean of the middle two when even).
-median() {
-	local -a v
-	mapfile -t v < <(printf '%s\n' "$@" | sort -n)
-	local n=${#v[@]}
-	if [ $((n % 2)) -eq 1 ]; then
-		printf '%d' "${v[n / 2]}"
-	else
-		printf '%d' $(((v[n / 2 - 1] + v[n / 2]) / 2))
-	fi
-}
-
-# minimum NUM... prints the smallest.
-minimum() {
-	printf '%s\n' "$@" | sort -n | head -n 1
 }
 
 # start_python NAME EXE ARGS...: starts EXE ARGS... in the background,
@@ -256,7 +224,7 @@ compare() {
 	shift 3
 	local -a cmds=("$@" "$base")
 	local -A samples=()
-	local c r i k t0 t1 note n=${#cmds[@]}
+	local c r i t0 t1 note n=${#cmds[@]}
 	for c in "${cmds[@]}"; do
 		"$c" "$pid" >/dev/null 2>&1 || { echo "$0: error: ${LABEL[$c]} failed for process $pid" >&2; exit 1; }
 	done
@@ -269,23 +237,16 @@ compare() {
 			samples[$c]+="$((t1 - t0)) "
 		done
 	done
-	local -A med=()
+	local -A med=() least=()
+	medians samples med least "${cmds[@]}"
+	table_head 34 "$title"
 	for c in "${cmds[@]}"; do
-		# shellcheck disable=SC2086 # the samples are space-separated numbers
-		med[$c]=$(median ${samples[$c]})
-	done
-	echo
-	echo "== $title"
-	printf '%-34s %10s %10s   %s\n' command "median ms" "min ms" "ratio (rounds: $ROUNDS)"
-	for c in "${cmds[@]}"; do
-		# shellcheck disable=SC2086
-		k=$(minimum ${samples[$c]})
 		if [ "$c" = "$base" ]; then
 			note="1 (baseline)"
 		else
 			note="$(ratio "${med[$c]}" "${med[$base]}") x ${LABEL[$base]}"
 		fi
-		printf '%-34s %10s %10s   %s\n' "${LABEL[$c]}" "$(fmt_ms "${med[$c]}")" "$(fmt_ms "$k")" "$note"
+		table_row 34 "${LABEL[$c]}" "$(fmt_ms "${med[$c]}")" "$(fmt_ms "${least[$c]}")" "$note"
 	done
 	for c in "$@"; do
 		if [ "${med[$c]}" -gt 0 ]; then
@@ -301,22 +262,8 @@ SMALL_PID=
 start_small() {
 	[ -n "$SMALL_PID" ] && return 0
 	"$PY" -m venv --copies --without-pip "$tmp/venv"
-	cat >"$tmp/nested.py" <<'EOF'
-import time
-
-def inner():
-    print("ready", flush=True)
-    time.sleep(3600)
-
-def middle():
-    inner()
-
-def outer():
-    middle()
-
-outer()
-EOF
-	start_python SMALL_PID "$tmp/venv/bin/python" "$tmp/nested.py"
+	write_app "$tmp/app.py" 3600
+	start_python SMALL_PID "$tmp/venv/bin/python" "$tmp/app.py"
 }
 
 MANY_PID=

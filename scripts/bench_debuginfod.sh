@@ -19,15 +19,8 @@
 # pyattach's own `debuginfo` command is not timed yet: $pyattach, when
 # bench.sh sets it, is unused here.
 
-# bdf_now_us sets the variable named $1 to the wall clock in microseconds.
-if [ -n "${EPOCHREALTIME:-}" ]; then
-	bdf_now_us() { local t=$EPOCHREALTIME; printf -v "$1" '%s' "${t//[!0-9]/}"; }
-else
-	bdf_now_us() { printf -v "$1" '%s' "$(date +%s%6N)"; }
-fi
-
-# bdf_ms US prints microseconds as milliseconds with one decimal.
-bdf_ms() { printf '%d.%d' $((($1 + 50) / 1000)) $(((($1 + 50) % 1000) / 100)); }
+# shellcheck source=scripts/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh" # now_us, fmt_ms, medians, table_*
 
 # bdf_ratio A B prints A/B with two decimals.
 bdf_ratio() {
@@ -35,20 +28,6 @@ bdf_ratio() {
 	local v=$((($1 * 100 + $2 / 2) / $2))
 	printf '%d.%02d' $((v / 100)) $((v % 100))
 }
-
-# bdf_median NUM... prints the median (mean of the middle two when even).
-bdf_median() {
-	local -a v
-	mapfile -t v < <(printf '%s\n' "$@" | sort -n)
-	local n=${#v[@]}
-	if [ $((n % 2)) -eq 1 ]; then
-		printf '%d' "${v[n / 2]}"
-	else
-		printf '%d' $(((v[n / 2 - 1] + v[n / 2]) / 2))
-	fi
-}
-
-bdf_min() { printf '%s\n' "$@" | sort -n | head -n 1; }
 
 bdf_need() {
 	if ! command -v "$1" >/dev/null 2>&1; then
@@ -83,7 +62,7 @@ bdf_check_cache() {
 }
 
 bench_debuginfod() {
-	local root n delay i w par t0 t1 r c k f cache run=0
+	local root n delay i w par t0 t1 r c f cache run=0
 	root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 	n=${BENCH_DEBUGINFOD_IDS:-32}
 	delay=${BENCH_DEBUGINFOD_DELAY:-100ms}
@@ -103,7 +82,7 @@ bench_debuginfod() {
 
 	# n distinct programs (distinct build-ids), their debug files split
 	# off and named <build-id>.debug, nproc compilers at a time.
-	bdf_now_us t0
+	now_us t0
 	par=$(nproc)
 	local -a workers=()
 	for ((w = 0; w < par; w++)); do
@@ -121,14 +100,14 @@ bench_debuginfod() {
 	for w in "${workers[@]}"; do
 		wait "$w" || { echo "bench_debuginfod: error: building the fixtures failed" >&2; return 1; }
 	done
-	bdf_now_us t1
+	now_us t1
 	BDF_IDS=()
 	for f in "$BDF_DIR"/srv/*.debug; do
 		f=${f##*/}
 		BDF_IDS+=("${f%.debug}")
 	done
 	[ ${#BDF_IDS[@]} -eq "$n" ] || { echo "bench_debuginfod: error: $n programs gave ${#BDF_IDS[@]} build-ids" >&2; return 1; }
-	echo "built $n programs with gcc -g and split their debug files in $(bdf_ms $((t1 - t0))) ms"
+	echo "built $n programs with gcc -g and split their debug files in $(fmt_ms $((t1 - t0))) ms"
 
 	"$BDF_DIR/benchserver" -dir "$BDF_DIR/srv" -delay "$delay" >"$BDF_DIR/server.out" 2>"$BDF_DIR/server.err" &
 	BDF_SERVER=$!
@@ -153,7 +132,7 @@ bench_debuginfod() {
 		[bdf_cmd_xargs]="debuginfod-find, xargs -P 8"
 	)
 	local -a cmds=(bdf_cmd_fetchbench bdf_cmd_loop bdf_cmd_xargs)
-	local -A samples=() med=()
+	local -A samples=() med=() least=()
 	# Warm-up, and the check that every command fills the cache.
 	for c in "${cmds[@]}"; do
 		cache="$BDF_DIR/cache.$((run++))"
@@ -168,13 +147,13 @@ bench_debuginfod() {
 		for ((i = 0; i < ${#cmds[@]}; i++)); do
 			c=${cmds[(i + r) % ${#cmds[@]}]}
 			cache="$BDF_DIR/cache.$((run++))"
-			bdf_now_us t0
+			now_us t0
 			"$c" "$cache" >/dev/null 2>"$BDF_DIR/cmd.err" || {
 				echo "bench_debuginfod: error: ${label[$c]} failed:" >&2
 				sed 's/^/  /' "$BDF_DIR/cmd.err" >&2
 				return 1
 			}
-			bdf_now_us t1
+			now_us t1
 			samples[$c]+="$((t1 - t0)) "
 			rm -rf "$cache"
 		done
@@ -190,17 +169,10 @@ bench_debuginfod() {
 	fi
 	BDF_SERVER=
 
+	medians samples med least "${cmds[@]}"
+	table_head 38 "debuginfod: $n build-ids, fresh cache each run, server delay $delay per request"
 	for c in "${cmds[@]}"; do
-		# shellcheck disable=SC2086 # the samples are space-separated numbers
-		med[$c]=$(bdf_median ${samples[$c]})
-	done
-	echo
-	echo "== debuginfod: $n build-ids, fresh cache each run, server delay $delay per request"
-	printf '%-38s %10s %10s   %s\n' command "median ms" "min ms" "ratio (rounds: $ROUNDS)"
-	for c in "${cmds[@]}"; do
-		# shellcheck disable=SC2086
-		k=$(bdf_min ${samples[$c]})
-		printf '%-38s %10s %10s   %s\n' "${label[$c]}" "$(bdf_ms "${med[$c]}")" "$(bdf_ms "$k")" \
+		table_row 38 "${label[$c]}" "$(fmt_ms "${med[$c]}")" "$(fmt_ms "${least[$c]}")" \
 			"$(bdf_ratio "${med[$c]}" "${med[bdf_cmd_fetchbench]}") x fetchbench"
 	done
 	echo "  fetchbench is $(bdf_ratio "${med[bdf_cmd_loop]}" "${med[bdf_cmd_fetchbench]}") times faster than the sequential loop," \

@@ -43,21 +43,7 @@ go build -o "$tmp/pyattach" ./cmd/pyattach
 echo "==> $python -m venv --copies $tmp/venv"
 "$python" -m venv --copies --without-pip "$tmp/venv"
 
-cat >"$tmp/app.py" <<'PY'
-import time
-
-def handle_request():
-    print("ready", flush=True)
-    time.sleep(600)
-
-def serve():
-    handle_request()
-
-def main():
-    serve()
-
-main()
-PY
+write_app "$tmp/app.py" 600
 
 echo "==> starting $tmp/venv/bin/python app.py"
 "$tmp/venv/bin/python" "$tmp/app.py" >"$tmp/app.out" &

@@ -86,3 +86,86 @@ need_deb_src() {
 	rm -f "$tmp" "$tmp.list"
 	apt-get update -qq
 }
+
+# write_app FILE SECONDS writes README.md's example program to FILE: it
+# prints "ready", then sleeps SECONDS in handle_request, called by serve,
+# called by main.
+write_app() {
+	cat >"$1" <<PY
+import time
+
+def handle_request():
+    print("ready", flush=True)
+    time.sleep($2)
+
+def serve():
+    handle_request()
+
+def main():
+    serve()
+
+main()
+PY
+}
+
+# Timing, for bench.sh and bench_debuginfod.sh.
+
+# now_us sets the variable named $1 to the wall clock in microseconds
+# (bash 5 EPOCHREALTIME, no fork; else date +%s%6N). Clock slews are far
+# smaller than the differences measured here.
+if [ -n "${EPOCHREALTIME:-}" ]; then
+	now_us() { local t=$EPOCHREALTIME; printf -v "$1" '%s' "${t//[!0-9]/}"; }
+else
+	now_us() { printf -v "$1" '%s' "$(date +%s%6N)"; }
+fi
+
+# fmt_ms US prints microseconds as milliseconds with one decimal.
+fmt_ms() {
+	local us=$1
+	printf '%d.%d' $(((us + 50) / 1000)) $((((us + 50) % 1000) / 100))
+}
+
+# median NUM... prints the median (mean of the middle two when even).
+median() {
+	local -a v
+	mapfile -t v < <(printf '%s\n' "$@" | sort -n)
+	local n=${#v[@]}
+	if [ $((n % 2)) -eq 1 ]; then
+		printf '%d' "${v[n / 2]}"
+	else
+		printf '%d' $(((v[n / 2 - 1] + v[n / 2]) / 2))
+	fi
+}
+
+# minimum NUM... prints the smallest.
+minimum() {
+	printf '%s\n' "$@" | sort -n | head -n 1
+}
+
+# medians SAMPLES MED LEAST CMD...: for each CMD, sets MED[CMD] and
+# LEAST[CMD] to the median and the minimum of the space-separated numbers
+# in SAMPLES[CMD] (the three are names of associative arrays).
+medians() {
+	local -n _samples=$1 _med=$2 _least=$3
+	shift 3
+	local c
+	for c in "$@"; do
+		# shellcheck disable=SC2086 # the samples are space-separated numbers
+		_med[$c]=$(median ${_samples[$c]})
+		# shellcheck disable=SC2086
+		_least[$c]=$(minimum ${_samples[$c]})
+	done
+}
+
+# table_head WIDTH TITLE prints a blank line, "== TITLE" and the header
+# of a table of table_row rows whose first column is WIDTH wide.
+table_head() {
+	echo
+	echo "== $2"
+	table_row "$1" command "median ms" "min ms" "ratio (rounds: $ROUNDS)"
+}
+
+# table_row WIDTH NAME MEDIAN MIN NOTE prints one row of the table.
+table_row() {
+	printf "%-${1}s %10s %10s   %s\n" "$2" "$3" "$4" "$5"
+}

@@ -10,6 +10,7 @@ import (
 	"github.com/alecthomas/kong"
 
 	"github.com/pyattach/pyattach/cmd/internal/target"
+	"github.com/pyattach/pyattach/cmd/internal/textline"
 	"github.com/pyattach/pyattach/detect/proc"
 )
 
@@ -66,9 +67,9 @@ func (c *CompleteCmd) Run(g *Globals, app *App, kctx *kong.Context) error {
 		b.WriteString("none\n")
 	}
 	for _, c := range res.cands {
-		b.WriteString(oneLine(c.value))
+		b.WriteString(textline.Fold(c.value))
 		if c.desc != "" {
-			b.WriteString("\t" + oneLine(c.desc))
+			b.WriteString("\t" + textline.Fold(c.desc))
 		}
 		b.WriteByte('\n')
 	}

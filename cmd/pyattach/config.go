@@ -9,11 +9,11 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"syscall"
 
 	"github.com/BurntSushi/toml"
 
 	"github.com/pyattach/pyattach/cmd/internal/shquote"
+	"github.com/pyattach/pyattach/cmd/internal/textline"
 	"github.com/pyattach/pyattach/detect/environ"
 	"github.com/pyattach/pyattach/detect/pyext"
 	"github.com/pyattach/pyattach/detect/safefs"
@@ -141,7 +141,7 @@ func projectTrust(p string, data []byte, uid int, dirs environ.Dirs) string {
 	cmd := "pyattach trust " + shquote.Quote(filepath.Dir(p))
 	store, err := loadTrustStore(dirs)
 	if err != nil {
-		return fmt.Sprintf("not trusted (%s)", oneLine(err.Error()))
+		return fmt.Sprintf("not trusted (%s)", textline.Fold(err.Error()))
 	}
 	switch store.state(p, data) {
 	case trustChanged:
@@ -157,7 +157,7 @@ func projectTrust(p string, data []byte, uid int, dirs environ.Dirs) string {
 func untrustedWhy(err error, file string, project bool, dirs environ.Dirs) string {
 	var ue *safefs.UntrustedError
 	if !errors.As(err, &ue) {
-		return oneLine(err.Error())
+		return textline.Fold(err.Error())
 	}
 	why := ue.Component + " is " + ue.Reason
 	if strings.HasPrefix(ue.Reason, "writable by") {
@@ -215,19 +215,15 @@ func readConfigFile(name string) ([]byte, error) {
 
 // readSmallFile reads a regular file of at most max bytes.
 func readSmallFile(name string, max int64) ([]byte, error) {
-	f, err := os.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	f, st, err := safefs.OpenRegular(name)
+	if errors.Is(err, safefs.ErrNotRegular) {
+		return nil, &configError{name, fmt.Errorf("%w: not a regular file (%s)", errConfig, fileKind(st.Mode())),
+			"name a regular file: pyattach --config FILE"}
+	}
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !st.Mode().IsRegular() {
-		return nil, &configError{name, fmt.Errorf("%w: not a regular file (%s)", errConfig, fileKind(st.Mode())),
-			"name a regular file: pyattach --config FILE"}
-	}
 	tooBig := &configError{name, fmt.Errorf("%w: larger than %d KiB", errConfig, max>>10),
 		"a configuration file holds a few settings; fix or remove " + name}
 	if st.Size() > max {

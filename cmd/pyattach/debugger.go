@@ -6,14 +6,16 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"github.com/pyattach/pyattach/cmd/internal/debuggers"
-	"github.com/pyattach/pyattach/cmd/internal/shquote"
 	"os"
 	"os/signal"
 	"path/filepath"
 	"runtime"
 	"syscall"
 	"time"
+
+	"github.com/pyattach/pyattach/cmd/internal/debuggers"
+	"github.com/pyattach/pyattach/cmd/internal/shquote"
+	"github.com/pyattach/pyattach/gdbgen/plan"
 
 	"golang.org/x/sys/unix"
 
@@ -78,18 +80,26 @@ func allDigits(s string) bool {
 	return true
 }
 
+// debuggerPlan is buildPlan for the debugger named name ("gdb", "lldb"),
+// whose name leads its error. An interrupt before the debugger starts is
+// an error too: the debugger is not started then.
+func debuggerPlan(name string, t dbgTarget, g *Globals, app *App, cfg *Config) (plan.Plan, error) {
+	p, _, err := buildPlan(app.Ctx, t, g, app, cfg)
+	if err != nil {
+		return p, fmt.Errorf("%s: %w", name, err)
+	}
+	return p, app.Ctx.Err()
+}
+
 // Run starts gdb with pyattach's script.
 func (c *GDBCmd) Run(g *Globals, app *App, cfg *Config) error {
 	t, err := parseGDBArgs(c.Args, isPIDArg)
 	if err != nil {
 		return withHint(err, "pyattach passes everything after \"gdb\" to gdb; check gdb's own options with: gdb --help")
 	}
-	p, _, err := buildPlan(app.Ctx, t, g, app, cfg)
+	p, err := debuggerPlan("gdb", t, g, app, cfg)
 	if err != nil {
-		return fmt.Errorf("gdb: %w", err)
-	}
-	if err := app.Ctx.Err(); err != nil {
-		return err // interrupted: do not start the debugger
+		return err
 	}
 	sc, err := gdbgen.Generate(p)
 	if err != nil {
@@ -142,12 +152,9 @@ func (c *LLDBCmd) Run(g *Globals, app *App, cfg *Config) error {
 	if err := checkLLDBArgs(c.Args); err != nil {
 		return withHint(err, "lldb pastes the program and its arguments into its own commands; start the program yourself and attach with: pyattach lldb -p PID")
 	}
-	p, _, err := buildPlan(app.Ctx, t, g, app, cfg)
+	p, err := debuggerPlan("lldb", t, g, app, cfg)
 	if err != nil {
-		return fmt.Errorf("lldb: %w", err)
-	}
-	if err := app.Ctx.Err(); err != nil {
-		return err // interrupted: do not start the debugger
+		return err
 	}
 	lldb, err := findDebugger(app.Env, "lldb", "lldb-14", "lldb-15", "lldb-16", "lldb-17", "lldb-18", "lldb-19")
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/pyattach/pyattach/cmd/internal/planner"
 	"github.com/pyattach/pyattach/cmd/internal/target"
+	"github.com/pyattach/pyattach/cmd/internal/textline"
 	"github.com/pyattach/pyattach/detect/elfinfo"
 	"github.com/pyattach/pyattach/detect/proc"
 	"github.com/pyattach/pyattach/venv"
@@ -30,7 +31,7 @@ func withHint(err error, format string, args ...any) error {
 
 // report prints an error as "pyattach: error: ..." and a hint line.
 func report(w io.Writer, err error) {
-	fmt.Fprintf(w, "pyattach: error: %s\n", oneLine(err.Error()))
+	fmt.Fprintf(w, "pyattach: error: %s\n", textline.Fold(err.Error()))
 	if h := hintFor(err); h != "" {
 		lines := strings.Split(h, "\n")
 		fmt.Fprintf(w, "  hint: %s\n", lines[0])

@@ -9,6 +9,7 @@ import (
 	"github.com/pyattach/pyattach/cmd/internal/debuginfo"
 	"github.com/pyattach/pyattach/cmd/internal/planner"
 	"github.com/pyattach/pyattach/cmd/internal/target"
+	"github.com/pyattach/pyattach/cmd/internal/textline"
 	"github.com/pyattach/pyattach/detect/core"
 	"github.com/pyattach/pyattach/detect/environ"
 	"github.com/pyattach/pyattach/gdbgen/plan"
@@ -40,7 +41,7 @@ func plannerOptions(g *Globals, app *App, cfg *Config) planner.Options {
 		DataHome: app.dirs().DataHome,
 		UID:      os.Geteuid(),
 		Warn: func(err error) {
-			fmt.Fprintf(app.Stderr, "pyattach: warning: %s\n", oneLine(err.Error()))
+			fmt.Fprintf(app.Stderr, "pyattach: warning: %s\n", textline.Fold(err.Error()))
 			if h := hintFor(err); h != "" {
 				fmt.Fprintf(app.Stderr, "  hint: %s\n", h)
 			}

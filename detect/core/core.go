@@ -365,9 +365,9 @@ func readCoreNotes(r io.ReaderAt, h header, p prog, info *Info, aux *auxv) error
 	}
 	end := p.off + p.filesz
 	for off := p.off; off < end; {
-		if end-off < 12 {
+		if end-off < elfinfo.NoteHeaderSize {
 			// Trailing padding is allowed.
-			if b, err := readFull(r, off, end-off, "note padding"); err != nil || !allZero(b) {
+			if b, err := readFull(r, off, end-off, "note padding"); err != nil || !elfinfo.ZeroPadding(b) {
 				return elfinfo.Corruptf("PT_NOTE", int64(off), "truncated note header")
 			}
 			break
@@ -375,16 +375,14 @@ func readCoreNotes(r io.ReaderAt, h header, p prog, info *Info, aux *auxv) error
 		if aux.budget--; aux.budget < 0 {
 			return elfinfo.Corruptf("PT_NOTE", int64(off), "more than %d notes", maxNotes)
 		}
-		hdr, err := readFull(r, off, 12, "note header")
+		hdr, err := readFull(r, off, elfinfo.NoteHeaderSize, "note header")
 		if err != nil {
 			return err
 		}
-		namesz := uint64(h.bo.Uint32(hdr[0:]))
-		descsz := uint64(h.bo.Uint32(hdr[4:]))
-		typ := h.bo.Uint32(hdr[8:])
-		nameOff := off + 12
-		descOff := nameOff + align4(namesz)
-		next := descOff + align4(descsz)
+		namesz, descsz, typ := elfinfo.NoteHeader(hdr, h.bo)
+		nameOff := off + elfinfo.NoteHeaderSize
+		descOff := nameOff + elfinfo.NotePad(namesz)
+		next := descOff + elfinfo.NotePad(descsz)
 		if descOff+descsz > end {
 			return elfinfo.Corruptf("PT_NOTE", int64(off), "note overruns its segment")
 		}
@@ -422,7 +420,7 @@ func readCoreNotes(r io.ReaderAt, h header, p prog, info *Info, aux *auxv) error
 		}
 		*seen = true
 		if descsz > limit {
-			return elfinfo.Corruptf("PT_NOTE", int64(descOff-align4(namesz)-12), "note type %#x of %d bytes, more than %d", typ, descsz, limit)
+			return elfinfo.Corruptf("PT_NOTE", int64(nameOff-elfinfo.NoteHeaderSize), "note type %#x of %d bytes, more than %d", typ, descsz, limit)
 		}
 		desc, err := readFull(r, descOff, descsz, "note")
 		if err != nil {
@@ -446,17 +444,6 @@ func readCoreNotes(r io.ReaderAt, h header, p prog, info *Info, aux *auxv) error
 		}
 	}
 	return nil
-}
-
-func align4(n uint64) uint64 { return (n + 3) &^ 3 }
-
-func allZero(b []byte) bool {
-	for _, c := range b {
-		if c != 0 {
-			return false
-		}
-	}
-	return true
 }
 
 // parsePSInfo decodes struct elf_prpsinfo. Its layout differs between

@@ -1,7 +1,8 @@
 // Package dwarfform knows how long each DWARF attribute form is, so that
 // pyattach's small DWARF readers (the first DIE of a unit in elfinfo,
 // unit and line-table headers in srcscan) can skip the values they do
-// not need without decoding the whole DIE tree.
+// not need without decoding the whole DIE tree. It also reads the initial
+// length that starts every unit and line table.
 package dwarfform
 
 import (
@@ -25,6 +26,22 @@ type Reader interface {
 	ULEB() uint64
 	Skip(n uint64)
 	CStr()
+}
+
+// InitialLength reads the initial length of a unit or line table: the
+// length and the offset size of what follows, 4, or 8 in the 64-bit
+// format (0xffffffff, then an 8-byte length). A reserved value
+// (0xfffffff0 to 0xfffffffe) returns offset size 0 and the value as
+// length.
+func InitialLength(r Reader) (length uint64, offsz int) {
+	length = r.Fixed(4)
+	switch {
+	case length == 0xffffffff:
+		return r.Fixed(8), 8
+	case length >= 0xfffffff0:
+		return length, 0
+	}
+	return length, 4
 }
 
 // Skip skips one attribute value of form. offsz is the unit's offset

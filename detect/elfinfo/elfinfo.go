@@ -379,24 +379,22 @@ func ParseNotes(b []byte, bo binary.ByteOrder) ([]Note, error) {
 	all := len(b)
 	for len(b) > 0 {
 		at := int64(all - len(b))
-		if len(b) < 12 {
+		if len(b) < NoteHeaderSize {
 			// Trailing padding is allowed; anything else is corrupt.
-			if allZero(b) {
+			if ZeroPadding(b) {
 				break
 			}
 			return notes, Corruptf("notes", at, "truncated note header")
 		}
-		namesz := uint64(bo.Uint32(b[0:4]))
-		descsz := uint64(bo.Uint32(b[4:8]))
-		typ := bo.Uint32(b[8:12])
-		b = b[12:]
-		nameEnd := align4(namesz)
+		namesz, descsz, typ := NoteHeader(b, bo)
+		b = b[NoteHeaderSize:]
+		nameEnd := NotePad(namesz)
 		if nameEnd > uint64(len(b)) || namesz > nameEnd {
 			return notes, Corruptf("notes", at, "note name of %d bytes overruns its segment", namesz)
 		}
 		name := string(bytes.TrimRight(b[:namesz], "\x00"))
 		b = b[nameEnd:]
-		descEnd := align4(descsz)
+		descEnd := NotePad(descsz)
 		if descsz > uint64(len(b)) {
 			return notes, Corruptf("notes", at, "note desc of %d bytes overruns its segment", descsz)
 		}
@@ -412,14 +410,22 @@ func ParseNotes(b []byte, bo binary.ByteOrder) ([]Note, error) {
 
 func align4(n uint64) uint64 { return (n + 3) &^ 3 }
 
-func allZero(b []byte) bool {
-	for _, c := range b {
-		if c != 0 {
-			return false
-		}
-	}
-	return true
+// NoteHeaderSize is the size of a note's header: namesz, descsz, type.
+const NoteHeaderSize = 12
+
+// NoteHeader decodes a note's header from the first NoteHeaderSize
+// bytes of b.
+func NoteHeader(b []byte, bo binary.ByteOrder) (namesz, descsz uint64, typ uint32) {
+	return uint64(bo.Uint32(b[0:4])), uint64(bo.Uint32(b[4:8])), bo.Uint32(b[8:12])
 }
+
+// NotePad is n rounded up to the 4-byte alignment of a note's name and
+// descriptor (see ParseNotes).
+func NotePad(n uint64) uint64 { return align4(n) }
+
+// ZeroPadding reports whether b holds only zero bytes: the padding
+// allowed after the last note of a segment.
+func ZeroPadding(b []byte) bool { return len(bytes.TrimLeft(b, "\x00")) == 0 }
 
 // ParseDebugLink parses the contents of a .gnu_debuglink section: a
 // NUL-terminated file name, zero padding to a 4-byte boundary, then the

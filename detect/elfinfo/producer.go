@@ -258,12 +258,8 @@ func (r *dreader) cstr() string {
 // (DW_FORM_strx, which needs the unit's string-offsets base).
 func FirstDIEProducer(head []byte, bo binary.ByteOrder, abbrevAt func(uint64) ([]byte, error), str func(string, uint64) (string, error)) (string, error) {
 	r := newDreader(head, bo, ".debug_info", 0)
-	offsz := 4
-	length := r.n(4)
-	if length == 0xffffffff {
-		offsz = 8
-		r.n(8)
-	} else if length >= 0xfffffff0 {
+	length, offsz := dwarfform.InitialLength(formReader{r})
+	if offsz == 0 {
 		return "", Corruptf(".debug_info", 0, "reserved unit length %#x", length)
 	}
 	version := r.n(2)

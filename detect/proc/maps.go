@@ -112,7 +112,9 @@ func splitLF(data []byte, atEOF bool) (advance int, token []byte, err error) {
 func parseMapsLine(b []byte) (Mapping, error) {
 	var m Mapping
 	s := string(b)
-	field := func(what string) (string, error) {
+	// field takes the next field off s, refused unless valid (when not
+	// nil) accepts it.
+	field := func(what string, valid func(string) bool) (string, error) {
 		s = strings.TrimLeft(s, " ")
 		if s == "" {
 			return "", fmt.Errorf("missing %s", what)
@@ -123,10 +125,25 @@ func parseMapsLine(b []byte) (Mapping, error) {
 		}
 		f := s[:i]
 		s = s[i:]
+		if valid != nil && !valid(f) {
+			return "", fmt.Errorf("bad %s %s", what, quote(f))
+		}
 		return f, nil
 	}
+	// number takes the next field off s and parses it.
+	number := func(what string, parse func(string) (uint64, error)) (uint64, error) {
+		f, err := field(what, nil)
+		if err != nil {
+			return 0, err
+		}
+		n, err := parse(f)
+		if err != nil {
+			return 0, fmt.Errorf("bad %s %s", what, quote(f))
+		}
+		return n, nil
+	}
 
-	addr, err := field("address range")
+	addr, err := field("address range", nil)
 	if err != nil {
 		return m, err
 	}
@@ -144,41 +161,18 @@ func parseMapsLine(b []byte) (Mapping, error) {
 		return m, fmt.Errorf("end address before start %s", quote(addr))
 	}
 
-	perms, err := field("permissions")
-	if err != nil {
+	if m.Perms, err = field("permissions", validPerms); err != nil {
 		return m, err
-	}
-	if !validPerms(perms) {
-		return m, fmt.Errorf("bad permissions %s", quote(perms))
-	}
-	m.Perms = perms
-
-	off, err := field("offset")
-	if err != nil {
-		return m, err
-	}
-	if m.Offset, err = parseHex(off); err != nil {
-		return m, fmt.Errorf("bad offset %s", quote(off))
 	}
 
-	dev, err := field("device")
-	if err != nil {
+	if m.Offset, err = number("offset", parseHex); err != nil {
 		return m, err
 	}
-	if !validDev(dev) {
-		return m, fmt.Errorf("bad device %s", quote(dev))
-	}
-	m.Dev = dev
-
-	ino, err := field("inode")
-	if err != nil {
+	if m.Dev, err = field("device", validDev); err != nil {
 		return m, err
 	}
-	if !allDigits(ino) {
-		return m, fmt.Errorf("bad inode %s", quote(ino))
-	}
-	if m.Inode, err = strconv.ParseUint(ino, 10, 64); err != nil {
-		return m, fmt.Errorf("bad inode %s", quote(ino))
+	if m.Inode, err = number("inode", parseDec); err != nil {
+		return m, err
 	}
 
 	// The rest, after the padding, is the path, which may hold spaces.
@@ -204,6 +198,14 @@ func parseHex(s string) (uint64, error) {
 		return 0, errors.New("not hex")
 	}
 	return strconv.ParseUint(s, 16, 64)
+}
+
+func parseDec(s string) (uint64, error) {
+	// Plain decimal digits only, as in parseHex.
+	if !allDigits(s) {
+		return 0, errors.New("not decimal")
+	}
+	return strconv.ParseUint(s, 10, 64)
 }
 
 func isHexDigits(s string) bool {

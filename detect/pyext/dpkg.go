@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/pyattach/pyattach/detect/pyversion"
 )
 
 // dpkgArch lists the architecture qualifiers a multi-arch package's
@@ -91,7 +93,7 @@ func upstreamVersion(deb string) string {
 		deb = deb[:i]
 	}
 	deb = strings.ReplaceAll(deb, "~", "")
-	if v := leadingVersion(deb); v != "" {
+	if v := pyversion.Leading(deb); v != "" {
 		return v
 	}
 	return ""

@@ -14,6 +14,8 @@ import (
 	"sync"
 
 	"github.com/pyattach/pyattach/detect/pyinfo"
+	"github.com/pyattach/pyattach/detect/pyversion"
+	"github.com/pyattach/pyattach/detect/safefs"
 )
 
 // Sources of an extension, as reported in Extension.Source.
@@ -463,18 +465,11 @@ func errText(err error) string {
 // readFileHead reads the first sniffSize bytes of the regular file at
 // host path p.
 func readFileHead(p string) ([]byte, error) {
-	f, err := os.Open(p)
+	f, _, err := safefs.OpenRegular(p)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !st.Mode().IsRegular() {
-		return nil, errors.New("not a regular file")
-	}
 	return readHead(f)
 }
 
@@ -547,7 +542,7 @@ func readPatchlevel(pl place, p string) string {
 	return scanHead(pl, p, func(line string) (string, bool) {
 		f := strings.Fields(line)
 		if len(f) >= 3 && f[0] == "#define" && f[1] == "PY_VERSION" {
-			return leadingVersion(strings.Trim(f[2], `"`)), true
+			return pyversion.Leading(strings.Trim(f[2], `"`)), true
 		}
 		return "", false
 	})

@@ -17,49 +17,6 @@ func parseVersion(s string) (pyversion.Version, bool) {
 	return v, err == nil && v.HasMinor()
 }
 
-func leadingDigits(s string) string {
-	i := 0
-	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-		i++
-	}
-	return s[:i]
-}
-
-// leadingVersion returns the "X.Y.Z" (with an a/b/rc pre-release tag, if
-// any) at the start of s, or "" when s does not start with one. What
-// follows must be the end of s or one of "-+_t.~".
-func leadingVersion(s string) string {
-	end := 0
-	for part := 0; part < 3; part++ {
-		if part > 0 {
-			if end >= len(s) || s[end] != '.' {
-				return ""
-			}
-			end++
-		}
-		d := leadingDigits(s[end:])
-		if d == "" || len(d) > 3 {
-			return ""
-		}
-		end += len(d)
-	}
-	if major := s[0]; major != '2' && major != '3' || s[1] != '.' {
-		return ""
-	}
-	for _, tag := range []string{"rc", "a", "b"} {
-		if rest, ok := strings.CutPrefix(s[end:], tag); ok {
-			if d := leadingDigits(rest); d != "" {
-				end += len(tag) + len(d)
-			}
-			break
-		}
-	}
-	if end < len(s) && !strings.ContainsRune("-+_t.~", rune(s[end])) {
-		return ""
-	}
-	return s[:end]
-}
-
 // exactVersion reports whether s is a version a CPython tag can name:
 // X.Y.Z, optionally with an a/b/rc pre-release tag (3.13.0rc1), written
 // the way pyversion writes it.
@@ -79,7 +36,7 @@ func versionInDirs(p string) string {
 		c := path.Base(dir)
 		for _, prefix := range []string{"", "Python-", "python-", "cpython-"} {
 			if rest, ok := strings.CutPrefix(c, prefix); ok {
-				if v := leadingVersion(rest); v != "" {
+				if v := pyversion.Leading(rest); v != "" {
 					return v
 				}
 			}
@@ -107,7 +64,7 @@ func versionFromName(base string) string {
 	// may itself hold a dash (python3.11-dbg), so try every dash.
 	for i := strings.IndexByte(s, '-'); i > 0; {
 		if v, _, ok := pyinfo.ParseName(s[:i]); ok {
-			if full := leadingVersion(s[i+1:]); strings.HasPrefix(full, v+".") {
+			if full := pyversion.Leading(s[i+1:]); strings.HasPrefix(full, v+".") {
 				return full
 			}
 			return v

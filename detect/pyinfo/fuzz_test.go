@@ -65,7 +65,7 @@ func FuzzParseName(f *testing.F) {
 		if pv, err := pyversion.Parse(v); err != nil || pv.MajorMinor() != v || !strings.HasPrefix(v, "2.") && !strings.HasPrefix(v, "3.") {
 			t.Fatalf("ParseName(%q) version %q", s, v)
 		}
-		if n, ok := normalizeFlags(flags); !ok || n != flags {
+		if n, ok := pyversion.SortFlags(flags); !ok || n != flags {
 			t.Fatalf("ParseName(%q) flags %q not normalized", s, flags)
 		}
 		// A name built from the result parses back to the same values.

@@ -3,6 +3,8 @@ package pyinfo
 import (
 	"path"
 	"strings"
+
+	"github.com/pyattach/pyattach/detect/pyversion"
 )
 
 // ParseName reads the version and ABI flags from the base name of a Python
@@ -50,7 +52,7 @@ func ParseName(base string) (version, abiflags string, ok bool) {
 			return "", "", false
 		}
 	}
-	abiflags, ok = normalizeFlags(flags)
+	abiflags, ok = pyversion.SortFlags(flags)
 	if !ok {
 		return "", "", false
 	}
@@ -88,30 +90,10 @@ func cutMajorMinor(s string) (version, rest string, ok bool) {
 // cutFlags takes the ABI flag letters at the start of s.
 func cutFlags(s string) (flags, rest string) {
 	i := 0
-	for i < len(s) && strings.IndexByte(abiFlagOrder, s[i]) >= 0 {
+	for i < len(s) && strings.IndexByte(pyversion.FlagOrder, s[i]) >= 0 {
 		i++
 	}
 	return s[:i], s[i:]
-}
-
-// abiFlagOrder is the order in which CPython's configure appends ABI
-// flags: t (Py_GIL_DISABLED), d (Py_DEBUG), m (pymalloc, before 3.8),
-// u (wide Unicode, 3.2).
-const abiFlagOrder = "tdmu"
-
-// normalizeFlags sorts flags into abiFlagOrder and rejects repeats.
-func normalizeFlags(flags string) (string, bool) {
-	var b strings.Builder
-	for i := 0; i < len(abiFlagOrder); i++ {
-		switch strings.Count(flags, abiFlagOrder[i:i+1]) {
-		case 0:
-		case 1:
-			b.WriteByte(abiFlagOrder[i])
-		default:
-			return "", false
-		}
-	}
-	return b.String(), true
 }
 
 // soSuffix reports whether s is ".so" optionally followed by numeric

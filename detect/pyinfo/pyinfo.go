@@ -208,9 +208,9 @@ func fromNames(names []string) (version, flags string) {
 		all = append(all, fl...)
 	}
 	var out []byte
-	for i := 0; i < len(abiFlagOrder); i++ {
-		if bytes.IndexByte(all, abiFlagOrder[i]) >= 0 {
-			out = append(out, abiFlagOrder[i])
+	for i := 0; i < len(pyversion.FlagOrder); i++ {
+		if bytes.IndexByte(all, pyversion.FlagOrder[i]) >= 0 {
+			out = append(out, pyversion.FlagOrder[i])
 		}
 	}
 	return version, string(out)

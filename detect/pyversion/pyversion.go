@@ -36,8 +36,10 @@ func (e *SyntaxError) Error() string {
 // maxDigits bounds each number, so that every part fits an int.
 const maxDigits = 9
 
-// flagOrder is the order in which CPython's configure appends ABI flags.
-const flagOrder = "tdmu"
+// FlagOrder is the order in which CPython's configure appends ABI flags:
+// t (Py_GIL_DISABLED), d (Py_DEBUG), m (pymalloc, before 3.8), u (wide
+// Unicode, 3.2).
+const FlagOrder = "tdmu"
 
 // versionInfoLevels maps sys.version_info's releaselevel to PEP 440.
 var versionInfoLevels = map[string]string{"alpha": "a", "beta": "b", "candidate": "rc", "final": ""}
@@ -105,9 +107,9 @@ func Parse(s string) (Version, error) {
 		if v.parts < 2 {
 			return fail("ABI flags or a suffix need major.minor before them")
 		}
-		flags, ok := sortFlags(rest)
+		flags, ok := SortFlags(rest)
 		if !ok {
-			return fail(fmt.Sprintf("%q is neither a pre-release (a1, b2, rc1), a trailing +, nor ABI flags (%s, each at most once)", rest, flagOrder))
+			return fail(fmt.Sprintf("%q is neither a pre-release (a1, b2, rc1), a trailing +, nor ABI flags (%s, each at most once)", rest, FlagOrder))
 		}
 		v.Flags = flags
 	}
@@ -138,18 +140,18 @@ func MustParse(s string) Version {
 	return v
 }
 
-// sortFlags returns the ABI flags of s in configure's order; false when
-// s is empty, holds anything else or holds a flag twice.
-func sortFlags(s string) (string, bool) {
-	if s == "" || len(s) > len(flagOrder) {
+// SortFlags returns the ABI flags of s in FlagOrder ("" for ""); false
+// when s holds anything else or holds a flag twice.
+func SortFlags(s string) (string, bool) {
+	if len(s) > len(FlagOrder) {
 		return "", false
 	}
 	var b strings.Builder
-	for i := 0; i < len(flagOrder); i++ {
-		switch strings.Count(s, flagOrder[i:i+1]) {
+	for i := 0; i < len(FlagOrder); i++ {
+		switch strings.Count(s, FlagOrder[i:i+1]) {
 		case 0:
 		case 1:
-			b.WriteByte(flagOrder[i])
+			b.WriteByte(FlagOrder[i])
 		default:
 			return "", false
 		}
@@ -158,6 +160,41 @@ func sortFlags(s string) (string, bool) {
 		return "", false
 	}
 	return b.String(), true
+}
+
+// Leading returns the "X.Y.Z" (with an a/b/rc pre-release tag, if
+// any) at the start of s, or "" when s does not start with one. What
+// follows must be the end of s or one of "-+_t.~".
+func Leading(s string) string {
+	end := 0
+	for part := 0; part < 3; part++ {
+		if part > 0 {
+			if end >= len(s) || s[end] != '.' {
+				return ""
+			}
+			end++
+		}
+		d := leadingDigits(s[end:])
+		if d == "" || len(d) > 3 {
+			return ""
+		}
+		end += len(d)
+	}
+	if major := s[0]; major != '2' && major != '3' || s[1] != '.' {
+		return ""
+	}
+	for _, tag := range []string{"rc", "a", "b"} {
+		if rest, ok := strings.CutPrefix(s[end:], tag); ok {
+			if d := leadingDigits(rest); d != "" {
+				end += len(tag) + len(d)
+			}
+			break
+		}
+	}
+	if end < len(s) && !strings.ContainsRune("-+_t.~", rune(s[end])) {
+		return ""
+	}
+	return s[:end]
 }
 
 func leadingDigits(s string) string {

@@ -86,6 +86,19 @@ func (w *walker) walkFrom(dir int, shown, rel string) (int, error) {
 			unix.Close(fd)
 		}
 	}
+	// enter checks fd, the component named next, and descends into it;
+	// on error it closes fd and every directory it holds.
+	enter := func(fd int, next string) error {
+		if err := w.check(fd, next); err != nil {
+			unix.Close(fd)
+			closeAll()
+			return err
+		}
+		above = append(above, cur)
+		aboveNames = append(aboveNames, shown)
+		cur, shown = fd, next
+		return nil
+	}
 	for i := 0; i < len(parts); i++ {
 		c := parts[i]
 		switch c {
@@ -133,14 +146,9 @@ func (w *walker) walkFrom(dir int, shown, rel string) (int, error) {
 					closeAll()
 					return -1, fmt.Errorf("check %s: %s: %w", w.name, next, err)
 				}
-				if err := w.check(fd, next); err != nil {
-					unix.Close(fd)
-					closeAll()
+				if err := enter(fd, next); err != nil {
 					return -1, err
 				}
-				above = append(above, cur)
-				aboveNames = append(aboveNames, shown)
-				cur, shown = fd, next
 				parts = append([]string{}, strings.Split(rest, "/")...)
 				i = -1
 				continue
@@ -159,14 +167,9 @@ func (w *walker) walkFrom(dir int, shown, rel string) (int, error) {
 			i = -1
 			continue
 		}
-		if err := w.check(fd, next); err != nil {
-			unix.Close(fd)
-			closeAll()
+		if err := enter(fd, next); err != nil {
 			return -1, err
 		}
-		above = append(above, cur)
-		aboveNames = append(aboveNames, shown)
-		cur, shown = fd, next
 	}
 	for _, fd := range above {
 		unix.Close(fd)

@@ -129,12 +129,8 @@ func (s *scanner) scanInfo() error {
 	info := s.info
 	for off := uint64(0); off < info.size; {
 		r := &stream{s: info, off: off, end: info.size, bo: s.bo}
-		offsz := 4
-		length := r.fixed(4)
-		if length == 0xffffffff {
-			offsz = 8
-			length = r.fixed(8)
-		} else if length >= 0xfffffff0 {
+		length, offsz := dwarfform.InitialLength(formReader{r})
+		if offsz == 0 {
 			return elfinfo.Corruptf(".debug_info", int64(off), "unit has reserved length %#x", length)
 		}
 		if r.err != nil {

@@ -3,6 +3,7 @@ package srcscan
 import (
 	"sort"
 
+	"github.com/pyattach/pyattach/detect/dwarfform"
 	"github.com/pyattach/pyattach/detect/elfinfo"
 )
 
@@ -60,12 +61,8 @@ func (s *scanner) lineHeader(off uint64) (*lineTable, error) {
 		return nil, elfinfo.Corruptf(".debug_line", int64(off), "line table offset is outside the section")
 	}
 	r := &stream{s: sec, off: off, end: sec.size, bo: s.bo}
-	offsz := 4
-	length := r.fixed(4)
-	if length == 0xffffffff {
-		offsz = 8
-		length = r.fixed(8)
-	} else if length >= 0xfffffff0 {
+	length, offsz := dwarfform.InitialLength(formReader{r})
+	if offsz == 0 {
 		return nil, elfinfo.Corruptf(".debug_line", int64(off), "line table has reserved length %#x", length)
 	}
 	if r.err != nil {

@@ -9,8 +9,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"time"
+
+	"github.com/pyattach/pyattach/cmd/internal/textline"
 )
 
 // Runner runs an external command with env as its whole environment and
@@ -34,7 +35,7 @@ func Run(ctx context.Context, env []string, name string, args ...string) (string
 // called with ctx, which should carry a deadline.
 func LLDBPythonDir(ctx context.Context, run Runner, env []string, lldb string) string {
 	if out, err := run(ctx, env, lldb, "-P"); err == nil {
-		dir := lastLine(out)
+		dir := textline.Last(out)
 		if _, err := os.Stat(filepath.Join(dir, "lldb", "__init__.py")); err == nil {
 			return ""
 		}
@@ -50,9 +51,4 @@ func LLDBPythonDir(ctx context.Context, run Runner, env []string, lldb string) s
 		return ""
 	}
 	return filepath.Dir(filepath.Dir(matches[0]))
-}
-
-func lastLine(s string) string {
-	lines := strings.Split(strings.TrimSpace(s), "\n")
-	return lines[len(lines)-1]
 }

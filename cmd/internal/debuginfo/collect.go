@@ -7,9 +7,9 @@ import (
 	"io"
 	"net/http"
 	"path/filepath"
-	"strings"
 
 	"github.com/pyattach/pyattach/cmd/internal/target"
+	"github.com/pyattach/pyattach/cmd/internal/textline"
 	"github.com/pyattach/pyattach/detect/debugfile"
 	"github.com/pyattach/pyattach/detect/debuginfod"
 	"github.com/pyattach/pyattach/detect/elfinfo"
@@ -85,7 +85,7 @@ func (c *Collector) DebugDirs() (dirs, warnings []string) {
 			}
 			seen[d] = true
 			if err := safefs.CheckTrusted(d, c.UID); errors.Is(err, safefs.ErrUntrusted) {
-				warnings = append(warnings, fmt.Sprintf("ignored debug directory %s: %s (gdb would run the *-gdb.py scripts in it)", d, oneLine(err.Error())))
+				warnings = append(warnings, fmt.Sprintf("ignored debug directory %s: %s (gdb would run the *-gdb.py scripts in it)", d, textline.Fold(err.Error())))
 				continue
 			}
 			dirs = append(dirs, d)
@@ -262,6 +262,3 @@ func (c *Collector) FindExtensions(res *target.Result) Extensions {
 	}
 	return ex
 }
-
-// oneLine folds a message onto one line.
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

@@ -230,13 +230,3 @@ func checkOrder(id string) int {
 	}
 	return len(checkPrefixes)
 }
-
-// oneLine keeps an error message on one line.
-func oneLine(s string) string {
-	return strings.Join(strings.Fields(strings.ReplaceAll(s, "\n", " ")), " ")
-}
-
-func lastLine(s string) string {
-	lines := strings.Split(strings.TrimSpace(s), "\n")
-	return lines[len(lines)-1]
-}

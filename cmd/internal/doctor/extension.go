@@ -11,6 +11,7 @@ import (
 	"github.com/pyattach/pyattach/cmd/internal/debuginfo"
 	"github.com/pyattach/pyattach/cmd/internal/shquote"
 	"github.com/pyattach/pyattach/cmd/internal/target"
+	"github.com/pyattach/pyattach/cmd/internal/textline"
 	"github.com/pyattach/pyattach/detect/debugfile"
 	"github.com/pyattach/pyattach/detect/pyext"
 	"github.com/pyattach/pyattach/detect/pyversion"
@@ -64,7 +65,7 @@ func (s *Services) extensionChecks(ctx context.Context, res *target.Result, di *
 	if gdb, err := s.FindDebugger("gdb"); err == nil && serr == nil {
 		o, _ := s.run(ctx, gdb, "-nx", "-batch", "-ex", "show auto-load safe-path", "-ex", source, "-ex", "help py-bt")
 		if strings.Contains(o, `Undefined command: "py-bt"`) || strings.Contains(o, "Error occurred in Python") || strings.Contains(o, "Traceback (most recent call last)") {
-			out = append(out, Check{ID: "extension.runs", Status: Fail, Summary: fmt.Sprintf("gdb's Python cannot run %s: %s", ex.GDB, lastLine(o)),
+			out = append(out, Check{ID: "extension.runs", Status: Fail, Summary: fmt.Sprintf("gdb's Python cannot run %s: %s", ex.GDB, textline.Last(o)),
 				Fix: "use the extension of the interpreter's own version: pyattach fetch-extension " + shquote.Quote(res.Target)})
 		}
 		if strings.Contains(o, "$debugdir:$datadir/auto-load") && !strings.HasPrefix(ex.GDB, debuginfo.GDBAutoLoadDir+"/") && !strings.HasPrefix(ex.GDB, "/usr/lib/debug/") {

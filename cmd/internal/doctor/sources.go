@@ -7,6 +7,7 @@ import (
 
 	"github.com/pyattach/pyattach/cmd/internal/debuginfo"
 	"github.com/pyattach/pyattach/cmd/internal/target"
+	"github.com/pyattach/pyattach/cmd/internal/textline"
 )
 
 // sourceChecks lists the source trees that are missing.
@@ -18,9 +19,9 @@ func (s *Services) sourceChecks(ctx context.Context, res *target.Result, di *deb
 	var rootsErr *SourceRootsError
 	switch {
 	case errors.As(err, &rootsErr):
-		return []Check{{ID: "sources", Status: Warn, Summary: oneLine(err.Error())}}
+		return []Check{{ID: "sources", Status: Warn, Summary: textline.Fold(err.Error())}}
 	case err != nil:
-		return []Check{{ID: "sources", Status: Skip, Summary: oneLine(err.Error())}}
+		return []Check{{ID: "sources", Status: Skip, Summary: textline.Fold(err.Error())}}
 	}
 	var out []Check
 	for _, u := range m.Unresolved {

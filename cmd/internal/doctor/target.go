@@ -10,6 +10,7 @@ import (
 	"github.com/pyattach/pyattach/cmd/internal/debuginfo"
 	"github.com/pyattach/pyattach/cmd/internal/shquote"
 	"github.com/pyattach/pyattach/cmd/internal/target"
+	"github.com/pyattach/pyattach/cmd/internal/textline"
 	"github.com/pyattach/pyattach/detect/pyoffsets"
 )
 
@@ -32,7 +33,7 @@ func (s *Services) targetChecks(ctx context.Context, tgt string) []Check {
 		return []Check{ch, s.checkPtrace(nil)}
 	}
 	if err != nil {
-		ch := Check{ID: "target", Status: Fail, Summary: oneLine(err.Error())}
+		ch := Check{ID: "target", Status: Fail, Summary: textline.Fold(err.Error())}
 		if s.Hint != nil {
 			ch.Fix = s.Hint(err)
 		}
@@ -43,7 +44,7 @@ func (s *Services) targetChecks(ctx context.Context, tgt string) []Check {
 	checks = append(checks, targetFacts(res)...)
 	di, err := s.DebugInfo(ctx, tgt, res)
 	if err != nil {
-		return append(checks, Check{ID: "debug", Status: Fail, Summary: oneLine(err.Error())})
+		return append(checks, Check{ID: "debug", Status: Fail, Summary: textline.Fold(err.Error())})
 	}
 	checks = append(checks, venvCheck(res, di))
 	checks = append(checks, s.debugChecks(ctx, res, di)...)

@@ -85,9 +85,19 @@ def _fs_base(thread):
     return None
 
 
+def _live(process):
+    """Whether lldb reads a running process (not a core)."""
+    return process.GetPluginName() != "elf-core"
+
+
+def _process_dirs(process):
+    """The process's root and working directory, as walk.process_dirs."""
+    return walk.process_dirs(process.GetProcessID(), _live(process), _config.get("root", ""))
+
+
 def _thread_state(w, thread, process):
     nthreads = process.GetNumThreads()
-    live = process.GetPluginName() != "elf-core"
+    live = _live(process)
     native = walk.namespace_tid(process.GetProcessID(), thread.GetThreadID()) if live else thread.GetThreadID()
     t = w.thread_for(native_id=native, pthread_id=_fs_base(thread))
     if t is None:
@@ -104,36 +114,51 @@ def _thread_state(w, thread, process):
     return t
 
 
-def py_bt(debugger, command, exe_ctx, result, internal_dict):
-    """py-bt [all]: the Python stack of the selected thread (or every
-    thread), read from memory."""
-    target = exe_ctx.GetTarget()
+def _thread_frames(w, thread, process):
+    """The Python frames of thread, innermost first; [] where it runs none."""
+    t = _thread_state(w, thread, process)
+    return w.frames(t.tstate) if t is not None else []
+
+
+def _command(exe_ctx, result, run):
+    """Appends to result what run(process, walker) returns for the process
+    of exe_ctx; sets result's error instead where there is no process or
+    the walker fails."""
     process = exe_ctx.GetProcess()
     if not process.IsValid():
         result.SetError("no process: attach to a Python process or load a core first")
         return
     try:
-        w = _walker(target, process)
-        every = command.strip() == "all"
+        out = run(process, _walker(exe_ctx.GetTarget(), process))
+    except walk.WalkError as e:
+        result.SetError("pyattach: %s" % e)
+        return
+    result.AppendMessage(out)
+
+
+def py_bt(debugger, command, exe_ctx, result, internal_dict):
+    """py-bt [all]: the Python stack of the selected thread (or every
+    thread), read from memory."""
+    every = command.strip() == "all"
+
+    def bt(process, w):
         if every:
             threads = [process.GetThreadAtIndex(i) for i in range(process.GetNumThreads())]
         else:
             threads = [exe_ctx.GetThread()]
-        live = process.GetPluginName() != "elf-core"
-        root, cwd = walk.process_dirs(process.GetProcessID(), live, _config.get("root", ""))
+        root, cwd = _process_dirs(process)
         out = []
         for th in threads:
             if every:
                 out.append("thread #%d, tid %d%s" % (th.GetIndexID(), th.GetThreadID(), (", name '%s'" % th.GetName()) if th.GetName() else ""))
-            t = _thread_state(w, th, process)
-            frames = w.frames(t.tstate) if t is not None else []
+            frames = _thread_frames(w, th, process)
             if not frames:
                 out.append("Unable to locate python frame")
                 continue
             out.append(walk.format_frames(frames, root, cwd).rstrip("\n"))
-        result.AppendMessage("\n".join(out))
-    except walk.WalkError as e:
-        result.SetError("pyattach: %s" % e)
+        return "\n".join(out)
+
+    _command(exe_ctx, result, bt)
 
 
 # py-list, py-locals, py-up and py-down.
@@ -145,25 +170,16 @@ _selection = {}
 
 
 def _frame_command(command, args, exe_ctx, result):
-    target = exe_ctx.GetTarget()
-    process = exe_ctx.GetProcess()
-    if not process.IsValid():
-        result.SetError("no process: attach to a Python process or load a core first")
-        return
-    try:
-        w = _walker(target, process)
+    def run(process, w):
         th = exe_ctx.GetThread()
-        t = _thread_state(w, th, process)
-        frames = w.frames(t.tstate) if t is not None else []
+        frames = _thread_frames(w, th, process)
         if not frames:
-            result.AppendMessage("Unable to locate python frame")
-            return
+            return "Unable to locate python frame"
         key = (process.GetProcessID(), th.GetThreadID())
         stop, i = _selection.get(key, (None, 0))
         if stop != process.GetStopID() or i >= len(frames):
             i = 0
-        live = process.GetPluginName() != "elf-core"
-        root, cwd = walk.process_dirs(process.GetProcessID(), live, _config.get("root", ""))
+        root, cwd = _process_dirs(process)
         if command == "py-list":
             out = walk.format_list(frames[i], args, root, cwd)
         elif command == "py-locals":
@@ -173,9 +189,9 @@ def _frame_command(command, args, exe_ctx, result):
             if j is not None:
                 _selection[key] = (process.GetStopID(), j)
                 out = walk.format_summary(w, j, frames[j], root, cwd)
-        result.AppendMessage(out.rstrip("\n"))
-    except walk.WalkError as e:
-        result.SetError("pyattach: %s" % e)
+        return out.rstrip("\n")
+
+    _command(exe_ctx, result, run)
 
 
 def py_list(debugger, command, exe_ctx, result, internal_dict):

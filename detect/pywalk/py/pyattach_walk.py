@@ -118,6 +118,10 @@ _MAX_FRAMES = 4096
 _MAX_THREADS = 4096
 _MAX_STR = 1 << 16
 
+# The encoding of a compact str's characters by its kind (bytes a
+# character).
+_STR_ENCODINGS = {1: "latin-1", 2: "utf-16-le", 4: "utf-32-le"}
+
 
 class Walker(object):
     """Reads Python stacks through read(addr, size) -> bytes."""
@@ -308,25 +312,30 @@ class Walker(object):
         if not addr:
             return "<NULL>"
         try:
-            length = self.i64(addr + L.off("PyASCIIObject.length"))
-            word = self.u32(addr + L.off("PyASCIIObject.state"))
-            base = L.off("PyASCIIObject.state") * 8
-
-            def bit(name):
-                off, size = L.bits("PyASCIIObject.state." + name)
-                return (word >> (off - base)) & ((1 << size) - 1)
-
-            kind, compact, ascii_ = bit("kind"), bit("compact"), bit("ascii")
+            length, kind, compact, ascii_ = self.str_state(addr)
             if not compact or length < 0 or length > _MAX_STR or kind not in (1, 2, 4):
                 return "<?>"
             if ascii_:
                 data = self.read(addr + L.off("sizeof(PyASCIIObject)"), length)
                 return data.decode("ascii", "replace")
             data = self.read(addr + L.off("sizeof(PyCompactUnicodeObject)"), length * kind)
-            enc = {1: "latin-1", 2: "utf-16-le", 4: "utf-32-le"}[kind]
-            return data.decode(enc, "replace")
+            return data.decode(_STR_ENCODINGS[kind], "replace")
         except WalkError:
             return "<?>"
+
+    def str_state(self, addr):
+        """(length, kind, compact, ascii) of the str object at addr: its
+        length and the bits of its state that say how it is stored."""
+        L = self.L
+        length = self.i64(addr + L.off("PyASCIIObject.length"))
+        word = self.u32(addr + L.off("PyASCIIObject.state"))
+        base = L.off("PyASCIIObject.state") * 8
+
+        def bit(name):
+            off, size = L.bits("PyASCIIObject.state." + name)
+            return (word >> (off - base)) & ((1 << size) - 1)
+
+        return length, bit("kind"), bit("compact"), bit("ascii")
 
     def bytes_obj(self, addr):
         if not addr:
@@ -547,22 +556,14 @@ def _walker_int_value(self, addr):
 def _walker_str_prefix(self, addr, limit):
     """The first limit characters of a str and its length, or None."""
     L = self.L
-    length = self.i64(addr + L.off("PyASCIIObject.length"))
-    word = self.u32(addr + L.off("PyASCIIObject.state"))
-    base = L.off("PyASCIIObject.state") * 8
-
-    def bit(name):
-        off, size = L.bits("PyASCIIObject.state." + name)
-        return (word >> (off - base)) & ((1 << size) - 1)
-
-    kind, compact, ascii_ = bit("kind"), bit("compact"), bit("ascii")
+    length, kind, compact, ascii_ = self.str_state(addr)
     if not compact or length < 0 or kind not in (1, 2, 4):
         return None
     n = min(length, limit)
     if ascii_:
         return self.read(addr + L.off("sizeof(PyASCIIObject)"), n).decode("ascii", "replace") if n else "", length
     data = self.read(addr + L.off("sizeof(PyCompactUnicodeObject)"), n * kind) if n else b""
-    return data.decode({1: "latin-1", 2: "utf-16-le", 4: "utf-32-le"}[kind], "surrogatepass"), length
+    return data.decode(_STR_ENCODINGS[kind], "surrogatepass"), length
 
 
 def _walker_value_repr(self, addr, limit=MAX_REPR):
@@ -731,127 +732,66 @@ def move_selection(frames, index, up):
 # out-of-process tools need, written by the build itself: the cookie
 # "xdebugpy", PY_VERSION_HEX, then one uint64_t per member. Its members
 # change between minor versions (not between patch releases), so their
-# order is kept here per minor version; detect/pywalk's roots test checks
-# each list against the DWARF of Debian's builds of that version.
+# order is kept here with the minor version that added each;
+# detect/pywalk's roots test checks each version's list against the DWARF
+# of Debian's builds of that version.
 
 DEBUG_COOKIE = b"xdebugpy"
 
-DEBUG_OFFSETS_MEMBERS = {
-    (3, 13): (
-        "version free_threaded runtime_state.size runtime_state.finalizing "
-        "runtime_state.interpreters_head interpreter_state.size interpreter_state.id "
-        "interpreter_state.next interpreter_state.threads_head interpreter_state.gc "
-        "interpreter_state.imports_modules interpreter_state.sysdict "
-        "interpreter_state.builtins interpreter_state.ceval_gil "
-        "interpreter_state.gil_runtime_state "
-        "interpreter_state.gil_runtime_state_enabled "
-        "interpreter_state.gil_runtime_state_locked "
-        "interpreter_state.gil_runtime_state_holder thread_state.size "
-        "thread_state.prev thread_state.next thread_state.interp "
-        "thread_state.current_frame thread_state.thread_id "
-        "thread_state.native_thread_id thread_state.datastack_chunk "
-        "thread_state.status interpreter_frame.size interpreter_frame.previous "
-        "interpreter_frame.executable interpreter_frame.instr_ptr "
-        "interpreter_frame.localsplus interpreter_frame.owner code_object.size "
-        "code_object.filename code_object.name code_object.qualname "
-        "code_object.linetable code_object.firstlineno code_object.argcount "
-        "code_object.localsplusnames code_object.localspluskinds "
-        "code_object.co_code_adaptive pyobject.size pyobject.ob_type type_object.size "
-        "type_object.tp_name type_object.tp_repr type_object.tp_flags "
-        "tuple_object.size tuple_object.ob_item tuple_object.ob_size list_object.size "
-        "list_object.ob_item list_object.ob_size dict_object.size dict_object.ma_keys "
-        "dict_object.ma_values float_object.size float_object.ob_fval "
-        "long_object.size long_object.lv_tag long_object.ob_digit bytes_object.size "
-        "bytes_object.ob_size bytes_object.ob_sval unicode_object.size "
-        "unicode_object.state unicode_object.length unicode_object.asciiobject_size "
-        "gc.size gc.collecting"
-    ).split(),
-    (3, 14): (
-        "version free_threaded runtime_state.size runtime_state.finalizing "
-        "runtime_state.interpreters_head interpreter_state.size interpreter_state.id "
-        "interpreter_state.next interpreter_state.threads_head "
-        "interpreter_state.threads_main interpreter_state.gc "
-        "interpreter_state.imports_modules interpreter_state.sysdict "
-        "interpreter_state.builtins interpreter_state.ceval_gil "
-        "interpreter_state.gil_runtime_state "
-        "interpreter_state.gil_runtime_state_enabled "
-        "interpreter_state.gil_runtime_state_locked "
-        "interpreter_state.gil_runtime_state_holder "
-        "interpreter_state.code_object_generation interpreter_state.tlbc_generation "
-        "thread_state.size thread_state.prev thread_state.next thread_state.interp "
-        "thread_state.current_frame thread_state.thread_id "
-        "thread_state.native_thread_id thread_state.datastack_chunk "
-        "thread_state.status interpreter_frame.size interpreter_frame.previous "
-        "interpreter_frame.executable interpreter_frame.instr_ptr "
-        "interpreter_frame.localsplus interpreter_frame.owner "
-        "interpreter_frame.stackpointer interpreter_frame.tlbc_index code_object.size "
-        "code_object.filename code_object.name code_object.qualname "
-        "code_object.linetable code_object.firstlineno code_object.argcount "
-        "code_object.localsplusnames code_object.localspluskinds "
-        "code_object.co_code_adaptive code_object.co_tlbc pyobject.size "
-        "pyobject.ob_type type_object.size type_object.tp_name type_object.tp_repr "
-        "type_object.tp_flags tuple_object.size tuple_object.ob_item "
-        "tuple_object.ob_size list_object.size list_object.ob_item "
-        "list_object.ob_size set_object.size set_object.used set_object.table "
-        "set_object.mask dict_object.size dict_object.ma_keys dict_object.ma_values "
-        "float_object.size float_object.ob_fval long_object.size long_object.lv_tag "
-        "long_object.ob_digit bytes_object.size bytes_object.ob_size "
-        "bytes_object.ob_sval unicode_object.size unicode_object.state "
-        "unicode_object.length unicode_object.asciiobject_size gc.size gc.collecting "
-        "gen_object.size gen_object.gi_name gen_object.gi_iframe "
-        "gen_object.gi_frame_state llist_node.next llist_node.prev "
-        "debugger_support.eval_breaker debugger_support.remote_debugger_support "
-        "debugger_support.remote_debugging_enabled "
-        "debugger_support.debugger_pending_call debugger_support.debugger_script_path "
-        "debugger_support.debugger_script_path_size"
-    ).split(),
-    (3, 15): (
-        "version free_threaded runtime_state.size runtime_state.finalizing "
-        "runtime_state.interpreters_head interpreter_state.size interpreter_state.id "
-        "interpreter_state.next interpreter_state.threads_head "
-        "interpreter_state.threads_main interpreter_state.gc "
-        "interpreter_state.imports_modules interpreter_state.sysdict "
-        "interpreter_state.builtins interpreter_state.ceval_gil "
-        "interpreter_state.gil_runtime_state "
-        "interpreter_state.gil_runtime_state_enabled "
-        "interpreter_state.gil_runtime_state_locked "
-        "interpreter_state.gil_runtime_state_holder "
-        "interpreter_state.code_object_generation interpreter_state.tlbc_generation "
-        "thread_state.size thread_state.prev thread_state.next thread_state.interp "
-        "thread_state.current_frame thread_state.base_frame "
-        "thread_state.last_profiled_frame thread_state.last_profiled_frame_seq "
-        "thread_state.thread_id thread_state.native_thread_id "
-        "thread_state.datastack_chunk thread_state.status thread_state.holds_gil "
-        "thread_state.gil_requested thread_state.current_exception "
-        "thread_state.exc_state err_stackitem.exc_value interpreter_frame.size "
-        "interpreter_frame.previous interpreter_frame.executable "
-        "interpreter_frame.instr_ptr interpreter_frame.localsplus "
-        "interpreter_frame.owner interpreter_frame.stackpointer "
-        "interpreter_frame.tlbc_index code_object.size code_object.filename "
-        "code_object.name code_object.qualname code_object.linetable "
-        "code_object.firstlineno code_object.argcount code_object.localsplusnames "
-        "code_object.localspluskinds code_object.co_code_adaptive code_object.co_tlbc "
-        "pyobject.size pyobject.ob_type type_object.size type_object.tp_name "
-        "type_object.tp_repr type_object.tp_flags type_object.tp_basicsize "
-        "type_object.tp_dictoffset heap_type_object.size "
-        "heap_type_object.ht_cached_keys tuple_object.size tuple_object.ob_item "
-        "tuple_object.ob_size list_object.size list_object.ob_item "
-        "list_object.ob_size set_object.size set_object.used set_object.table "
-        "set_object.mask dict_object.size dict_object.ma_keys dict_object.ma_values "
-        "float_object.size float_object.ob_fval long_object.size long_object.lv_tag "
-        "long_object.ob_digit bytes_object.size bytes_object.ob_size "
-        "bytes_object.ob_sval unicode_object.size unicode_object.state "
-        "unicode_object.length unicode_object.asciiobject_size "
-        "unicode_object.compactunicodeobject_size gc.size gc.collecting gc.frame "
-        "gc.generation_stats_size gc.generation_stats gen_object.size "
-        "gen_object.gi_name gen_object.gi_iframe gen_object.gi_frame_state "
-        "llist_node.next llist_node.prev debugger_support.eval_breaker "
-        "debugger_support.remote_debugger_support "
-        "debugger_support.remote_debugging_enabled "
-        "debugger_support.debugger_pending_call debugger_support.debugger_script_path "
-        "debugger_support.debugger_script_path_size"
-    ).split(),
-}
+# Every member of every version, in order, once: "name@3.14" is a member
+# that the versions before 3.14 do not have. Members have only been added
+# so far; one that a later version drops needs an upper bound here.
+_DEBUG_OFFSETS_LAYOUT = (
+    ("runtime_state", "size finalizing interpreters_head"),
+    ("interpreter_state", "size id next threads_head threads_main@3.14 gc "
+     "imports_modules sysdict builtins ceval_gil gil_runtime_state "
+     "gil_runtime_state_enabled gil_runtime_state_locked gil_runtime_state_holder "
+     "code_object_generation@3.14 tlbc_generation@3.14"),
+    ("thread_state", "size prev next interp current_frame base_frame@3.15 "
+     "last_profiled_frame@3.15 last_profiled_frame_seq@3.15 thread_id "
+     "native_thread_id datastack_chunk status holds_gil@3.15 gil_requested@3.15 "
+     "current_exception@3.15 exc_state@3.15"),
+    ("err_stackitem", "exc_value@3.15"),
+    ("interpreter_frame", "size previous executable instr_ptr localsplus owner "
+     "stackpointer@3.14 tlbc_index@3.14"),
+    ("code_object", "size filename name qualname linetable firstlineno argcount "
+     "localsplusnames localspluskinds co_code_adaptive co_tlbc@3.14"),
+    ("pyobject", "size ob_type"),
+    ("type_object", "size tp_name tp_repr tp_flags tp_basicsize@3.15 "
+     "tp_dictoffset@3.15"),
+    ("heap_type_object", "size@3.15 ht_cached_keys@3.15"),
+    ("tuple_object", "size ob_item ob_size"),
+    ("list_object", "size ob_item ob_size"),
+    ("set_object", "size@3.14 used@3.14 table@3.14 mask@3.14"),
+    ("dict_object", "size ma_keys ma_values"),
+    ("float_object", "size ob_fval"),
+    ("long_object", "size lv_tag ob_digit"),
+    ("bytes_object", "size ob_size ob_sval"),
+    ("unicode_object", "size state length asciiobject_size "
+     "compactunicodeobject_size@3.15"),
+    ("gc", "size collecting frame@3.15 generation_stats_size@3.15 "
+     "generation_stats@3.15"),
+    ("gen_object", "size@3.14 gi_name@3.14 gi_iframe@3.14 gi_frame_state@3.14"),
+    ("llist_node", "next@3.14 prev@3.14"),
+    ("debugger_support", "eval_breaker@3.14 remote_debugger_support@3.14 "
+     "remote_debugging_enabled@3.14 debugger_pending_call@3.14 "
+     "debugger_script_path@3.14 debugger_script_path_size@3.14"),
+)
+
+
+def _debug_offsets_members(minor):
+    """The members of _Py_DebugOffsets of a minor version (a tuple such as
+    (3, 14)) in order, from _DEBUG_OFFSETS_LAYOUT."""
+    members = ["version", "free_threaded"]
+    for struct_name, names in _DEBUG_OFFSETS_LAYOUT:
+        for name in names.split():
+            name, _, since = name.partition("@")
+            if not since or _version_tuple(since) <= minor:
+                members.append("%s.%s" % (struct_name, name))
+    return members
+
+
+DEBUG_OFFSETS_MEMBERS = dict((v, _debug_offsets_members(v)) for v in ((3, 13), (3, 14), (3, 15)))
 
 # Layout names (as in the offset tables) of the members the walker reads.
 DEBUG_OFFSETS_FIELDS = {
