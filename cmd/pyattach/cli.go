@@ -11,6 +11,8 @@ import (
 	"syscall"
 
 	"github.com/alecthomas/kong"
+
+	"github.com/pyattach/pyattach/cmd/internal/textline"
 	"github.com/pyattach/pyattach/detect/environ"
 )
 
@@ -139,17 +141,17 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, env []string
 	if err != nil {
 		var pe *kong.ParseError
 		if errors.As(err, &pe) {
-			fmt.Fprintf(stderr, "pyattach: error: %s\n  hint: run 'pyattach --help' for the commands and their flags\n", oneLine(err.Error()))
+			fmt.Fprintf(stderr, "pyattach: error: %s\n  hint: run 'pyattach --help' for the commands and their flags\n", textline.Fold(err.Error()))
 			return 2
 		}
-		fmt.Fprintf(stderr, "pyattach: error: %s\n", oneLine(err.Error()))
+		fmt.Fprintf(stderr, "pyattach: error: %s\n", textline.Fold(err.Error()))
 		return 2
 	}
 	// "pyattach gdb --help": pyattach's help for the command (gdb's own
 	// is "gdb --help"); everything else after gdb or lldb is theirs.
 	if helpOnly(kctx.Command(), cli.GDB.Args, cli.LLDB.Args) {
 		if err := kctx.PrintUsage(false); err != nil {
-			fmt.Fprintf(stderr, "pyattach: error: %s\n", oneLine(err.Error()))
+			fmt.Fprintf(stderr, "pyattach: error: %s\n", textline.Fold(err.Error()))
 			return 2
 		}
 		return 0
@@ -206,8 +208,3 @@ func signalName(s syscall.Signal) string {
 }
 
 func (e exitError) Error() string { return fmt.Sprintf("exit %d", int(e)) }
-
-// oneLine keeps an error message on one line.
-func oneLine(s string) string {
-	return strings.Join(strings.Fields(strings.ReplaceAll(s, "\n", " ")), " ")
-}
