@@ -36,6 +36,14 @@
 // path as the process sees it and Extension.HostPath the file to read on
 // the host. Steps 5 and 6 are host paths.
 //
+// For a foreign target (Input.Foreign: a container, another user's
+// process) a file under the root is never accepted, whoever owns it:
+// the container wrote it. The host's own extension or a fetched copy
+// serves only for the interpreter's exact X.Y.Z, and a fetched copy only
+// while its content still has the SHA-256 that Fetch recorded beside it
+// (libpython.py.sha256); otherwise the caller falls back to pyattach's
+// memory walker.
+//
 // A file is accepted only when its first 64 KiB look like libpython.py
 // (it defines class PyObjectPtr). A small stub that execs, sources or
 // imports another file is followed once. Among the accepted files, one

@@ -65,7 +65,8 @@ func loopbackHost(h string) bool {
 // <baseURL>/v<version>/Tools/gdb/libpython.py, checks that it is
 // libpython.py and at most MaxFetchSize bytes, and stores it as
 // <cacheDir>/extensions/<version>/libpython.py (mode 0644) through a
-// temporary file renamed into place. It returns that path. On failure
+// temporary file renamed into place, with its SHA-256 beside it
+// (libpython.py.sha256), which FindGDB checks before using the copy. It returns that path. On failure
 // nothing is left behind: no temporary file and no directory it made.
 // A nil client means http.DefaultClient. baseURL, and every redirect
 // followed, must pass CheckBaseURL.
@@ -148,7 +149,13 @@ func store(dir, name string, data []byte) (_ string, err error) {
 		return "", fmt.Errorf("fetch extension: %w", err)
 	}
 	final := filepath.Join(dir, name)
+	// The hash first: a copy is never without its record, and a
+	// record without its copy names nothing.
+	if err := safefs.WriteFile(final+pinSuffix, pinOf(data), 0o644); err != nil {
+		return "", fmt.Errorf("fetch extension: write %s: %w", final+pinSuffix, err)
+	}
 	if err := safefs.WriteFile(final, data, 0o644); err != nil {
+		os.Remove(final + pinSuffix)
 		return "", fmt.Errorf("fetch extension: write %s: %w", final, err)
 	}
 	return final, nil

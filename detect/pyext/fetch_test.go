@@ -2,6 +2,8 @@ package pyext
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"net/http"
 	"net/http/httptest"
@@ -11,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/pyattach/pyattach/detect/testenv"
 )
 
 // cpythonServer serves fakeLibpython at /v3.12.1/Tools/gdb/libpython.py
@@ -68,17 +72,59 @@ func TestFetch(t *testing.T) {
 	if st.Mode().Perm() != 0o644 {
 		t.Errorf("mode %v, want 0644", st.Mode().Perm())
 	}
-	ents, _ := os.ReadDir(filepath.Dir(got))
-	if len(ents) != 1 {
-		t.Errorf("cache dir holds %d entries, want 1", len(ents))
+	if got := testenv.ListTree(t, filepath.Dir(got)); strings.Join(got, " ") != "libpython.py libpython.py.sha256" {
+		t.Errorf("cache dir holds %q, want the extension and its SHA-256", got)
+	}
+	pin, _ := os.ReadFile(want + ".sha256")
+	if sum := sha256.Sum256([]byte(fakeLibpython)); string(pin) != hex.EncodeToString(sum[:])+"\n" {
+		t.Errorf("recorded SHA-256 %q, want that of the content", pin)
 	}
 
-	// FindGDB finds it in the cache.
+	// FindGDB finds it in the cache, for a foreign target too.
 	in := isolated(t.TempDir())
 	in.Interpreter = "/nonexistent/bin/python3.12"
 	in.Version = "3.12.1"
 	in.CacheDir = cache
 	expect(t, in, want, "3.12.1", SourceFetched, true, 0)
+	in.Foreign = true
+	expect(t, in, want, "3.12.1", SourceFetched, true, 0)
+}
+
+// TestFetchedPinned: a cached extension whose content no longer has the
+// SHA-256 recorded when it was fetched is refused; one without a record
+// (an older pyattach's) serves a target of the user's own, never a
+// foreign one.
+func TestFetchedPinned(t *testing.T) {
+	srv, _ := cpythonServer(t, nil)
+	cache := t.TempDir()
+	got, err := Fetch(context.Background(), srv.Client(), srv.URL+"/python/cpython/", "3.12.1", cache)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := isolated(t.TempDir())
+	in.Interpreter = "/nonexistent/bin/python3.12"
+	in.Version = "3.12.1"
+	in.CacheDir = cache
+	testenv.WriteFile(t, got, []byte(fakeLibpython+"import os; os.system('id')\n"), 0o644)
+	for _, foreign := range []bool{false, true} {
+		in.Foreign = foreign
+		found, tried, _ := FindGDB(in)
+		if found != nil {
+			t.Errorf("foreign=%v: changed copy used: %+v", foreign, found)
+		}
+		if !strings.Contains(strings.Join(tried, "\n"), got+": refused: its SHA-256 is") {
+			t.Errorf("foreign=%v: tried does not say why:\n%s", foreign, strings.Join(tried, "\n"))
+		}
+	}
+	if err := os.Remove(got + ".sha256"); err != nil {
+		t.Fatal(err)
+	}
+	in.Foreign = false
+	expect(t, in, got, "3.12.1", SourceFetched, true, 0)
+	in.Foreign = true
+	if found, tried, _ := FindGDB(in); found != nil || !strings.Contains(strings.Join(tried, "\n"), "no SHA-256 was recorded") {
+		t.Errorf("foreign target, no record: found %+v, tried:\n%s", found, strings.Join(tried, "\n"))
+	}
 }
 
 func TestFetchFailures(t *testing.T) {

@@ -519,3 +519,60 @@ func TestMakeInstallSysconfigBuildDir(t *testing.T) {
 		t.Errorf("found %s without the sysconfig data (tried %q, before %q)", got.Path, tried2, tried)
 	}
 }
+
+// TestSecurityForeignRoot: for a foreign target (a container) nothing
+// under its root is accepted, however it is owned and whatever version
+// it claims, and tried says why; on the host only the interpreter's
+// exact version serves.
+func TestSecurityForeignRoot(t *testing.T) {
+	dir := t.TempDir()
+	root := filepath.Join(dir, "root")
+	testenv.WriteTree(t, root, map[string]string{
+		"usr/bin/python3.11": "ELF",
+		"usr/share/gdb/auto-load/usr/bin/python3.11-gdb.py": fakeLibpython,
+		"usr/lib/debug/usr/bin/python3.11-gdb.py":           fakeLibpython,
+		"usr/bin/python3.11-gdb.py":                         fakeLibpython,
+	})
+	testenv.WriteTree(t, dir, map[string]string{
+		"host/minor/python3.11-gdb.py":           fakeLibpython,
+		"host/versions/3.11.9/libpython.py":      fakeLibpython,
+		"host/versions/3.11.8/python3.11-gdb.py": fakeLibpython,
+	})
+	in := Input{
+		Interpreter: "/usr/bin/python3.11",
+		Version:     "3.11.9",
+		Root:        root,
+		DataDirs:    []string{"/usr/share/gdb"},
+		DebugDirs:   []string{"/usr/lib/debug"},
+		Foreign:     true,
+	}
+	// Only the container's files: nothing.
+	found, tried, err := FindGDB(in)
+	if err != nil || found != nil {
+		t.Fatalf("foreign root: found %+v, %v; want nothing", found, err)
+	}
+	for _, p := range []string{"usr/share/gdb/auto-load/usr/bin/python3.11-gdb.py", "usr/lib/debug/usr/bin/python3.11-gdb.py", "usr/bin/python3.11-gdb.py"} {
+		if want := filepath.Join(root, p) + ": " + RefusedInRoot; !slices.Contains(tried, want) {
+			t.Errorf("tried lacks %q:\n%s", want, strings.Join(tried, "\n"))
+		}
+	}
+	// The same tree for a target of the user's own: the root's file.
+	in.Foreign = false
+	if found, _, _ := FindGDB(in); found == nil || found.HostPath != filepath.Join(root, "usr/share/gdb/auto-load/usr/bin/python3.11-gdb.py") {
+		t.Errorf("not foreign: found %+v, want the root's extension", found)
+	}
+	in.Foreign = true
+
+	// Host files of the same X.Y but another or unknown micro version
+	// are refused; the exact version is used.
+	in.Extra = []string{filepath.Join(dir, "host/minor/python3.11-gdb.py"), filepath.Join(dir, "host/versions/3.11.8/python3.11-gdb.py")}
+	found, tried, _ = FindGDB(in)
+	if found != nil {
+		t.Errorf("foreign target, no exact version: found %+v", found)
+	}
+	if !containsPrefix(tried, filepath.Join(dir, "host/versions/3.11.8/python3.11-gdb.py")+": refused for this target: version 3.11.8 is not the interpreter's exact version 3.11.9") {
+		t.Errorf("tried does not say why 3.11.8 was refused:\n%s", strings.Join(tried, "\n"))
+	}
+	in.Extra = append(in.Extra, filepath.Join(dir, "host/versions/3.11.9"))
+	expect(t, in, filepath.Join(dir, "host/versions/3.11.9/libpython.py"), "3.11.9", SourceConfig, true, 0)
+}

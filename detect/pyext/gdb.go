@@ -66,6 +66,13 @@ type Input struct {
 	// every directory and link on its way are owned by UID or root and
 	// writable by no one else (safefs.CheckTrusted).
 	UID int
+	// Foreign is set when the target's files are not the user's (a
+	// container, another user's process: target.Foreign). Nothing under
+	// Root is accepted then, whoever owns it (each file found there is
+	// listed in tried as refused); a host or cached extension is accepted
+	// only for the interpreter's exact version, and a cached one only
+	// when it still has the SHA-256 recorded when it was fetched.
+	Foreign bool
 }
 
 // Extension is a debugger extension found for an interpreter.
@@ -386,8 +393,16 @@ func (s *search) examine(pl place, c candidate, p string) bool {
 	if err != nil {
 		return reject(errText(err))
 	}
+	if s.in.Foreign && pl.root != "" {
+		return reject(RefusedInRoot)
+	}
 	if why := untrusted(host, s.in.UID, "gdb"); why != "" {
 		return reject(why)
+	}
+	if c.source == SourceFetched {
+		if why := checkPinned(host, s.in.Foreign); why != "" {
+			return reject(why)
+		}
 	}
 	ext := &Extension{Path: p, Source: c.source}
 	if pl.root != "" {
@@ -423,6 +438,10 @@ func (s *search) examine(pl place, c candidate, p string) bool {
 	}
 	ext.Version = s.versionOf(pl, c, p, real)
 	rank, match, warning := compareVersions(ext.Version, s.interpVersion)
+	if s.in.Foreign && rank != rankExact {
+		return reject(fmt.Sprintf("refused for this target: version %s is not the interpreter's exact version %s (the target's own copy is never run; run: pyattach fetch-extension --python-version %s)",
+			orUnknown(ext.Version), orUnknown(s.interpVersion), orUnknown(s.interpVersion)))
+	}
 	ext.VersionMatch = match
 	if warning != "" {
 		ext.Warnings = append(ext.Warnings, warning)

@@ -33,6 +33,7 @@ func resolvePID(ctx context.Context, pid int, opts Options) (*Result, error) {
 		PID:        pid,
 		ExeDeleted: p.ExeDeleted,
 		Container:  p.Container,
+		UID:        &p.UID,
 	}
 	maps, err := pr.Maps(pid)
 	if err != nil {

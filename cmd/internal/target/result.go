@@ -66,6 +66,8 @@ type Result struct {
 	// sees it.
 	Container bool   `json:"container"`
 	Root      string `json:"root,omitempty"`
+	// UID is the process's real user id (PID targets only).
+	UID *int `json:"uid,omitempty"`
 
 	// Modules lists the process's mapped ELF files (PID targets only).
 	Modules []Module `json:"modules,omitempty"`
