@@ -129,6 +129,16 @@ func build(p plan.Plan) (gen, error) {
 	var g gen
 
 	// Early: settings that must precede symbol loading.
+	if len(p.Foreign) > 0 {
+		// First, before anything is loaded: every auto-load kind (Python, gdb and
+		// Guile scripts, .debug_gdb_scripts sections, libthread_db from the
+		// inferior's library directory, ./.gdbinit) off in one setting,
+		// and libthread_db from this machine's own directories only.
+		g.early = append(g.early, block{
+			"The target's files are not yours: gdb auto-loads nothing (what pyattach needs it sources itself).\n" + strings.Join(p.Foreign, "\n"),
+			[]string{"set auto-load off", "set libthread-db-search-path $sdir"},
+		})
+	}
 	if len(p.DebugDirs) > 0 {
 		dirs := []string{DefaultDebugDir}
 		seen := map[string]bool{DefaultDebugDir: true}
@@ -156,22 +166,6 @@ func build(p plan.Plan) (gen, error) {
 		g.early = append(g.early, block{
 			"The process runs in another root: gdb reads its libraries under it.",
 			[]string{"set sysroot " + p.Sysroot},
-		})
-	}
-	if p.ThreadDB != "" {
-		if err := checkRaw("libthread_db directory", p.ThreadDB); err != nil {
-			return g, err
-		}
-		if strings.Contains(p.ThreadDB, ":") {
-			return g, &PathError{"libthread_db directory", p.ThreadDB, "holds ':', which separates gdb's libthread-db search path"}
-		}
-		pat, err := safePathEntry(strings.TrimSuffix(p.ThreadDB, "/") + "/libthread_db.so.1")
-		if err != nil {
-			return g, err
-		}
-		g.early = append(g.early, block{
-			"The process's own libthread_db (its glibc's, not this machine's): threads by pthread id.",
-			[]string{"set libthread-db-search-path " + p.ThreadDB, "add-auto-load-safe-path " + pat},
 		})
 	}
 	autoLoad := map[string]bool{}

@@ -144,6 +144,15 @@ func build(p plan.Plan) (commands, error) {
 		}
 	}
 
+	if len(p.Foreign) > 0 {
+		// Before any target exists: lldb runs the Python scripts a
+		// symbol file (a dSYM bundle) names when this is true or warns.
+		for _, why := range p.Foreign {
+			comment(&b, why)
+		}
+		comment(&b, "the target's files are not yours: lldb loads no script from its symbol files")
+		b.WriteString("settings set -- target.load-script-from-symbol-file false\n")
+	}
 	if p.Fast {
 		b.WriteString("# Fast: symbol tables are read on first use (lldb has no per-library switch).\n")
 		b.WriteString("settings set -- target.preload-symbols false\n")

@@ -56,6 +56,8 @@ func TestGolden(t *testing.T) {
 		"full":    fullPlan(),
 		"empty":   {},
 		"minimal": {Target: "1234", PID: 1234, DebugDirs: []string{"/usr/lib/debug"}},
+		"foreign": {Target: "1234", PID: 1234, LLDBRoot: "/proc/1234/root", LLDBExe: "/usr/bin/python3.13",
+			Foreign: []string{"process 1234 runs in another root (/proc/1234/root): the container wrote every file there, whoever owns it"}},
 	}
 	for name, p := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -52,12 +52,6 @@ func plannerOptions(g *Globals, app *App, cfg *Config) planner.Options {
 // hiddenRoot reports a process whose root reads as "/" from here.
 func hiddenRoot(res *target.Result) bool { return planner.HiddenRoot(res) }
 
-// extensionOnHost is where this machine opens ext, an extension found
-// for res.
-func extensionOnHost(res *target.Result, ext string) string {
-	return debuginfo.ExtensionOnHost(res, ext)
-}
-
 // readCoreInfo reads a core file whose executable is on this machine.
 func readCoreInfo(path string) (*core.Info, error) { return planner.ReadCore(path) }
 

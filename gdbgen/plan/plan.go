@@ -40,11 +40,15 @@ type Plan struct {
 	// LLDBDebugDirs are debug directories under LLDBRoot (its own
 	// /usr/lib/debug), which gdb finds through "target:" by itself.
 	LLDBDebugDirs []string
-	// ThreadDB is the directory of the process's own libthread_db.so.1,
-	// as this machine opens it (under /proc/PID/root), for a process in
-	// another root whose glibc is not this machine's. The file was
-	// checked: only root (or the user) can change it.
-	ThreadDB string
+	// Foreign says why the target's files are not the user's (a process
+	// in a container, another user's process), one reason each; nil when
+	// they are. Nothing the target controls may become debugger code
+	// then: gdb auto-loads no script (-gdb.py files, .debug_gdb_scripts
+	// sections, libthread_db beside the process's libc), lldb loads none
+	// from symbol files, and the extensions named here are the host's.
+	// Debug files and sources under the target's root are still read, as
+	// data.
+	Foreign []string
 	// DebugDirs are added to the debugger's debug-file directories
 	// (after its defaults, which are kept).
 	DebugDirs []string

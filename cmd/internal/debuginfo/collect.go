@@ -235,6 +235,9 @@ func (c *Collector) FindExtensions(res *target.Result) Extensions {
 		Extra:       c.Extensions,
 		CacheDir:    c.CacheDir,
 		UID:         c.UID,
+		// A foreign target's own files are looked at (doctor lists them
+		// as refused) but never chosen.
+		Foreign: len(target.Foreign(res, c.UID)) > 0,
 	}
 	if res.Container {
 		in.Root = res.Root
@@ -244,6 +247,9 @@ func (c *Collector) FindExtensions(res *target.Result) Extensions {
 	ex.GDBTried = tried
 	if found != nil {
 		ex.GDB = found.Path
+		if found.HostPath != "" {
+			ex.GDB = found.HostPath // the file this machine sources
+		}
 		ex.GDBVersion = found.Version
 		ex.GDBVersionMatch = found.VersionMatch
 		ex.GDBSource = found.Source

@@ -1,7 +1,6 @@
 package debuginfo
 
 import (
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -11,18 +10,6 @@ import (
 // GDBAutoLoadDir is where Debian, Ubuntu and Fedora's gdb auto-loads
 // scripts from: <datadir>/auto-load/<objfile path>-gdb.py.
 const GDBAutoLoadDir = "/usr/share/gdb/auto-load"
-
-// ExtensionOnHost is where this machine opens ext, an extension found
-// for res: for a process in another root, the file under its root when
-// the extension was found there (named as the process sees it).
-func ExtensionOnHost(res *target.Result, ext string) string {
-	if res.Container && !strings.HasPrefix(ext, res.Root) {
-		if _, err := os.Stat(filepath.Join(res.Root, ext)); err == nil {
-			return filepath.Join(res.Root, ext)
-		}
-	}
-	return ext
-}
 
 // SourceModule reports whether a module's sources matter for Python
 // frames: the interpreter, libpython and extension modules.

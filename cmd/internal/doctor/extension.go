@@ -57,11 +57,10 @@ func (s *Services) extensionChecks(ctx context.Context, res *target.Result, di *
 	for _, w := range ex.GDBWarnings {
 		out = append(out, Check{ID: "extension.warning", Status: Warn, Summary: w, Fix: "pyattach fetch-extension " + shquote.Quote(res.Target)})
 	}
-	// ex.GDB passed safefs.CheckTrusted in pyext; SourceLine refuses a
-	// name gdb would not read back as it is.
-	// A container's extension is run from under its root, where the
-	// process sees it.
-	source, serr := gdbgen.SourceLine(debuginfo.ExtensionOnHost(res, ex.GDB))
+	// ex.GDB passed safefs.CheckTrusted in pyext, and for a foreign
+	// target (a container) it is a host file, never one under its root;
+	// SourceLine refuses a name gdb would not read back as it is.
+	source, serr := gdbgen.SourceLine(ex.GDB)
 	if gdb, err := s.FindDebugger("gdb"); err == nil && serr == nil {
 		o, _ := s.run(ctx, gdb, "-nx", "-batch", "-ex", "show auto-load safe-path", "-ex", source, "-ex", "help py-bt")
 		if strings.Contains(o, `Undefined command: "py-bt"`) || strings.Contains(o, "Error occurred in Python") || strings.Contains(o, "Traceback (most recent call last)") {

@@ -8,13 +8,11 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
-	"strings"
 
 	"github.com/pyattach/pyattach/cmd/internal/debuginfo"
 	"github.com/pyattach/pyattach/cmd/internal/target"
 	"github.com/pyattach/pyattach/detect/debugfile"
 	"github.com/pyattach/pyattach/detect/rootfs"
-	"github.com/pyattach/pyattach/detect/safefs"
 	"github.com/pyattach/pyattach/gdbgen/plan"
 )
 
@@ -46,7 +44,8 @@ type Options struct {
 	// DataHome is the directory the stack walker is written under
 	// ($XDG_DATA_HOME).
 	DataHome string
-	// UID owns the files that may become debugger code (libthread_db).
+	// UID is the user pyattach runs as: a target of another user, or in
+	// a container, is foreign (target.Foreign).
 	UID int
 	// Warn, when not nil, receives what keeps a part of the plan out
 	// without stopping the debugger (the walker cannot be written).
@@ -123,9 +122,11 @@ func forResult(ctx context.Context, p plan.Plan, t Target, res *target.Result, d
 	if res.Container && !hidden {
 		p.Sysroot = res.Root
 	}
-	if res.Container {
-		p.ThreadDB = threadDBDir(res, di, opts.UID)
-	}
+	// A target whose files are not the user's gets no auto-loaded code
+	// at all (gdbgen: set auto-load off); the extension FindExtensions
+	// chose for it is the host's, sourced explicitly below.
+	p.Foreign = target.Foreign(res, opts.UID)
+	foreign := len(p.Foreign) > 0
 	if hidden && t.PID != 0 {
 		// lldb has no "target:": it reads the process's files under its
 		// root, which the kernel resolves in its namespace (see lldbgen),
@@ -165,7 +166,7 @@ func forResult(ctx context.Context, p plan.Plan, t Target, res *target.Result, d
 	// the program file, allowed as that one file when it sits beside the
 	// binary, sourced explicitly otherwise.
 	if ext := di.Extensions.GDB; ext != "" {
-		host := debuginfo.ExtensionOnHost(res, ext)
+		host := ext
 		prog := p.Program
 		if real, err := filepath.EvalSymlinks(prog); err == nil {
 			prog = real
@@ -176,10 +177,10 @@ func forResult(ctx context.Context, p plan.Plan, t Target, res *target.Result, d
 			host = real
 		}
 		switch {
-		case hidden:
-			// Sourced by Python's open, which the kernel resolves in the
-			// process's root; never left to auto-load, which looks on the host.
-			p.GDBExtension = host
+		case foreign:
+			// Nothing is auto-loaded for it: the host's own file (never
+			// one of the same name under its root), sourced.
+			p.GDBExtension = ext
 		case prog != "" && host == debuginfo.GDBAutoLoadDir+prog+"-gdb.py":
 			// gdb loads it itself from its default safe path.
 		case prog != "" && host == prog+"-gdb.py":
@@ -270,28 +271,6 @@ func HiddenRoot(res *target.Result) bool {
 	}
 	l, err := os.Readlink(res.Root)
 	return err == nil && l == "/"
-}
-
-// threadDBDir is the directory of the libthread_db.so.1 beside the
-// process's libc, under its root, when only root or uid can change that
-// file: gdb runs its code. gdb would find none by itself (the host's
-// belongs to another glibc, and a target: or /proc/PID/root path is
-// declined by its safe path).
-func threadDBDir(res *target.Result, di *debuginfo.Info, uid int) string {
-	for _, m := range di.Modules {
-		if !strings.HasPrefix(filepath.Base(m.Path), "libc.so") {
-			continue
-		}
-		dir := filepath.Join(res.Root, filepath.Dir(m.Path))
-		if _, err := os.Stat(filepath.Join(dir, "libthread_db.so.1")); err != nil {
-			return ""
-		}
-		if safefs.CheckTrusted(filepath.Join(dir, "libthread_db.so.1"), uid) != nil {
-			return ""
-		}
-		return dir
-	}
-	return ""
 }
 
 // symbolFileFor returns a debug file the debugger would not find alone:

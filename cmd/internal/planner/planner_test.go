@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -286,14 +287,18 @@ func TestExtensionAutoLoadOrSource(t *testing.T) {
 	}
 }
 
-func TestExtensionInChroot(t *testing.T) {
-	chroot, _ := containerRoots(t)
-	ext := touch(t, filepath.Join(chroot, "usr/lib/debug/ext-gdb.py"))
-	res := containerResult(chroot)
-	di := &debuginfo.Info{Extensions: debuginfo.Extensions{GDB: "/usr/lib/debug/ext-gdb.py"}}
-	p := build(t, Target{PID: 1}, &fake{res: res, di: di})
-	if p.GDBExtension != ext {
-		t.Errorf("extension found in the root: sourced %q, want %s", p.GDBExtension, ext)
+// TestSecurityExtensionNeverFromRoot: the extension chosen for a
+// container is the host's; a file of the same name under the container's
+// root (which the container wrote) is never what gdb sources.
+func TestSecurityExtensionNeverFromRoot(t *testing.T) {
+	chroot, hidden := containerRoots(t)
+	for _, root := range []string{chroot, hidden} {
+		touch(t, filepath.Join(root, "usr/lib/debug/ext-gdb.py"))
+		di := &debuginfo.Info{Extensions: debuginfo.Extensions{GDB: "/usr/lib/debug/ext-gdb.py"}}
+		p := build(t, Target{PID: 1}, &fake{res: containerResult(root), di: di})
+		if p.GDBExtension != "/usr/lib/debug/ext-gdb.py" {
+			t.Errorf("%s: sourced %q, want the host's /usr/lib/debug/ext-gdb.py", root, p.GDBExtension)
+		}
 	}
 }
 
@@ -377,36 +382,46 @@ func TestFastMode(t *testing.T) {
 	}
 }
 
-func TestThreadDBOnlyWhenTrusted(t *testing.T) {
-	chroot, _ := containerRoots(t)
-	libdir := "/lib/x86_64-linux-gnu"
-	tdb := touch(t, filepath.Join(chroot, libdir, "libthread_db.so.1"))
-	di := &debuginfo.Info{Modules: []debuginfo.Module{
-		{Path: "/usr/bin/python3"},
-		{Path: libdir + "/libc.so.6"},
-	}}
-	p := build(t, Target{PID: 1}, &fake{res: containerResult(chroot), di: di})
-	if p.ThreadDB != filepath.Join(chroot, libdir) {
-		t.Errorf("trusted libthread_db: thread_db %q, want %s", p.ThreadDB, filepath.Join(chroot, libdir))
+// TestForeign: a process in a container or of another user is foreign;
+// its extension, even one gdb would auto-load from its default
+// directory for the program, is sourced explicitly from the host's
+// path (gdbgen turns auto-load off for it), and nothing names the
+// container's libthread_db.
+func TestForeign(t *testing.T) {
+	chroot, hidden := containerRoots(t)
+	uid := os.Geteuid()
+	other := uid + 1000
+	mine := pythonResult(notCovered)
+	mine.UID = &uid
+	theirs := pythonResult(notCovered)
+	theirs.UID = &other
+	// Where gdb would auto-load it for a program at /usr/bin/python3.
+	ext := "/usr/share/gdb/auto-load/usr/bin/python3-gdb.py"
+	di := func() *debuginfo.Info {
+		return &debuginfo.Info{Extensions: debuginfo.Extensions{GDB: ext}, Modules: []debuginfo.Module{{Path: "/usr/bin/python3"}, {Path: "/lib/x86_64-linux-gnu/libc.so.6"}}}
 	}
-	// Not a container: the host's own is gdb's business.
-	host := pythonResult(notCovered)
-	if p := build(t, Target{PID: 1}, &fake{res: host, di: di}); p.ThreadDB != "" {
-		t.Errorf("not a container: thread_db %q", p.ThreadDB)
-	}
-	// Writable by others: gdb would run another user's code.
-	if err := os.Chmod(tdb, 0o666); err != nil {
-		t.Fatal(err)
-	}
-	if p := build(t, Target{PID: 1}, &fake{res: containerResult(chroot), di: di}); p.ThreadDB != "" {
-		t.Errorf("others can write libthread_db: thread_db %q, want none", p.ThreadDB)
-	}
-	// None beside libc.
-	if err := os.Remove(tdb); err != nil {
-		t.Fatal(err)
-	}
-	if p := build(t, Target{PID: 1}, &fake{res: containerResult(chroot), di: di}); p.ThreadDB != "" {
-		t.Errorf("no libthread_db: thread_db %q", p.ThreadDB)
+	touch(t, filepath.Join(chroot, "lib/x86_64-linux-gnu/libthread_db.so.1"))
+	for _, c := range []struct {
+		name    string
+		res     *target.Result
+		foreign bool
+	}{
+		{"own process", mine, false},
+		{"another user's process", theirs, true},
+		{"chroot", containerResult(chroot), true},
+		{"pivot_root", containerResult(hidden), true},
+	} {
+		p := build(t, Target{PID: 1234}, &fake{res: c.res, di: di()})
+		if got := len(p.Foreign) > 0; got != c.foreign {
+			t.Errorf("%s: foreign %v (%q), want %v", c.name, got, p.Foreign, c.foreign)
+		}
+		if c.foreign && (p.GDBExtension != ext || len(p.GDBAutoLoad) != 0) {
+			t.Errorf("%s: extension %q, auto-load %q: want the host's %s sourced", c.name, p.GDBExtension, p.GDBAutoLoad, ext)
+		}
+		text := fmt.Sprintf("%+v", p)
+		if strings.Contains(text, "libthread_db") {
+			t.Errorf("%s: the plan names libthread_db: %s", c.name, text)
+		}
 	}
 }
 
