@@ -25,7 +25,7 @@ func (s *Services) extensionChecks(ctx context.Context, res *target.Result, di *
 	ex := di.Extensions
 	var out []Check
 	for _, t := range ex.GDBTried {
-		if file, why, ok := strings.Cut(t, ": refused: "); ok {
+		if file, why, ok := strings.Cut(t, ": refused: "); ok && !foreignRefusal("refused: "+why) {
 			out = append(out, Check{ID: "extension.refused", Status: Warn, Summary: fmt.Sprintf("%s is not used: %s", file, why),
 				Fix: "pyattach runs no extension that another user could change: chmod go-w or chown it to root or yourself, or pyattach fetch-extension " + shquote.Quote(res.Target)})
 		}

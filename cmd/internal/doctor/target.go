@@ -46,6 +46,7 @@ func (s *Services) targetChecks(ctx context.Context, tgt string) []Check {
 	if err != nil {
 		return append(checks, Check{ID: "debug", Status: Fail, Summary: textline.Fold(err.Error())})
 	}
+	checks = append(checks, s.foreignChecks(res, di)...)
 	checks = append(checks, venvCheck(res, di))
 	checks = append(checks, s.debugChecks(ctx, res, di)...)
 	checks = append(checks, s.extensionChecks(ctx, res, di)...)
