@@ -129,7 +129,7 @@ var objfileLine = regexp.MustCompile(`(?m)^OBJ (\S+) ([0-9a-f]+)$`)
 // TestGDBPyBtPivotRoot: Debian's interpreter in a pivot_root container
 // (as podman and docker make them), at a path this machine also has
 // with other contents. pyattach gdb prints py-bt with app.py's frames
-// and lines, both threads by pthread id (the container's libthread_db),
+// and lines, both threads (never through the container's libthread_db),
 // and gdb reads the container's program and libraries (their
 // build-ids are those of the container's files), never the host's:
 // handing gdb /proc/PID/root paths gave "Build ID mismatch" and
@@ -155,7 +155,7 @@ func TestGDBPyBtPivotRoot(t *testing.T) {
 
 // checkContainerGDB runs pyattach gdb -p PID on a python in a container
 // running app.py with a second thread: py-bt prints app.py's frames and
-// lines, both threads show by pthread id (the container's
+// lines, both threads show with their names (without the container's
 // libthread_db), and every file gdb loaded is the container's (its
 // build-id is that of the file the process sees, read through
 // /proc/PID/root, which the kernel resolves in the process's root).
@@ -166,10 +166,14 @@ func checkContainerGDB(t *testing.T, what string, pid int) {
 	if strings.Contains(out, "Build ID mismatch") {
 		t.Errorf("gdb read a host file for the container's:\n%s", out)
 	}
-	// Both threads, named by pthread id: gdb loaded the container's
-	// libthread_db (the host's belongs to another glibc).
-	if n := len(regexp.MustCompile(`(?m)^[* ] +\d+ +Thread 0x[0-9a-f]+ \(LWP \d+\)`).FindAllString(out, -1)); n != 2 {
-		t.Errorf("info threads shows %d threads by pthread id, want 2 (the container's libthread_db):\n%s", n, out)
+	// Both threads, by LWP (by pthread id too when this machine's own
+	// libthread_db fits the container's glibc): never the container's
+	// libthread_db, which gdb would run as root (issue 18).
+	if n := len(regexp.MustCompile(`(?m)^[* ] +\d+ +(Thread 0x[0-9a-f]+ \()?LWP \d+\)? "`).FindAllString(out, -1)); n != 2 {
+		t.Errorf("info threads shows %d named threads, want 2:\n%s", n, out)
+	}
+	if m := regexp.MustCompile(`(?m)^.*libthread_db library "(/proc/|target:).*$`).FindString(out); m != "" {
+		t.Errorf("gdb loaded the container's libthread_db: %s", m)
 	}
 	// Every object gdb loaded is the container's file of that name.
 	objs := objfileLine.FindAllStringSubmatch(out, -1)
