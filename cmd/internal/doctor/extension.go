@@ -209,10 +209,13 @@ func placeDetails(places []extPlace) []string {
 // exact version, fetched by pyattach; a `make install` whose build tree
 // is gone is told so.
 func (s *Services) missingExtensionFix(res *target.Result, places []extPlace) string {
-	prefix := "sudo "
 	if res.Container {
-		prefix = "in the container (podman exec or docker exec CONTAINER ...): "
+		// The container's own package would not help: pyattach never runs
+		// a file of the container's (see Security).
+		return "pyattach fetch-extension " + shquote.Quote(res.Target) + " (CPython's libpython.py of Python " + res.Python.Version +
+			", checked by its SHA-256; the container's own extension is never run as your code); the walker gives py-bt meanwhile"
 	}
+	prefix := "sudo "
 	if exists(s.sysFile(res, "/etc/debian_version")) {
 		for _, p := range []string{res.Interpreter, res.Libpython} {
 			if p == "" {

@@ -120,12 +120,16 @@ func TestMissingExtension(t *testing.T) {
 	s, _ = newServices(t)
 	distro(t, s.HostRoot, "fedora-release")
 	want(t, "Fedora", one(t, s.extensionChecks(ctx, deb, &debuginfo.Info{}), "extension"), Warn, "no CPython gdb extension", "sudo dnf debuginfo-install python3 (its debuginfo package ships the extension)")
-	// In a container, the container's distribution counts, not the host's.
+	// In a container, the container's own -dbg package would not help:
+	// pyattach never runs its files (issue 18); a checked fetched copy does.
 	root := t.TempDir()
 	ctr := *deb
 	ctr.Container, ctr.Root = true, root
 	distro(t, root, "debian_version")
 	writeFile(t, filepath.Join(root, "var/lib/dpkg/info/python3.11-minimal:amd64.list"), "/usr/bin/python3.11\n")
-	want(t, "container", one(t, s.extensionChecks(ctx, &ctr, &debuginfo.Info{}), "extension"), Warn, "no CPython gdb extension",
-		"in the container (podman exec or docker exec CONTAINER ...): apt-get install python3.11-dbg")
+	ce := one(t, s.extensionChecks(ctx, &ctr, &debuginfo.Info{}), "extension")
+	want(t, "container", ce, Warn, "no CPython gdb extension", "pyattach fetch-extension python3.11 (CPython's libpython.py of Python 3.11.99, checked by its SHA-256")
+	if strings.Contains(ce.Fix, "apt-get") {
+		t.Errorf("container: fix %q installs the container's package, which pyattach would not run", ce.Fix)
+	}
 }
