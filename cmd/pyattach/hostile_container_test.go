@@ -52,6 +52,8 @@ type hostilePlant struct {
 	Stage   string
 	Files   map[string]string
 	Markers string
+	// Exe is the interpreter, LibDir the directory of libc, in the root.
+	Exe, LibDir string
 }
 
 // markerScript is Python that records, in dir/name, that it ran and as
@@ -115,6 +117,7 @@ func hostilePlants(t *testing.T, view, exe string) *hostilePlant {
 		t.Fatalf("want one libc.so.6 under %s/usr/lib/*: %v", view, libcs)
 	}
 	libdir := strings.TrimPrefix(filepath.Dir(libcs[0]), view)
+	p.Exe, p.LibDir = exe, libdir
 	build := t.TempDir()
 	tdb := testenv.CC(t, build, "libthread_db.so.1", fmt.Sprintf(`#include <stdio.h>
 #include <unistd.h>
@@ -320,6 +323,32 @@ func checkHostile(t *testing.T, what string, pid int, p *hostilePlant) {
 	t.Run("lldb", func(t *testing.T) { checkHostileLLDB(t, what, pid, p, env) })
 }
 
+// checkPlantsLive is the control: plain gdb told to trust every path
+// (auto-load safe-path /), the root's libthread_db and its extension
+// runs the planted code, so that a marker left absent by pyattach means
+// pyattach kept it out, not that the plant was inert. sysroot is the
+// sysroot for gdb ("": gdb's default, target:); want lists the markers plain gdb must write.
+func checkPlantsLive(t *testing.T, pid int, p *hostilePlant, sysroot string, want ...string) {
+	t.Helper()
+	gdb := testenv.Need(t, "gdb")
+	root := "/proc/" + strconv.Itoa(pid) + "/root"
+	args := []string{"-nx", "-batch", "-iex", "set auto-load safe-path /", "-iex", "set debuginfod enabled off",
+		"-iex", "set libthread-db-search-path " + filepath.Join(root, p.LibDir)}
+	if sysroot != "" {
+		args = append(args, "-iex", "set sysroot "+sysroot, filepath.Join(sysroot, p.Exe))
+	}
+	args = append(args, "-p", strconv.Itoa(pid), "-ex", "info threads",
+		"-ex", "source "+filepath.Join(root, "/usr/share/gdb/auto-load"+p.Exe+"-gdb.py"))
+	out, _ := exec.Command(gdb, args...).CombinedOutput()
+	ran := ranMarkers(t, p)
+	for _, m := range want {
+		if _, ok := ran[m]; !ok {
+			t.Errorf("control: plain gdb trusting every path did not run planted %q (ran %v): the plant is inert\n%s", m, ran, out)
+		}
+	}
+	t.Logf("control: plain gdb trusting every path ran %d plants: %v", len(ran), ran)
+}
+
 // checkHostileGDB runs host root's pyattach gdb on pid, a container's
 // python running hostileApp among plants: py-bt, info threads and
 // thread apply all py-bt work, and no planted code runs.
@@ -468,7 +497,10 @@ func TestHostileContainerChroot(t *testing.T) {
 		t.Fatalf("/proc/%d/root reads %q (%v), want %s", pid, l, err, merged)
 	}
 	checkNoMarkers(t, "starting the app", p)
-
+	// With the root as its sysroot, gdb finds the planted debug files
+	// and libraries itself: every gdb plant is live.
+	checkPlantsLive(t, pid, p, "/proc/"+strconv.Itoa(pid)+"/root", "ext", "libthread_db",
+		"python-debug-section", "python-debug-gdb.py", "lib-section", "lib-debug-section", "lib-debug-gdb.py", "lib-gdb.py")
 	checkHostile(t, "chroot", pid, p)
 }
 
@@ -489,7 +521,10 @@ func TestHostileContainerPivotRoot(t *testing.T) {
 		t.Fatalf("/proc/%d/root reads %q (%v), not / as under pivot_root", pid, l, err)
 	}
 	checkNoMarkers(t, "starting the app", p)
-
+	// Through target:, gdb auto-loads nothing from the root's files by
+	// itself; the rest guards a pyattach that would hand it the root's
+	// debug directories.
+	checkPlantsLive(t, pid, p, "", "ext", "libthread_db")
 	checkHostile(t, "pivot_root", pid, p)
 }
 
@@ -518,7 +553,10 @@ func TestHostileContainerPodman(t *testing.T) {
 	args = append(args, image, r.exe, "/mnt/app.py")
 	pid := podmanRun(t, podman, "hostile", args...)
 	checkNoMarkers(t, "starting the app", p)
-
+	// Through target:, gdb auto-loads nothing from the root's files by
+	// itself; the rest guards a pyattach that would hand it the root's
+	// debug directories.
+	checkPlantsLive(t, pid, p, "", "ext", "libthread_db")
 	checkHostile(t, "podman", pid, p)
 }
 
@@ -591,6 +629,5 @@ func TestHostileVenvOtherUser(t *testing.T) {
 		t.Fatalf("process %d is not nobody's: %v", pid, err)
 	}
 	checkNoMarkers(t, "starting the app", p)
-
 	checkHostile(t, "another user's venv", pid, p)
 }
