@@ -629,5 +629,15 @@ func TestHostileVenvOtherUser(t *testing.T) {
 		t.Fatalf("process %d is not nobody's: %v", pid, err)
 	}
 	checkNoMarkers(t, "starting the app", p)
+	// The control: plain gdb trusting every path, given the venv's
+	// python, runs the file beside it and its section.
+	out, _ := exec.Command("gdb", "-nx", "-batch", "-iex", "set auto-load safe-path /", "-iex", "set debuginfod enabled off",
+		exe, "-p", strconv.Itoa(pid)).CombinedOutput()
+	ran := ranMarkers(t, p)
+	for _, m := range []string{"venv-python" + py.Minor() + "-gdb.py", "venv-python-section"} {
+		if _, ok := ran[m]; !ok {
+			t.Errorf("control: plain gdb trusting every path did not run planted %q (ran %v): the plant is inert\n%s", m, ran, out)
+		}
+	}
 	checkHostile(t, "another user's venv", pid, p)
 }
