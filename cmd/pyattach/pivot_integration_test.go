@@ -100,13 +100,20 @@ func writeThreadedApp(t *testing.T, dir string) {
 // interpreter's path inside. It returns the interpreter's PID.
 func startPivoted(t *testing.T, lower, upper, exe string) int {
 	t.Helper()
+	return startPivotedApp(t, lower, upper, exe, func(dir string) { writeThreadedApp(t, dir) })
+}
+
+// startPivotedApp is startPivoted with the app that writeApp writes
+// into dir (seen as /mnt/app.py inside); it must print "ready".
+func startPivotedApp(t *testing.T, lower, upper, exe string, writeApp func(dir string)) int {
+	t.Helper()
 	d := t.TempDir()
 	for _, sub := range []string{"work", "merged", "app"} {
 		if err := os.MkdirAll(filepath.Join(d, sub), 0o755); err != nil {
 			t.Fatal(err)
 		}
 	}
-	writeThreadedApp(t, filepath.Join(d, "app"))
+	writeApp(filepath.Join(d, "app"))
 	// After pivot_root . . the old root sits on top of the new one:
 	// mount proc (the root's umount reads mountinfo) and detach it.
 	script := `mount -t overlay overlay -o lowerdir="$1",upperdir="$2",workdir="$3/work" "$3/merged" &&
