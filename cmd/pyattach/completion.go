@@ -97,6 +97,7 @@ func pythonPIDs(pr *proc.Proc) []candidate {
 		if d == "" {
 			d = p.Comm
 		}
+		d = textline.Escape(d) // the process chose it
 		if r := []rune(d); len(r) > 72 {
 			d = string(r[:71]) + "…"
 		}

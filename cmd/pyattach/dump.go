@@ -19,6 +19,7 @@ import (
 
 	"github.com/pyattach/pyattach/cmd/internal/shquote"
 	"github.com/pyattach/pyattach/cmd/internal/target"
+	"github.com/pyattach/pyattach/cmd/internal/textline"
 	"github.com/pyattach/pyattach/detect/core"
 	"github.com/pyattach/pyattach/detect/elfinfo"
 	"github.com/pyattach/pyattach/detect/environ"
@@ -222,7 +223,7 @@ func (c *DumpCmd) Run(g *Globals, app *App, cfg *Config) error {
 		if msg := gdbAttachError(out.String()); msg != "" {
 			return gdbFailure(t, out.String(), runErr)
 		}
-		return withHint(fmt.Errorf("%s: %s", t.name(), wd.Error),
+		return withHint(fmt.Errorf("%s: %s", t.name(), textline.Escape(wd.Error)),
 			"CPython's own extension may still read it, with debug information: %s", t.gdbHint())
 	}
 
@@ -244,11 +245,11 @@ func (c *DumpCmd) Run(g *Globals, app *App, cfg *Config) error {
 			dt.Native = &[]nativeFrame{}
 		}
 		if th.Error != "" {
-			fmt.Fprintf(app.Stderr, "pyattach: warning: thread %d: %s\n", th.TID, th.Error)
+			fmt.Fprintf(app.Stderr, "pyattach: warning: thread %d: %s\n", th.TID, textline.Escape(th.Error))
 		}
 		text.WriteString("\nThread " + strconv.Itoa(th.TID))
 		if th.Name != nil {
-			text.WriteString(" " + strconv.Quote(*th.Name))
+			text.WriteString(` "` + textline.Escape(*th.Name) + `"`)
 		}
 		text.WriteString(":\n")
 		if len(th.Frames) == 0 {
@@ -262,9 +263,9 @@ func (c *DumpCmd) Run(g *Globals, app *App, cfg *Config) error {
 			if f.Line != nil {
 				line = strconv.Itoa(*f.Line)
 			}
-			fmt.Fprintf(&text, "  File \"%s\", line %s, in %s\n", f.File, line, f.Function)
+			fmt.Fprintf(&text, "  File \"%s\", line %s, in %s\n", textline.Escape(f.File), line, textline.Escape(f.Function))
 			if f.Source != nil && *f.Source != "" {
-				text.WriteString("    " + *f.Source + "\n")
+				text.WriteString("    " + textline.Escape(*f.Source) + "\n")
 			}
 		}
 		if th.Native != nil {
@@ -272,11 +273,11 @@ func (c *DumpCmd) Run(g *Globals, app *App, cfg *Config) error {
 			for i, n := range *th.Native {
 				fn := "??"
 				if n.Function != nil {
-					fn = *n.Function
+					fn = textline.Escape(*n.Function)
 				}
 				fmt.Fprintf(&text, "  #%-2d 0x%016x in %s ()", i, n.PC, fn)
 				if n.File != nil {
-					fmt.Fprintf(&text, " at %s", *n.File)
+					fmt.Fprintf(&text, " at %s", textline.Escape(*n.File))
 					if n.Line != nil {
 						fmt.Fprintf(&text, ":%d", *n.Line)
 					}

@@ -1,11 +1,14 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
 	"reflect"
 	"unicode/utf8"
+
+	"github.com/pyattach/pyattach/cmd/internal/textline"
 )
 
 // writeJSON prints v as indented JSON for a --json flag. JSON strings are
@@ -17,9 +20,16 @@ func writeJSON(w io.Writer, v any) error {
 		return withHint(fmt.Errorf("--json: %q is not valid UTF-8, which JSON cannot carry", s),
 			"run the same command without --json: its text output gives the bytes as they are")
 	}
-	enc := json.NewEncoder(w)
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
 	enc.SetIndent("", "  ")
-	return enc.Encode(v)
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	// Values keep their characters; the controls encoding/json leaves
+	// raw are written as \u escapes.
+	_, err := w.Write(textline.EscapeJSON(buf.Bytes()))
+	return err
 }
 
 // findInvalidUTF8 returns the first string in v, as encoding/json would

@@ -92,7 +92,7 @@ func lldbCommandArgs(dir string, in interp, extra ...string) []string {
 	args = append(args, extra...)
 	args = append(args,
 		"-o", "command script import "+filepath.Join(dir, "pyattach_lldb.py"),
-		"-o", fmt.Sprintf("script pyattach_lldb.setup(version=%q, flags=%q)", in.version, in.flags))
+		"-o", fmt.Sprintf("script pyattach_lldb.setup(version=%q, flags=%q, creds=(0, 0, ()))", in.version, in.flags))
 	for _, c := range commandScript {
 		args = append(args, "-o", "script print('@@"+c[0]+"')", "-o", c[1])
 	}
@@ -138,7 +138,8 @@ func listing(src string, first, last, current int) []string {
 		if n == current {
 			mark = ">" + mark
 		}
-		out = append(out, fmt.Sprintf("%4s    %s", mark, lines[n-1]))
+		// Printed escaped: a backslash doubled.
+		out = append(out, fmt.Sprintf("%4s    %s", mark, strings.ReplaceAll(lines[n-1], `\`, `\\`)))
 	}
 	return out
 }
@@ -188,12 +189,12 @@ func checkCommands(t *testing.T, what string, in interp, out string) {
 	want := map[string][]string{
 		"locals":     append(header("leaf"), leafLocals...),
 		"list":       listing(localsPy, sleep-5, sleep+5, sleep),
-		"up":         {callerFrame, "    " + strings.TrimSpace(src[call-1])},
+		"up":         {callerFrame, "    " + strings.ReplaceAll(strings.TrimSpace(src[call-1]), `\`, `\\`)},
 		"uplocals":   append(header("caller"), "marker = 'caller-local'", "count = 7"),
 		"uplist":     listing(localsPy, call-5, call+5, call),
 		"up2":        {fmt.Sprintf("#2 Frame ADDR, for file ANY/app.py, line %d, in <module> ()", module), "    caller()"},
 		"top":        {"Unable to find an older python frame"},
-		"down":       {callerFrame, "    " + strings.TrimSpace(src[call-1])},
+		"down":       {callerFrame, "    " + strings.ReplaceAll(strings.TrimSpace(src[call-1]), `\`, `\\`)},
 		"down2":      {leafFrame, "    time.sleep(1000)"},
 		"bottom":     {"Unable to find a newer python frame"},
 		"downlocals": append(header("leaf"), leafLocals...),

@@ -46,13 +46,14 @@ d = tempfile.mkdtemp()
 with open(os.path.join(d, "m.py"), "w") as f:
     f.write("".join("line%d\n" % i for i in range(1, 21)))
 fr = w.Frame("/m.py", "f", "f", 3, 0, 0)
-got = w.format_list(fr, "", root=d)
+me = (os.getuid(), os.getgid(), ())
+got = w.format_list(fr, "", w.SourceFiles(d, creds=me))
 want = "".join("%4s    line%d\n" % ((">3" if i == 3 else str(i)), i) for i in range(1, 9))
 assert got == want, (got, want)
-assert w.format_list(fr, "19, 30", root=d) == "  19    line19\n  20    line20\n"
-assert w.format_list(w.Frame("m.py", "f", "f", 20, 0, 0), "", cwd=d).endswith(" >20    line20\n")
-assert w.format_list(w.Frame("/nonexistent/m.py", "f", "f", 1, 0, 0)).startswith("Unable to open /nonexistent/m.py: ")
-assert w.format_list(w.Frame("/m.py", "f", "f", None, 0, 0), root=d) == "Unable to read python frame line number\n"
+assert w.format_list(fr, "19, 30", w.SourceFiles(d, creds=me)) == "  19    line19\n  20    line20\n"
+assert w.format_list(w.Frame("m.py", "f", "f", 20, 0, 0), "", w.SourceFiles(cwd=d, creds=me)).endswith(" >20    line20\n")
+assert w.format_list(w.Frame("/nonexistent/m.py", "f", "f", 1, 0, 0)) == "Unable to open /nonexistent/m.py\n"
+assert w.format_list(w.Frame("/m.py", "f", "f", None, 0, 0), w.SourceFiles(d, creds=me)) == "Unable to read python frame line number\n"
 
 frames = [0, 1, 2]
 assert w.move_selection(frames, 0, True) == (1, None)

@@ -251,7 +251,9 @@ func gdbArgs(dir string, in interp, extra ...string) []string {
 	args := []string{"-nx", "-batch",
 		"-iex", "set auto-load off",
 		"-ex", fmt.Sprintf("python import sys; sys.path.insert(0, %q)", dir),
-		"-ex", fmt.Sprintf("python import pyattach_gdb; pyattach_gdb.setup(version=%q, flags=%q)", in.version, in.flags),
+		// creds: a core's files are read as its owner (root here), as
+		// pyattach dump says; without them only what anyone may read.
+		"-ex", fmt.Sprintf("python import pyattach_gdb; pyattach_gdb.setup(version=%q, flags=%q, creds=(0, 0, ()))", in.version, in.flags),
 	}
 	return append(args, extra...)
 }

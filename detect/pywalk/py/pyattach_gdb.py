@@ -4,6 +4,8 @@ Loaded by the scripts pyattach writes; setup() takes what pyattach
 already knows (version, ABI flags, the offsets, the process's root).
 """
 
+import os
+
 import gdb
 
 import pyattach_walk as walk
@@ -12,13 +14,15 @@ _config = {}
 _walker = None
 
 
-def setup(version="", flags="", root="", tables=None, runtime=None):
+def setup(version="", flags="", root="", tables=None, runtime=None, creds=None):
     """Registers pyattach-bt, and py-bt (see PyBt). Called once, before
     the program is loaded; claim() runs again whenever CPython's own
     extension may have been loaded since and taken py-bt over. runtime
     is _PyRuntime's run-time address when pyattach computed it (then no
-    symbol is looked up)."""
-    _config.update(version=version, flags=flags, root=root, runtime=runtime)
+    symbol is looked up). creds is a core's (uid, gid, groups), whose
+    permissions its source files are read with (a live process's are
+    read from /proc)."""
+    _config.update(version=version, flags=flags, root=root, runtime=runtime, creds=creds)
     _config["tables"] = tables
     PyattachBt("pyattach-bt")
     PyBt()
@@ -57,21 +61,82 @@ _CPYTHON_FAILED = (
 
 
 def _run_cpython_bt(cls, args, from_tty):
-    """CPython's py-bt output, or None when it raised."""
+    """CPython's output for one of its commands, or None when it raised,
+    or when the walker must answer instead: the output holds controls
+    (walk.has_controls), or a frame's name or file does (a newline in
+    a name would fake a frame line). CPython's extension opens the
+    source files the target names with open(): while it runs, its open
+    is the walker's (within the process's root, as its user, bounded,
+    escaped lines)."""
     import io
     import sys
+
+    import __main__
 
     cmd = cls.__new__(cls)
     old = sys.stdout
     buf = io.StringIO()
     sys.stdout = buf
+    had = "open" in __main__.__dict__
+    saved = __main__.__dict__.get("open")
+    __main__.open = _source_opener(_files())
     try:
         cmd.invoke(args, from_tty)
     except Exception:
         return None
     finally:
         sys.stdout = old
-    return buf.getvalue()
+        if had:
+            __main__.open = saved
+        else:
+            del __main__.open
+    out = buf.getvalue()
+    if any(walk.has_controls(line) for line in out.split("\n")) or not _names_printable():
+        return None
+    return out
+
+
+def _source_opener(files):
+    """An open() for CPython's extension: it reads the target's source
+    files only, through walk.source_lines, with each line escaped."""
+    import errno
+    import io
+
+    def open_(name, mode="r", *args, **kwargs):
+        lines = walk.source_lines(os.fsdecode(name), files, 1 << 30)
+        if lines is None:
+            raise IOError(errno.EACCES, "not a regular file the process may read")
+        return io.StringIO("".join(walk.escape(l) + "\n" for l in lines))
+
+    return open_
+
+
+def _names_printable():
+    """Whether the selected thread's Python frames (as the walker reads
+    them) have names and files without controls (walk.has_controls); True when the
+    walker cannot read them."""
+    try:
+        w = walker()
+        t = current_thread_state(w)
+        frames = w.frames(t.tstate) if t is not None else []
+    except walk.WalkError:
+        return True
+    for fr in frames:
+        for s in (fr.filename, fr.name, fr.qualname):
+            if walk.has_controls(s):
+                return False
+    return True
+
+
+def _live(inf):
+    """Whether gdb debugs a running process (not a core)."""
+    return getattr(getattr(inf, "connection", None), "type", "") == "native"
+
+
+def _files():
+    """How the selected inferior's source files are read (walk.SourceFiles)."""
+    inf = gdb.selected_inferior()
+    return walk.process_files(inf.pid, _live(inf), _config.get("root", ""), _config.get("creds"))
 
 
 def _read(addr, size):
@@ -164,10 +229,7 @@ for every thread."""
         if not frames:
             gdb.write("Unable to locate python frame\n")
             return
-        inf = gdb.selected_inferior()
-        live = getattr(getattr(inf, "connection", None), "type", "") == "native"
-        root, cwd = walk.process_dirs(inf.pid, live, _config.get("root", ""))
-        gdb.write(walk.format_frames(frames, root, cwd))
+        gdb.write(walk.format_frames(frames, _files()))
 
 
 class PyBt(PyattachBt):
@@ -251,18 +313,16 @@ def walker_answer(command, args=""):
         w, key, frames, i = _selected_frames()
         if not frames:
             return "Unable to locate python frame\n"
-        inf = gdb.selected_inferior()
-        live = getattr(getattr(inf, "connection", None), "type", "") == "native"
-        root, cwd = walk.process_dirs(inf.pid, live, _config.get("root", ""))
+        files = _files()
         if command == "py-list":
-            return walk.format_list(frames[i], args, root, cwd)
+            return walk.format_list(frames[i], args, files)
         if command == "py-locals":
             return walk.format_locals(w, frames[i])
         j, msg = walk.move_selection(frames, i, command == "py-up")
         if j is None:
             return msg
         _selection[key] = j
-        return walk.format_summary(w, j, frames[j], root, cwd)
+        return walk.format_summary(w, j, frames[j], files)
     except walk.WalkError as e:
         return "pyattach: %s\n" % e
 
@@ -357,10 +417,13 @@ def _dump_threads(native, source):
         pys = w.threads()
         if len(pys) == 1 and len(threads) == 1:
             states = {tids[0]: pys[0]}
-    live = getattr(getattr(inf, "connection", None), "type", "") == "native"
-    root, cwd = walk.process_dirs(inf.pid, live, _config.get("root", ""))
+    live = _live(inf)
+    files = _files()
     selected = gdb.selected_thread()
     result = []
+    # Source lines are read once every stack is: a live process is
+    # detached first, so no read of a file it names keeps it stopped.
+    pending = []
     for th, tid in zip(threads, tids):
         entry = {"tid": tid, "name": th.name, "frames": []}
         t = states.get(tid)
@@ -373,13 +436,17 @@ def _dump_threads(native, source):
             for fr in frames:
                 d = fr.as_dict()
                 if source:
-                    d["source"] = walk.source_line(fr.filename, fr.lineno, root, cwd)
+                    pending.append((d, fr))
                 entry["frames"].append(d)
         if native:
             entry["native"] = _native_frames(th)
         result.append(entry)
     if selected is not None and native:
         selected.switch()
+    if pending and live:
+        gdb.execute("detach", to_string=True)
+    for d, fr in pending:
+        d["source"] = walk.source_line(fr.filename, fr.lineno, files)
     return result
 
 

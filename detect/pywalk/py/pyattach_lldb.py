@@ -12,8 +12,10 @@ _config = {}
 _walkers = {}
 
 
-def setup(version="", flags="", root="", tables=None):
-    _config.update(version=version, flags=flags, root=root)
+def setup(version="", flags="", root="", tables=None, creds=None):
+    """What pyattach knows of the target; creds is a core's (uid, gid,
+    groups), whose permissions its source files are read with."""
+    _config.update(version=version, flags=flags, root=root, creds=creds)
     _config["tables"] = tables
 
 
@@ -90,9 +92,9 @@ def _live(process):
     return process.GetPluginName() != "elf-core"
 
 
-def _process_dirs(process):
-    """The process's root and working directory, as walk.process_dirs."""
-    return walk.process_dirs(process.GetProcessID(), _live(process), _config.get("root", ""))
+def _files(process):
+    """How the process's source files are read (walk.process_files)."""
+    return walk.process_files(process.GetProcessID(), _live(process), _config.get("root", ""), _config.get("creds"))
 
 
 def _thread_state(w, thread, process):
@@ -146,16 +148,16 @@ def py_bt(debugger, command, exe_ctx, result, internal_dict):
             threads = [process.GetThreadAtIndex(i) for i in range(process.GetNumThreads())]
         else:
             threads = [exe_ctx.GetThread()]
-        root, cwd = _process_dirs(process)
+        files = _files(process)
         out = []
         for th in threads:
             if every:
-                out.append("thread #%d, tid %d%s" % (th.GetIndexID(), th.GetThreadID(), (", name '%s'" % th.GetName()) if th.GetName() else ""))
+                out.append("thread #%d, tid %d%s" % (th.GetIndexID(), th.GetThreadID(), (", name '%s'" % walk.escape(th.GetName())) if th.GetName() else ""))
             frames = _thread_frames(w, th, process)
             if not frames:
                 out.append("Unable to locate python frame")
                 continue
-            out.append(walk.format_frames(frames, root, cwd).rstrip("\n"))
+            out.append(walk.format_frames(frames, files).rstrip("\n"))
         return "\n".join(out)
 
     _command(exe_ctx, result, bt)
@@ -179,16 +181,16 @@ def _frame_command(command, args, exe_ctx, result):
         stop, i = _selection.get(key, (None, 0))
         if stop != process.GetStopID() or i >= len(frames):
             i = 0
-        root, cwd = _process_dirs(process)
+        files = _files(process)
         if command == "py-list":
-            out = walk.format_list(frames[i], args, root, cwd)
+            out = walk.format_list(frames[i], args, files)
         elif command == "py-locals":
             out = walk.format_locals(w, frames[i])
         else:
             j, out = walk.move_selection(frames, i, command == "py-up")
             if j is not None:
                 _selection[key] = (process.GetStopID(), j)
-                out = walk.format_summary(w, j, frames[j], root, cwd)
+                out = walk.format_summary(w, j, frames[j], files)
         return out.rstrip("\n")
 
     _command(exe_ctx, result, run)

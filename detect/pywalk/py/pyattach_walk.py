@@ -9,9 +9,11 @@ alone: no DWARF, no CPython headers, no code run in the inferior.
 
 import json
 import os
+import re
+import stat
 import struct
 
-__all__ = ["Walker", "Layout", "WalkError", "load_tables", "format_frames", "process_dirs", "source_line"]
+__all__ = ["Walker", "Layout", "WalkError", "load_tables", "format_frames", "process_files", "source_line", "escape"]
 
 
 class WalkError(Exception):
@@ -436,40 +438,228 @@ class Walker(object):
         return None
 
 
-def source_line(filename, lineno, root="", cwd=""):
-    """The stripped source line, read as the process sees the file: an
-    absolute name under root (/proc/PID/root of a live process, the
-    container's root), a relative one under cwd (/proc/PID/cwd); or None."""
-    if not filename or lineno is None or filename.startswith("<"):
-        return None
+# Strings from the target (names, file names, thread names, source
+# lines) are printed through escape(), and its files are read through
+# open_source(): the target chooses both.
+
+# What escape() rewrites: backslash, C0 controls, DEL, C1 controls, the
+# Arabic letter mark, LRM/RLM, the line and paragraph separators, the
+# bidi embeddings/overrides and isolates, and lone surrogates. Keep in
+# step with cmd/internal/textline.Escape (a test compares the two).
+_UNSAFE = re.compile(u"[\\\\\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069\ud800-\udfff]")
+_CONTROLS = re.compile(_UNSAFE.pattern.replace(u"\\\\", u"", 1))
+_NAMED_ESCAPES = {"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r"}
+
+
+def _escape_one(m):
+    c = m.group(0)
+    e = _NAMED_ESCAPES.get(c)
+    if e is not None:
+        return e
+    if ord(c) < 0x100:
+        return "\\x%02x" % ord(c)
+    return "\\u%04x" % ord(c)
+
+
+def escape(s):
+    """s with what could drive a terminal or fake a line written as
+    Python's repr writes it (\\n, \\x1b, \\u202e, and \\\\ for a
+    backslash); None as "". Every string from the target goes through
+    this before it is printed as text."""
+    if s is None:
+        return ""
+    return _UNSAFE.sub(_escape_one, s)
+
+
+def has_controls(s):
+    """Whether s holds a character escape() rewrites, backslash aside."""
+    return s is not None and _CONTROLS.search(s) is not None
+
+
+# How much of a source file is read, and of a line printed.
+MAX_SOURCE_BYTES = 4 << 20
+MAX_SOURCE_LINE = 1024
+_MAX_LINKS = 40
+# uid, gid and groups that match no file's owner or group: only what
+# anyone may read is read.
+ANYONE = (-1, -1, ())
+
+
+class SourceFiles(object):
+    """Where and as whom the target's files are read: root is its root
+    directory ("" or "/" for this one), cwd its working directory for
+    relative names ("" for none: relative to root when root is not /),
+    creds its (uid, gid, groups) for file permissions (uid 0 reads
+    everything; ANYONE only what others may read)."""
+
+    def __init__(self, root="", cwd="", creds=ANYONE):
+        self.root = root or "/"
+        self.cwd = cwd
+        self.creds = creds
+
+
+def process_creds(pid):
+    """(fsuid, fsgid, groups) of a live process from /proc/PID/status,
+    ANYONE when they cannot be read."""
+    ids = {}
     try:
-        with open(source_path(filename, root, cwd), "rb") as f:
-            for i, line in enumerate(f, 1):
-                if i == lineno:
-                    return line.decode("utf-8", "replace").strip()
+        with open("/proc/%d/status" % pid) as f:
+            for line in f:
+                key, _, rest = line.partition(":")
+                if key in ("Uid", "Gid", "Groups"):
+                    ids[key] = [int(x) for x in rest.split()]
+        return ids["Uid"][3], ids["Gid"][3], tuple(ids.get("Groups", ()))
+    except (IOError, OSError, KeyError, IndexError, ValueError):
+        return ANYONE
+
+
+def process_files(pid, live, root="", creds=None):
+    """The SourceFiles of a process: a live one's own view through /proc
+    (its root, cwd and credentials), else the root pyattach gave (a
+    core's container root) and creds (the core's owner, ANYONE when not
+    known)."""
+    if live and pid and os.path.isdir("/proc/%d" % pid):
+        return SourceFiles("/proc/%d/root" % pid, "/proc/%d/cwd" % pid, process_creds(pid))
+    return SourceFiles(root, "", tuple(creds) if creds else ANYONE)
+
+
+def may_access(st, creds, bit):
+    """Whether creds may read (bit 4) or search (bit 1) the file of stat
+    st, by its mode bits as the kernel checks them (ACLs not read)."""
+    uid, gid, groups = creds
+    if uid == 0:
+        return True
+    mode = st.st_mode
+    if st.st_uid == uid:
+        return bool(mode & (bit << 6))
+    if st.st_gid == gid or st.st_gid in groups:
+        return bool(mode & (bit << 3))
+    return bool(mode & bit)
+
+
+def open_source(filename, files):
+    """A descriptor open for reading on the target's file filename, or
+    None. The name is resolved one component at a time under files.root,
+    as the kernel resolves it for the target: ".." and symbolic links
+    (absolute ones from the root) never leave that root, every directory
+    must be searchable and the file readable by files.creds, and only a
+    regular file is opened (a FIFO, device or directory is not: it is
+    looked at through O_PATH only, so nothing blocks and no device
+    opens)."""
+    if not filename or "\0" in filename or filename.startswith("<"):
+        return None
+    dirflags = os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC
+    fds = []
+
+    def track(fd):
+        fds.append(fd)
+        return fd
+
+    try:
+        root = track(os.open(files.root, dirflags))
+        root_st = os.fstat(root)
+        if os.path.isabs(filename):
+            cur = root
+        elif files.cwd:
+            cur = track(os.open(files.cwd, dirflags))
+        elif files.root == "/":
+            cur = track(os.open(".", dirflags))
+        else:
+            cur = root
+        parts = [p for p in filename.split("/") if p not in ("", ".")]
+        links = 0
+        st = os.fstat(cur)
+        fd = cur
+        while parts:
+            name = parts.pop(0)
+            if not stat.S_ISDIR(st.st_mode) or not may_access(st, files.creds, 1):
+                return None
+            if name == "..":
+                if (st.st_dev, st.st_ino) != (root_st.st_dev, root_st.st_ino):
+                    cur = track(os.open("..", dirflags, dir_fd=cur))
+                    st = os.fstat(cur)
+                fd = cur
+                continue
+            fd = track(os.open(name, os.O_PATH | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=cur))
+            fst = os.fstat(fd)
+            if stat.S_ISLNK(fst.st_mode):
+                links += 1
+                if links > _MAX_LINKS:
+                    return None
+                dest = os.readlink(name, dir_fd=cur)
+                if dest.startswith("/"):
+                    cur, st = root, root_st
+                parts = [p for p in dest.split("/") if p not in ("", ".")] + parts
+                fd = cur
+                continue
+            cur, st = fd, fst
+        if not stat.S_ISREG(st.st_mode) or not may_access(st, files.creds, 4):
+            return None
+        # Reopened through the O_PATH descriptor: the same inode.
+        f = os.open("/proc/self/fd/%d" % fd, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+        fst = os.fstat(f)
+        if not stat.S_ISREG(fst.st_mode) or (fst.st_dev, fst.st_ino) != (st.st_dev, st.st_ino):
+            os.close(f)
+            return None
+        return f
+    except (IOError, OSError, ValueError):
+        return None
+    finally:
+        for d in fds:
+            os.close(d)
+
+
+def source_lines(filename, files, last):
+    """The first last lines of the target's file, decoded, without their
+    line ends; fewer when the file is shorter or longer than
+    MAX_SOURCE_BYTES; None when it cannot be read (see open_source)."""
+    fd = open_source(filename, files)
+    if fd is None:
+        return None
+    chunks, size, newlines = [], 0, 0
+    try:
+        while newlines < last and size < MAX_SOURCE_BYTES:
+            chunk = os.read(fd, min(1 << 16, MAX_SOURCE_BYTES - size))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+            newlines += chunk.count(b"\n")
     except (IOError, OSError):
         return None
-    return None
+    finally:
+        os.close(fd)
+    lines = b"".join(chunks).split(b"\n")
+    if size >= MAX_SOURCE_BYTES and newlines < last:
+        lines.pop()  # cut by the bound, not by the file's end
+    elif lines and lines[-1] == b"":
+        lines.pop()
+    return [l.rstrip(b"\r").decode("utf-8", "replace") for l in lines[:last]]
 
 
-def process_dirs(pid, live, root=""):
-    """root and cwd for source_line: a live process's own view through
-    /proc, else the root pyattach gave (a core's container root)."""
-    if live and pid and os.path.isdir("/proc/%d" % pid):
-        return "/proc/%d/root" % pid, "/proc/%d/cwd" % pid
-    return root, ""
+def source_line(filename, lineno, files):
+    """The stripped source line lineno of the target's file, cut at
+    MAX_SOURCE_LINE characters, or None. Not escaped."""
+    if lineno is None or lineno < 1:
+        return None
+    lines = source_lines(filename, files, lineno)
+    if not lines or len(lines) < lineno:
+        return None
+    return bounded(lines[lineno - 1].strip(), MAX_SOURCE_LINE)
 
 
-def format_frames(frames, root="", cwd="", with_source=True):
-    """Frames as CPython's py-bt prints them."""
+def format_frames(frames, files=None, with_source=True):
+    """Frames as CPython's py-bt prints them, the target's strings
+    escaped; source lines read through files (a SourceFiles)."""
+    files = files or SourceFiles()
     out = ["Traceback (most recent call first):"]
     for fr in frames:
         line = "?" if fr.lineno is None else str(fr.lineno)
-        out.append('  File "%s", line %s, in %s' % (fr.filename, line, fr.name))
+        out.append('  File "%s", line %s, in %s' % (escape(fr.filename), line, escape(fr.name)))
         if with_source:
-            src = source_line(fr.filename, fr.lineno, root, cwd)
+            src = source_line(fr.filename, fr.lineno, files)
             if src:
-                out.append("    " + src)
+                out.append("    " + escape(src))
     return "\n".join(out) + "\n"
 
 
@@ -598,7 +788,7 @@ def _walker_value_repr(self, addr, limit=MAX_REPR):
                 return bounded(repr(data), limit)
     except WalkError:
         pass
-    return "<%s object at 0x%x>" % (name, addr)
+    return "<%s object at 0x%x>" % (escape(name), addr)
 
 
 def _walker_locals(self, fr):
@@ -647,18 +837,10 @@ def format_locals(w, fr):
     selected frame only)."""
     out = []
     if w.L.minor >= (3, 11):
-        out.append("Locals for %s" % fr.name)
+        out.append("Locals for %s" % escape(fr.name))
     for name, value in w.locals(fr):
-        out.append("%s = %s" % (name, value))
+        out.append("%s = %s" % (escape(name), value))
     return "\n".join(out) + "\n"
-
-
-def source_path(filename, root="", cwd=""):
-    """Where the process's file is read from: an absolute name under root,
-    a relative one under cwd (see source_line)."""
-    if os.path.isabs(filename):
-        return os.path.join(root, filename.lstrip("/")) if root else filename
-    return os.path.join(cwd, filename) if cwd else filename
 
 
 def parse_list_args(args):
@@ -675,7 +857,7 @@ def parse_list_args(args):
     return None, None
 
 
-def format_list(fr, args="", root="", cwd=""):
+def format_list(fr, args="", files=None):
     """py-list in CPython's format: the lines around the frame's current
     line (five either side, or START[, END]), each number right-aligned in
     four columns, the current one marked with ">"."""
@@ -685,34 +867,31 @@ def format_list(fr, args="", root="", cwd=""):
     if start is None:
         start, end = fr.lineno - 5, fr.lineno + 5
     start = max(start, 1)
-    try:
-        with open(source_path(fr.filename, root, cwd), "rb") as f:
-            lines = f.read().decode("utf-8", "replace").splitlines(True)
-    except (IOError, OSError) as e:
-        return "Unable to open %s: %s\n" % (fr.filename, e)
+    lines = source_lines(fr.filename, files or SourceFiles(), end)
+    if lines is None:
+        return "Unable to open %s\n" % escape(fr.filename)
     out = []
     for n in range(start, min(end, len(lines)) + 1):
         mark = ">%d" % n if n == fr.lineno else str(n)
-        line = lines[n - 1]
-        out.append("%4s    %s" % (mark, line if line.endswith("\n") else line + "\n"))
+        out.append("%4s    %s\n" % (mark, escape(bounded(lines[n - 1], MAX_SOURCE_LINE))))
     return "".join(out)
 
 
-def format_summary(w, index, fr, root="", cwd=""):
+def format_summary(w, index, fr, files=None):
     """What py-up and py-down print for the frame they select, as CPython
     does: "#INDEX Frame 0xADDR, for file F, line N, in NAME (locals)" and
     the source line. INDEX counts Python frames, innermost 0 (CPython's
     counts gdb's C frames)."""
     line = "?" if fr.lineno is None else str(fr.lineno)
     try:
-        loc = ", ".join("%s=%s" % nv for nv in w.locals(fr))
+        loc = ", ".join("%s=%s" % (escape(n), v) for n, v in w.locals(fr))
     except WalkError:
         loc = ""
-    head = bounded("Frame 0x%x, for file %s, line %s, in %s (%s)" % (fr.addr, fr.filename, line, fr.name, loc))
+    head = bounded("Frame 0x%x, for file %s, line %s, in %s (%s)" % (fr.addr, escape(fr.filename), line, escape(fr.name), loc))
     out = "#%d %s\n" % (index, head)
-    src = source_line(fr.filename, fr.lineno, root, cwd)
+    src = source_line(fr.filename, fr.lineno, files or SourceFiles())
     if src:
-        out += "    %s\n" % src
+        out += "    %s\n" % escape(src)
     return out
 
 

@@ -1,0 +1,243 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/pyattach/pyattach/detect/testenv"
+)
+
+// What a hostile process names its code objects and a thread: an OSC 52
+// clipboard write, a clear screen, a fake frame after a newline, a
+// right-to-left override.
+const (
+	spoofOSC   = "\x1b]52;c;SGVsbG8=\x07"
+	spoofClear = "\x1b[2J"
+	spoofFrame = "x\n  File \"/etc/spoof.py\", line 1, in fake"
+)
+
+// spoofApp renames its own code objects through code.replace: leaf's
+// name holds the OSC 52 sequence and its file the fake frame, middle's
+// name the fake frame and its file a clear screen and a bidi override;
+// a worker thread names itself with an escape sequence for the OS.
+const spoofApp = `import sys, time, threading
+OSC, CLEAR, FRAME = sys.argv[1:4]
+def leaf():
+    time.sleep(1000)
+def middle():
+    leaf()
+def rename(f, **kw):
+    if sys.version_info >= (3, 11) and "co_name" in kw:
+        kw["co_qualname"] = kw["co_name"]
+    f.__code__ = f.__code__.replace(**kw)
+rename(leaf, co_name=OSC + "leaf", co_filename=FRAME)
+rename(middle, co_name=FRAME, co_filename="/tmp/" + CLEAR + "\u202eyp.ppa")
+def worker():
+    import ctypes
+    ctypes.CDLL(None).prctl(15, b"w\x1b]0;T\x07", 0, 0, 0)
+    started.set()
+    time.sleep(1000)
+started = threading.Event()
+threading.Thread(target=worker, daemon=True).start()
+started.wait()
+print("ready", flush=True)
+middle()
+`
+
+// checkNoSpoof: out holds no ESC byte, no line starting a frame in
+// /etc/spoof.py, no raw bidi override, and the escaped forms of the names.
+func checkNoSpoof(t *testing.T, what, out string, want ...string) {
+	t.Helper()
+	if strings.ContainsAny(out, "\x1b\x07\u202e") {
+		t.Errorf("%s: the output holds a raw control character:\n%q", what, out)
+	}
+	if regexp.MustCompile(`(?m)^\s*File "/etc/spoof\.py"`).MatchString(out) {
+		t.Errorf("%s: a faked frame line was printed:\n%s", what, out)
+	}
+	for _, w := range want {
+		if !strings.Contains(out, w) {
+			t.Errorf("%s: %q not in the output:\n%s", what, w, out)
+		}
+	}
+}
+
+// TestSpoofedNamesEscaped: a real process that renames its code objects
+// and a thread with escape sequences and a newline cannot drive the
+// terminal or fake a frame through pyattach dump, the walker's py-bt in
+// gdb (pyattach-bt, and py-bt, which CPython's extension would answer
+// raw) and in lldb: every name prints escaped; --json keeps it exact.
+func TestSpoofedNamesEscaped(t *testing.T) {
+	testenv.Need(t, "gdb")
+	testenv.Need(t, "lldb")
+	pys := []testenv.Python{testenv.Debian(t), testenv.Pyenv(t, "3.12"), testenv.Pyenv(t, "3.13+")}
+	leafName := `\x1b]52;c;SGVsbG8=\x07leaf`
+	fakeEsc := `x\n  File "/etc/spoof.py", line 1, in fake`
+	for _, py := range pys {
+		t.Run(filepath.Base(py.Prefix)+"-"+py.Version, func(t *testing.T) {
+			app := filepath.Join(t.TempDir(), "app.py")
+			testenv.WriteFile(t, app, []byte(spoofApp), 0o644)
+			cmd := exec.Command(py.Exe, app, spoofOSC, spoofClear, spoofFrame)
+			testenv.Start(t, cmd)
+			pid := strconv.Itoa(cmd.Process.Pid)
+			env := scriptEnv(t.TempDir())
+			bin := pyattachBin(t)
+			frameLeaf := `File "` + fakeEsc + `", line 4, in ` + leafName
+			frameMiddle := `File "/tmp/\x1b[2J\u202eyp.ppa", line 6, in ` + fakeEsc
+
+			out, _ := pyattachOK(t, "pyattach dump", bin, env, "dump", pid)
+			checkNoSpoof(t, "dump", out, frameLeaf, frameMiddle, `"w\x1b]0;T\x07"`)
+
+			d := dumpJSON(t, env, pid)
+			found := false
+			for _, th := range d.Threads {
+				for _, f := range th.Frames {
+					found = found || f.Function == spoofOSC+"leaf" && f.File == spoofFrame
+				}
+			}
+			if !found {
+				t.Errorf("dump --json does not carry the raw names: %+v", d.Threads)
+			}
+			raw, _ := pyattachOK(t, "pyattach dump --json", bin, env, "dump", "--json", pid)
+			checkNoSpoof(t, "dump --json", raw)
+
+			for _, c := range []string{"pyattach-bt", "py-bt", "pyattach-list"} {
+				out := mustRunIn(t, "pyattach gdb "+c, "", env, bin, "--offline", "gdb", "-nx", "-batch", "-p", pid, "-ex", c)
+				if c == "pyattach-list" {
+					checkNoSpoof(t, "gdb "+c, out, "Unable to open "+fakeEsc)
+					continue
+				}
+				checkNoSpoof(t, "gdb "+c, out, frameLeaf, frameMiddle)
+			}
+			out = mustRunIn(t, "pyattach lldb", "", append(env, testenv.LLDBEnv()...), bin, "--offline", "lldb", "-b", "-p", pid, "-o", "py-bt all")
+			// lldb prints the thread names itself when it attaches (its
+			// thread-stop-format): only py-bt's output is pyattach's.
+			_, out, ok := strings.Cut(out, "(lldb) py-bt all\n")
+			if !ok {
+				t.Fatalf("lldb ran no py-bt all:\n%s", out)
+			}
+			checkNoSpoof(t, "lldb py-bt all", out, frameLeaf, frameMiddle, `name 'w\x1b]0;T\x07'`)
+		})
+	}
+}
+
+// hostileFilesApp runs a chain of one-line functions whose code objects
+// name, as their files, the paths given as arguments (each frame's line
+// is 1), and sleeps in the innermost.
+const hostileFilesApp = `import sys, time
+names = sys.argv[1:]
+def leaf(): time.sleep(1000)
+fns = [leaf]
+for i, name in enumerate(names):
+    exec("def f%d(): fns[%d]()" % (i, i))
+    f = globals()["f%d" % i]
+    f.__code__ = f.__code__.replace(co_filename=name, co_firstlineno=1)
+    fns.append(f)
+print("ready", flush=True)
+fns[-1]()
+`
+
+// TestDumpFilesTheTargetNames: source lines are read only from regular
+// files the process itself could read. A process of user nobody whose
+// frames name a root-only secret, /etc/shadow, /dev/zero and a FIFO;
+// and a root process naming /dev/zero and a FIFO: pyattach dump
+// finishes, prints every frame, prints no line of either file, and
+// leaves the process running, not stopped.
+func TestDumpFilesTheTargetNames(t *testing.T) {
+	testenv.NeedRoot(t, "to run a target as nobody and plant a root-only file")
+	testenv.Need(t, "gdb")
+	py := testenv.Debian(t)
+	dir, err := os.MkdirTemp("", "pyattach-hostile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	os.Chmod(dir, 0o755)
+	secret := filepath.Join(dir, "secret.py")
+	const secretLine = "PYATTACH-SECRET-LINE-4242"
+	testenv.WriteFile(t, secret, []byte(secretLine+"\n"), 0o600)
+	fifo := filepath.Join(dir, "fifo.py")
+	if err := syscall.Mkfifo(fifo, 0o666); err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(fifo, 0o666)
+	app := filepath.Join(dir, "app.py")
+	testenv.WriteFile(t, app, []byte(hostileFilesApp), 0o644)
+	shadowFirst := ""
+	if b, err := os.ReadFile("/etc/shadow"); err == nil {
+		shadowFirst, _, _ = strings.Cut(string(b), "\n")
+	}
+
+	for _, c := range []struct {
+		name   string
+		nobody bool
+		files  []string
+	}{
+		{"nobody", true, []string{secret, "/etc/shadow", "/dev/zero", fifo}},
+		{"root", false, []string{"/dev/zero", fifo}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cmd := exec.Command(py.Exe, append([]string{app}, c.files...)...)
+			cmd.Dir = dir
+			if c.nobody {
+				cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+			}
+			testenv.Start(t, cmd)
+			pid := cmd.Process.Pid
+			env := scriptEnv(t.TempDir())
+
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+			defer cancel()
+			run := exec.CommandContext(ctx, pyattachBin(t), "dump", strconv.Itoa(pid))
+			run.Env = env
+			outb, err := run.CombinedOutput()
+			out := string(outb)
+			if ctx.Err() != nil {
+				t.Fatalf("pyattach dump did not finish: %s", out)
+			}
+			if err != nil {
+				t.Fatalf("pyattach dump: %v\n%s", err, out)
+			}
+			for i, f := range c.files {
+				if !strings.Contains(out, fmt.Sprintf("File %q, line 1, in f%d\n", f, i)) {
+					t.Errorf("no frame in %s:\n%s", f, out)
+				}
+			}
+			if !strings.Contains(out, "in leaf\n") {
+				t.Errorf("no leaf frame:\n%s", out)
+			}
+			if c.nobody && strings.Contains(out, secretLine) {
+				t.Errorf("a line of the root-only %s was printed:\n%s", secret, out)
+			}
+			if shadowFirst != "" && strings.Contains(out, shadowFirst) {
+				t.Errorf("the first line of /etc/shadow was printed:\n%s", out)
+			}
+			if st := procState(t, pid); st == "t" || st == "T" {
+				t.Errorf("the process is left stopped (state %s)", st)
+			}
+		})
+	}
+}
+
+// procState is the state letter of /proc/PID/stat.
+func procState(t *testing.T, pid int) string {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(b)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	if len(f) == 0 {
+		t.Fatalf("bad /proc/%d/stat: %q", pid, s)
+	}
+	return f[0]
+}
