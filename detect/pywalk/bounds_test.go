@@ -119,7 +119,7 @@ assert [f.name for f in ww.frames(t)] == ["f0", "<module>"]
 # A frame chain that loops ends where it loops.
 m.put(frames[-1], 0, "<Q", frames[3])
 fl = walker(m).frames(t, 0)
-assert [f.name for f in fl] == names and not fl.partial, [f.name for f in fl]
+assert [f.name for f in fl] == names and not fl.partial, (len(fl), fl.partial)
 
 # A chain longer than the budget: the walk stops, says why, and what was
 # read is kept, marked partial; no read is made after the budget is spent.
@@ -170,7 +170,7 @@ for i in range(256):
 ww = walker(m, runtime, max_reads=3000)
 ths = ww.threads()
 assert 700 < len(ths) < 800, len(ths)  # 2 reads a thread state
-assert ww.stopped().startswith("thread states not all read: listing them used half the walk's budget"), ww.stopped()
+assert ww.stopped().startswith("thread states not all listed: "), ww.stopped()
 assert ww.budget.exhausted is None
 assert ww.threads() is ths
 

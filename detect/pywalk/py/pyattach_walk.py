@@ -298,8 +298,8 @@ class Walker(object):
                 seen = set()
                 while t and t not in seen:
                     if self.budget.half_spent():
-                        self.listing_cut = "thread states not all read: listing them used half the walk's budget (%s reads in %.1fs) after %s" % (
-                            thousands(self.budget.reads), self.budget.elapsed(), thousands(len(out)))
+                        self.listing_cut = "thread states not all listed: %s listed with half the walk's budget (%s reads in %.1fs)" % (
+                            thousands(len(out)), thousands(self.budget.reads), self.budget.elapsed())
                         self._threads = out
                         return out
                     seen.add(t)
