@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -34,8 +35,16 @@ type DumpCmd struct {
 	Target  string `arg:"" help:"The PID of a Python process (a venv's python too) or a core file."`
 	JSON    bool   `help:"Print one JSON object: pid or core, python.version, threads[] with tid, name, frames[] (function, file, line), innermost first."`
 	Native  bool   `help:"Load debug information as 'pyattach gdb' does and add each thread's C frames (JSON: native[] with function, file, line, pc)."`
-	Verbose bool   `short:"v" help:"Also print gdb's own messages, on stderr."`
+	Verbose bool   `short:"v" help:"Also print gdb's own messages and what the walk cost (memory reads, seconds), on stderr."`
+	// The walk's bounds; the defaults are the walker's (MAX_FRAMES,
+	// MAX_READS, TIMEOUT in pyattach_walk.py).
+	MaxFrames uint          `name:"max-frames" default:"4096" placeholder:"N" help:"Of a stack deeper than N frames, show the innermost and the outermost halves and count the frames between (0: all)."`
+	MaxReads  uint          `name:"max-reads" default:"500000" placeholder:"N" help:"Stop the walk after N memory reads (0: no limit); the output is then partial and the exit code 3."`
+	Timeout   time.Duration `default:"20s" help:"Stop the walk after this long (0: no limit); the output is then partial and the exit code 3."`
 }
+
+// exitPartial is dump's exit code when its walk stopped at its budget.
+const exitPartial = exitError(3)
 
 // Help is shown by `pyattach dump --help`.
 func (c *DumpCmd) Help() string {
@@ -58,6 +67,16 @@ with line null when unknown and name null when gdb does not know it (cores).
 gdb's own frames, innermost first, with function, file and line null when
 gdb does not know them.
 
+Bounds: of a stack deeper than --max-frames (4096) the innermost and the
+outermost halves are printed, with "  ... 5,906 frames not shown ..."
+between them (JSON: "frames_omitted": 5906 and "frames_omitted_at", the
+index in frames where they were). The whole walk (every interpreter,
+thread, frame, code object and string) has one budget, --max-reads
+(500,000) memory reads and --timeout (20s); a walk that runs out of it
+stops, prints what it read, says so on stderr ("pyattach: walk stopped:
+...; output is partial"; JSON: "truncated": "why", and "partial": true on
+a thread whose stack was not read to its end) and exits with code 3.
+
 Examples:
   pyattach dump 12345
   pyattach dump --json 12345 | jq '.threads[] | {tid, top: .frames[0]}'
@@ -68,10 +87,11 @@ Examples:
 // dumpOutput is what --json prints; its fields are documented in the
 // command's help and in README.md.
 type dumpOutput struct {
-	PID     int          `json:"pid,omitempty"`
-	Core    string       `json:"core,omitempty"`
-	Python  dumpPython   `json:"python"`
-	Threads []dumpThread `json:"threads"`
+	PID       int          `json:"pid,omitempty"`
+	Core      string       `json:"core,omitempty"`
+	Python    dumpPython   `json:"python"`
+	Threads   []dumpThread `json:"threads"`
+	Truncated string       `json:"truncated,omitempty"`
 }
 
 type dumpPython struct {
@@ -79,10 +99,13 @@ type dumpPython struct {
 }
 
 type dumpThread struct {
-	TID    int            `json:"tid"`
-	Name   *string        `json:"name"`
-	Frames []dumpFrame    `json:"frames"`
-	Native *[]nativeFrame `json:"native,omitempty"`
+	TID             int            `json:"tid"`
+	Name            *string        `json:"name"`
+	Frames          []dumpFrame    `json:"frames"`
+	FramesOmitted   int            `json:"frames_omitted,omitempty"`
+	FramesOmittedAt int            `json:"frames_omitted_at,omitempty"`
+	Partial         bool           `json:"partial,omitempty"`
+	Native          *[]nativeFrame `json:"native,omitempty"`
 }
 
 type dumpFrame struct {
@@ -100,12 +123,22 @@ type nativeFrame struct {
 
 // walkerDump is what pyattach_gdb.dump writes.
 type walkerDump struct {
-	Error   string `json:"error"`
+	Error     string `json:"error"`
+	Truncated string `json:"truncated"`
+	// Cost is what the walk spent of its budget.
+	Cost struct {
+		Reads   int     `json:"reads"`
+		Bytes   int     `json:"bytes"`
+		Seconds float64 `json:"seconds"`
+	} `json:"cost"`
 	Threads []struct {
-		TID    int     `json:"tid"`
-		Name   *string `json:"name"`
-		Error  string  `json:"error"`
-		Frames []struct {
+		TID             int     `json:"tid"`
+		Name            *string `json:"name"`
+		Error           string  `json:"error"`
+		FramesOmitted   int     `json:"frames_omitted"`
+		FramesOmittedAt int     `json:"frames_omitted_at"`
+		Partial         bool    `json:"partial"`
+		Frames          []struct {
 			dumpFrame
 			Source *string `json:"source"`
 		} `json:"frames"`
@@ -160,8 +193,8 @@ func (c *DumpCmd) Run(g *Globals, app *App, cfg *Config) error {
 	}
 	setup := fmt.Sprintf("python import pyattach_gdb; pyattach_gdb.setup(version=%s, flags=%s, root=%s, runtime=%#x)",
 		pyFS(t.res.Python.Version), pyFS(t.res.Python.ABIFlags), pyFS(root), runtime)
-	run := fmt.Sprintf("python pyattach_gdb.dump(%s, native=%s, source=%s)",
-		pyFS(tmp.Name()), pyBool(c.Native), pyBool(!c.JSON))
+	run := fmt.Sprintf("python pyattach_gdb.dump(%s, native=%s, source=%s, max_frames=%d, max_reads=%d, timeout=%g)",
+		pyFS(tmp.Name()), pyBool(c.Native), pyBool(!c.JSON), c.MaxFrames, c.MaxReads, c.Timeout.Seconds())
 	argv := []string{gdb, "-nx", "-batch"}
 	if c.Native {
 		early, late, err := c.nativeScripts(t, g, app, cfg)
@@ -195,7 +228,15 @@ func (c *DumpCmd) Run(g *Globals, app *App, cfg *Config) error {
 	if err := app.Ctx.Err(); err != nil {
 		return err
 	}
-	cmd := exec.CommandContext(app.Ctx, gdb, argv[1:]...)
+	// The walker keeps to its own time budget; should gdb itself hang
+	// (a read that never returns), it is stopped, and so detaches from
+	// the process, well after that.
+	ctx, cancel := app.Ctx, context.CancelFunc(func() {})
+	if c.Timeout > 0 {
+		ctx, cancel = context.WithTimeout(app.Ctx, gdbGrace(c.Timeout))
+	}
+	defer cancel()
+	cmd := exec.CommandContext(ctx, gdb, argv[1:]...)
 	cmd.Env = app.Env
 	cmd.Stdin = nil
 	var out bytes.Buffer
@@ -211,6 +252,10 @@ func (c *DumpCmd) Run(g *Globals, app *App, cfg *Config) error {
 	if err := app.Ctx.Err(); err != nil {
 		return err
 	}
+	if ctx.Err() != nil {
+		return withHint(fmt.Errorf("%s: gdb did not finish within %v; it was stopped (the process is not left stopped)", t.name(), gdbGrace(c.Timeout)),
+			"see what gdb was doing with: pyattach dump --verbose %s", shquote.Quote(strings.TrimPrefix(t.name(), "dump ")))
+	}
 	data, err := os.ReadFile(tmp.Name())
 	if err != nil || len(data) == 0 {
 		return gdbFailure(t, out.String(), runErr)
@@ -218,6 +263,9 @@ func (c *DumpCmd) Run(g *Globals, app *App, cfg *Config) error {
 	var wd walkerDump
 	if err := json.Unmarshal(data, &wd); err != nil {
 		return fmt.Errorf("dump: pyattach's walker wrote bad JSON: %w", err)
+	}
+	if c.Verbose {
+		fmt.Fprintf(app.Stderr, "pyattach: the walk made %s memory reads (%s bytes) in %.2fs\n", thousands(wd.Cost.Reads), thousands(wd.Cost.Bytes), wd.Cost.Seconds)
 	}
 	if wd.Error != "" {
 		if msg := gdbAttachError(out.String()); msg != "" {
@@ -227,7 +275,7 @@ func (c *DumpCmd) Run(g *Globals, app *App, cfg *Config) error {
 			"CPython's own extension may still read it, with debug information: %s", t.gdbHint())
 	}
 
-	res := dumpOutput{Python: dumpPython{Version: t.res.Python.Version}, Threads: []dumpThread{}}
+	res := dumpOutput{Python: dumpPython{Version: t.res.Python.Version}, Threads: []dumpThread{}, Truncated: wd.Truncated}
 	if t.pid != 0 {
 		res.PID = t.pid
 	} else {
@@ -240,7 +288,8 @@ func (c *DumpCmd) Run(g *Globals, app *App, cfg *Config) error {
 		fmt.Fprintf(&text, "Core %s (process %d): Python %s, %d threads\n", t.core, t.info.PID, t.res.Python.Version, len(wd.Threads))
 	}
 	for _, th := range wd.Threads {
-		dt := dumpThread{TID: th.TID, Name: th.Name, Frames: []dumpFrame{}, Native: th.Native}
+		dt := dumpThread{TID: th.TID, Name: th.Name, Frames: []dumpFrame{}, Native: th.Native,
+			FramesOmitted: th.FramesOmitted, FramesOmittedAt: th.FramesOmittedAt, Partial: th.Partial}
 		if c.Native && dt.Native == nil {
 			dt.Native = &[]nativeFrame{}
 		}
@@ -252,12 +301,15 @@ func (c *DumpCmd) Run(g *Globals, app *App, cfg *Config) error {
 			text.WriteString(` "` + textline.Escape(*th.Name) + `"`)
 		}
 		text.WriteString(":\n")
-		if len(th.Frames) == 0 {
+		if len(th.Frames) == 0 && !th.Partial {
 			text.WriteString("Unable to locate python frame\n")
 		} else {
 			text.WriteString("Traceback (most recent call first):\n")
 		}
-		for _, f := range th.Frames {
+		for i, f := range th.Frames {
+			if th.FramesOmitted > 0 && i == th.FramesOmittedAt {
+				text.WriteString(omittedLine(th.FramesOmitted))
+			}
 			dt.Frames = append(dt.Frames, f.dumpFrame)
 			line := "?"
 			if f.Line != nil {
@@ -267,6 +319,12 @@ func (c *DumpCmd) Run(g *Globals, app *App, cfg *Config) error {
 			if f.Source != nil && *f.Source != "" {
 				text.WriteString("    " + textline.Escape(*f.Source) + "\n")
 			}
+		}
+		if th.FramesOmitted > 0 && th.FramesOmittedAt >= len(th.Frames) {
+			text.WriteString(omittedLine(th.FramesOmitted))
+		}
+		if th.Partial {
+			text.WriteString("  ... stack not read further: the walk stopped ...\n")
 		}
 		if th.Native != nil {
 			text.WriteString("Native stack (most recent call first):\n")
@@ -288,10 +346,44 @@ func (c *DumpCmd) Run(g *Globals, app *App, cfg *Config) error {
 		res.Threads = append(res.Threads, dt)
 	}
 	if c.JSON {
-		return writeJSON(app.Stdout, res)
+		err = writeJSON(app.Stdout, res)
+	} else {
+		_, err = io.WriteString(app.Stdout, text.String())
 	}
-	_, err = io.WriteString(app.Stdout, text.String())
-	return err
+	if err != nil {
+		return err
+	}
+	if wd.Truncated != "" {
+		fmt.Fprintf(app.Stderr, "pyattach: walk stopped: %s; output is partial\n", wd.Truncated)
+		return exitPartial
+	}
+	return nil
+}
+
+// gdbGrace is how long dump lets gdb run when the walk's own time
+// budget is timeout: attaching, and with --native reading debug
+// information, come on top of the walk.
+func gdbGrace(timeout time.Duration) time.Duration {
+	return 2*timeout + time.Minute
+}
+
+// omittedLine is the line that stands for n frames not shown, as the
+// walker's omitted_line writes it in py-bt.
+func omittedLine(n int) string {
+	word := "frames"
+	if n == 1 {
+		word = "frame"
+	}
+	return fmt.Sprintf("  ... %s %s not shown ...\n", thousands(n), word)
+}
+
+// thousands is n with commas between groups of three digits.
+func thousands(n int) string {
+	s := strconv.Itoa(n)
+	for i := len(s) - 3; i > 0 && s[i-1] != '-'; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
 }
 
 // resolve finds the interpreter of a PID or of a core's executable.

@@ -24,6 +24,7 @@ def setup(version="", flags="", root="", tables=None, runtime=None, creds=None):
     read from /proc)."""
     _config.update(version=version, flags=flags, root=root, runtime=runtime, creds=creds)
     _config["tables"] = tables
+    _parameters()
     PyattachBt("pyattach-bt")
     PyBt()
     claim_more()
@@ -133,6 +134,14 @@ def _live(inf):
     return getattr(getattr(inf, "connection", None), "type", "") == "native"
 
 
+def _native_tid(inf, tid):
+    """A thread's id as CPython recorded it: in a live process's own PID
+    namespace (a container's), the id gdb knows otherwise."""
+    if tid and _live(inf):
+        return walk.namespace_tid(inf.pid, tid)
+    return tid
+
+
 def _files():
     """How the selected inferior's source files are read (walk.SourceFiles)."""
     inf = gdb.selected_inferior()
@@ -161,8 +170,84 @@ def _version():
     raise walk.WalkError("the Python version is not known; start gdb through pyattach")
 
 
-def walker():
-    """A Walker for the current inferior (rebuilt when it changes)."""
+class _Limit(gdb.Parameter):
+    """A limit of the walker's, "unlimited" or 0 for none."""
+
+    def __init__(self, name, default, doc):
+        self.__doc__ = doc
+        self.set_doc = "Set " + doc[0].lower() + doc[1:]
+        self.show_doc = "Show " + doc[0].lower() + doc[1:]
+        super(_Limit, self).__init__(name, gdb.COMMAND_STACK, gdb.PARAM_ZUINTEGER_UNLIMITED)
+        self.value = default
+
+    def get_set_string(self):
+        return ""
+
+    def limit(self):
+        """The value as the walker takes it: 0 for unlimited."""
+        return 0 if self.value is None or self.value < 0 else self.value
+
+
+_limits = {}
+
+
+def _parameters():
+    """set/show pyattach-max-frames, pyattach-max-reads, pyattach-timeout."""
+    if _limits:
+        return
+    _limits["max_frames"] = _Limit("pyattach-max-frames", walk.MAX_FRAMES,
+                                   "How many frames of a thread py-bt shows: the innermost half and the outermost half.")
+    _limits["max_reads"] = _Limit("pyattach-max-reads", walk.MAX_READS,
+                                  "How many memory reads one command of pyattach's walker may make.")
+    _limits["timeout"] = _Limit("pyattach-timeout", int(walk.TIMEOUT),
+                                "How many seconds one command of pyattach's walker may take.")
+
+
+def _limit(name, default):
+    p = _limits.get(name)
+    return default if p is None else p.limit()
+
+
+def walker(max_frames=None, budget=None):
+    """A Walker for the current inferior (rebuilt when it changes), with a
+    fresh budget for the command that asks (the gdb settings' limits
+    unless given)."""
+    w = _inferior_walker()
+    if budget is None:
+        budget = walk.Budget(max_reads=_limit("max_reads", walk.MAX_READS), timeout=_limit("timeout", walk.TIMEOUT))
+    if max_frames is None:
+        max_frames = _limit("max_frames", walk.MAX_FRAMES)
+    w.begin(budget, max_frames)
+    return w
+
+
+def stopped_line(w):
+    """The line that says the walk was cut, or ""."""
+    why = w.stopped()
+    return "pyattach: walk stopped: %s; output is partial\n" % why if why else ""
+
+
+def max_frames_arg(args):
+    """py-bt's --max-frames N (or --max-frames=N), None when absent."""
+    argv = gdb.string_to_argv(args or "")
+    n = None
+    i = 0
+    while i < len(argv):
+        a = argv[i]
+        val = None
+        if a == "--max-frames" and i + 1 < len(argv):
+            val = argv[i + 1]
+            i += 1
+        elif a.startswith("--max-frames="):
+            val = a.split("=", 1)[1]
+        if val is None or not val.isdigit():
+            raise gdb.GdbError("usage: py-bt [--max-frames N] (N frames kept, 0 for all)")
+        n = int(val)
+        i += 1
+    return n
+
+
+def _inferior_walker():
     global _walker
     inf = gdb.selected_inferior()
     key = (inf.num, inf.pid)
@@ -196,7 +281,8 @@ def current_thread_state(w):
     th = gdb.selected_thread()
     if th is None:
         return None
-    native = th.ptid[1] or th.ptid[2] or None
+    inf = gdb.selected_inferior()
+    native = _native_tid(inf, th.ptid[1] or th.ptid[2]) or None
     t = w.thread_for(native_id=native, pthread_id=_pthread_of(th))
     if t is None:
         threads = w.threads()
@@ -208,28 +294,37 @@ def current_thread_state(w):
 class PyattachBt(gdb.Command):
     """Print the Python stack of the selected thread, read from memory.
 
+Usage: pyattach-bt [--max-frames N]
+
 Works without debug information (stripped interpreters) and on optimised
 builds whose eval loop hides its frame. Use "thread apply all py-bt"
-for every thread."""
+for every thread. Of a stack deeper than N frames (default: "show
+pyattach-max-frames", 4096; 0 for all) the innermost and outermost
+halves are shown, with a line counting the frames between. One command
+reads at most "pyattach-max-reads" times from memory, for at most
+"pyattach-timeout" seconds; a last line says so when it stops there."""
 
     def __init__(self, name):
         super(PyattachBt, self).__init__(name, gdb.COMMAND_STACK, gdb.COMPLETE_NONE)
 
     def invoke(self, args, from_tty):
+        max_frames = max_frames_arg(args)
+        frames = []
         try:
-            w = walker()
+            w = walker(max_frames)
             t = current_thread_state(w)
-            if t is None:
-                gdb.write("Unable to locate python frame\n")
-                return
-            frames = w.frames(t.tstate)
+            if t is not None:
+                frames = w.frames(t.tstate)
+        except walk.BudgetExhausted:
+            pass
         except walk.WalkError as e:
             gdb.write("pyattach: %s\n" % e)
             return
         if not frames:
             gdb.write("Unable to locate python frame\n")
-            return
-        gdb.write(walk.format_frames(frames, _files()))
+        else:
+            gdb.write(walk.format_frames(frames, _files()))
+        gdb.write(stopped_line(w))
 
 
 class PyBt(PyattachBt):
@@ -245,7 +340,8 @@ pyattach's memory-only walker answers (stripped interpreters, optimised
 
     def invoke(self, args, from_tty):
         cls = _cpython_bt()
-        if cls is not None:
+        # CPython's py-bt takes no arguments: --max-frames is the walker's.
+        if cls is not None and max_frames_arg(args) is None:
             out = _run_cpython_bt(cls, args, from_tty)
             if out and "  File " in out and not any(m in out for m in _CPYTHON_FAILED):
                 gdb.write(out)
@@ -387,36 +483,47 @@ class PyDown(_FrameCommand):
     command = "py-down"
 
 
-def dump(path, native=False, source=False):
+def dump(path, native=False, source=False, max_frames=walk.MAX_FRAMES, max_reads=walk.MAX_READS, timeout=walk.TIMEOUT):
     """Writes every OS thread's Python stack (innermost first) as JSON to
     path: {"threads": [{"tid", "name", "frames": [{"function", "file",
     "line"}]}]}, plus each frame's "source" line with source, each
     thread's C frames as "native" with native, and "error" when the
     stacks cannot be read. Threads without a Python thread state get
-    no frames."""
+    no frames. Of a stack deeper than max_frames, the innermost and
+    outermost halves are kept: "frames_omitted" counts the others, which
+    were before frames["frames_omitted_at"]; a stack not read to its end
+    has "partial": true. The whole walk has one budget (max_reads,
+    timeout; 0 for none): once it is used up, "truncated" says why and
+    the threads left are listed without their stacks."""
     import json
 
     out = {"threads": []}
+    budget = walk.Budget(max_reads=max_reads, timeout=timeout)
     try:
-        out["threads"] = _dump_threads(native, source)
+        out["threads"], why = _dump_threads(native, source, max_frames, budget)
+        if why:
+            out["truncated"] = why
     except (walk.WalkError, gdb.error) as e:
         out["error"] = str(e)
+    out["cost"] = {"reads": budget.reads, "bytes": budget.bytes, "seconds": budget.elapsed()}
     with open(path, "w") as f:
         json.dump(out, f)
 
 
-def _dump_threads(native, source):
+def _dump_threads(native, source, max_frames, budget):
     inf = gdb.selected_inferior()
     if not inf.pid:
         raise walk.WalkError("no process or core is loaded")
     threads = sorted(inf.threads(), key=lambda th: th.num)
-    w = walker()
+    w = walker(max_frames, budget)
     tids = [th.ptid[1] or th.ptid[2] for th in threads]
-    states = w.match_tids(tids)
+    # CPython records a thread's id in the process's own PID namespace.
+    native = dict((tid, _native_tid(inf, tid)) for tid in tids)
+    states = w.match_tids(list(native.values()))
     if not states:
         pys = w.threads()
         if len(pys) == 1 and len(threads) == 1:
-            states = {tids[0]: pys[0]}
+            states = {native[tids[0]]: pys[0]}
     live = _live(inf)
     files = _files()
     selected = gdb.selected_thread()
@@ -424,15 +531,26 @@ def _dump_threads(native, source):
     # Source lines are read once every stack is: a live process is
     # detached first, so no read of a file it names keeps it stopped.
     pending = []
+    done = 0
     for th, tid in zip(threads, tids):
         entry = {"tid": tid, "name": th.name, "frames": []}
-        t = states.get(tid)
-        if t is not None:
+        t = states.get(native[tid])
+        if t is not None and w.budget.exhausted:
+            entry["partial"] = True
+        elif t is not None:
             try:
                 frames = w.frames(t.tstate)
+            except walk.BudgetExhausted:
+                frames = walk.FrameList()
+                frames.partial = True
             except walk.WalkError as e:
                 entry["error"] = str(e)
                 frames = []
+            if getattr(frames, "omitted", 0):
+                entry["frames_omitted"] = frames.omitted
+                entry["frames_omitted_at"] = frames.gap
+            if getattr(frames, "partial", False):
+                entry["partial"] = True
             for fr in frames:
                 d = fr.as_dict()
                 if source:
@@ -441,13 +559,18 @@ def _dump_threads(native, source):
         if native:
             entry["native"] = _native_frames(th)
         result.append(entry)
+        if not entry.get("partial"):
+            done += 1
     if selected is not None and native:
         selected.switch()
+    why = w.stopped()
+    if why:
+        why = "%s; stacks of %s of %s threads read" % (why, walk.thousands(done), walk.thousands(len(threads)))
     if pending and live:
         gdb.execute("detach", to_string=True)
     for d, fr in pending:
         d["source"] = walk.source_line(fr.filename, fr.lineno, files)
-    return result
+    return result, why
 
 
 def _native_frames(th):
@@ -484,7 +607,8 @@ FILE gets {"threads": [{"tid", "name", "frames": [{"function", "file",
         argv = gdb.string_to_argv(args)
         if len(argv) != 1:
             raise gdb.GdbError("usage: pyattach-dump FILE")
-        dump(argv[0])
+        dump(argv[0], max_frames=_limit("max_frames", walk.MAX_FRAMES),
+             max_reads=_limit("max_reads", walk.MAX_READS), timeout=_limit("timeout", walk.TIMEOUT))
 
 
 PyattachDump()

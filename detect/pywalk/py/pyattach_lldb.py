@@ -56,6 +56,14 @@ def _symbol(target, name):
 
 
 def _walker(target, process):
+    """The process's Walker, with a fresh budget (the defaults) for the
+    command that asks."""
+    w = _process_walker(target, process)
+    w.begin(walk.Budget(), walk.MAX_FRAMES)
+    return w
+
+
+def _process_walker(target, process):
     key = (target.GetExecutable().fullpath, process.GetProcessID())
     w = _walkers.get(key)
     if w is not None:
@@ -116,10 +124,10 @@ def _thread_state(w, thread, process):
     return t
 
 
-def _thread_frames(w, thread, process):
+def _thread_frames(w, thread, process, max_frames=None):
     """The Python frames of thread, innermost first; [] where it runs none."""
     t = _thread_state(w, thread, process)
-    return w.frames(t.tstate) if t is not None else []
+    return w.frames(t.tstate, max_frames) if t is not None else []
 
 
 def _command(exe_ctx, result, run):
@@ -131,17 +139,53 @@ def _command(exe_ctx, result, run):
         result.SetError("no process: attach to a Python process or load a core first")
         return
     try:
-        out = run(process, _walker(exe_ctx.GetTarget(), process))
+        w = _walker(exe_ctx.GetTarget(), process)
+        try:
+            out = run(process, w)
+        except walk.BudgetExhausted:
+            out = ""
     except walk.WalkError as e:
         result.SetError("pyattach: %s" % e)
         return
+    why = w.stopped()
+    if why:
+        out += ("\n" if out else "") + "pyattach: walk stopped: %s; output is partial" % why
     result.AppendMessage(out)
 
 
+_USAGE = "usage: py-bt [all] [--max-frames N] (N frames kept, 0 for all)"
+
+
+def _bt_args(command):
+    """(every thread, max frames or None) from py-bt's arguments, or
+    None when they do not parse."""
+    every, n = False, None
+    argv = command.split()
+    i = 0
+    while i < len(argv):
+        a = argv[i]
+        if a == "all":
+            every = True
+        elif a == "--max-frames" and i + 1 < len(argv) and argv[i + 1].isdigit():
+            n = int(argv[i + 1])
+            i += 1
+        elif a.startswith("--max-frames=") and a.split("=", 1)[1].isdigit():
+            n = int(a.split("=", 1)[1])
+        else:
+            return None
+        i += 1
+    return every, n
+
+
 def py_bt(debugger, command, exe_ctx, result, internal_dict):
-    """py-bt [all]: the Python stack of the selected thread (or every
-    thread), read from memory."""
-    every = command.strip() == "all"
+    """py-bt [all] [--max-frames N]: the Python stack of the selected
+    thread (or every thread), read from memory; of a stack deeper than N
+    frames (4096; 0 for all), the innermost and outermost halves."""
+    args = _bt_args(command)
+    if args is None:
+        result.SetError(_USAGE)
+        return
+    every, max_frames = args
 
     def bt(process, w):
         if every:
@@ -153,7 +197,10 @@ def py_bt(debugger, command, exe_ctx, result, internal_dict):
         for th in threads:
             if every:
                 out.append("thread #%d, tid %d%s" % (th.GetIndexID(), th.GetThreadID(), (", name '%s'" % walk.escape(th.GetName())) if th.GetName() else ""))
-            frames = _thread_frames(w, th, process)
+            try:
+                frames = _thread_frames(w, th, process, max_frames)
+            except walk.BudgetExhausted:
+                frames = []
             if not frames:
                 out.append("Unable to locate python frame")
                 continue

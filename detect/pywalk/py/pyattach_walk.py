@@ -7,17 +7,23 @@ and reads interpreters, threads, frames and code objects from memory
 alone: no DWARF, no CPython headers, no code run in the inferior.
 """
 
+import collections
 import json
 import os
 import re
 import stat
 import struct
+import time
 
-__all__ = ["Walker", "Layout", "WalkError", "load_tables", "format_frames", "process_files", "source_line", "escape"]
+__all__ = ["Walker", "Layout", "WalkError", "BudgetExhausted", "Budget", "load_tables", "format_frames", "process_files", "source_line", "escape"]
 
 
 class WalkError(Exception):
     """Memory that should hold an interpreter structure could not be read."""
+
+
+class BudgetExhausted(WalkError):
+    """The walk's budget (memory reads, bytes read, wall time) is used up."""
 
 
 def _version_tuple(version):
@@ -116,9 +122,95 @@ class Thread(object):
 # _PyInterpreterFrame.owner values.
 _OWNED_BY_GENERATOR = 1
 
-_MAX_FRAMES = 4096
-_MAX_THREADS = 4096
+# How many frames of one thread are kept by default: the innermost half
+# and the outermost half, with the count of those between (see frames).
+MAX_FRAMES = 4096
 _MAX_STR = 1 << 16
+# A code object's line table larger than this is not read (the line is
+# then unknown): real ones are a few KiB.
+_MAX_LINETABLE = 1 << 20
+
+# One walk's budget (see Budget): a walk of a real process with dozens of
+# threads and stacks thousands of frames deep uses a few tens of thousand
+# reads and well under a second; a hostile target's chains of interpreters,
+# threads or frames end here instead of running for hours.
+MAX_READS = 500000
+MAX_BYTES = 64 << 20
+TIMEOUT = 20.0
+
+_monotonic = getattr(time, "monotonic", time.time)
+
+
+def thousands(n):
+    """n with thousands separated by commas (5,906)."""
+    return "{:,}".format(n)
+
+
+class Budget(object):
+    """What one walk (a py-bt, a dump: every interpreter, thread, frame,
+    code object and string it reads) may spend: memory reads, bytes read
+    and seconds; 0 is no limit. Walker.read charges it; once spent, every
+    later read raises BudgetExhausted, and exhausted says why."""
+
+    def __init__(self, max_reads=MAX_READS, timeout=TIMEOUT, max_bytes=MAX_BYTES):
+        self.max_reads = max_reads
+        self.timeout = timeout
+        self.max_bytes = max_bytes
+        self.reads = 0
+        self.bytes = 0
+        self.start = _monotonic()
+        self.exhausted = None
+
+    def elapsed(self):
+        return _monotonic() - self.start
+
+    def charge(self, size):
+        """Counts one read of size bytes; raises BudgetExhausted when the
+        budget is (or was already) used up."""
+        if self.exhausted is None:
+            self.reads += 1
+            self.bytes += size
+            if self.max_reads and self.reads > self.max_reads:
+                self.exhausted = "budget of %s memory reads used up" % thousands(self.max_reads)
+            elif self.max_bytes and self.bytes > self.max_bytes:
+                self.exhausted = "budget of %s bytes read used up" % thousands(self.max_bytes)
+            else:
+                self.check_time()
+        if self.exhausted is not None:
+            raise BudgetExhausted(self.exhausted)
+
+    def check_time(self):
+        """Raises BudgetExhausted once the walk's time is up."""
+        self.time_up()
+        if self.exhausted is not None:
+            raise BudgetExhausted(self.exhausted)
+
+    def time_up(self):
+        """Whether the walk's time is up (exhausted then says so)."""
+        if self.timeout and self.elapsed() > self.timeout:
+            if self.exhausted is None:
+                self.exhausted = "time budget of %gs used up" % self.timeout
+            return True
+        return False
+
+    def half_spent(self):
+        """Whether half of the reads, bytes or time is spent: listing
+        thread states stops there, so that the stacks of the threads
+        found can still be read."""
+        return bool(self.max_reads and self.reads * 2 > self.max_reads or
+                    self.max_bytes and self.bytes * 2 > self.max_bytes or
+                    self.timeout and self.elapsed() * 2 > self.timeout)
+
+
+class FrameList(list):
+    """A thread's frames, innermost first, as Walker.frames keeps them:
+    omitted frames were counted but not kept, between frames[gap - 1]
+    and frames[gap]; partial is True when the chain was not read to its
+    end (the walk's budget ran out)."""
+
+    omitted = 0
+    gap = 0
+    partial = False
 
 # The encoding of a compact str's characters by its kind (bytes a
 # character).
@@ -128,17 +220,37 @@ _STR_ENCODINGS = {1: "latin-1", 2: "utf-16-le", 4: "utf-32-le"}
 class Walker(object):
     """Reads Python stacks through read(addr, size) -> bytes."""
 
-    def __init__(self, read, runtime, layout, ptr_size=8):
+    def __init__(self, read, runtime, layout, ptr_size=8, budget=None, max_frames=MAX_FRAMES):
         self._read = read
         self.runtime = runtime
         self.L = layout
         self.ptr = ptr_size
         self._codes = {}
+        self.max_frames = max_frames
+        self.begin(budget)
+
+    def begin(self, budget=None, max_frames=None):
+        """Starts a walk: a fresh budget (budget, else one with the same
+        limits as the last), thread states read again."""
+        if budget is None:
+            old = getattr(self, "budget", None) or Budget()
+            budget = Budget(old.max_reads, old.timeout, old.max_bytes)
+        self.budget = budget
+        if max_frames is not None:
+            self.max_frames = max_frames
+        self._threads = None
+        self.listing_cut = None
+
+    def stopped(self):
+        """Why this walk's output is partial, or None when it is not."""
+        reasons = [r for r in (self.listing_cut, self.budget.exhausted) if r]
+        return "; ".join(reasons) or None
 
     # Memory.
     def read(self, addr, size):
         if not addr:
             raise WalkError("read of NULL")
+        self.budget.charge(size)
         try:
             b = self._read(addr, size)
         except Exception as e:
@@ -167,26 +279,41 @@ class Walker(object):
         L = self.L
         interp = self.ptrv(self.runtime + L.off("_PyRuntimeState.interpreters.head"))
         seen = set()
-        while interp and interp not in seen and len(seen) < 256:
+        while interp and interp not in seen:
             seen.add(interp)
             yield interp
             interp = self.ptrv(interp + L.off("PyInterpreterState.next"))
 
     def threads(self):
+        """Every interpreter's thread states, read once a walk. The
+        chains are followed until they end or loop, or until half of the
+        walk's budget is spent (listing_cut then says so): the rest is
+        left for the stacks of the threads found."""
+        if self._threads is not None:
+            return self._threads
         L = self.L
         head = "PyInterpreterState.threads.head" if L.has("PyInterpreterState.threads.head") else "PyInterpreterState.tstate_head"
         out = []
-        for interp in self.interpreters():
-            t = self.ptrv(interp + L.off(head))
-            seen = set()
-            while t and t not in seen and len(seen) < _MAX_THREADS:
-                seen.add(t)
-                tid = self.u64(t + L.off("PyThreadState.thread_id"))
-                native = None
-                if L.has("PyThreadState.native_thread_id"):
-                    native = self.u64(t + L.off("PyThreadState.native_thread_id"))
-                out.append(Thread(t, tid, native, interp))
-                t = self.ptrv(t + L.off("PyThreadState.next"))
+        try:
+            for interp in self.interpreters():
+                t = self.ptrv(interp + L.off(head))
+                seen = set()
+                while t and t not in seen:
+                    if self.budget.half_spent():
+                        self.listing_cut = "thread states not all listed: %s listed with half the walk's budget (%s reads in %.1fs)" % (
+                            thousands(len(out)), thousands(self.budget.reads), self.budget.elapsed())
+                        self._threads = out
+                        return out
+                    seen.add(t)
+                    tid = self.u64(t + L.off("PyThreadState.thread_id"))
+                    native = None
+                    if L.has("PyThreadState.native_thread_id"):
+                        native = self.u64(t + L.off("PyThreadState.native_thread_id"))
+                    out.append(Thread(t, tid, native, interp))
+                    t = self.ptrv(t + L.off("PyThreadState.next"))
+        except BudgetExhausted:
+            pass
+        self._threads = out
         return out
 
     def thread_for(self, native_id=None, pthread_id=None):
@@ -228,26 +355,65 @@ class Walker(object):
         return out
 
     # Frames.
-    def frames(self, tstate):
-        """The Python frames of a thread, innermost first."""
+    def frames(self, tstate, max_frames=None):
+        """The Python frames of a thread, innermost first, as a FrameList.
+        The whole chain is followed (until it ends, loops or the budget
+        runs out) and counted; of more than max_frames (the walker's
+        max_frames when None; 0 keeps all) the innermost half and the
+        outermost half are kept, the count of those between is omitted."""
+        limit = self.max_frames if max_frames is None else max_frames
         if self.L.minor >= (3, 11):
-            return list(self._frames_311(tstate))
-        return list(self._frames_37(tstate))
+            refs = self._frame_refs_311(tstate)
+        else:
+            refs = self._frame_refs_37(tstate)
+        head, tail, total, partial = [], None, 0, False
+        if limit:
+            tail = collections.deque(maxlen=limit // 2)
+        try:
+            for ref in refs:
+                total += 1
+                if not limit or len(head) < limit - limit // 2:
+                    head.append(ref)
+                else:
+                    tail.append(ref)
+        except BudgetExhausted:
+            partial = True
+        out = FrameList()
+        out.partial = partial
+        out.gap = len(head)
+        out.omitted = total - len(head) - len(tail or ())
+        for ref in head + list(tail or ()):
+            out.append(self._frame_of(ref))
+        return out
 
-    def _frames_37(self, tstate):
+    def _frame_of(self, ref):
+        """The Frame of what _frame_refs_* yielded: its line is worked out
+        here, for the frames kept only (lineno None once the walk's time
+        is up)."""
+        f, code, pos = ref
+        c = self.code(code)
+        line = None
+        if self.budget.time_up():
+            pass
+        elif self.L.minor >= (3, 11):
+            line = self._line_311(c, pos * 2)
+        elif self.L.minor >= (3, 10):
+            line = self._line_310(c, pos * 2 if pos >= 0 else -1)
+        else:
+            line = self._line_lnotab(c, pos)
+        return Frame(c["filename"], c["name"], c["qualname"], line, code, f)
+
+    def _frame_refs_37(self, tstate):
+        """(frame, code object, f_lasti) of each frame, innermost first."""
         L = self.L
         f = self.ptrv(tstate + L.off("PyThreadState.frame"))
-        n = 0
-        while f and n < _MAX_FRAMES:
-            n += 1
+        seen = set()
+        while f and f not in seen:
+            seen.add(f)
             code = self.ptrv(f + L.off("PyFrameObject.f_code"))
             lasti = self.i32(f + L.off("PyFrameObject.f_lasti"))
-            c = self.code(code)
-            if self.L.minor >= (3, 10):
-                line = self._line_310(c, lasti * 2 if lasti >= 0 else -1)
-            else:
-                line = self._line_lnotab(c, lasti)
-            yield Frame(c["filename"], c["name"], c["name"], line, code, f)
+            self.code(code)
+            yield f, code, lasti
             f = self.ptrv(f + L.off("PyFrameObject.f_back"))
 
     def _first_frame_311(self, tstate):
@@ -259,15 +425,17 @@ class Walker(object):
             return 0
         return self.ptrv(cframe + L.off("_PyCFrame.current_frame"))
 
-    def _frames_311(self, tstate):
+    def _frame_refs_311(self, tstate):
+        """(frame, code object, code unit index) of each Python frame,
+        innermost first (3.11+)."""
         L = self.L
         f = self._first_frame_311(tstate)
         code_field = "_PyInterpreterFrame.f_code" if L.has("_PyInterpreterFrame.f_code") else "_PyInterpreterFrame.f_executable"
         instr_field = "_PyInterpreterFrame.prev_instr" if L.has("_PyInterpreterFrame.prev_instr") else "_PyInterpreterFrame.instr_ptr"
         skipped = frame_owner_skipped(L.minor)
-        n = 0
-        while f and n < _MAX_FRAMES:
-            n += 1
+        seen = set()
+        while f and f not in seen:
+            seen.add(f)
             owner = struct.unpack("<b", self.read(f + L.off("_PyInterpreterFrame.owner"), 1))[0]
             code = self.ptrv(f + L.off(code_field)) & executable_mask(L.minor)
             if skipped is not None and owner >= skipped or not code:
@@ -280,8 +448,7 @@ class Walker(object):
                 # An incomplete frame: not yet started, skipped as CPython does.
                 f = self.ptrv(f + L.off("_PyInterpreterFrame.previous"))
                 continue
-            line = self._line_311(c, index * 2)
-            yield Frame(c["filename"], c["name"], c["qualname"], line, code, f)
+            yield f, code, index
             f = self.ptrv(f + L.off("_PyInterpreterFrame.previous"))
 
     # Code objects.
@@ -343,7 +510,7 @@ class Walker(object):
         if not addr:
             return b""
         size = self.i64(addr + self.L.off("PyVarObject.ob_size"))
-        if size <= 0 or size > (1 << 24):
+        if size <= 0 or size > _MAX_LINETABLE:
             return b""
         return self.read(addr + self.L.off("PyBytesObject.ob_sval"), size)
 
@@ -648,18 +815,36 @@ def source_line(filename, lineno, files):
     return bounded(lines[lineno - 1].strip(), MAX_SOURCE_LINE)
 
 
+def omitted_line(n):
+    """The line that stands for n frames not shown."""
+    return "  ... %s frame%s not shown ..." % (thousands(n), "" if n == 1 else "s")
+
+
+# The line after the frames of a stack not read to its end.
+NOT_READ_LINE = "  ... stack not read further: the walk stopped ..."
+
+
 def format_frames(frames, files=None, with_source=True):
     """Frames as CPython's py-bt prints them, the target's strings
-    escaped; source lines read through files (a SourceFiles)."""
+    escaped, source lines read through files (a SourceFiles); a
+    FrameList's omitted frames as one line where they were, a partial
+    one's end marked."""
     files = files or SourceFiles()
     out = ["Traceback (most recent call first):"]
-    for fr in frames:
+    omitted, gap = getattr(frames, "omitted", 0), getattr(frames, "gap", 0)
+    for i, fr in enumerate(frames):
+        if omitted and i == gap:
+            out.append(omitted_line(omitted))
         line = "?" if fr.lineno is None else str(fr.lineno)
         out.append('  File "%s", line %s, in %s' % (escape(fr.filename), line, escape(fr.name)))
         if with_source:
             src = source_line(fr.filename, fr.lineno, files)
             if src:
                 out.append("    " + escape(src))
+    if omitted and gap >= len(frames):
+        out.append(omitted_line(omitted))
+    if getattr(frames, "partial", False):
+        out.append(NOT_READ_LINE)
     return "\n".join(out) + "\n"
 
 
