@@ -30,6 +30,8 @@ if [ -n "$unformatted" ]; then
 	exit 1
 fi
 go vet ./...
-go test -count=1 "$@" ./...
+# cmd/pyattach alone runs for more than go test's default 10 minutes on a
+# loaded 2-core machine (real gdb, lldb, podman and roots).
+go test -count=1 -timeout 60m "$@" ./...
 # The release artifacts, installed the ways users install them.
 scripts/test-package.sh
