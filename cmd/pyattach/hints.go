@@ -8,10 +8,12 @@ import (
 	"strings"
 
 	"github.com/pyattach/pyattach/cmd/internal/planner"
+	"github.com/pyattach/pyattach/cmd/internal/shquote"
 	"github.com/pyattach/pyattach/cmd/internal/target"
 	"github.com/pyattach/pyattach/cmd/internal/textline"
 	"github.com/pyattach/pyattach/detect/elfinfo"
 	"github.com/pyattach/pyattach/detect/proc"
+	"github.com/pyattach/pyattach/detect/safefs"
 	"github.com/pyattach/pyattach/venv"
 )
 
@@ -66,6 +68,17 @@ func hintFor(err error) string {
 		return b.String()
 	}
 	var core *planner.CoreError
+	var nr *safefs.NotRegularError
+	if errors.As(err, &nr) {
+		what := "a regular file"
+		switch {
+		case errors.As(err, &core):
+			what = "the core file itself, as gcore or the kernel writes it"
+		case errors.Is(err, target.ErrNotExecutable):
+			what = "a PID, a Python executable, a virtualenv directory or a script with a #! line"
+		}
+		return notRegularHint(nr, what)
+	}
 	if errors.As(err, &core) {
 		if core.NotCore() {
 			return fmt.Sprintf("the file after -c must be a core dump, as gcore or the kernel writes it; check it with: readelf -h %s", core.Path)
@@ -118,6 +131,17 @@ func hintFor(err error) string {
 		return "permission denied; run as the file's owner, or with sudo"
 	}
 	return ""
+}
+
+// notRegularHint is the advice for an input that is not a regular file
+// (a FIFO, a device, a socket, a directory): what to give instead
+// (what: "the core file itself"), and, for a FIFO, how to save what it
+// carries.
+func notRegularHint(nr *safefs.NotRegularError, what string) string {
+	if nr.Mode&fs.ModeNamedPipe != 0 {
+		return fmt.Sprintf("pyattach reads only regular files; give %s, or save what the pipe carries to a file first: cat %s > FILE", what, shquote.Quote(nr.Path))
+	}
+	return fmt.Sprintf("pyattach reads only regular files; give %s", what)
 }
 
 // readelfFor returns the readelf command that shows the part of the file
