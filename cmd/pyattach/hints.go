@@ -11,6 +11,7 @@ import (
 	"github.com/pyattach/pyattach/cmd/internal/shquote"
 	"github.com/pyattach/pyattach/cmd/internal/target"
 	"github.com/pyattach/pyattach/cmd/internal/textline"
+	"github.com/pyattach/pyattach/detect/debuginfod"
 	"github.com/pyattach/pyattach/detect/elfinfo"
 	"github.com/pyattach/pyattach/detect/proc"
 	"github.com/pyattach/pyattach/detect/safefs"
@@ -32,8 +33,14 @@ func withHint(err error, format string, args ...any) error {
 }
 
 // report prints an error as "pyattach: error: ..." and a hint line.
-func report(w io.Writer, err error) {
-	fmt.Fprintf(w, "pyattach: error: %s\n", textline.Fold(err.Error()))
+func report(w io.Writer, err error) { reportAs(w, "error", err) }
+
+// warn prints an error that does not stop the command as "pyattach:
+// warning: ..." and a hint line.
+func warn(w io.Writer, err error) { reportAs(w, "warning", err) }
+
+func reportAs(w io.Writer, kind string, err error) {
+	fmt.Fprintf(w, "pyattach: %s: %s\n", kind, textline.Fold(err.Error()))
 	if h := hintFor(err); h != "" {
 		lines := strings.Split(h, "\n")
 		fmt.Fprintf(w, "  hint: %s\n", lines[0])
@@ -125,6 +132,12 @@ func hintFor(err error) string {
 		return "the file is truncated or corrupt (still being copied?); check it with: " + readelfFor(err)
 	case errors.Is(err, target.ErrNotPython):
 		return "this is not a CPython interpreter; " + targetForms
+	case errors.Is(err, debuginfod.ErrTooLarge):
+		return "no real debug file is this large; if you trust the server, raise the limit: export DEBUGINFOD_MAXSIZE=BYTES (0: none)"
+	case errors.Is(err, debuginfod.ErrNoSpace):
+		return "free space in the debuginfod cache, or move it to a larger file system: export DEBUGINFOD_CACHE_PATH=DIR"
+	case errors.Is(err, debuginfod.ErrCut):
+		return "the server or the network dropped the answer; run the command again, or ask another server (DEBUGINFOD_URLS)"
 	case errors.Is(err, fs.ErrNotExist):
 		return "no such file or directory; " + targetForms
 	case errors.Is(err, fs.ErrPermission):
