@@ -4,11 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/pyattach/pyattach/detect/pyversion"
+	"github.com/pyattach/pyattach/detect/safefs"
 )
 
 // Sentinel errors, checked with errors.Is.
@@ -142,7 +142,7 @@ func ParsePyvenvCfg(r io.Reader) (Cfg, error) {
 
 // ReadCfgFile parses the named pyvenv.cfg. A *CfgError carries the name.
 func ReadCfgFile(name string) (Cfg, error) {
-	f, err := os.Open(name)
+	f, err := safefs.Open(name)
 	if err != nil {
 		return Cfg{}, err
 	}

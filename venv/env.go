@@ -13,6 +13,7 @@ import (
 	"syscall"
 
 	"github.com/pyattach/pyattach/detect/pyversion"
+	"github.com/pyattach/pyattach/detect/safefs"
 )
 
 // Kind says how an environment holds its interpreter.
@@ -209,7 +210,7 @@ func findOrigPrefix(root string) (prefix, version string, err error) {
 		if pyversion.MajorMinorOf(v) != v || !isFile(m) {
 			continue
 		}
-		f, err := os.Open(m)
+		f, err := safefs.Open(m)
 		if err != nil {
 			return "", "", fmt.Errorf("read orig-prefix: %w", err)
 		}

@@ -12,6 +12,8 @@ import (
 	"sort"
 	"strings"
 	"sync"
+
+	"github.com/pyattach/pyattach/detect/safefs"
 )
 
 // ErrPyenvNotFound means PyenvWhich found the command in none of the
@@ -156,7 +158,7 @@ func splitVersions(s string) []string {
 // lines starting with '#', and versions that would leave
 // $PYENV_ROOT/versions. A missing file selects nothing.
 func readVersionFile(root, name string) ([]string, error) {
-	f, err := os.Open(name)
+	f, err := safefs.Open(name)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return nil, nil

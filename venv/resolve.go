@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/pyattach/pyattach/detect/elfinfo"
+	"github.com/pyattach/pyattach/detect/safefs"
 )
 
 // Candidate is one interpreter file Resolve compared with the copy.
@@ -282,7 +283,7 @@ func resolveShim(exe string, opts Options) (*Resolution, error) {
 }
 
 func isShimFile(name string) (bool, error) {
-	f, err := os.Open(name)
+	f, err := safefs.Open(name)
 	if err != nil {
 		return false, err
 	}

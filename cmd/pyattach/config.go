@@ -217,7 +217,7 @@ func readConfigFile(name string) ([]byte, error) {
 func readSmallFile(name string, max int64) ([]byte, error) {
 	f, st, err := safefs.OpenRegular(name)
 	if errors.Is(err, safefs.ErrNotRegular) {
-		return nil, &configError{name, fmt.Errorf("%w: not a regular file (%s)", errConfig, fileKind(st.Mode())),
+		return nil, &configError{name, fmt.Errorf("%w: not a regular file (%s)", errConfig, safefs.Kind(st.Mode())),
 			"name a regular file: pyattach --config FILE"}
 	}
 	if err != nil {
@@ -237,22 +237,6 @@ func readSmallFile(name string, max int64) ([]byte, error) {
 		return nil, tooBig
 	}
 	return data, nil
-}
-
-func fileKind(m fs.FileMode) string {
-	switch {
-	case m.IsDir():
-		return "a directory"
-	case m&fs.ModeNamedPipe != 0:
-		return "a FIFO"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
-	case m&fs.ModeCharDevice != 0:
-		return "a character device"
-	case m&fs.ModeDevice != 0:
-		return "a block device"
-	}
-	return "mode " + m.String()
 }
 
 // fileConfig is one file's settings, checked for type.

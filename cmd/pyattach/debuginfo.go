@@ -103,6 +103,7 @@ func newCollector(g *Globals, app *App, cfg *Config) *debuginfo.Collector {
 		Warn: func(w string) {
 			fmt.Fprintf(app.Stderr, "pyattach: warning: %s\n", w)
 		},
+		DownloadFailed: func(err error) { warn(app.Stderr, err) },
 	}
 	if progressWanted(app) {
 		opts.Progress = app.Stderr

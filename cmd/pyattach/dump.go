@@ -494,7 +494,7 @@ func (t *dumpTarget) runtimeAddress(g *Globals) (uint64, error) {
 			return 0, fmt.Errorf("dump %s: the module defining _PyRuntime is not among the core's mappings", t.core)
 		}
 		start, offset, module, wantBuild = file.Start, file.Offset, file.Path, file.BuildID
-		f, err := os.Open(file.Path)
+		f, err := safefs.Open(file.Path)
 		if err != nil {
 			return 0, withHint(fmt.Errorf("dump %s: %w", t.core, err), "the core's %s must be on this machine, at the same path", file.Path)
 		}

@@ -8,10 +8,13 @@ import (
 	"strings"
 
 	"github.com/pyattach/pyattach/cmd/internal/planner"
+	"github.com/pyattach/pyattach/cmd/internal/shquote"
 	"github.com/pyattach/pyattach/cmd/internal/target"
 	"github.com/pyattach/pyattach/cmd/internal/textline"
+	"github.com/pyattach/pyattach/detect/debuginfod"
 	"github.com/pyattach/pyattach/detect/elfinfo"
 	"github.com/pyattach/pyattach/detect/proc"
+	"github.com/pyattach/pyattach/detect/safefs"
 	"github.com/pyattach/pyattach/venv"
 )
 
@@ -30,8 +33,14 @@ func withHint(err error, format string, args ...any) error {
 }
 
 // report prints an error as "pyattach: error: ..." and a hint line.
-func report(w io.Writer, err error) {
-	fmt.Fprintf(w, "pyattach: error: %s\n", textline.Fold(err.Error()))
+func report(w io.Writer, err error) { reportAs(w, "error", err) }
+
+// warn prints an error that does not stop the command as "pyattach:
+// warning: ..." and a hint line.
+func warn(w io.Writer, err error) { reportAs(w, "warning", err) }
+
+func reportAs(w io.Writer, kind string, err error) {
+	fmt.Fprintf(w, "pyattach: %s: %s\n", kind, textline.Fold(err.Error()))
 	if h := hintFor(err); h != "" {
 		lines := strings.Split(h, "\n")
 		fmt.Fprintf(w, "  hint: %s\n", lines[0])
@@ -66,6 +75,17 @@ func hintFor(err error) string {
 		return b.String()
 	}
 	var core *planner.CoreError
+	var nr *safefs.NotRegularError
+	if errors.As(err, &nr) {
+		what := "a regular file"
+		switch {
+		case errors.As(err, &core):
+			what = "the core file itself, as gcore or the kernel writes it"
+		case errors.Is(err, target.ErrNotExecutable):
+			what = "a PID, a Python executable, a virtualenv directory or a script with a #! line"
+		}
+		return notRegularHint(nr, what)
+	}
 	if errors.As(err, &core) {
 		if core.NotCore() {
 			return fmt.Sprintf("the file after -c must be a core dump, as gcore or the kernel writes it; check it with: readelf -h %s", core.Path)
@@ -112,12 +132,29 @@ func hintFor(err error) string {
 		return "the file is truncated or corrupt (still being copied?); check it with: " + readelfFor(err)
 	case errors.Is(err, target.ErrNotPython):
 		return "this is not a CPython interpreter; " + targetForms
+	case errors.Is(err, debuginfod.ErrTooLarge):
+		return "no real debug file is this large; if you trust the server, raise the limit: export DEBUGINFOD_MAXSIZE=BYTES (0: none)"
+	case errors.Is(err, debuginfod.ErrNoSpace):
+		return "free space in the debuginfod cache, or move it to a larger file system: export DEBUGINFOD_CACHE_PATH=DIR"
+	case errors.Is(err, debuginfod.ErrCut):
+		return "the server or the network dropped the answer; run the command again, or ask another server (DEBUGINFOD_URLS)"
 	case errors.Is(err, fs.ErrNotExist):
 		return "no such file or directory; " + targetForms
 	case errors.Is(err, fs.ErrPermission):
 		return "permission denied; run as the file's owner, or with sudo"
 	}
 	return ""
+}
+
+// notRegularHint is the advice for an input that is not a regular file
+// (a FIFO, a device, a socket, a directory): what to give instead
+// (what: "the core file itself"), and, for a FIFO, how to save what it
+// carries.
+func notRegularHint(nr *safefs.NotRegularError, what string) string {
+	if nr.Mode&fs.ModeNamedPipe != 0 {
+		return fmt.Sprintf("pyattach reads only regular files; give %s, or save what the pipe carries to a file first: cat %s > FILE", what, shquote.Quote(nr.Path))
+	}
+	return fmt.Sprintf("pyattach reads only regular files; give %s", what)
 }
 
 // readelfFor returns the readelf command that shows the part of the file

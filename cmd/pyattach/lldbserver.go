@@ -132,7 +132,7 @@ func lldbServerFor(p plan.Plan, lldb string, env []string) (string, error) {
 // elfIdent returns the 64 bytes lldb-server is shown for the ELF file
 // name: its magic, class and byte order, the ELF version, zeros after.
 func elfIdent(name string) ([]byte, error) {
-	f, err := os.Open(name)
+	f, err := safefs.Open(name)
 	if err != nil {
 		return nil, err
 	}

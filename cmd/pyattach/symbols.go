@@ -8,6 +8,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/pyattach/pyattach/detect/safefs"
 	"github.com/pyattach/pyattach/venv"
 	"github.com/pyattach/pyattach/venv/symbols"
 )
@@ -73,6 +74,14 @@ func (c *SymbolsInstallCmd) sitePackages(app *App) ([]string, error) {
 
 // Run installs the zip.
 func (c *SymbolsInstallCmd) Run(app *App) error {
+	// A FIFO or a device is refused first (Install would refuse it too).
+	if f, err := safefs.Open(c.Zip); errors.Is(err, safefs.ErrNotRegular) {
+		var nr *safefs.NotRegularError
+		errors.As(err, &nr)
+		return withHint(fmt.Errorf("symbols install: %w", err), "%s", notRegularHint(nr, "the debug-symbols zip file itself"))
+	} else if err == nil {
+		f.Close()
+	}
 	sp, err := c.sitePackages(app)
 	if err != nil {
 		return fmt.Errorf("symbols install: %w", err)

@@ -8,11 +8,11 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"path"
 	"strings"
 
 	"github.com/pyattach/pyattach/detect/elfinfo"
+	"github.com/pyattach/pyattach/detect/safefs"
 )
 
 // ErrNotCore means the input is an ELF file but not a core file
@@ -104,7 +104,7 @@ type Info struct {
 
 // Open opens the named core file and reads it.
 func Open(name string) (*Info, error) {
-	f, err := os.Open(name)
+	f, err := safefs.Open(name)
 	if err != nil {
 		return nil, err
 	}

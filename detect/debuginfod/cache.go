@@ -3,6 +3,7 @@ package debuginfod
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/pyattach/pyattach/detect/elfinfo"
+	"github.com/pyattach/pyattach/detect/safefs"
 )
 
 // maxNameLen is the longest file name the cache can hold (NAME_MAX).
@@ -137,7 +139,14 @@ func checkELF(p, id string) error {
 // cacheMissAge reads <cache>/cache_miss_s: decimal seconds, white space
 // allowed around; missing or unreadable means 600 s.
 func (c *Client) cacheMissAge() time.Duration {
-	b, err := os.ReadFile(filepath.Join(c.CacheDir, "cache_miss_s"))
+	// A regular file of a few bytes: never a FIFO (it would block), a
+	// device or a link to /dev/zero (it would never end).
+	f, err := safefs.Open(filepath.Join(c.CacheDir, "cache_miss_s"))
+	if err != nil {
+		return defaultCacheMiss
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, 64))
 	if err != nil {
 		return defaultCacheMiss
 	}

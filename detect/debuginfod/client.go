@@ -15,6 +15,7 @@ import (
 
 	"github.com/pyattach/pyattach/detect/buildid"
 	"github.com/pyattach/pyattach/detect/environ"
+	"golang.org/x/sys/unix"
 )
 
 // Kinds of ELF file a server holds for a build-id.
@@ -27,6 +28,14 @@ const (
 const (
 	DefaultTimeout  = 90 * time.Second
 	DefaultParallel = 8
+	// DefaultMaxSize bounds one download when DEBUGINFOD_MAXSIZE is
+	// unset (elfutils has no bound): larger than any real debug file,
+	// small enough that a server sending an endless answer cannot fill
+	// the disk.
+	DefaultMaxSize = 2 << 30
+	// FreeMargin is the space a download leaves free on the cache's
+	// file system.
+	FreeMargin = 64 << 20
 	// defaultCacheMiss is how long a negative entry holds when the cache
 	// has no cache_miss_s file.
 	defaultCacheMiss = 600 * time.Second
@@ -36,8 +45,15 @@ var (
 	// ErrNotFound: every server answered 404, or a fresh negative cache
 	// entry says so.
 	ErrNotFound = errors.New("not found on any debuginfod server")
-	// ErrTooLarge: the server's answer exceeds Client.MaxSize.
-	ErrTooLarge = errors.New("larger than DEBUGINFOD_MAXSIZE")
+	// ErrTooLarge: the server's answer, as announced (Content-Length,
+	// X-DEBUGINFOD-SIZE) or as received, exceeds the download limit
+	// (Client.MaxSize). It is what elfutils reports as EFBIG.
+	ErrTooLarge = errors.New("larger than the download limit")
+	// ErrNoSpace: the answer, announced or received, would leave less
+	// than FreeMargin free on the cache's file system.
+	ErrNoSpace = errors.New("not enough free space in the cache")
+	// ErrCut: the answer ended before the length it announced.
+	ErrCut = errors.New("the download was cut short")
 	// ErrWrongBuildID: the server sent an ELF file with another build-id,
 	// or a file that is not ELF at all.
 	ErrWrongBuildID = errors.New("wrong build-id")
@@ -63,7 +79,11 @@ type Client struct {
 	// Timeout: a request that does not move 100 KiB within Timeout,
 	// starting with the connection, is abandoned. Zero: no limit.
 	Timeout time.Duration
-	// MaxSize bounds the size of one download, in bytes. Zero: no limit.
+	// MaxSize bounds the size of one download, in bytes: an answer that
+	// announces more is refused before it is read, one that sends more
+	// is cut there (ErrTooLarge). Zero means DefaultMaxSize; negative,
+	// no limit (DEBUGINFOD_MAXSIZE=0). Either way a download never
+	// leaves less than FreeMargin free in the cache (ErrNoSpace).
 	MaxSize int64
 	// Parallel bounds how many build-ids are fetched at once (each one
 	// asks every server at once). Zero means DefaultParallel.
@@ -82,6 +102,9 @@ type Client struct {
 
 	// now is time.Now; tests move it.
 	now func() time.Time
+	// freeSpace is the space available to this user on the file system
+	// of dir (statfs); tests fake it.
+	freeSpace func(dir string) (int64, error)
 
 	httpOnce    sync.Once
 	defaultHTTP *http.Client
@@ -115,8 +138,13 @@ func FromEnv(env environ.Env, progress io.Writer) *Client {
 		}
 	}
 	if v, ok := env.Lookup("DEBUGINFOD_MAXSIZE"); ok {
-		if n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64); err == nil && n > 0 {
-			c.MaxSize = n
+		// As elfutils reads it: a positive number of bytes; 0 (or
+		// less) asks for no limit. Anything else keeps the default.
+		if n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64); err == nil {
+			c.MaxSize = max(n, -1)
+			if n == 0 {
+				c.MaxSize = -1
+			}
 		}
 	}
 	if _, ok := env.Lookup("DEBUGINFOD_PROGRESS"); ok {
@@ -221,6 +249,44 @@ func (c *Client) clock() time.Time {
 		return c.now()
 	}
 	return time.Now()
+}
+
+// maxSize is the download limit in bytes, or -1 for none.
+func (c *Client) maxSize() int64 {
+	switch {
+	case c.MaxSize > 0:
+		return c.MaxSize
+	case c.MaxSize < 0:
+		return -1
+	}
+	return DefaultMaxSize
+}
+
+// room is what a download into dir may write: the space available
+// there less FreeMargin (at least 0), or -1 when it cannot be told.
+func (c *Client) room(dir string) int64 {
+	free := c.freeSpace
+	if free == nil {
+		free = statfsFree
+	}
+	n, err := free(dir)
+	if err != nil {
+		return -1
+	}
+	return max(n-FreeMargin, 0)
+}
+
+// statfsFree is the space available to an unprivileged user on dir's
+// file system.
+func statfsFree(dir string) (int64, error) {
+	var st unix.Statfs_t
+	if err := unix.Statfs(dir, &st); err != nil {
+		return 0, err
+	}
+	if st.Bavail > uint64(1<<62)/uint64(max(st.Bsize, 1)) {
+		return 1 << 62, nil
+	}
+	return int64(st.Bavail) * int64(st.Bsize), nil
 }
 
 func (c *Client) parallel() int {

@@ -98,7 +98,7 @@ func TestFromEnv(t *testing.T) {
 	for _, tc := range []struct {
 		v    string
 		want int64
-	}{{"1000", 1000}, {"0", 0}, {"-1", 0}, {"1k", 0}} {
+	}{{"1000", 1000}, {"0", -1}, {"-1", -1}, {"1k", 0}} {
 		if got := FromEnv([]string{"DEBUGINFOD_MAXSIZE=" + tc.v}, nil).MaxSize; got != tc.want {
 			t.Errorf("DEBUGINFOD_MAXSIZE=%q: MaxSize %v, want %v", tc.v, got, tc.want)
 		}

@@ -74,9 +74,19 @@
 //     elfutils asks of libcurl: CURLOPT_LOW_SPEED_LIMIT 100K/timeout over
 //     CURLOPT_LOW_SPEED_TIME timeout). Other servers and other build-ids
 //     go on.
-//   - DEBUGINFOD_MAXSIZE, bytes, 0 for none: a larger answer is refused
-//     (ErrTooLarge), by its Content-Length or X-DEBUGINFOD-SIZE before
-//     reading it, else while copying it.
+//   - DEBUGINFOD_MAXSIZE, bytes; 0 (or less) for none, as in elfutils.
+//     Unset, the limit is DefaultMaxSize (2 GiB; elfutils has none), so
+//     that a server sending an endless answer cannot fill the disk. It is
+//     sent to the server (X-DEBUGINFOD-MAXSIZE, which a debuginfod server
+//     answers with 406), and a larger answer is refused (ErrTooLarge,
+//     elfutils' EFBIG): by its Content-Length or X-DEBUGINFOD-SIZE
+//     before a byte is read, else as soon as the bytes received pass it.
+//     Whatever the limit, an answer that would leave less than FreeMargin
+//     (64 MiB) free on the cache's file system is refused or cut the same
+//     way (ErrNoSpace), and one that ends before its Content-Length is
+//     an error (ErrCut); net/http reads no further than the
+//     Content-Length. A refused or cut download leaves nothing in the
+//     cache.
 //   - DEBUGINFOD_PROGRESS: when set (even empty), progress goes to the
 //     writer FromEnv's caller passes (pyattach's standard error), whether
 //     or not it is a terminal.

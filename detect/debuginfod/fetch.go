@@ -403,6 +403,12 @@ func (c *Client) ask(ctx context.Context, cancel context.CancelCauseFunc, server
 		return outcome{err: fmt.Errorf("server %s: %w", server, err)}
 	}
 	req.Header.Set("User-Agent", userAgent)
+	limit := c.maxSize()
+	if limit >= 0 {
+		// As elfutils does: a debuginfod server refuses a larger file
+		// at once (406).
+		req.Header.Set("X-DEBUGINFOD-MAXSIZE", strconv.FormatInt(limit, 10))
+	}
 	resp, err := c.httpClient().Do(req)
 	if err != nil {
 		return why(err)
@@ -412,15 +418,25 @@ func (c *Client) ask(ctx context.Context, cancel context.CancelCauseFunc, server
 	case http.StatusOK:
 	case http.StatusNotFound:
 		return outcome{notFound: true}
+	case http.StatusNotAcceptable:
+		if limit >= 0 {
+			return outcome{err: fmt.Errorf("server %s: %w: the server says so (%s), limit %d bytes", server, ErrTooLarge, resp.Status, limit)}
+		}
+		fallthrough
 	default:
 		return outcome{err: fmt.Errorf("server %s: %s", server, resp.Status)}
 	}
+	// Refused before a byte is read: an answer that announces more than
+	// the limit, or than the cache's file system can take.
 	size := resp.ContentLength
-	if c.MaxSize > 0 {
-		xsize, _ := strconv.ParseInt(resp.Header.Get("X-Debuginfod-Size"), 10, 64)
-		if s := max(size, xsize); s > c.MaxSize {
-			return outcome{err: fmt.Errorf("server %s: %w: %d bytes, limit %d", server, ErrTooLarge, s, c.MaxSize)}
-		}
+	xsize, _ := strconv.ParseInt(resp.Header.Get("X-Debuginfod-Size"), 10, 64)
+	announced := max(size, xsize)
+	if limit >= 0 && announced > limit {
+		return outcome{err: fmt.Errorf("server %s: %w: it announces %d bytes, the limit is %d (DEBUGINFOD_MAXSIZE)", server, ErrTooLarge, announced, limit)}
+	}
+	room := c.room(filepath.Dir(tmp.Name()))
+	if room >= 0 && announced > room {
+		return outcome{err: fmt.Errorf("server %s: %w: it announces %d bytes, %s can take %d (keeping %d MiB free)", server, ErrNoSpace, announced, c.CacheDir, room, FreeMargin>>20)}
 	}
 	if !claim() {
 		return outcome{lost: true}
@@ -437,9 +453,16 @@ func (c *Client) ask(ctx context.Context, cancel context.CancelCauseFunc, server
 	if err := tmp.Truncate(0); err != nil {
 		return fail(err)
 	}
+	// Read at most one byte more than the limit or the room (a body
+	// with no Content-Length, or one longer than announced, is cut
+	// there); net/http itself stops at the Content-Length.
 	var body io.Reader = &countingReader{r: resp.Body, w: wd, dl: dl}
-	if c.MaxSize > 0 {
-		body = io.LimitReader(body, c.MaxSize+1)
+	bound := limit
+	if room >= 0 && (bound < 0 || room < bound) {
+		bound = room
+	}
+	if bound >= 0 {
+		body = io.LimitReader(body, bound+1)
 	}
 	n, err := io.Copy(tmp, body)
 	wd.stop()
@@ -449,11 +472,16 @@ func (c *Client) ask(ctx context.Context, cancel context.CancelCauseFunc, server
 		}
 		if cause := context.Cause(ctx); cause != nil {
 			err = cause
+		} else if errors.Is(err, io.ErrUnexpectedEOF) && size >= 0 {
+			err = fmt.Errorf("%w: %d of the %d bytes it announced", ErrCut, n, size)
 		}
 		return fail(fmt.Errorf("server %s: reading the answer, after %d bytes: %w", server, n, err))
 	}
-	if c.MaxSize > 0 && n > c.MaxSize {
-		return fail(fmt.Errorf("server %s: %w: more than %d bytes", server, ErrTooLarge, c.MaxSize))
+	switch {
+	case limit >= 0 && n > limit:
+		return fail(fmt.Errorf("server %s: %w: it sent more than %d bytes (DEBUGINFOD_MAXSIZE)", server, ErrTooLarge, limit))
+	case bound >= 0 && n > bound:
+		return fail(fmt.Errorf("server %s: %w: it sent more than the %d bytes %s can take (keeping %d MiB free)", server, ErrNoSpace, bound, c.CacheDir, FreeMargin>>20))
 	}
 	if t.verify {
 		got, err := elfinfo.ReadBuildID(tmp)

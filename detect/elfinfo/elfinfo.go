@@ -6,9 +6,9 @@ import (
 	"encoding/binary"
 	"errors"
 	"io"
-	"os"
 
 	"github.com/pyattach/pyattach/detect/buildid"
+	"github.com/pyattach/pyattach/detect/safefs"
 )
 
 // Sentinel errors, checked with errors.Is.
@@ -98,7 +98,7 @@ type Options struct {
 
 // Open opens the named file and reads its facts.
 func Open(name string, opts Options) (*Info, error) {
-	f, err := os.Open(name)
+	f, err := safefs.Open(name)
 	if err != nil {
 		return nil, err
 	}
@@ -293,7 +293,7 @@ func ReadBuildID(r io.ReaderAt) (string, error) {
 
 // ReadBuildIDFile is ReadBuildID on the named file.
 func ReadBuildIDFile(name string) (string, error) {
-	f, err := os.Open(name)
+	f, err := safefs.Open(name)
 	if err != nil {
 		return "", err
 	}

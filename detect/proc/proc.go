@@ -8,12 +8,14 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 
 	"github.com/pyattach/pyattach/detect/rootfs"
+	"github.com/pyattach/pyattach/detect/safefs"
 )
 
 // Sentinel errors, checked with errors.Is.
@@ -36,11 +38,14 @@ type Proc struct {
 	// Root is where FS is mounted, such as "/proc". It is used only to
 	// name files in error messages: "read /proc/1234/exe: ...".
 	Root string
+	// host is set by New: FS is the directory Root, whose files are
+	// opened with safefs.OpenRegular.
+	host bool
 }
 
 // New returns the proc file system mounted at root, usually "/proc".
 func New(root string) *Proc {
-	return &Proc{FS: os.DirFS(root), Root: root}
+	return &Proc{FS: os.DirFS(root), Root: root, host: true}
 }
 
 // Process is what the proc file system says about one process.
@@ -361,7 +366,7 @@ func (p *Proc) openReaderAt(pid int, name string) (fs.File, error) {
 	if pid <= 0 {
 		return nil, fmt.Errorf("process %d: %w", pid, ErrNoProcess)
 	}
-	f, err := p.FS.Open(name)
+	f, err := p.openRegular(name)
 	if err != nil {
 		return nil, p.wrap(pid, "open", name, err)
 	}
@@ -370,6 +375,34 @@ func (p *Proc) openReaderAt(pid int, name string) (fs.File, error) {
 		return nil, fmt.Errorf("open %s: file does not implement io.ReaderAt", p.path(name))
 	}
 	return f, nil
+}
+
+// openRegular opens name, a file the process chose (its executable, a
+// mapped file, a file under its root), only if it is a regular file,
+// without blocking: a container's root may hold a FIFO under any name,
+// and a process may map a device. A *safefs.NotRegularError names the
+// file as p.path does.
+func (p *Proc) openRegular(name string) (fs.File, error) {
+	if p.host {
+		f, err := safefs.Open(filepath.Join(p.Root, filepath.FromSlash(name)))
+		var nr *safefs.NotRegularError
+		if errors.As(err, &nr) {
+			nr.Path = p.path(name)
+		}
+		if err != nil {
+			return nil, err
+		}
+		return f, nil
+	}
+	// A fake tree (tests): the same rule, by stat.
+	st, err := fs.Stat(p.FS, name)
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, &safefs.NotRegularError{Path: p.path(name), Mode: st.Mode()}
+	}
+	return p.FS.Open(name)
 }
 
 // resolveInRoot returns name, relative to base (a PID/root directory),
@@ -537,6 +570,10 @@ type procError struct {
 }
 
 func (e *procError) Error() string {
+	var nr *safefs.NotRegularError
+	if e.kind == nil && errors.As(e.err, &nr) {
+		return nr.Error() // it names the file
+	}
 	msg := ""
 	switch {
 	case e.kind != nil:

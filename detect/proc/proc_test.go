@@ -14,6 +14,7 @@ import (
 	"testing/fstest"
 
 	"github.com/pyattach/pyattach/detect/elfinfo"
+	"github.com/pyattach/pyattach/detect/safefs"
 )
 
 // fakeProc describes one process of a fake proc tree.
@@ -566,6 +567,60 @@ func TestOpenInRoot(t *testing.T) {
 	defer f2.Close()
 	if b, err := io.ReadAll(f2); err != nil || string(b) != "ID=debian\n" {
 		t.Errorf("read %q, %v", b, err)
+	}
+}
+
+// A file under a process's root, its executable or a mapped file that is
+// not a regular file is refused without blocking (a FIFO with no writer)
+// and without being read (a device), whatever name the process gave it.
+// (Issue 18.)
+func TestOpenNotRegular(t *testing.T) {
+	box := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(box, "usr/lib"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(filepath.Join(box, "usr/lib/libpython3.11.so.1.0"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("/dev/zero", filepath.Join(box, "usr/lib/zero.so")); err != nil {
+		t.Fatal(err)
+	}
+	root := writeTree(t,
+		fakeProc{pid: 50, comm: "boxed", root: box},
+		fakeProc{pid: 60, comm: "host", root: "/"},
+	)
+	p := New(root)
+	for _, c := range []struct {
+		pid        int
+		name, want string
+	}{
+		{50, "/usr/lib/libpython3.11.so.1.0", root + "/50/root/usr/lib/libpython3.11.so.1.0 is a FIFO, not a regular file"},
+		{50, "/lib/../usr/lib/libpython3.11.so.1.0", root + "/50/root/usr/lib/libpython3.11.so.1.0 is a FIFO, not a regular file"},
+		{60, "/dev/zero", root + "/60/root/dev/zero is a character device, not a regular file"},
+		{60, "/dev", root + "/60/root/dev is a directory, not a regular file"},
+	} {
+		f, err := p.OpenInRoot(c.pid, c.name)
+		if !errors.Is(err, safefs.ErrNotRegular) || err.Error() != c.want {
+			t.Errorf("OpenInRoot(%d, %s) = %v, %v; want %q", c.pid, c.name, f, err, c.want)
+		}
+	}
+	// /usr/lib/zero.so is a link inside the box to its own /dev/zero,
+	// which it does not have.
+	if _, err := p.OpenInRoot(50, "/usr/lib/zero.so"); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("OpenInRoot(50, zero.so): %v, want not exist", err)
+	}
+
+	// A fake tree (fstest.MapFS) keeps the same rule.
+	fsys := fstest.MapFS{
+		"9/root/usr/lib/libpython3.11.so.1.0": {Mode: fs.ModeNamedPipe},
+		"9/exe":                               {Mode: fs.ModeDevice | fs.ModeCharDevice},
+	}
+	fp := &Proc{FS: fsys, Root: "/proc"}
+	if _, err := fp.OpenInRoot(9, "/usr/lib/libpython3.11.so.1.0"); err == nil || err.Error() != "/proc/9/root/usr/lib/libpython3.11.so.1.0 is a FIFO, not a regular file" {
+		t.Errorf("MapFS OpenInRoot: %v", err)
+	}
+	if _, err := fp.OpenExe(9); !errors.Is(err, safefs.ErrNotRegular) {
+		t.Errorf("MapFS OpenExe of a device: %v", err)
 	}
 }
 

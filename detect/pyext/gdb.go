@@ -289,7 +289,7 @@ func installedBuildDir(pl place, prefix, minor string) string {
 		if err != nil {
 			continue
 		}
-		fh, err := os.Open(host)
+		fh, err := safefs.Open(host)
 		if err != nil {
 			continue
 		}

@@ -19,6 +19,8 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+
+	"github.com/pyattach/pyattach/detect/safefs"
 )
 
 // MaxLinks bounds the symbolic links followed for one path, as the
@@ -98,13 +100,15 @@ func HostPath(root, name string) (string, error) {
 	return ResolveHost(root, name)
 }
 
-// Open opens name inside root (see HostPath) for reading.
+// Open opens name inside root (see HostPath) for reading, if it is a
+// regular file, without blocking (safefs.Open): a process's root may
+// hold a FIFO or a device under any name.
 func Open(root, name string) (*os.File, error) {
 	p, err := HostPath(root, name)
 	if err != nil {
 		return nil, err
 	}
-	return os.Open(p)
+	return safefs.Open(p)
 }
 
 // Stat returns the file information of name inside root (see HostPath),

@@ -4,11 +4,11 @@ import (
 	"debug/elf"
 	"encoding/binary"
 	"io"
-	"os"
 	"sort"
 	"strings"
 
 	"github.com/pyattach/pyattach/detect/elfinfo"
+	"github.com/pyattach/pyattach/detect/safefs"
 )
 
 // Unit is what the first DIE of a compile unit says about it. Strings the
@@ -36,7 +36,7 @@ type Result struct {
 
 // ScanFile scans the ELF file at path.
 func ScanFile(path string) (*Result, error) {
-	f, err := os.Open(path)
+	f, err := safefs.Open(path)
 	if err != nil {
 		return nil, err
 	}

@@ -202,11 +202,21 @@ func (s *Store) Install(zipPath string, dist *Dist) (rep *Report, err error) {
 	if err != nil {
 		return nil, err
 	}
-	zr, err := zip.OpenReader(zipPath)
+	// Opened once, as a regular file (a FIFO would block, a device
+	// would be read): the entries and the checksum come from the same
+	// file.
+	zf, st, err := safefs.OpenRegular(zipPath)
+	if errors.Is(err, safefs.ErrNotRegular) {
+		return nil, err // names the file and what it is
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: %w", ErrNotDebugZip, zipPath, err)
+	}
+	defer zf.Close()
+	zr, err := zip.NewReader(zf, st.Size())
 	if err != nil && !errors.Is(err, zip.ErrInsecurePath) {
 		return nil, fmt.Errorf("%w: %s: %w", ErrNotDebugZip, zipPath, err)
 	}
-	defer zr.Close()
 
 	rep = &Report{}
 	entries, err := checkEntries(zipPath, zr.File, rep)
@@ -217,7 +227,7 @@ func (s *Store) Install(zipPath string, dist *Dist) (rep *Report, err error) {
 	if err != nil {
 		return nil, err
 	}
-	zipSum, err := fileSHA256(absZip)
+	zipSum, err := readerSHA256(io.NewSectionReader(zf, 0, st.Size()))
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", zipPath, err)
 	}
@@ -416,6 +426,9 @@ func (s *Store) prepare(dir string, f *zip.File, dist *Dist) (*debugEntry, *Mism
 		return nil, &Mismatch{Entry: f.Name, SO: so, Reason: MismatchNotELF, Got: "not a regular file"}, nil
 	}
 	info, err := elfinfo.Open(so, elfinfo.Options{})
+	if errors.Is(err, safefs.ErrNotRegular) { // replaced since the Stat
+		return nil, &Mismatch{Entry: f.Name, SO: so, Reason: MismatchNotELF, Got: "not a regular file"}, nil
+	}
 	if err != nil {
 		if errors.Is(err, elfinfo.ErrNotELF) || errors.Is(err, elfinfo.ErrCorrupt) {
 			return nil, &Mismatch{Entry: f.Name, SO: so, Reason: MismatchNotELF, Got: err.Error()}, nil
@@ -551,13 +564,17 @@ func commit(tmp, dest string, size int64, sum [sha256.Size]byte) (committed, err
 }
 
 func fileSHA256(name string) (string, error) {
-	f, err := os.Open(name)
+	f, err := safefs.Open(name)
 	if err != nil {
 		return "", err
 	}
 	defer f.Close()
+	return readerSHA256(f)
+}
+
+func readerSHA256(r io.Reader) (string, error) {
 	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
+	if _, err := io.Copy(h, r); err != nil {
 		return "", err
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil

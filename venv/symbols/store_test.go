@@ -13,8 +13,10 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
+	"github.com/pyattach/pyattach/detect/safefs"
 	"github.com/pyattach/pyattach/detect/testenv"
 )
 
@@ -350,11 +352,22 @@ func TestInstallCorruptZips(t *testing.T) {
 		{"truncated debug file", writeZip(t, filepath.Join(dir, "short.zip"), zipEntry{name: entryName, data: f.debug[:100]}), ErrMismatch},
 		{"not ELF", writeZip(t, filepath.Join(dir, "text.zip"), zipEntry{name: entryName, data: []byte("not elf")}), ErrMismatch},
 		{"missing file", filepath.Join(dir, "absent.zip"), ErrNotDebugZip},
+		// Refused without blocking (a FIFO with no writer) or reading.
+		{"FIFO", mkfifo(t, filepath.Join(dir, "fifo.zip")), safefs.ErrNotRegular},
+		{"device", "/dev/zero", safefs.ErrNotRegular},
 	} {
 		if err := installFails(t, tc.name, tc.path, dist, tc.want); err != nil {
 			t.Logf("%s: %v", tc.name, err)
 		}
 	}
+}
+
+func mkfifo(t *testing.T, p string) string {
+	t.Helper()
+	if err := syscall.Mkfifo(p, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
 
 func TestInstallReadOnlyStore(t *testing.T) {

@@ -56,6 +56,11 @@ type Options struct {
 	// Warn, when not nil, is called with each warning as it is found
 	// (they are also in Info.Warnings).
 	Warn func(string)
+	// DownloadFailed, when not nil, is called with each debuginfod
+	// download refused or cut by a bound (debuginfod.ErrTooLarge,
+	// ErrNoSpace, ErrCut); the error names the build-id and the
+	// server. It is also the module's Debug.Err.
+	DownloadFailed func(error)
 }
 
 // Collector finds the debug information of resolved targets.
@@ -167,7 +172,7 @@ func (c *Collector) Collect(ctx context.Context, tgt string, res *target.Result,
 	}
 	loc := &debugfile.Locator{
 		DebugDirs:  di.DebugDirs,
-		Debuginfod: fetcher{client},
+		Debuginfod: fetcher{client, c.DownloadFailed},
 		Offline:    di.Debuginfod.Offline || len(client.URLs) == 0,
 	}
 	if res != nil && res.TargetKind == target.KindPID && res.Container {
@@ -211,8 +216,12 @@ func (c *Collector) fileModule(tgt string, res *target.Result) (string, error) {
 	return abs, nil
 }
 
-// fetcher adapts the debuginfod client to the locator.
-type fetcher struct{ c *debuginfod.Client }
+// fetcher adapts the debuginfod client to the locator, and reports the
+// downloads a bound stopped to failed.
+type fetcher struct {
+	c      *debuginfod.Client
+	failed func(error)
+}
 
 func (f fetcher) Cached(id string) (string, bool) { return f.c.Cached(id, "debuginfo") }
 
@@ -220,6 +229,10 @@ func (f fetcher) Fetch(ctx context.Context, ids []string) map[string]debugfile.F
 	out := map[string]debugfile.FetchResult{}
 	for _, r := range f.c.Fetch(ctx, "debuginfo", ids) {
 		out[r.BuildID] = debugfile.FetchResult{Path: r.Path, Err: r.Err}
+		if f.failed != nil && r.Err != nil && ctx.Err() == nil &&
+			(errors.Is(r.Err, debuginfod.ErrTooLarge) || errors.Is(r.Err, debuginfod.ErrNoSpace) || errors.Is(r.Err, debuginfod.ErrCut)) {
+			f.failed(r.Err)
+		}
 	}
 	return out
 }

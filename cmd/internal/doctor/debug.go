@@ -3,6 +3,7 @@ package doctor
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -12,6 +13,7 @@ import (
 	"github.com/pyattach/pyattach/cmd/internal/debuginfo"
 	"github.com/pyattach/pyattach/cmd/internal/target"
 	"github.com/pyattach/pyattach/detect/debugfile"
+	"github.com/pyattach/pyattach/detect/safefs"
 )
 
 // debugChecks explains the debug information of the modules that matter.
@@ -115,12 +117,28 @@ func (s *Services) containerDebugFix(m debuginfo.Module, res *target.Result) str
 
 var debianPythonPkg = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^((?:lib)?python3\.\d+t?)(?:-minimal|-stdlib)?$`) })
 
+// maxDpkgList bounds the read of one dpkg file list (the largest on a
+// Debian system hold a few MB).
+const maxDpkgList = 64 << 20
+
+// readList reads a dpkg file list, which may be under a container's
+// root: only a regular file (a FIFO would block), at most maxDpkgList
+// bytes (a link to /dev/zero would never end).
+func readList(name string) ([]byte, error) {
+	f, err := safefs.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(io.LimitReader(f, maxDpkgList))
+}
+
 // dpkgOwner returns the package whose file list in dpkg's info
 // directory (a host path) names p, without the architecture, or "".
 func dpkgOwner(info, p string) string {
 	lists, _ := filepath.Glob(filepath.Join(info, "*.list"))
 	for _, l := range lists {
-		b, err := os.ReadFile(l)
+		b, err := readList(l)
 		if err != nil {
 			continue
 		}

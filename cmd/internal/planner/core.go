@@ -1,10 +1,12 @@
 package planner
 
 import (
+	"errors"
 	"fmt"
 	"os"
 
 	"github.com/pyattach/pyattach/detect/core"
+	"github.com/pyattach/pyattach/detect/safefs"
 )
 
 // CoreError is a core file whose executable cannot be debugged here.
@@ -19,6 +21,10 @@ type CoreError struct {
 }
 
 func (e *CoreError) Error() string {
+	var nr *safefs.NotRegularError
+	if e.Exe == "" && errors.As(e.Err, &nr) {
+		return "core " + nr.Error()
+	}
 	switch {
 	case e.Exe != "":
 		return fmt.Sprintf("core %s was dumped by %s, which is not on this machine: %v", e.Path, e.Exe, e.Err)
@@ -37,7 +43,10 @@ func (e *CoreError) NotCore() bool { return e.Exe == "" && e.Err != nil }
 
 // ReadCore reads a core file whose executable is on this machine.
 func ReadCore(path string) (*core.Info, error) {
-	f, err := os.Open(path)
+	f, err := safefs.Open(path)
+	if errors.Is(err, safefs.ErrNotRegular) {
+		return nil, &CoreError{Path: path, Err: err}
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -53,6 +62,21 @@ func ReadCore(path string) (*core.Info, error) {
 		return nil, &CoreError{Path: path, Exe: info.Exe, Err: err}
 	}
 	return info, nil
+}
+
+// checkCoreFile refuses a core file that is not a regular file, as
+// ReadCore does, for a debugger command line that names the program
+// too: gdb and lldb would block on a FIFO for ever. Other errors are
+// left for the debugger to report.
+func checkCoreFile(path string) error {
+	f, err := safefs.Open(path)
+	if errors.Is(err, safefs.ErrNotRegular) {
+		return &CoreError{Path: path, Err: err}
+	}
+	if err == nil {
+		f.Close()
+	}
+	return nil
 }
 
 // coreExecutable names the executable a core file was dumped by.

@@ -56,6 +56,11 @@ type Options struct {
 // for it; with no target, the plan of a debugger the user attaches from.
 func Build(ctx context.Context, t Target, opts Options) (plan.Plan, *debuginfo.Info, error) {
 	p := plan.Plan{PID: t.PID, Core: t.Core, Args: t.Args, Fast: opts.Fast}
+	if t.Core != "" {
+		if err := checkCoreFile(t.Core); err != nil {
+			return p, nil, err
+		}
+	}
 	// What to resolve: the process, else the program, else the core's.
 	tgt := ""
 	switch {

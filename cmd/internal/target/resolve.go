@@ -17,6 +17,7 @@ import (
 	"github.com/pyattach/pyattach/detect/environ"
 	"github.com/pyattach/pyattach/detect/pyinfo"
 	"github.com/pyattach/pyattach/detect/rootfs"
+	"github.com/pyattach/pyattach/detect/safefs"
 	"github.com/pyattach/pyattach/venv"
 )
 
@@ -111,7 +112,7 @@ func resolvePath(ctx context.Context, p string, opts Options) (*Result, error) {
 		return res, nil
 	}
 	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s: %w", abs, ErrNotExecutable)
+		return nil, notRegular{&safefs.NotRegularError{Path: abs, Mode: st.Mode()}}
 	}
 	head, err := readHead(abs, 512)
 	if err != nil {
@@ -131,6 +132,13 @@ func resolvePath(ctx context.Context, p string, opts Options) (*Result, error) {
 	return res, err
 }
 
+// notRegular is a target that is neither a directory nor a regular file
+// (a FIFO, a device, a socket): it matches safefs.ErrNotRegular and
+// ErrNotExecutable.
+type notRegular struct{ *safefs.NotRegularError }
+
+func (e notRegular) Unwrap() []error { return []error{e.NotRegularError, ErrNotExecutable} }
+
 func classifyPathErr(err error) error {
 	var pe *fs.PathError
 	if errors.As(err, &pe) && strings.Contains(pe.Err.Error(), "too many levels of symbolic links") {
@@ -140,7 +148,7 @@ func classifyPathErr(err error) error {
 }
 
 func readHead(name string, n int) ([]byte, error) {
-	f, err := os.Open(name)
+	f, err := safefs.Open(name)
 	if err != nil {
 		return nil, err
 	}
@@ -283,7 +291,7 @@ func bareCopy(exe string) bool {
 // the dynamic loader would (see fillPython); "" when it needs none or it
 // is not found.
 func libpythonOf(exe string, ldPath []string) string {
-	f, err := os.Open(exe)
+	f, err := safefs.Open(exe)
 	if err != nil {
 		return ""
 	}
