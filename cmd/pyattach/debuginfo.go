@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"sync/atomic"
 	"text/tabwriter"
 
 	"golang.org/x/term"
@@ -59,7 +60,17 @@ func privateStoreDir(dirs environ.Dirs) (string, error) {
 // Run finds the debug information of every module of the target.
 func (c *DebuginfoCmd) Run(g *Globals, app *App, cfg *Config) error {
 	ctx := app.Ctx
-	di, err := collectDebugInfo(ctx, c.Target, g, app, cfg)
+	res, rerr := target.Resolve(ctx, c.Target, target.Options{ProcRoot: g.ProcRoot, Env: app.Env, Cwd: app.Cwd})
+	col := newCollector(g, app, cfg)
+	// A download a bound stopped (too large, no space, cut) is an error
+	// of the command, reported after the findings that stand.
+	var stopped atomic.Int32
+	warnStopped := col.DownloadFailed
+	col.DownloadFailed = func(err error) {
+		stopped.Add(1)
+		warnStopped(err)
+	}
+	di, err := col.Collect(ctx, c.Target, res, rerr)
 	if err != nil {
 		return fmt.Errorf("debuginfo %s: %w", c.Target, err)
 	}
@@ -67,10 +78,14 @@ func (c *DebuginfoCmd) Run(g *Globals, app *App, cfg *Config) error {
 		return err // interrupted: print no half-filled table
 	}
 	if c.JSON {
-		return writeJSON(app.Stdout, di)
+		err = writeJSON(app.Stdout, di)
+	} else {
+		printDebugInfo(app.Stdout, di)
 	}
-	printDebugInfo(app.Stdout, di)
-	return nil
+	if n := stopped.Load(); err == nil && n > 0 {
+		err = fmt.Errorf("debuginfo %s: %d debuginfod download(s) stopped by a bound (warned above); nothing of them was kept", c.Target, n)
+	}
+	return err
 }
 
 // collectDebugInfo resolves the target, lists its modules and finds

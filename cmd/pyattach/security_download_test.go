@@ -41,8 +41,9 @@ func hostileDebuginfod(t *testing.T, length int64) *httptest.Server {
 // Issue 18: pyattach debuginfo against a debuginfod server that sends
 // an endless answer (1 TiB announced, or no length at all) stops at the
 // download limit: a one-line warning naming the build-id and the server
-// with a hint, the module listed without debug information, exit status
-// 0 (the other modules' findings stand), and nothing in the cache.
+// with a hint, the module listed without debug information (the other
+// modules' findings stand), exit status 1 with a closing error line, and
+// nothing in the cache.
 func TestSecurityDebuginfodEndless(t *testing.T) {
 	prog := copyTrue(t)
 	for _, tc := range []struct {
@@ -71,12 +72,13 @@ func TestSecurityDebuginfodEndless(t *testing.T) {
 			}
 			var stdout, stderr bytes.Buffer
 			cmd.Stdout, cmd.Stderr = &stdout, &stderr
-			if err := cmd.Run(); err != nil {
-				t.Fatalf("pyattach debuginfo: %v (want exit status 0); stderr:\n%s", err, &stderr)
+			if err := cmd.Run(); cmd.ProcessState == nil || cmd.ProcessState.ExitCode() != 1 {
+				t.Fatalf("pyattach debuginfo: %v (want exit status 1); stderr:\n%s", err, &stderr)
 			}
 			t.Logf("stderr:\n%s", &stderr)
 			lines := strings.SplitAfter(stderr.String(), "\n")
-			if len(lines) != 3 || lines[2] != "" ||
+			if len(lines) != 4 || lines[3] != "" ||
+				lines[2] != "pyattach: error: debuginfo "+prog+": 1 debuginfod download(s) stopped by a bound (warned above); nothing of them was kept\n" ||
 				!strings.HasPrefix(lines[0], "pyattach: warning: debuginfo ") ||
 				!strings.Contains(lines[0], ": server "+srv.URL+": "+tc.msg+"\n") ||
 				lines[1] != tc.hint {
