@@ -1,14 +1,6 @@
 package pywalk
 
-import (
-	"os"
-	"os/exec"
-	"path/filepath"
-	"strings"
-	"testing"
-
-	"github.com/pyattach/pyattach/detect/testenv"
-)
+import "testing"
 
 // boundsPy drives the walker over a fake process's memory (a 3.9
 // layout: thread states, heap frames, code objects, str and bytes) and
@@ -193,16 +185,5 @@ print("ok")
 
 // TestWalkBounds runs boundsPy against the embedded walker.
 func TestWalkBounds(t *testing.T) {
-	py := testenv.Need(t, "python3")
-	dir := walkerDir(t)
-	script := filepath.Join(t.TempDir(), "bounds.py")
-	if err := os.WriteFile(script, []byte(boundsPy), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(py, script)
-	cmd.Env = append(os.Environ(), "PYTHONPATH="+dir)
-	out, err := cmd.CombinedOutput()
-	if err != nil || strings.TrimSpace(string(out)) != "ok" {
-		t.Fatalf("%v\n%s", err, out)
-	}
+	runWalkerScript(t, "bounds.py", boundsPy)
 }

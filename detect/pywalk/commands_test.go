@@ -65,16 +65,23 @@ print("ok")
 
 // TestFrameCommandHelpers runs helpersPy against the embedded walker.
 func TestFrameCommandHelpers(t *testing.T) {
+	runWalkerScript(t, "helpers.py", helpersPy)
+}
+
+// runWalkerScript runs a Python script beside the embedded walker's
+// modules (PYTHONPATH); it must print "ok" and nothing else.
+func runWalkerScript(t *testing.T, name, script string) {
+	t.Helper()
 	py := testenv.Need(t, "python3")
 	dir := walkerDir(t)
-	script := filepath.Join(t.TempDir(), "helpers.py")
-	if err := os.WriteFile(script, []byte(helpersPy), 0o644); err != nil {
+	path := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(path, []byte(script), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(py, script)
+	cmd := exec.Command(py, path)
 	cmd.Env = append(os.Environ(), "PYTHONPATH="+dir)
 	out, err := cmd.CombinedOutput()
 	if err != nil || strings.TrimSpace(string(out)) != "ok" {
-		t.Fatalf("%v\n%s", err, out)
+		t.Fatalf("%s: %v\n%s", name, err, out)
 	}
 }

@@ -1,14 +1,6 @@
 package pywalk
 
-import (
-	"os"
-	"os/exec"
-	"path/filepath"
-	"strings"
-	"testing"
-
-	"github.com/pyattach/pyattach/detect/testenv"
-)
+import "testing"
 
 // sourcePy checks how the walker reads the source files a target names
 // (open_source, source_line, format_list, format_frames): only regular
@@ -122,16 +114,5 @@ print("ok")
 
 // TestSourceFiles runs sourcePy against the embedded walker.
 func TestSourceFiles(t *testing.T) {
-	py := testenv.Need(t, "python3")
-	dir := walkerDir(t)
-	script := filepath.Join(t.TempDir(), "source.py")
-	if err := os.WriteFile(script, []byte(sourcePy), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(py, script)
-	cmd.Env = append(os.Environ(), "PYTHONPATH="+dir)
-	out, err := cmd.CombinedOutput()
-	if err != nil || strings.TrimSpace(string(out)) != "ok" {
-		t.Fatalf("%v\n%s", err, out)
-	}
+	runWalkerScript(t, "source.py", sourcePy)
 }
