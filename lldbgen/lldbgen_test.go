@@ -191,6 +191,7 @@ func TestRootTarget(t *testing.T) {
 		`script lldb.debugger.GetSelectedTarget().GetModuleAtIndex(0).SetPlatformFileSpec(lldb.SBFileSpec("/usr/bin/python3.14", False))`,
 		`target modules search-paths add "/" "/proc/4242/root"`,
 		`command script import -- "/w/pyattach_lldb.py"`,
+		`script pyattach_lldb.escape_thread_names(lldb.debugger)`,
 	}
 	last := -1
 	for _, w := range want {

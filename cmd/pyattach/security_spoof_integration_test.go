@@ -241,3 +241,93 @@ func procState(t *testing.T, pid int) string {
 	}
 	return f[0]
 }
+
+// renameApp names a worker thread plainly and waits for the file named
+// by its argument (gdb writes it once attached, then continues); then
+// the thread renames itself with an escape sequence and signals itself:
+// gdb's stop notice names the thread.
+const renameApp = `import ctypes, os, signal, sys, threading, time
+signal.signal(signal.SIGUSR1, lambda *a: None)
+def worker():
+    ctypes.CDLL(None).prctl(15, b"plain", 0, 0, 0)
+    started.set()
+    while not os.path.exists(sys.argv[1]):
+        time.sleep(0.05)
+    ctypes.CDLL(None).prctl(15, b"r\x1b]0;T\x07", 0, 0, 0)
+    signal.pthread_kill(threading.get_ident(), signal.SIGUSR1)
+    time.sleep(1000)
+started = threading.Event()
+threading.Thread(target=worker, daemon=True).start()
+started.wait()
+print("ready", flush=True)
+time.sleep(1000)
+`
+
+// TestThreadNamesEscaped: the debuggers' own listings of a real process
+// whose thread names itself with an escape sequence print the name
+// escaped: gdb's info threads and thread apply headers, lldb's stop
+// report on attach and thread list; and gdb's stop notice for a thread
+// renamed while running shows no raw name either.
+func TestThreadNamesEscaped(t *testing.T) {
+	testenv.Need(t, "gdb")
+	testenv.Need(t, "lldb")
+	py := testenv.Debian(t)
+	const escaped = `w\x1b]0;T\x07`
+	noRaw := func(what, out string) {
+		t.Helper()
+		if strings.ContainsAny(out, "\x1b\x07") {
+			t.Errorf("%s: the output holds a raw ESC or BEL:\n%q", what, out)
+		}
+	}
+	app := filepath.Join(t.TempDir(), "app.py")
+	testenv.WriteFile(t, app, []byte(spoofApp), 0o644)
+	cmd := exec.Command(py.Exe, app, spoofOSC, spoofClear, spoofFrame)
+	testenv.Start(t, cmd)
+	pid := strconv.Itoa(cmd.Process.Pid)
+	env := scriptEnv(t.TempDir())
+	bin := pyattachBin(t)
+
+	out := mustRunIn(t, "pyattach gdb", "", env, bin, "--offline", "gdb", "-nx", "-batch", "-p", pid, "-ex", "info threads", "-ex", "thread apply all bt 1")
+	noRaw("gdb", out)
+	if !regexp.MustCompile(`(?m)^  2 +Thread .*"` + regexp.QuoteMeta(escaped) + `" `).MatchString(out) {
+		t.Errorf("gdb: info threads shows no escaped name %q:\n%s", escaped, out)
+	}
+	if !regexp.MustCompile(`(?m)^Thread 2 \(.*"` + regexp.QuoteMeta(escaped) + `"\):$`).MatchString(out) {
+		t.Errorf("gdb: thread apply all shows no escaped name %q in its header:\n%s", escaped, out)
+	}
+
+	out = mustRunIn(t, "pyattach lldb", "", append(env, testenv.LLDBEnv()...), bin, "--offline", "lldb", "-b", "-p", pid, "-o", "thread list")
+	noRaw("lldb", out)
+	report, list, ok := strings.Cut(out, "(lldb) thread list\n")
+	if !ok {
+		t.Fatalf("lldb ran no thread list:\n%s", out)
+	}
+	if !regexp.MustCompile(`(?m)^  thread #2, name = '` + regexp.QuoteMeta(escaped) + `', stop reason = `).MatchString(report) {
+		t.Errorf("lldb: the stop report on attach shows no escaped name %q:\n%s", escaped, report)
+	}
+	if !regexp.MustCompile(`(?m)^  thread #2: tid = \d+, .*, name = '` + regexp.QuoteMeta(escaped) + `', stop reason = `).MatchString(list) {
+		t.Errorf("lldb: thread list shows no escaped name %q:\n%s", escaped, list)
+	}
+	if !strings.Contains(list, "thread #1: tid = "+pid+", ") || !strings.Contains(list, ", name = 'python3") {
+		t.Errorf("lldb: thread list lost the rest of its format:\n%s", list)
+	}
+
+	// Renamed while gdb lets it run: the stop notice ("Thread 2 NAME
+	// received signal") is printed before gdb's Python hears of the stop.
+	t.Run("renamed", func(t *testing.T) {
+		dir := t.TempDir()
+		app, goFile := filepath.Join(dir, "rename.py"), filepath.Join(dir, "go")
+		testenv.WriteFile(t, app, []byte(renameApp), 0o644)
+		cmd := exec.Command(py.Exe, app, goFile)
+		testenv.Start(t, cmd)
+		out := mustRunIn(t, "pyattach gdb continue", "", env, bin, "--offline", "gdb", "-nx", "-batch", "-p", strconv.Itoa(cmd.Process.Pid),
+			"-ex", "info threads", "-ex", "python import os; open("+pyFS(goFile)+", 'w').close()", "-ex", "continue", "-ex", "info threads")
+		noRaw("gdb continue", out)
+		if !strings.Contains(out, "received signal SIGUSR1") {
+			t.Fatalf("gdb saw no signal:\n%s", out)
+		}
+		if !regexp.MustCompile(`(?m)^\* 2 +Thread .*"r\\x1b\]0;T\\x07" `).MatchString(out) {
+			t.Errorf("gdb: info threads after the stop shows no escaped name:\n%s", out)
+		}
+	})
+}
