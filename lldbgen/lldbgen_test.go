@@ -256,3 +256,17 @@ func TestEnv(t *testing.T) {
 		t.Errorf("Env without LLDBPythonPath = %q", got)
 	}
 }
+
+// TestWalkerCreds: a core's user and group reach the walker's setup.
+func TestWalkerCreds(t *testing.T) {
+	p := plan.Plan{Core: "/c/core", Program: "/usr/bin/python3.11",
+		Walker: &plan.Walker{Dir: "/w", Version: "3.11.2", Creds: &plan.Creds{UID: 65534, GID: 100}}}
+	s, err := Generate(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "\nscript pyattach_lldb.setup(version=\"3.11.2\", flags=\"\", root=\"\", creds=(65534, 100, ()))\n"
+	if !strings.Contains(s.Before, want) {
+		t.Errorf("lacks %q:\n%s", want, s.Before)
+	}
+}

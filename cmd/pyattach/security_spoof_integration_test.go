@@ -331,3 +331,77 @@ func TestThreadNamesEscaped(t *testing.T) {
 		}
 	})
 }
+
+// TestDumpCoreReadsAsItsUser: a core's source files are read as the
+// core's user (NT_PRPSINFO's pr_uid and pr_gid). A process of user
+// nobody names a file in a 0700 directory of nobody's and a root-only
+// file; from its gcore core, pyattach dump and the walker's py-bt in
+// gdb print the line of nobody's file and not the root-only one.
+func TestDumpCoreReadsAsItsUser(t *testing.T) {
+	testenv.NeedRoot(t, "to run a target as nobody and plant a root-only file")
+	testenv.Need(t, "gdb")
+	gcore := testenv.Need(t, "gcore")
+	py := testenv.Debian(t)
+	dir, err := os.MkdirTemp("", "pyattach-corecreds")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	os.Chmod(dir, 0o755)
+	private := filepath.Join(dir, "private")
+	if err := os.Mkdir(private, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	own := filepath.Join(private, "own.py")
+	const ownLine, secretLine = "PYATTACH-OWN-LINE-4242", "PYATTACH-SECRET-LINE-4242"
+	testenv.WriteFile(t, own, []byte(ownLine+"\n"), 0o600)
+	for _, p := range []string{private, own} {
+		if err := os.Chown(p, 65534, 65534); err != nil {
+			t.Fatal(err)
+		}
+	}
+	secret := filepath.Join(dir, "secret.py")
+	testenv.WriteFile(t, secret, []byte(secretLine+"\n"), 0o600)
+	app := filepath.Join(dir, "app.py")
+	testenv.WriteFile(t, app, []byte(hostileFilesApp), 0o644)
+
+	cmd := exec.Command(py.Exe, app, own, secret)
+	cmd.Dir = dir
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	testenv.Start(t, cmd)
+	pid := strconv.Itoa(cmd.Process.Pid)
+	core := filepath.Join(t.TempDir(), "core")
+	if out, err := exec.Command(gcore, "-o", core, pid).CombinedOutput(); err != nil {
+		t.Fatalf("gcore: %v\n%s", err, out)
+	}
+	core += "." + pid
+	env := scriptEnv(t.TempDir())
+	bin := pyattachBin(t)
+
+	check := func(what, out string) {
+		t.Helper()
+		if !strings.Contains(out, fmt.Sprintf("File %q, line 1, in f0\n    %s\n", own, ownLine)) {
+			t.Errorf("%s: the line of nobody's own %s is not printed:\n%s", what, own, out)
+		}
+		if !strings.Contains(out, fmt.Sprintf("File %q, line 1, in f1\n", secret)) {
+			t.Errorf("%s: no frame in %s:\n%s", what, secret, out)
+		}
+		if strings.Contains(out, secretLine) {
+			t.Errorf("%s: a line of the root-only %s was printed:\n%s", what, secret, out)
+		}
+	}
+	out, _ := pyattachOK(t, "pyattach dump CORE", bin, env, "dump", core)
+	check("dump", out)
+	out = mustRunIn(t, "pyattach gdb -c CORE", "", env, bin, "--offline", "gdb", "-nx", "-batch", "-c", core, "-ex", "pyattach-bt")
+	check("gdb pyattach-bt", out)
+
+	// The same core, owned by another user who could have written any
+	// pr_uid into it: read as anyone, nobody's line is not printed.
+	if err := os.Chown(core, 1, 1); err != nil {
+		t.Fatal(err)
+	}
+	out, _ = pyattachOK(t, "pyattach dump CORE (owned by uid 1)", bin, env, "dump", core)
+	if strings.Contains(out, ownLine) || strings.Contains(out, secretLine) {
+		t.Errorf("a core another user wrote: its claimed user's files were read:\n%s", out)
+	}
+}
