@@ -329,3 +329,26 @@ func TestInjection(t *testing.T) {
 		}
 	}
 }
+
+// TestWalkerCreds: a core's user and group reach the walker's setup,
+// and the thread names are escaped for every target with a walker.
+func TestWalkerCreds(t *testing.T) {
+	p := plan.Plan{Core: "/c/core", Program: "/usr/bin/python3.11",
+		Walker: &plan.Walker{Dir: "/w", Version: "3.11.2", Creds: &plan.Creds{UID: 65534, GID: 100}}}
+	s, err := Generate(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"\npyattach_gdb.setup(version=\"3.11.2\", flags=\"\", root=\"\", creds=(65534, 100, ()))\n",
+		"\npyattach_gdb.escape_thread_names()\n",
+	} {
+		if !strings.Contains(s.Early, want) {
+			t.Errorf("lacks %q:\n%s", want, s.Early)
+		}
+	}
+	p.Walker.Creds = nil
+	if s, _ := Generate(p); strings.Contains(s.Early, "creds=") {
+		t.Errorf("creds without a core's owner:\n%s", s.Early)
+	}
+}

@@ -520,7 +520,8 @@ func walkerBlock(w *plan.Walker) ([]string, error) {
 		"import sys",
 		"sys.path.insert(0, " + pyquote.String(w.Dir) + ")",
 		"import pyattach_gdb",
-		"pyattach_gdb.setup(version=" + pyquote.String(w.Version) + ", flags=" + pyquote.String(w.ABIFlags) + ", root=" + pyquote.String(w.Root) + ")",
+		"pyattach_gdb.setup(version=" + pyquote.String(w.Version) + ", flags=" + pyquote.String(w.ABIFlags) + ", root=" + pyquote.String(w.Root) + w.Creds.PyArg() + ")",
+		"pyattach_gdb.escape_thread_names()",
 		"end",
 	}, nil
 }

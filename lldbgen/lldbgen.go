@@ -197,7 +197,9 @@ func build(p plan.Plan) (commands, error) {
 		}
 		comment(&b, "pyattach's Python stack walker: py-bt and py-bt all, from memory alone (it answers py-bt, also over cpython_lldb's)")
 		b.WriteString("command script import -- " + q + "\n")
-		b.WriteString("script pyattach_lldb.setup(version=" + pyquote.String(w.Version) + ", flags=" + pyquote.String(w.ABIFlags) + ", root=" + pyquote.String(w.Root) + ")\n")
+		b.WriteString("script pyattach_lldb.setup(version=" + pyquote.String(w.Version) + ", flags=" + pyquote.String(w.ABIFlags) + ", root=" + pyquote.String(w.Root) + w.Creds.PyArg() + ")\n")
+		comment(&b, "thread names as the target set them, escaped in thread-format and thread-stop-format (thread list, stop reports)")
+		b.WriteString("script pyattach_lldb.escape_thread_names(lldb.debugger)\n")
 	}
 	if len(p.SourceMap) > 0 {
 		args := make([]string, 0, 2*len(p.SourceMap))

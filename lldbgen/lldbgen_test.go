@@ -191,6 +191,7 @@ func TestRootTarget(t *testing.T) {
 		`script lldb.debugger.GetSelectedTarget().GetModuleAtIndex(0).SetPlatformFileSpec(lldb.SBFileSpec("/usr/bin/python3.14", False))`,
 		`target modules search-paths add "/" "/proc/4242/root"`,
 		`command script import -- "/w/pyattach_lldb.py"`,
+		`script pyattach_lldb.escape_thread_names(lldb.debugger)`,
 	}
 	last := -1
 	for _, w := range want {
@@ -253,5 +254,19 @@ func TestEnv(t *testing.T) {
 	env := []string{"PYTHONPATH=/mine", "A=b"}
 	if got := Env(plan.Plan{}, env); !slices.Equal(got, env) {
 		t.Errorf("Env without LLDBPythonPath = %q", got)
+	}
+}
+
+// TestWalkerCreds: a core's user and group reach the walker's setup.
+func TestWalkerCreds(t *testing.T) {
+	p := plan.Plan{Core: "/c/core", Program: "/usr/bin/python3.11",
+		Walker: &plan.Walker{Dir: "/w", Version: "3.11.2", Creds: &plan.Creds{UID: 65534, GID: 100}}}
+	s, err := Generate(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "\nscript pyattach_lldb.setup(version=\"3.11.2\", flags=\"\", root=\"\", creds=(65534, 100, ()))\n"
+	if !strings.Contains(s.Before, want) {
+		t.Errorf("lacks %q:\n%s", want, s.Before)
 	}
 }

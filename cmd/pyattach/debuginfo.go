@@ -13,6 +13,7 @@ import (
 
 	"github.com/pyattach/pyattach/cmd/internal/debuginfo"
 	"github.com/pyattach/pyattach/cmd/internal/target"
+	"github.com/pyattach/pyattach/cmd/internal/textline"
 	"github.com/pyattach/pyattach/detect/debugfile"
 	"github.com/pyattach/pyattach/detect/environ"
 	"github.com/pyattach/pyattach/detect/safefs"
@@ -116,7 +117,7 @@ func newCollector(g *Globals, app *App, cfg *Config) *debuginfo.Collector {
 		Extensions: cfg.Extensions,
 		UID:        os.Geteuid(),
 		Warn: func(w string) {
-			fmt.Fprintf(app.Stderr, "pyattach: warning: %s\n", w)
+			fmt.Fprintf(app.Stderr, "pyattach: warning: %s\n", textline.EscapeControls(w))
 		},
 		DownloadFailed: func(err error) { warn(app.Stderr, err) },
 	}
@@ -147,6 +148,8 @@ func short(id string) string {
 }
 
 func printDebugInfo(w io.Writer, di *debuginfo.Info) {
+	// Module paths come from the process's maps or the core's NT_FILE
+	// note: every value is escaped (textline.Fprintf).
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "MODULE\tBUILD-ID\tVIA\tKIND\tFILE")
 	for _, m := range di.Modules {
@@ -159,15 +162,15 @@ func printDebugInfo(w io.Writer, di *debuginfo.Info) {
 		} else if m.Debug.Err != "" && m.Debug.Via == debugfile.ViaNone {
 			file = "debuginfod: " + m.Debug.Err
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", m.Path, short(m.BuildID), m.Debug.Via, m.Debug.Kind, file)
+		textline.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", m.Path, short(m.BuildID), m.Debug.Via, m.Debug.Kind, file)
 	}
 	tw.Flush()
 	for _, m := range di.Modules {
 		for _, r := range m.Debug.Rejected {
-			fmt.Fprintf(w, "warning: %s: rejected %s: %s\n", m.Path, r.Path, r.Reason)
+			textline.Fprintf(w, "warning: %s: rejected %s: %s\n", m.Path, r.Path, r.Reason)
 		}
 		if m.Debug.AltMissing && m.DebugAltLink != nil {
-			fmt.Fprintf(w, "warning: %s: dwz file %s (build-id %s) not found: types and names may be missing\n", m.Path, m.DebugAltLink.Name, m.DebugAltLink.BuildID)
+			textline.Fprintf(w, "warning: %s: dwz file %s (build-id %s) not found: types and names may be missing\n", m.Path, m.DebugAltLink.Name, m.DebugAltLink.BuildID)
 		}
 	}
 	fmt.Fprintln(w)
@@ -178,12 +181,12 @@ func printDebugInfo(w io.Writer, di *debuginfo.Info) {
 	ex := di.Extensions
 	for _, t := range ex.GDBTried {
 		if file, why, ok := strings.Cut(t, ": refused: "); ok {
-			fmt.Fprintf(w, "warning: gdb extension: refused %s: %s\n", file, why)
+			textline.Fprintf(w, "warning: gdb extension: refused %s: %s\n", file, why)
 		}
 	}
 	for _, t := range ex.LLDBTried {
 		if file, why, ok := strings.Cut(t, ": refused: "); ok {
-			fmt.Fprintf(w, "warning: lldb extension: refused %s: %s\n", file, why)
+			textline.Fprintf(w, "warning: lldb extension: refused %s: %s\n", file, why)
 		}
 	}
 	if ex.GDB != "" {
@@ -191,25 +194,25 @@ func printDebugInfo(w io.Writer, di *debuginfo.Info) {
 		if !ex.GDBVersionMatch {
 			match = "does NOT match"
 		}
-		fmt.Fprintf(w, "gdb extension:  %s (Python %s, %s %s)\n", ex.GDB, ex.GDBVersion, match, di.Python.Version)
+		textline.Fprintf(w, "gdb extension:  %s (Python %s, %s %s)\n", ex.GDB, ex.GDBVersion, match, di.Python.Version)
 		for _, wm := range ex.GDBWarnings {
-			fmt.Fprintf(w, "warning: gdb extension: %s\n", wm)
+			textline.Fprintf(w, "warning: gdb extension: %s\n", wm)
 		}
 	} else {
-		fmt.Fprintf(w, "gdb extension:  none found for Python %s; get it with: pyattach fetch-extension %s\n", di.Python.Version, di.Target)
+		textline.Fprintf(w, "gdb extension:  none found for Python %s; get it with: pyattach fetch-extension %s\n", di.Python.Version, di.Target)
 	}
 	if ex.LLDB != "" {
-		fmt.Fprintf(w, "lldb extension: %s\n", ex.LLDB)
+		textline.Fprintf(w, "lldb extension: %s\n", ex.LLDB)
 	} else {
 		fmt.Fprintln(w, "lldb extension: none (no cpython_lldb module installed; pip install cpython-lldb adds py-bt to lldb)")
 	}
 	for _, d := range di.ContainerDebugDirs {
-		fmt.Fprintf(w, "debug dir:      %s in the container (read from %s)\n", d.Dir, d.ReadFrom)
+		textline.Fprintf(w, "debug dir:      %s in the container (read from %s)\n", d.Dir, d.ReadFrom)
 	}
 	if len(di.Debuginfod.URLs) == 0 {
-		fmt.Fprintln(w, "debuginfod:     no servers (DEBUGINFOD_URLS is empty); cache "+di.Debuginfod.Cache)
+		textline.Fprintf(w, "debuginfod:     no servers (DEBUGINFOD_URLS is empty); cache %s\n", di.Debuginfod.Cache)
 	} else if di.Debuginfod.Offline {
-		fmt.Fprintf(w, "debuginfod:     offline; servers %s not asked\n", strings.Join(di.Debuginfod.URLs, " "))
+		textline.Fprintf(w, "debuginfod:     offline; servers %s not asked\n", strings.Join(di.Debuginfod.URLs, " "))
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/pyattach/pyattach/cmd/internal/debuginfo"
 	"github.com/pyattach/pyattach/cmd/internal/doctor"
 	"github.com/pyattach/pyattach/cmd/internal/target"
+	"github.com/pyattach/pyattach/cmd/internal/textline"
 )
 
 // DoctorCmd is `pyattach doctor`.
@@ -125,9 +126,11 @@ func printChecks(w io.Writer, checks []Check, color bool) {
 	}
 	for _, ch := range checks {
 		label := map[string]string{statusOK: paint("ok  ", "32"), statusWarn: paint("WARN", "33"), statusFail: paint("FAIL", "31"), statusSkip: paint("skip", "2")}[ch.Status]
-		fmt.Fprintf(w, "%s  %-22s %s\n", label, ch.ID, ch.Summary)
+		// Summaries, details and fixes may name what a process controls
+		// (its comm, command line, files): escaped where they need it.
+		fmt.Fprintf(w, "%s  %-22s %s\n", label, ch.ID, textline.EscapeControls(ch.Summary))
 		for _, d := range ch.Details {
-			fmt.Fprintf(w, "      - %s\n", d)
+			fmt.Fprintf(w, "      - %s\n", textline.EscapeControls(d))
 		}
 		if ch.Fix != "" && ch.Status != statusOK {
 			for i, l := range strings.Split(ch.Fix, "\n") {
@@ -135,7 +138,7 @@ func printChecks(w io.Writer, checks []Check, color bool) {
 				if i > 0 {
 					prefix = "           "
 				}
-				fmt.Fprintf(w, "%s%s\n", prefix, l)
+				fmt.Fprintf(w, "%s%s\n", prefix, textline.EscapeControls(l))
 			}
 		}
 	}

@@ -18,6 +18,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/pyattach/pyattach/cmd/internal/planner"
 	"github.com/pyattach/pyattach/cmd/internal/shquote"
 	"github.com/pyattach/pyattach/cmd/internal/target"
 	"github.com/pyattach/pyattach/cmd/internal/textline"
@@ -191,8 +192,10 @@ func (c *DumpCmd) Run(g *Globals, app *App, cfg *Config) error {
 	if t.res.Container {
 		root = t.res.Root
 	}
-	setup := fmt.Sprintf("python import pyattach_gdb; pyattach_gdb.setup(version=%s, flags=%s, root=%s, runtime=%#x)",
-		pyFS(t.res.Python.Version), pyFS(t.res.Python.ABIFlags), pyFS(root), runtime)
+	// A core's source files are read as its user (planner.ReadCore says
+	// when that is believed); a live process's as /proc says.
+	setup := fmt.Sprintf("python import pyattach_gdb; pyattach_gdb.setup(version=%s, flags=%s, root=%s, runtime=%#x%s)",
+		pyFS(t.res.Python.Version), pyFS(t.res.Python.ABIFlags), pyFS(root), runtime, planner.CoreCreds(t.info).PyArg())
 	run := fmt.Sprintf("python pyattach_gdb.dump(%s, native=%s, source=%s, max_frames=%d, max_reads=%d, timeout=%g)",
 		pyFS(tmp.Name()), pyBool(c.Native), pyBool(!c.JSON), c.MaxFrames, c.MaxReads, c.Timeout.Seconds())
 	argv := []string{gdb, "-nx", "-batch"}

@@ -41,7 +41,7 @@ func plannerOptions(g *Globals, app *App, cfg *Config) planner.Options {
 		DataHome: app.dirs().DataHome,
 		UID:      os.Geteuid(),
 		Warn: func(err error) {
-			fmt.Fprintf(app.Stderr, "pyattach: warning: %s\n", textline.Fold(err.Error()))
+			fmt.Fprintf(app.Stderr, "pyattach: warning: %s\n", textline.EscapeControls(textline.Fold(err.Error())))
 			if h := hintFor(err); h != "" {
 				fmt.Fprintf(app.Stderr, "  hint: %s\n", h)
 			}

@@ -8,6 +8,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/pyattach/pyattach/cmd/internal/target"
+	"github.com/pyattach/pyattach/cmd/internal/textline"
 )
 
 // ResolveCmd is `pyattach resolve`.
@@ -57,8 +58,11 @@ func (c *ResolveCmd) Run(g *Globals, app *App) error {
 
 func printResult(w io.Writer, r *target.Result) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	// Paths and names come from the process and its files: escaped.
 	row := func(k, format string, args ...any) {
-		fmt.Fprintf(tw, "%s\t%s\n", k, fmt.Sprintf(format, args...))
+		var b strings.Builder
+		textline.Fprintf(&b, format, args...)
+		fmt.Fprintf(tw, "%s\t%s\n", k, b.String())
 	}
 	switch r.TargetKind {
 	case target.KindPID:
@@ -139,7 +143,7 @@ func printResult(w io.Writer, r *target.Result) {
 	}
 	tw.Flush()
 	for _, wmsg := range r.Warnings {
-		fmt.Fprintf(w, "warning: %s\n", wmsg)
+		fmt.Fprintf(w, "warning: %s\n", textline.EscapeControls(wmsg))
 	}
 }
 

@@ -164,7 +164,10 @@ func cmdBuildID(ts *testscript.TestScript, neg bool, args []string) {
 //	ppid=N        PID/stat parent
 //	uid=N         PID/status Uid
 //	maps=P1,P2    PID/maps: one r-xp mapping per path
+//	cmdline=A B   PID/cmdline (words split at spaces)
+//	exefrom=FILE  exe's PATH is made, as a hard link to FILE
 //
+// A value in double quotes is a Go string literal ("a\x1b\nb").
 // DIR/self/ns/mnt is made once, as mnt:[4026531840].
 func cmdMkproc(ts *testscript.TestScript, neg bool, args []string) {
 	if len(args) < 2 {
@@ -179,7 +182,18 @@ func cmdMkproc(ts *testscript.TestScript, neg bool, args []string) {
 		if !ok {
 			ts.Fatalf("mkproc: %q is not key=value", a)
 		}
+		if strings.HasPrefix(v, `"`) {
+			// A Go string literal: what a process may hold (\x1b, \n).
+			u, err := strconv.Unquote(v)
+			ts.Check(err)
+			v = u
+		}
 		kv[k] = v
+	}
+	if from := kv["exefrom"]; from != "" {
+		// The exe's own name holds what a literal gave: a link to from.
+		ts.Check(os.MkdirAll(filepath.Dir(kv["exe"]), 0o755))
+		ts.Check(os.Link(ts.MkAbs(from), kv["exe"]))
 	}
 	self := filepath.Join(dir, "self", "ns")
 	if _, err := os.Lstat(filepath.Join(self, "mnt")); err != nil {
@@ -209,7 +223,8 @@ func cmdMkproc(ts *testscript.TestScript, neg bool, args []string) {
 		if m == "" {
 			continue
 		}
-		fmt.Fprintf(&maps, "%x-%x r-xp 00000000 fd:01 %d                    %s\n", addr, addr+0x1000, 1000+i, m)
+		// The kernel writes a newline in a path as \012.
+		fmt.Fprintf(&maps, "%x-%x r-xp 00000000 fd:01 %d                    %s\n", addr, addr+0x1000, 1000+i, strings.ReplaceAll(m, "\n", `\012`))
 		// map_files/START-END names the mapped file, deleted or not.
 		ts.Check(os.Symlink(m, filepath.Join(p, "map_files", fmt.Sprintf("%x-%x", addr, addr+0x1000))))
 		addr += 0x100000

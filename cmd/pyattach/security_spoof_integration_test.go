@@ -241,3 +241,167 @@ func procState(t *testing.T, pid int) string {
 	}
 	return f[0]
 }
+
+// renameApp names a worker thread plainly and waits for the file named
+// by its argument (gdb writes it once attached, then continues); then
+// the thread renames itself with an escape sequence and signals itself:
+// gdb's stop notice names the thread.
+const renameApp = `import ctypes, os, signal, sys, threading, time
+signal.signal(signal.SIGUSR1, lambda *a: None)
+def worker():
+    ctypes.CDLL(None).prctl(15, b"plain", 0, 0, 0)
+    started.set()
+    while not os.path.exists(sys.argv[1]):
+        time.sleep(0.05)
+    ctypes.CDLL(None).prctl(15, b"r\x1b]0;T\x07", 0, 0, 0)
+    signal.pthread_kill(threading.get_ident(), signal.SIGUSR1)
+    time.sleep(1000)
+started = threading.Event()
+threading.Thread(target=worker, daemon=True).start()
+started.wait()
+print("ready", flush=True)
+time.sleep(1000)
+`
+
+// TestThreadNamesEscaped: the debuggers' own listings of a real process
+// whose thread names itself with an escape sequence print the name
+// escaped: gdb's info threads and thread apply headers, lldb's stop
+// report on attach and thread list; and gdb's stop notice for a thread
+// renamed while running shows no raw name either.
+func TestThreadNamesEscaped(t *testing.T) {
+	testenv.Need(t, "gdb")
+	testenv.Need(t, "lldb")
+	py := testenv.Debian(t)
+	const escaped = `w\x1b]0;T\x07`
+	noRaw := func(what, out string) {
+		t.Helper()
+		if strings.ContainsAny(out, "\x1b\x07") {
+			t.Errorf("%s: the output holds a raw ESC or BEL:\n%q", what, out)
+		}
+	}
+	app := filepath.Join(t.TempDir(), "app.py")
+	testenv.WriteFile(t, app, []byte(spoofApp), 0o644)
+	cmd := exec.Command(py.Exe, app, spoofOSC, spoofClear, spoofFrame)
+	testenv.Start(t, cmd)
+	pid := strconv.Itoa(cmd.Process.Pid)
+	env := scriptEnv(t.TempDir())
+	bin := pyattachBin(t)
+
+	out := mustRunIn(t, "pyattach gdb", "", env, bin, "--offline", "gdb", "-nx", "-batch", "-p", pid, "-ex", "info threads", "-ex", "thread apply all bt 1")
+	noRaw("gdb", out)
+	if !regexp.MustCompile(`(?m)^  2 +Thread .*"` + regexp.QuoteMeta(escaped) + `" `).MatchString(out) {
+		t.Errorf("gdb: info threads shows no escaped name %q:\n%s", escaped, out)
+	}
+	if !regexp.MustCompile(`(?m)^Thread 2 \(.*"` + regexp.QuoteMeta(escaped) + `"\):$`).MatchString(out) {
+		t.Errorf("gdb: thread apply all shows no escaped name %q in its header:\n%s", escaped, out)
+	}
+
+	out = mustRunIn(t, "pyattach lldb", "", append(env, testenv.LLDBEnv()...), bin, "--offline", "lldb", "-b", "-p", pid, "-o", "thread list")
+	noRaw("lldb", out)
+	report, list, ok := strings.Cut(out, "(lldb) thread list\n")
+	if !ok {
+		t.Fatalf("lldb ran no thread list:\n%s", out)
+	}
+	if !regexp.MustCompile(`(?m)^  thread #2, name = '` + regexp.QuoteMeta(escaped) + `', stop reason = `).MatchString(report) {
+		t.Errorf("lldb: the stop report on attach shows no escaped name %q:\n%s", escaped, report)
+	}
+	if !regexp.MustCompile(`(?m)^  thread #2: tid = \d+, .*, name = '` + regexp.QuoteMeta(escaped) + `', stop reason = `).MatchString(list) {
+		t.Errorf("lldb: thread list shows no escaped name %q:\n%s", escaped, list)
+	}
+	if !strings.Contains(list, "thread #1: tid = "+pid+", ") || !strings.Contains(list, ", name = 'python3") {
+		t.Errorf("lldb: thread list lost the rest of its format:\n%s", list)
+	}
+
+	// Renamed while gdb lets it run: the stop notice ("Thread 2 NAME
+	// received signal") is printed before gdb's Python hears of the stop.
+	t.Run("renamed", func(t *testing.T) {
+		dir := t.TempDir()
+		app, goFile := filepath.Join(dir, "rename.py"), filepath.Join(dir, "go")
+		testenv.WriteFile(t, app, []byte(renameApp), 0o644)
+		cmd := exec.Command(py.Exe, app, goFile)
+		testenv.Start(t, cmd)
+		out := mustRunIn(t, "pyattach gdb continue", "", env, bin, "--offline", "gdb", "-nx", "-batch", "-p", strconv.Itoa(cmd.Process.Pid),
+			"-ex", "info threads", "-ex", "python import os; open("+pyFS(goFile)+", 'w').close()", "-ex", "continue", "-ex", "info threads")
+		noRaw("gdb continue", out)
+		if !strings.Contains(out, "received signal SIGUSR1") {
+			t.Fatalf("gdb saw no signal:\n%s", out)
+		}
+		if !regexp.MustCompile(`(?m)^\* 2 +Thread .*"r\\x1b\]0;T\\x07" `).MatchString(out) {
+			t.Errorf("gdb: info threads after the stop shows no escaped name:\n%s", out)
+		}
+	})
+}
+
+// TestDumpCoreReadsAsItsUser: a core's source files are read as the
+// core's user (NT_PRPSINFO's pr_uid and pr_gid). A process of user
+// nobody names a file in a 0700 directory of nobody's and a root-only
+// file; from its gcore core, pyattach dump and the walker's py-bt in
+// gdb print the line of nobody's file and not the root-only one.
+func TestDumpCoreReadsAsItsUser(t *testing.T) {
+	testenv.NeedRoot(t, "to run a target as nobody and plant a root-only file")
+	testenv.Need(t, "gdb")
+	gcore := testenv.Need(t, "gcore")
+	py := testenv.Debian(t)
+	dir, err := os.MkdirTemp("", "pyattach-corecreds")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	os.Chmod(dir, 0o755)
+	private := filepath.Join(dir, "private")
+	if err := os.Mkdir(private, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	own := filepath.Join(private, "own.py")
+	const ownLine, secretLine = "PYATTACH-OWN-LINE-4242", "PYATTACH-SECRET-LINE-4242"
+	testenv.WriteFile(t, own, []byte(ownLine+"\n"), 0o600)
+	for _, p := range []string{private, own} {
+		if err := os.Chown(p, 65534, 65534); err != nil {
+			t.Fatal(err)
+		}
+	}
+	secret := filepath.Join(dir, "secret.py")
+	testenv.WriteFile(t, secret, []byte(secretLine+"\n"), 0o600)
+	app := filepath.Join(dir, "app.py")
+	testenv.WriteFile(t, app, []byte(hostileFilesApp), 0o644)
+
+	cmd := exec.Command(py.Exe, app, own, secret)
+	cmd.Dir = dir
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	testenv.Start(t, cmd)
+	pid := strconv.Itoa(cmd.Process.Pid)
+	core := filepath.Join(t.TempDir(), "core")
+	if out, err := exec.Command(gcore, "-o", core, pid).CombinedOutput(); err != nil {
+		t.Fatalf("gcore: %v\n%s", err, out)
+	}
+	core += "." + pid
+	env := scriptEnv(t.TempDir())
+	bin := pyattachBin(t)
+
+	check := func(what, out string) {
+		t.Helper()
+		if !strings.Contains(out, fmt.Sprintf("File %q, line 1, in f0\n    %s\n", own, ownLine)) {
+			t.Errorf("%s: the line of nobody's own %s is not printed:\n%s", what, own, out)
+		}
+		if !strings.Contains(out, fmt.Sprintf("File %q, line 1, in f1\n", secret)) {
+			t.Errorf("%s: no frame in %s:\n%s", what, secret, out)
+		}
+		if strings.Contains(out, secretLine) {
+			t.Errorf("%s: a line of the root-only %s was printed:\n%s", what, secret, out)
+		}
+	}
+	out, _ := pyattachOK(t, "pyattach dump CORE", bin, env, "dump", core)
+	check("dump", out)
+	out = mustRunIn(t, "pyattach gdb -c CORE", "", env, bin, "--offline", "gdb", "-nx", "-batch", "-c", core, "-ex", "pyattach-bt")
+	check("gdb pyattach-bt", out)
+
+	// The same core, owned by another user who could have written any
+	// pr_uid into it: read as anyone, nobody's line is not printed.
+	if err := os.Chown(core, 1, 1); err != nil {
+		t.Fatal(err)
+	}
+	out, _ = pyattachOK(t, "pyattach dump CORE (owned by uid 1)", bin, env, "dump", core)
+	if strings.Contains(out, ownLine) || strings.Contains(out, secretLine) {
+		t.Errorf("a core another user wrote: its claimed user's files were read:\n%s", out)
+	}
+}

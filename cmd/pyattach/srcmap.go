@@ -13,6 +13,7 @@ import (
 	"github.com/pyattach/pyattach/cmd/internal/debuginfo"
 	"github.com/pyattach/pyattach/cmd/internal/shquote"
 	"github.com/pyattach/pyattach/cmd/internal/target"
+	"github.com/pyattach/pyattach/cmd/internal/textline"
 	"github.com/pyattach/pyattach/detect/debugfile"
 	"github.com/pyattach/pyattach/detect/debuginfod"
 	"github.com/pyattach/pyattach/detect/environ"
@@ -377,11 +378,12 @@ func sourceRules(res *target.Result, di *debuginfo.Info, g *Globals, cfg *Config
 }
 
 func printSrcmap(w io.Writer, out *SrcmapResult, nroots int) {
+	// File names come from the modules' DWARF: escaped (textline.Fprintf).
 	if len(out.Rules) > 0 {
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(tw, "FROM\tTO\tRESOLVED")
 		for _, r := range out.Rules {
-			fmt.Fprintf(tw, "%s\t%s\t%d/%d\n", r.From, r.To, r.Resolved, r.Total)
+			textline.Fprintf(tw, "%s\t%s\t%d/%d\n", r.From, r.To, r.Resolved, r.Total)
 		}
 		tw.Flush()
 	} else if nroots == 0 {
@@ -390,10 +392,10 @@ func printSrcmap(w io.Writer, out *SrcmapResult, nroots int) {
 		fmt.Fprintln(w, "no rule resolves any file under the given source roots")
 	}
 	for _, u := range out.Unresolved {
-		fmt.Fprintf(w, "missing: %s (%s, %d files): %s\n", u.Prefix, layoutName(u.Layout), u.Files, u.Hint)
+		textline.Fprintf(w, "missing: %s (%s, %d files): %s\n", u.Prefix, layoutName(u.Layout), u.Files, u.Hint)
 	}
 	if len(out.Rules) == 0 && len(out.Unresolved) == 0 {
-		fmt.Fprintf(w, "all source files of %d modules exist on this machine\n", len(out.Modules))
+		textline.Fprintf(w, "all source files of %d modules exist on this machine\n", len(out.Modules))
 	}
 }
 

@@ -77,6 +77,10 @@ type Info struct {
 	// (at most 79 bytes), arguments separated by spaces, trailing spaces
 	// removed.
 	Args string `json:"args"`
+	// Owner is NT_PRPSINFO's pr_uid and pr_gid: the process's user and
+	// group as its own user namespace numbers them; nil when the core
+	// does not say.
+	Owner *Owner `json:"owner,omitempty"`
 	// Exe is the executable as the process saw it: the NT_FILE path
 	// mapped at the program's entry point (AT_ENTRY); failing that the
 	// AT_EXECFN string from the core's memory (the name given to execve,
@@ -100,6 +104,12 @@ type Info struct {
 	// what was read from the notes is intact, but build-ids of modules in
 	// the lost part are missing.
 	Truncated bool `json:"truncated,omitempty"`
+}
+
+// Owner is the user and group a core's process ran as.
+type Owner struct {
+	UID uint32 `json:"uid"`
+	GID uint32 `json:"gid"`
 }
 
 // Open opens the named core file and reads it.
@@ -428,7 +438,7 @@ func readCoreNotes(r io.ReaderAt, h header, p prog, info *Info, aux *auxv) error
 		}
 		switch typ {
 		case ntPRPSInfo:
-			parsePSInfo(desc, h.bo, info)
+			parsePSInfo(desc, h, info)
 		case ntPRStatus:
 			if info.PID == 0 {
 				parseStatusPID(desc, h, info)
@@ -449,16 +459,34 @@ func readCoreNotes(r io.ReaderAt, h header, p prog, info *Info, aux *auxv) error
 // parsePSInfo decodes struct elf_prpsinfo. Its layout differs between
 // architectures before the PIDs (the width of pr_flag, pr_uid and
 // pr_gid), but always ends with four 32-bit PIDs, pr_fname[16] and
-// pr_psargs[80], so the fields are taken from the end.
-func parsePSInfo(d []byte, bo binary.ByteOrder, info *Info) {
-	const fname, psargs = 16, 80
+// pr_psargs[80], so the fields are taken from the end. pr_uid and
+// pr_gid sit just before the PIDs, each 16 bits (i386, arm: 32-bit
+// ABIs only) or 32 bits wide: what is left of the note after four chars and pr_flag (a word,
+// aligned to its size) says which; any other size leaves Owner nil.
+func parsePSInfo(d []byte, h header, info *Info) {
+	const fname, psargs, pids = 16, 80, 16
 	n := len(d)
-	if n < 16+fname+psargs {
+	if n < pids+fname+psargs {
 		return
 	}
-	info.PID = int(int32(bo.Uint32(d[n-psargs-fname-16:])))
+	ids := n - psargs - fname - pids
+	info.PID = int(int32(h.bo.Uint32(d[ids:])))
 	info.Comm = cstring(d[n-psargs-fname : n-psargs])
 	info.Args = strings.TrimRight(cstring(d[n-psargs:]), " ")
+	ws := int(h.wordSize())
+	head := 4
+	if head%ws != 0 {
+		head += ws - head%ws
+	}
+	switch ids - head - ws {
+	case 4:
+		if ws != 4 {
+			return // no 64-bit ABI has 16-bit ids
+		}
+		info.Owner = &Owner{UID: uint32(h.bo.Uint16(d[ids-4:])), GID: uint32(h.bo.Uint16(d[ids-2:]))}
+	case 8:
+		info.Owner = &Owner{UID: h.bo.Uint32(d[ids-8:]), GID: h.bo.Uint32(d[ids-4:])}
+	}
 }
 
 // parseStatusPID takes pr_pid from struct elf_prstatus, used only when

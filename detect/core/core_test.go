@@ -38,6 +38,7 @@ func TestReadSynthetic(t *testing.T) {
 				PID:        4242,
 				Comm:       "python",
 				Args:       ".venv/bin/python app.py",
+				Owner:      &Owner{UID: 1000, GID: 1000},
 				Exe:        "/home/u/app/.venv/bin/python",
 				ExeBuildID: synthExeID,
 				Files: []File{

@@ -4,6 +4,8 @@
 // without touching the file system.
 package plan
 
+import "strconv"
+
 // Plan is what a debugger needs to show Python stacks for one target.
 // Every path is as the debugger will open it (on this machine; for a
 // process in a container, the host path of files read under its root,
@@ -136,4 +138,23 @@ type Walker struct {
 	// Root is where a core's files are read for source lines (a
 	// container's root); live processes are read through /proc.
 	Root string
+	// Creds, for a core, are the user and group its source files are
+	// read as (what that user may read); nil: only what anyone may
+	// read. A live process's are read from /proc.
+	Creds *Creds
+}
+
+// Creds are a user and group id.
+type Creds struct {
+	UID, GID uint32
+}
+
+// PyArg is the walker setup's keyword argument for c, ", creds=(UID,
+// GID, ())" (no supplementary groups: a core does not record them); ""
+// for nil.
+func (c *Creds) PyArg() string {
+	if c == nil {
+		return ""
+	}
+	return ", creds=(" + strconv.FormatUint(uint64(c.UID), 10) + ", " + strconv.FormatUint(uint64(c.GID), 10) + ", ())"
 }

@@ -4,9 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"syscall"
 
 	"github.com/pyattach/pyattach/detect/core"
 	"github.com/pyattach/pyattach/detect/safefs"
+	"github.com/pyattach/pyattach/gdbgen/plan"
 )
 
 // CoreError is a core file whose executable cannot be debugged here.
@@ -41,7 +43,10 @@ func (e *CoreError) Unwrap() error { return e.Err }
 // core whose executable is missing).
 func (e *CoreError) NotCore() bool { return e.Exe == "" && e.Err != nil }
 
-// ReadCore reads a core file whose executable is on this machine.
+// ReadCore reads a core file whose executable is on this machine. The
+// core's Owner (NT_PRPSINFO's pr_uid and pr_gid) is kept only when the
+// file is that user's or root's and nobody else may write it: whoever
+// else wrote the file could have claimed any user, root included.
 func ReadCore(path string) (*core.Info, error) {
 	f, err := safefs.Open(path)
 	if errors.Is(err, safefs.ErrNotRegular) {
@@ -54,6 +59,15 @@ func ReadCore(path string) (*core.Info, error) {
 	info, err := core.Read(f)
 	if err != nil {
 		return nil, &CoreError{Path: path, Err: err}
+	}
+	if info.Owner != nil {
+		var sys *syscall.Stat_t
+		if st, err := f.Stat(); err == nil {
+			sys, _ = st.Sys().(*syscall.Stat_t)
+		}
+		if sys == nil || sys.Uid != 0 && sys.Uid != info.Owner.UID || sys.Mode&0o022 != 0 {
+			info.Owner = nil
+		}
 	}
 	if info.Exe == "" {
 		return nil, &CoreError{Path: path}
@@ -79,11 +93,13 @@ func checkCoreFile(path string) error {
 	return nil
 }
 
-// coreExecutable names the executable a core file was dumped by.
-func coreExecutable(path string) (string, error) {
-	info, err := ReadCore(path)
-	if err != nil {
-		return "", err
+// CoreCreds are the credentials a core's source files are read with:
+// its process's user and group (no supplementary groups: a core does
+// not record them), nil (what anyone may read) when ReadCore did not
+// keep them.
+func CoreCreds(info *core.Info) *plan.Creds {
+	if info == nil || info.Owner == nil {
+		return nil
 	}
-	return info.Exe, nil
+	return &plan.Creds{UID: info.Owner.UID, GID: info.Owner.GID}
 }

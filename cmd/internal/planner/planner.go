@@ -11,6 +11,7 @@ import (
 
 	"github.com/pyattach/pyattach/cmd/internal/debuginfo"
 	"github.com/pyattach/pyattach/cmd/internal/target"
+	"github.com/pyattach/pyattach/detect/core"
 	"github.com/pyattach/pyattach/detect/debugfile"
 	"github.com/pyattach/pyattach/detect/rootfs"
 	"github.com/pyattach/pyattach/gdbgen/plan"
@@ -39,8 +40,9 @@ type Options struct {
 	Collect func(ctx context.Context, tgt string, res *target.Result) (*debuginfo.Info, error)
 	// SourceRules are the source path rules for the target; nil: none.
 	SourceRules func(ctx context.Context, res *target.Result, di *debuginfo.Info) ([]plan.SourceRule, error)
-	// CoreExecutable names the executable of a core file; nil: ReadCore.
-	CoreExecutable func(path string) (string, error)
+	// ReadCore reads a core file whose executable is on this machine;
+	// nil: ReadCore.
+	ReadCore func(path string) (*core.Info, error)
 	// DataHome is the directory the stack walker is written under
 	// ($XDG_DATA_HOME).
 	DataHome string
@@ -63,22 +65,33 @@ func Build(ctx context.Context, t Target, opts Options) (plan.Plan, *debuginfo.I
 	}
 	// What to resolve: the process, else the program, else the core's.
 	tgt := ""
+	var coreInfo *core.Info
 	switch {
 	case t.PID != 0:
 		tgt = strconv.Itoa(t.PID)
 	case t.Program != "":
 		tgt = t.Program
-	case t.Core != "":
-		coreExe := opts.CoreExecutable
-		if coreExe == nil {
-			coreExe = coreExecutable
+		if t.Core != "" {
+			// PROGRAM CORE: the core still says whose files it may read
+			// (none when it cannot be read: gdb says why).
+			readCore := opts.ReadCore
+			if readCore == nil {
+				readCore = ReadCore
+			}
+			coreInfo, _ = readCore(t.Core)
 		}
-		exe, err := coreExe(t.Core)
+	case t.Core != "":
+		readCore := opts.ReadCore
+		if readCore == nil {
+			readCore = ReadCore
+		}
+		info, err := readCore(t.Core)
 		if err != nil {
 			return p, nil, err
 		}
-		tgt = exe
-		p.Findings = append(p.Findings, fmt.Sprintf("core %s was dumped by %s", t.Core, exe))
+		coreInfo = info
+		tgt = info.Exe
+		p.Findings = append(p.Findings, fmt.Sprintf("core %s was dumped by %s", t.Core, info.Exe))
 	default:
 		return targetless(ctx, p, opts)
 	}
@@ -97,6 +110,9 @@ func Build(ctx context.Context, t Target, opts Options) (plan.Plan, *debuginfo.I
 	p, err = forResult(ctx, p, t, res, di, opts)
 	if err != nil {
 		return p, nil, err
+	}
+	if p.Walker != nil && t.PID == 0 && coreInfo != nil {
+		p.Walker.Creds = CoreCreds(coreInfo)
 	}
 	return p, di, nil
 }

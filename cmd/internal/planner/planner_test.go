@@ -13,6 +13,7 @@ import (
 
 	"github.com/pyattach/pyattach/cmd/internal/debuginfo"
 	"github.com/pyattach/pyattach/cmd/internal/target"
+	"github.com/pyattach/pyattach/detect/core"
 	"github.com/pyattach/pyattach/detect/debugfile"
 	"github.com/pyattach/pyattach/detect/pywalk"
 	"github.com/pyattach/pyattach/gdbgen/plan"
@@ -211,9 +212,9 @@ func TestProgramCore(t *testing.T) {
 	f := &fake{res: res, di: &debuginfo.Info{}}
 	var asked string
 	p := build(t, Target{Core: "/tmp/core.99"}, f, func(o *Options) {
-		o.CoreExecutable = func(path string) (string, error) {
+		o.ReadCore = func(path string) (*core.Info, error) {
 			asked = path
-			return "/usr/bin/python3", nil
+			return &core.Info{Exe: "/usr/bin/python3", Owner: &core.Owner{UID: 65534, GID: 65533}}, nil
 		}
 	})
 	if asked != "/tmp/core.99" || !slices.Equal(f.resolved, []string{"/usr/bin/python3"}) {
@@ -225,13 +226,32 @@ func TestProgramCore(t *testing.T) {
 	if len(p.Findings) == 0 || p.Findings[0] != "core /tmp/core.99 was dumped by /usr/bin/python3" {
 		t.Errorf("core: findings %q", p.Findings)
 	}
+
 	// A core that cannot be read stops the plan with the core's error.
 	bad := &CoreError{Path: "/tmp/core.99"}
 	_, _, err := Build(context.Background(), Target{Core: "/tmp/core.99"}, Options{
-		CoreExecutable: func(string) (string, error) { return "", bad },
+		ReadCore: func(string) (*core.Info, error) { return nil, bad },
 	})
 	if !errors.Is(err, bad) {
 		t.Errorf("unreadable core: %v", err)
+	}
+}
+
+// TestCoreCreds: the walker reads a core's source files as the core's
+// user, when ReadCore kept it; as anyone otherwise.
+func TestCoreCreds(t *testing.T) {
+	res := pythonResult(covered)
+	res.TargetKind = target.KindExecutable
+	for _, owner := range []*core.Owner{{UID: 65534, GID: 65533}, nil} {
+		p := build(t, Target{Core: "/tmp/core.99"}, &fake{res: res, di: &debuginfo.Info{}}, func(o *Options) {
+			o.ReadCore = func(string) (*core.Info, error) { return &core.Info{Exe: "/usr/bin/python3", Owner: owner}, nil }
+		})
+		if p.Walker == nil {
+			t.Fatal("no walker")
+		}
+		if owner == nil && p.Walker.Creds != nil || owner != nil && (p.Walker.Creds == nil || *p.Walker.Creds != plan.Creds{UID: owner.UID, GID: owner.GID}) {
+			t.Errorf("owner %+v: walker creds %+v", owner, p.Walker.Creds)
+		}
 	}
 }
 

@@ -2,6 +2,7 @@ package textline
 
 import (
 	"encoding/json"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -149,4 +150,26 @@ func FuzzEscape(f *testing.F) {
 			t.Fatalf("EscapeJSON of %q holds a control: %q", s, b)
 		}
 	})
+}
+
+func TestEscapeControls(t *testing.T) {
+	for in, want := range map[string]string{
+		`run: pyattach trust '/tmp/it'\''s'`: `run: pyattach trust '/tmp/it'\''s'`,
+		`/libc\.so`:                          `/libc\.so`,
+		"process 7 (w\x1b]0;T\x07, /a\\b)":   `process 7 (w\x1b]0;T\x07, /a\\b)`,
+		"bad \xff byte":                      `bad \xff byte`,
+		"plain":                              "plain",
+	} {
+		if got := EscapeControls(in); got != want {
+			t.Errorf("EscapeControls(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestFprintf(t *testing.T) {
+	var b strings.Builder
+	Fprintf(&b, "%s %d %v %q\n", "a\x1bb", 7, errors.New("e\nf"), "x")
+	if want := "a\\x1bb 7 e\\nf \"x\"\n"; b.String() != want {
+		t.Errorf("Fprintf wrote %q, want %q", b.String(), want)
+	}
 }

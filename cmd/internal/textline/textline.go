@@ -5,6 +5,7 @@ package textline
 
 import (
 	"fmt"
+	"io"
 	"strings"
 	"unicode/utf8"
 )
@@ -107,4 +108,39 @@ func EscapeJSON(b []byte) []byte {
 		return b
 	}
 	return append(out, b[last:]...)
+}
+
+// EscapeControls is Escape(s) when s holds a character Escape rewrites
+// other than a backslash, and s itself otherwise: for the messages,
+// hints and fixes pyattach writes around strings a process controls,
+// whose backslashes (in a shell command's quoting, in a regular
+// expression) mean what they say unless the line needs escaping.
+func EscapeControls(s string) string {
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && n == 1 || r != '\\' && unsafe(r) {
+			return Escape(s)
+		}
+		i += n
+	}
+	return s
+}
+
+// Fprintf is fmt.Fprintf with every string argument, and the message of
+// every error argument, escaped (Escape): for text output whose
+// arguments are data a process controls (paths, names, command lines)
+// and whose format is pyattach's own.
+func Fprintf(w io.Writer, format string, args ...any) (int, error) {
+	esc := make([]any, len(args))
+	for i, a := range args {
+		switch v := a.(type) {
+		case string:
+			esc[i] = Escape(v)
+		case error:
+			esc[i] = Escape(v.Error())
+		default:
+			esc[i] = a
+		}
+	}
+	return fmt.Fprintf(w, format, esc...)
 }

@@ -19,6 +19,86 @@ def setup(version="", flags="", root="", tables=None, creds=None):
     _config["tables"] = tables
 
 
+# Thread names. A target names its threads itself (prctl PR_SET_NAME,
+# threading in 3.14+), and lldb prints those names raw through its
+# thread-format ("thread list", "thread info") and thread-stop-format
+# (the stop report, "bt"). escape_thread_names swaps the name part of
+# both for a function here that prints the name escaped; the rest of
+# each format stays as it was.
+
+# The name parts of lldb 14's default formats (lldb's own spelling in
+# "settings show"), and the function each becomes. A thread without a
+# name prints no name part: the function prints the whole part.
+_NAME_PARTS = (
+    ("{, name = ${ansi.fg.green}'${thread.name}'${ansi.normal}}", "thread_name_part_colored"),
+    ("{, name = '${thread.name}'}", "thread_name_part"),
+)
+_GREEN, _NORMAL = "\x1b[32m", "\x1b[0m"
+
+
+def escape_thread_names(debugger):
+    """Makes debugger print thread names escaped (walk.escape) wherever
+    its thread-format and thread-stop-format print them. pyattach's
+    scripts call it for every target."""
+    name = debugger.GetInstanceName()
+    for var in ("thread-format", "thread-stop-format"):
+        vals = debugger.GetInternalVariableValue(var, name)
+        if vals is None or vals.GetSize() != 1:
+            continue
+        fmt = vals.GetStringAtIndex(0)
+        new = fmt
+        for part, fn in _NAME_PARTS:
+            new = new.replace(part, "{${script.thread:%s.%s}}" % (__name__, fn))
+        # Any other spelling: the escaped name alone.
+        new = new.replace("${thread.name}", "${script.thread:%s.thread_name}" % __name__)
+        if new != fmt:
+            debugger.SetInternalVariable(var, new, name)
+
+
+def _thread_name(thread):
+    """The name the target gave thread, None when it has none. In a stop
+    report lldb's API gives no name (the process's run lock is still
+    held): a live thread's is read where lldb read it, /proc's comm."""
+    n = thread.GetName()
+    if n is not None:
+        return n
+    process = thread.GetProcess()
+    if not process.IsValid() or not _live(process):
+        return None
+    try:
+        with open("/proc/%d/task/%d/comm" % (process.GetProcessID(), thread.GetThreadID()), "rb") as f:
+            b = f.read(64)
+    except (IOError, OSError):
+        return None
+    return b.rstrip(b"\n").decode("utf-8", "surrogateescape") or None
+
+
+def thread_name(thread, internal_dict=None):
+    """The thread's name, escaped; "" when it has none."""
+    return walk.escape(_thread_name(thread))
+
+
+def thread_name_part(thread, internal_dict=None):
+    """", name = 'NAME'" with NAME escaped; "" for a thread without a name."""
+    n = _thread_name(thread)
+    return ", name = '%s'" % walk.escape(n) if n else ""
+
+
+def thread_name_part_colored(thread, internal_dict=None):
+    """thread_name_part, the quoted name in green when lldb uses colour
+    (as lldb's default thread-format prints it)."""
+    n = _thread_name(thread)
+    if not n:
+        return ""
+    color = False
+    try:
+        color = thread.GetProcess().GetTarget().GetDebugger().GetUseColor()
+    except Exception:
+        pass
+    q = "'%s'" % walk.escape(n)
+    return ", name = " + (_GREEN + q + _NORMAL if color else q)
+
+
 def __lldb_init_module(debugger, internal_dict):
     # -o: replaces cpython_lldb's py-bt (it stops at 3.10) when that was
     # imported first; its other commands stay.
