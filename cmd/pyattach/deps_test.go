@@ -22,7 +22,8 @@ import (
 // neither the file system nor the detectors. cmd/internal/ holds the
 // orchestration (target resolution, plan building, doctor) and cmd/pyattach
 // the command line. cmd/internal/doctor starts no process itself: every
-// command goes through the Runner it is given. detect/testenv serves tests only.
+// command goes through the Runner it is given; cmd/internal/dump runs gdb
+// through its Runner too. detect/testenv serves tests only.
 //
 // Each rule names the module packages (by path prefix) and third-party
 // modules a layer may import; the standard library is free except where
@@ -51,6 +52,9 @@ var layers = []layer{
 	// doctor runs every command through its injected Runner (with a
 	// deadline), so that each check can be tested on canned output.
 	{prefix: "cmd/internal/doctor", own: []string{"detect/", "venv", "gdbgen", "cmd/internal/"}, forbidStd: []string{"os/exec"}},
+	// dump runs gdb through its injected Runner, so that its parsing and
+	// output are tested on literal gdb JSON.
+	{prefix: "cmd/internal/dump", own: []string{"detect/", "venv", "gdbgen", "cmd/internal/"}, forbidStd: []string{"os/exec"}},
 	{prefix: "cmd/pyattach", own: []string{"detect/", "venv", "gdbgen", "lldbgen", "cmd/internal/"}, external: []string{
 		"github.com/alecthomas/kong",
 		"github.com/BurntSushi/toml",
@@ -209,6 +213,8 @@ func TestImportRulesCatch(t *testing.T) {
 		{"venv/symbols", modulePath + "/detect/testenv"},
 		{"cmd/internal/doctor", "os/exec"},
 		{"cmd/internal/doctor", modulePath + "/cmd/pyattach"},
+		{"cmd/internal/dump", "os/exec"},
+		{"cmd/internal/dump", modulePath + "/cmd/pyattach"},
 	} {
 		rule, ok := ruleFor(c.pkg)
 		if !ok {

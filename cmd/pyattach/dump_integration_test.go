@@ -52,8 +52,8 @@ Handler().handle()
 // The app's frames, innermost first: the main thread's and the worker's
 // (its own frame; the threading module's below it vary by version).
 var (
-	dumpMain   = []dumpFrame{{"leaf", "app.py", intp(4)}, {"middle", "app.py", intp(6)}, {"handle", "app.py", intp(9)}, {"<module>", "app.py", intp(26)}}
-	dumpWorker = []dumpFrame{{"worker", "app.py", intp(18)}}
+	dumpMain   = []dumpFrame{{Function: "leaf", File: "app.py", Line: intp(4)}, {Function: "middle", File: "app.py", Line: intp(6)}, {Function: "handle", File: "app.py", Line: intp(9)}, {Function: "<module>", File: "app.py", Line: intp(26)}}
+	dumpWorker = []dumpFrame{{Function: "worker", File: "app.py", Line: intp(18)}}
 )
 
 func intp(i int) *int { return &i }
@@ -101,7 +101,7 @@ func appFrames(fs []dumpFrame) []dumpFrame {
 	var out []dumpFrame
 	for _, f := range fs {
 		if filepath.Base(f.File) == "app.py" {
-			out = append(out, dumpFrame{f.Function, "app.py", f.Line})
+			out = append(out, dumpFrame{Function: f.Function, File: "app.py", Line: f.Line})
 		}
 	}
 	return out

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/pyattach/pyattach/detect/testenv"
+	"github.com/pyattach/pyattach/gdbgen/pyquote"
 )
 
 // What a hostile process names its code objects and a thread: an OSC 52
@@ -321,7 +322,7 @@ func TestThreadNamesEscaped(t *testing.T) {
 		cmd := exec.Command(py.Exe, app, goFile)
 		testenv.Start(t, cmd)
 		out := mustRunIn(t, "pyattach gdb continue", "", env, bin, "--offline", "gdb", "-nx", "-batch", "-p", strconv.Itoa(cmd.Process.Pid),
-			"-ex", "info threads", "-ex", "python import os; open("+pyFS(goFile)+", 'w').close()", "-ex", "continue", "-ex", "info threads")
+			"-ex", "info threads", "-ex", "python open("+pyquote.String(goFile)+", 'w').close()", "-ex", "continue", "-ex", "info threads")
 		noRaw("gdb continue", out)
 		if !strings.Contains(out, "received signal SIGUSR1") {
 			t.Fatalf("gdb saw no signal:\n%s", out)

@@ -4,7 +4,10 @@
 // without touching the file system.
 package plan
 
-import "strconv"
+import (
+	"strconv"
+	"time"
+)
 
 // Plan is what a debugger needs to show Python stacks for one target.
 // Every path is as the debugger will open it (on this machine; for a
@@ -157,4 +160,29 @@ func (c *Creds) PyArg() string {
 		return ""
 	}
 	return ", creds=(" + strconv.FormatUint(uint64(c.UID), 10) + ", " + strconv.FormatUint(uint64(c.GID), 10) + ", ())"
+}
+
+// Dump is what `pyattach dump` has gdb run: the walker set up with
+// _PyRuntime's address, then one walk of every thread written as JSON
+// to a file.
+type Dump struct {
+	// Target is what the user named, for the header comment.
+	Target string
+	// Walker is where the walker is and what to tell it. Its Dir, Root
+	// and the Output file reach gdb as Python string literals.
+	Walker Walker
+	// Runtime is _PyRuntime's address in the process or core.
+	Runtime uint64
+	// Output is the file the walker writes its JSON to.
+	Output string
+	// Native, when not nil, is the plan of `pyattach gdb` for the same
+	// target (debug files, sysroot, extension): its scripts come first
+	// and each thread's C frames are added. Its Walker is not used.
+	// nil: gdb reads no debug information (run it with -readnever).
+	Native *Plan
+	// Source asks for each frame's source line.
+	Source bool
+	// MaxFrames, MaxReads and Timeout bound the walk (0: no bound).
+	MaxFrames, MaxReads uint
+	Timeout             time.Duration
 }

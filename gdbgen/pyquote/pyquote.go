@@ -37,3 +37,11 @@ func String(s string) string {
 	b.WriteByte('"')
 	return b.String()
 }
+
+// Bool is b as a Python literal: True or False.
+func Bool(b bool) string {
+	if b {
+		return "True"
+	}
+	return "False"
+}

@@ -68,7 +68,7 @@ func Resolve(ctx context.Context, tgt string, opts Options) (*Result, error) {
 	if opts.ProcRoot == "" {
 		opts.ProcRoot = "/proc"
 	}
-	if isPID(tgt) {
+	if IsPID(tgt) {
 		pid, err := strconv.Atoi(tgt)
 		if err != nil || pid <= 0 {
 			return nil, fmt.Errorf("%q is not a valid process id", tgt)
@@ -78,7 +78,8 @@ func Resolve(ctx context.Context, tgt string, opts Options) (*Result, error) {
 	return resolvePath(ctx, tgt, opts)
 }
 
-func isPID(s string) bool {
+// IsPID reports a target of decimal digits only: a process id.
+func IsPID(s string) bool {
 	if s == "" {
 		return false
 	}

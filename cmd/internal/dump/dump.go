@@ -1,0 +1,260 @@
+package dump
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/pyattach/pyattach/cmd/internal/planner"
+	"github.com/pyattach/pyattach/cmd/internal/textline"
+	"github.com/pyattach/pyattach/detect/safefs"
+	"github.com/pyattach/pyattach/gdbgen"
+	"github.com/pyattach/pyattach/gdbgen/plan"
+)
+
+// Options are the command's flags.
+type Options struct {
+	// Target is a PID or a core file.
+	Target string
+	// JSON prints Output as JSON instead of text.
+	JSON bool
+	// Native adds each thread's C frames, with the debug information
+	// `pyattach gdb` would load.
+	Native bool
+	// Verbose copies gdb's own messages and the walk's cost to Stderr.
+	Verbose bool
+	// MaxFrames, MaxReads and Timeout bound the walk (0: no bound).
+	MaxFrames, MaxReads uint
+	Timeout             time.Duration
+}
+
+// Runner runs an external command with env as its whole environment and
+// returns its combined output. When ctx is done the command is asked to
+// stop (gdb detaches from the process when it quits on SIGTERM).
+type Runner func(ctx context.Context, env []string, name string, args ...string) (string, error)
+
+// Services are what dump reads and runs from outside.
+type Services struct {
+	// ProcRoot is the proc file system ("/proc").
+	ProcRoot string
+	// Env is the environment gdb runs with; Cwd resolves relative paths.
+	Env []string
+	Cwd string
+	// Stdout gets the stacks; Stderr warnings and, with Verbose, gdb's
+	// own messages.
+	Stdout, Stderr io.Writer
+	// GDB returns gdb's path.
+	GDB func() (string, error)
+	// WalkerDir writes the walker and returns its directory.
+	WalkerDir func() (string, error)
+	// WorkDir returns a private directory (safefs.PrivateDir) for gdb's
+	// scripts and the walker's output, which are removed afterwards.
+	WorkDir func() (string, error)
+	// NativePlan is the plan of `pyattach gdb` for the target (--native).
+	NativePlan func(ctx context.Context, pid int, core string) (plan.Plan, error)
+	// WriteJSON prints v for --json.
+	WriteJSON func(w io.Writer, v any) error
+	// Run runs gdb.
+	Run Runner
+}
+
+// GDBGrace is how long dump lets gdb run when the walk's own time
+// budget is timeout: attaching, and with --native reading debug
+// information, come on top of the walk.
+func GDBGrace(timeout time.Duration) time.Duration {
+	return 2*timeout + time.Minute
+}
+
+// Run dumps every thread's Python stack of opts.Target. It returns
+// ErrPartial, after printing, when the walk stopped at its budget.
+func Run(ctx context.Context, opts Options, svc *Services) error {
+	t, err := Resolve(ctx, opts.Target, svc)
+	if err != nil {
+		return err
+	}
+	runtime, err := t.RuntimeAddress()
+	if err != nil {
+		return err
+	}
+	gdb, err := svc.GDB()
+	if err != nil {
+		return err
+	}
+	wdir, err := svc.WalkerDir()
+	if err != nil {
+		return err
+	}
+	// gdb writes the stacks to a file in a private directory, not to its
+	// stdout, so that none of its own messages can corrupt them.
+	dir, err := svc.WorkDir()
+	if err != nil {
+		return &Error{Kind: KindWorkDir, Err: err}
+	}
+	out, err := tempFile(dir, "")
+	if err != nil {
+		return err
+	}
+	defer out.Cleanup()
+
+	d := plan.Dump{
+		Target:    opts.Target,
+		Walker:    plan.Walker{Dir: wdir, Version: t.Res.Python.Version, ABIFlags: t.Res.Python.ABIFlags},
+		Runtime:   runtime,
+		Output:    out.Name(),
+		Source:    !opts.JSON,
+		MaxFrames: opts.MaxFrames,
+		MaxReads:  opts.MaxReads,
+		Timeout:   opts.Timeout,
+	}
+	if t.Res.Container {
+		d.Walker.Root = t.Res.Root
+	}
+	// A core's source files are read as its user (planner.ReadCore says
+	// when that is believed); a live process's as /proc says.
+	d.Walker.Creds = planner.CoreCreds(t.Info)
+	if opts.Native {
+		p, err := svc.NativePlan(ctx, t.PID, t.Core)
+		if err != nil {
+			return fmt.Errorf("dump: %w", err)
+		}
+		d.Native = &p
+	}
+	sc, err := gdbgen.Dump(d)
+	if err != nil {
+		return t.fail(KindPlanPath, fmt.Errorf("dump: %w", err))
+	}
+	argv := []string{"-nx", "-batch"}
+	if !opts.Native {
+		// No DWARF: a command-line option only (the script says the rest).
+		argv = append(argv, "-readnever")
+	}
+	for _, s := range []struct{ flag, text string }{{"-ix", sc.Early}, {"-x", sc.Late}} {
+		f, err := tempFile(dir, s.text)
+		if err != nil {
+			return err
+		}
+		defer f.Cleanup()
+		// gdb opens -ix and -x files by name after tilde expansion: refuse
+		// a name it would read as another.
+		if _, err := gdbgen.SourceLine(f.Name()); err != nil {
+			return t.fail(KindScriptPath, fmt.Errorf("dump: %w", err))
+		}
+		argv = append(argv, s.flag, f.Name())
+	}
+	if t.PID != 0 {
+		argv = append(argv, "--pid="+strconv.Itoa(t.PID))
+	} else {
+		argv = append(argv, "--exec="+t.Info.Exe, "--core="+t.Core)
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	// The walker keeps to its own time budget; should gdb itself hang
+	// (a read that never returns), it is stopped, and so detaches from
+	// the process, well after that.
+	gctx, cancel := ctx, context.CancelFunc(func() {})
+	if opts.Timeout > 0 {
+		gctx, cancel = context.WithTimeout(ctx, GDBGrace(opts.Timeout))
+	}
+	defer cancel()
+	log, runErr := svc.Run(gctx, svc.Env, gdb, argv...)
+	if opts.Verbose {
+		io.WriteString(svc.Stderr, log)
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if gctx.Err() != nil {
+		return t.fail(KindTimeout, fmt.Errorf("%s: gdb did not finish within %v; it was stopped (the process is not left stopped)", t.name(), GDBGrace(opts.Timeout)))
+	}
+	data, err := os.ReadFile(out.Name())
+	if err != nil || len(data) == 0 {
+		return t.gdbFailure(log, runErr)
+	}
+	wd, err := ParseWalker(data)
+	if err != nil {
+		return err
+	}
+	if opts.Verbose {
+		fmt.Fprintf(svc.Stderr, "pyattach: the walk made %s memory reads (%s bytes) in %.2fs\n", Thousands(wd.Cost.Reads), Thousands(wd.Cost.Bytes), wd.Cost.Seconds)
+	}
+	if wd.Error != "" {
+		if msg := gdbAttachError(log); msg != "" {
+			return t.gdbFailure(log, runErr)
+		}
+		return t.fail(KindWalker, fmt.Errorf("%s: %s", t.name(), textline.Escape(wd.Error)))
+	}
+	h := Header{PID: t.PID, Core: t.Core, Version: t.Res.Python.Version}
+	if t.Info != nil {
+		h.CorePID = t.Info.PID
+	}
+	res, text, warnings := Render(h, wd, opts.Native)
+	for _, w := range warnings {
+		fmt.Fprintf(svc.Stderr, "pyattach: warning: %s\n", w)
+	}
+	if opts.JSON {
+		err = svc.WriteJSON(svc.Stdout, res)
+	} else {
+		_, err = io.WriteString(svc.Stdout, text)
+	}
+	if err != nil {
+		return err
+	}
+	if wd.Truncated != "" {
+		fmt.Fprintf(svc.Stderr, "pyattach: walk stopped: %s; output is partial\n", wd.Truncated)
+		return ErrPartial
+	}
+	return nil
+}
+
+// tempFile writes text to a new temporary file in dir.
+func tempFile(dir, text string) (*safefs.TempFile, error) {
+	f, err := safefs.CreateTemp(dir)
+	if err != nil {
+		return nil, &Error{Kind: KindWorkDir, Err: err}
+	}
+	if _, err := io.WriteString(f, text); err != nil {
+		f.Cleanup()
+		return nil, &Error{Kind: KindWorkDir, Err: err}
+	}
+	if err := f.Close(); err != nil {
+		f.Cleanup()
+		return nil, &Error{Kind: KindWorkDir, Err: err}
+	}
+	return f, nil
+}
+
+// gdbAttachError returns gdb's line saying why it could not attach or
+// open the core, or "".
+func gdbAttachError(out string) string {
+	for _, l := range strings.Split(out, "\n") {
+		if strings.HasPrefix(l, "ptrace: ") || strings.Contains(l, "Could not attach") ||
+			strings.Contains(l, "No such process") || strings.HasPrefix(l, "Couldn't get registers") ||
+			strings.Contains(l, "is not a core dump") {
+			return strings.TrimSpace(l)
+		}
+	}
+	return ""
+}
+
+// gdbFailure is the error when gdb wrote no stacks.
+func (t *Target) gdbFailure(out string, runErr error) error {
+	msg := gdbAttachError(out)
+	if strings.Contains(msg, "ptrace") || strings.Contains(msg, "attach") {
+		e := t.fail(KindAttach, fmt.Errorf("%s: gdb cannot attach: %s", t.name(), msg))
+		e.Tracer = TracerOf(t.procRoot, t.PID)
+		return e
+	}
+	if msg == "" {
+		lines := strings.Split(strings.TrimSpace(out), "\n")
+		msg = lines[len(lines)-1]
+	}
+	if runErr != nil && msg == "" {
+		msg = runErr.Error()
+	}
+	return t.fail(KindNoStacks, fmt.Errorf("%s: gdb wrote no stacks: %s", t.name(), msg))
+}

@@ -1,0 +1,195 @@
+package dump
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/pyattach/pyattach/cmd/internal/textline"
+)
+
+// Output is what --json prints; its fields are documented in the
+// command's help and in README.md.
+type Output struct {
+	PID       int      `json:"pid,omitempty"`
+	Core      string   `json:"core,omitempty"`
+	Python    Python   `json:"python"`
+	Threads   []Thread `json:"threads"`
+	Truncated string   `json:"truncated,omitempty"`
+}
+
+// Python is the interpreter of the target.
+type Python struct {
+	Version string `json:"version"`
+}
+
+// Thread is one OS thread and its stacks, innermost frame first.
+type Thread struct {
+	TID             int            `json:"tid"`
+	Name            *string        `json:"name"`
+	Frames          []Frame        `json:"frames"`
+	FramesOmitted   int            `json:"frames_omitted,omitempty"`
+	FramesOmittedAt int            `json:"frames_omitted_at,omitempty"`
+	Partial         bool           `json:"partial,omitempty"`
+	Native          *[]NativeFrame `json:"native,omitempty"`
+}
+
+// Frame is a Python frame.
+type Frame struct {
+	Function string `json:"function"`
+	File     string `json:"file"`
+	Line     *int   `json:"line"`
+}
+
+// NativeFrame is one of gdb's own frames (--native).
+type NativeFrame struct {
+	Function *string `json:"function"`
+	File     *string `json:"file"`
+	Line     *int    `json:"line"`
+	PC       uint64  `json:"pc"`
+}
+
+// Walker is what pyattach_gdb.dump writes.
+type Walker struct {
+	Error     string `json:"error"`
+	Truncated string `json:"truncated"`
+	// Cost is what the walk spent of its budget.
+	Cost struct {
+		Reads   int     `json:"reads"`
+		Bytes   int     `json:"bytes"`
+		Seconds float64 `json:"seconds"`
+	} `json:"cost"`
+	Threads []WalkerThread `json:"threads"`
+}
+
+// WalkerThread is a thread as the walker writes it.
+type WalkerThread struct {
+	TID             int            `json:"tid"`
+	Name            *string        `json:"name"`
+	Error           string         `json:"error"`
+	FramesOmitted   int            `json:"frames_omitted"`
+	FramesOmittedAt int            `json:"frames_omitted_at"`
+	Partial         bool           `json:"partial"`
+	Frames          []WalkerFrame  `json:"frames"`
+	Native          *[]NativeFrame `json:"native"`
+}
+
+// WalkerFrame is a Python frame with its source line, when read.
+type WalkerFrame struct {
+	Frame
+	Source *string `json:"source"`
+}
+
+// ParseWalker reads the walker's JSON.
+func ParseWalker(data []byte) (*Walker, error) {
+	var wd Walker
+	if err := json.Unmarshal(data, &wd); err != nil {
+		return nil, fmt.Errorf("dump: pyattach's walker wrote bad JSON: %w", err)
+	}
+	return &wd, nil
+}
+
+// Header is what the first line of the text output names.
+type Header struct {
+	// PID is the process's, or Core the core file's (CorePID: the
+	// process it was written from).
+	PID     int
+	Core    string
+	CorePID int
+	Version string
+}
+
+// Render turns the walker's dump into the JSON value and the text
+// output, and returns one warning per thread the walker could not read.
+// native asks for a native list on every thread (empty when gdb gave
+// none). Every string the target controls is escaped in the text
+// (textline.Escape); the JSON keeps them as they are.
+func Render(h Header, wd *Walker, native bool) (Output, string, []string) {
+	res := Output{PID: h.PID, Core: h.Core, Python: Python{Version: h.Version}, Threads: []Thread{}, Truncated: wd.Truncated}
+	var text strings.Builder
+	if h.Core == "" {
+		fmt.Fprintf(&text, "Process %d: Python %s, %d threads\n", h.PID, h.Version, len(wd.Threads))
+	} else {
+		fmt.Fprintf(&text, "Core %s (process %d): Python %s, %d threads\n", h.Core, h.CorePID, h.Version, len(wd.Threads))
+	}
+	var warnings []string
+	for _, th := range wd.Threads {
+		dt := Thread{TID: th.TID, Name: th.Name, Frames: []Frame{}, Native: th.Native,
+			FramesOmitted: th.FramesOmitted, FramesOmittedAt: th.FramesOmittedAt, Partial: th.Partial}
+		if native && dt.Native == nil {
+			dt.Native = &[]NativeFrame{}
+		}
+		if th.Error != "" {
+			warnings = append(warnings, fmt.Sprintf("thread %d: %s", th.TID, textline.Escape(th.Error)))
+		}
+		text.WriteString("\nThread " + strconv.Itoa(th.TID))
+		if th.Name != nil {
+			text.WriteString(` "` + textline.Escape(*th.Name) + `"`)
+		}
+		text.WriteString(":\n")
+		if len(th.Frames) == 0 && !th.Partial {
+			text.WriteString("Unable to locate python frame\n")
+		} else {
+			text.WriteString("Traceback (most recent call first):\n")
+		}
+		for i, f := range th.Frames {
+			if th.FramesOmitted > 0 && i == th.FramesOmittedAt {
+				text.WriteString(OmittedLine(th.FramesOmitted))
+			}
+			dt.Frames = append(dt.Frames, f.Frame)
+			line := "?"
+			if f.Line != nil {
+				line = strconv.Itoa(*f.Line)
+			}
+			fmt.Fprintf(&text, "  File \"%s\", line %s, in %s\n", textline.Escape(f.File), line, textline.Escape(f.Function))
+			if f.Source != nil && *f.Source != "" {
+				text.WriteString("    " + textline.Escape(*f.Source) + "\n")
+			}
+		}
+		if th.FramesOmitted > 0 && th.FramesOmittedAt >= len(th.Frames) {
+			text.WriteString(OmittedLine(th.FramesOmitted))
+		}
+		if th.Partial {
+			text.WriteString("  ... stack not read further: the walk stopped ...\n")
+		}
+		if th.Native != nil {
+			text.WriteString("Native stack (most recent call first):\n")
+			for i, n := range *th.Native {
+				fn := "??"
+				if n.Function != nil {
+					fn = textline.Escape(*n.Function)
+				}
+				fmt.Fprintf(&text, "  #%-2d 0x%016x in %s ()", i, n.PC, fn)
+				if n.File != nil {
+					fmt.Fprintf(&text, " at %s", textline.Escape(*n.File))
+					if n.Line != nil {
+						fmt.Fprintf(&text, ":%d", *n.Line)
+					}
+				}
+				text.WriteString("\n")
+			}
+		}
+		res.Threads = append(res.Threads, dt)
+	}
+	return res, text.String(), warnings
+}
+
+// OmittedLine is the line that stands for n frames not shown, as the
+// walker's omitted_line writes it in py-bt.
+func OmittedLine(n int) string {
+	word := "frames"
+	if n == 1 {
+		word = "frame"
+	}
+	return fmt.Sprintf("  ... %s %s not shown ...\n", Thousands(n), word)
+}
+
+// Thousands is n with commas between groups of three digits.
+func Thousands(n int) string {
+	s := strconv.Itoa(n)
+	for i := len(s) - 3; i > 0 && s[i-1] != '-'; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}

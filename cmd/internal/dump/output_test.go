@@ -1,0 +1,208 @@
+package dump
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func render(t *testing.T, h Header, native bool, walkerJSON string) (Output, string, []string) {
+	t.Helper()
+	wd, err := ParseWalker([]byte(walkerJSON))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Render(h, wd, native)
+}
+
+func checkText(t *testing.T, got, want string) {
+	t.Helper()
+	if got != want {
+		t.Errorf("text:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+func TestRenderFrames(t *testing.T) {
+	res, text, warnings := render(t, Header{PID: 42, Version: "3.11.2"}, false, `{
+	  "threads": [
+	    {"tid": 42, "name": "python3", "frames": [
+	      {"function": "leaf", "file": "/app.py", "line": 4, "source": "time.sleep(1)"},
+	      {"function": "<module>", "file": "/app.py", "line": null, "source": null}]},
+	    {"tid": 43, "name": null, "frames": [], "error": "bad\u001b[2J thread state"}
+	  ],
+	  "cost": {"reads": 1234, "bytes": 56789, "seconds": 0.01}}`)
+	checkText(t, text, `Process 42: Python 3.11.2, 2 threads
+
+Thread 42 "python3":
+Traceback (most recent call first):
+  File "/app.py", line 4, in leaf
+    time.sleep(1)
+  File "/app.py", line ?, in <module>
+
+Thread 43:
+Unable to locate python frame
+`)
+	if len(warnings) != 1 || warnings[0] != `thread 43: bad\x1b[2J thread state` {
+		t.Errorf("warnings = %q", warnings)
+	}
+	b, _ := json.Marshal(res)
+	want := `{"pid":42,"python":{"version":"3.11.2"},"threads":[{"tid":42,"name":"python3","frames":[{"function":"leaf","file":"/app.py","line":4},{"function":"\u003cmodule\u003e","file":"/app.py","line":null}]},{"tid":43,"name":null,"frames":[]}]}`
+	if string(b) != want {
+		t.Errorf("JSON:\n%s\nwant:\n%s", b, want)
+	}
+}
+
+// What the target names (code objects, files, its thread, source
+// lines) is escaped in the text and kept as it is in the JSON.
+func TestRenderEscapes(t *testing.T) {
+	res, text, _ := render(t, Header{Core: "core.7", CorePID: 7, Version: "3.12.1"}, false, `{"threads": [
+	  {"tid": 7, "name": "r\u001b]0;T\u0007", "frames": [
+	    {"function": "f\nFile \"x\"", "file": "/a\u001b[31m.py", "line": 1, "source": "x = '\u202e'"}]}]}`)
+	checkText(t, text, `Core core.7 (process 7): Python 3.12.1, 1 threads
+
+Thread 7 "r\x1b]0;T\x07":
+Traceback (most recent call first):
+  File "/a\x1b[31m.py", line 1, in f\nFile "x"
+    x = '\u202e'
+`)
+	if f := res.Threads[0].Frames[0]; f.Function != "f\nFile \"x\"" || f.File != "/a\x1b[31m.py" || *res.Threads[0].Name != "r\x1b]0;T\x07" {
+		t.Errorf("JSON changed what the target wrote: %+v", res.Threads[0])
+	}
+	if res.Core != "core.7" || res.PID != 0 {
+		t.Errorf("core %q pid %d", res.Core, res.PID)
+	}
+}
+
+func TestRenderOmittedFrames(t *testing.T) {
+	frames := func(names ...string) string {
+		var fs []string
+		for _, n := range names {
+			fs = append(fs, `{"function": "`+n+`", "file": "d.py", "line": 1}`)
+		}
+		return strings.Join(fs, ",")
+	}
+	res, text, _ := render(t, Header{PID: 1, Version: "3.11"}, false, `{"threads": [
+	  {"tid": 1, "frames": [`+frames("in1", "in2", "out1", "out2")+`], "frames_omitted": 5906, "frames_omitted_at": 2},
+	  {"tid": 2, "frames": [`+frames("only")+`], "frames_omitted": 1, "frames_omitted_at": 1}]}`)
+	checkText(t, text, `Process 1: Python 3.11, 2 threads
+
+Thread 1:
+Traceback (most recent call first):
+  File "d.py", line 1, in in1
+  File "d.py", line 1, in in2
+  ... 5,906 frames not shown ...
+  File "d.py", line 1, in out1
+  File "d.py", line 1, in out2
+
+Thread 2:
+Traceback (most recent call first):
+  File "d.py", line 1, in only
+  ... 1 frame not shown ...
+`)
+	if th := res.Threads[0]; th.FramesOmitted != 5906 || th.FramesOmittedAt != 2 || len(th.Frames) != 4 {
+		t.Errorf("JSON thread: %+v", th)
+	}
+}
+
+func TestRenderTruncatedWalk(t *testing.T) {
+	res, text, _ := render(t, Header{PID: 9, Version: "3.13.1"}, false, `{
+	  "truncated": "500000 memory reads", "threads": [
+	  {"tid": 9, "frames": [{"function": "f", "file": "p.py", "line": 3}], "partial": true},
+	  {"tid": 10, "frames": [], "partial": true}]}`)
+	checkText(t, text, `Process 9: Python 3.13.1, 2 threads
+
+Thread 9:
+Traceback (most recent call first):
+  File "p.py", line 3, in f
+  ... stack not read further: the walk stopped ...
+
+Thread 10:
+Traceback (most recent call first):
+  ... stack not read further: the walk stopped ...
+`)
+	b, _ := json.Marshal(res)
+	if !strings.Contains(string(b), `"partial":true`) || !strings.HasSuffix(string(b), `"truncated":"500000 memory reads"}`) {
+		t.Errorf("JSON: %s", b)
+	}
+}
+
+func TestRenderNative(t *testing.T) {
+	res, text, _ := render(t, Header{PID: 5, Version: "3.11.2"}, true, `{"threads": [
+	  {"tid": 5, "name": "python3", "frames": [{"function": "f", "file": "n.py", "line": 2}], "native": [
+	    {"function": "clock_nanosleep", "file": null, "line": null, "pc": 140000000000000},
+	    {"function": "pysleep", "file": "./Modules/timemodule.c", "line": 2098, "pc": 5000000},
+	    {"function": "evil\u001b[2J", "file": "/x\u0007.c", "line": null, "pc": 16},
+	    {"function": null, "file": null, "line": null, "pc": 0}]},
+	  {"tid": 6, "frames": []}]}`)
+	checkText(t, text, `Process 5: Python 3.11.2, 2 threads
+
+Thread 5 "python3":
+Traceback (most recent call first):
+  File "n.py", line 2, in f
+Native stack (most recent call first):
+  #0  0x00007f544a44c000 in clock_nanosleep ()
+  #1  0x00000000004c4b40 in pysleep () at ./Modules/timemodule.c:2098
+  #2  0x0000000000000010 in evil\x1b[2J () at /x\x07.c
+  #3  0x0000000000000000 in ?? ()
+
+Thread 6:
+Unable to locate python frame
+`)
+	if n := res.Threads[1].Native; n == nil || len(*n) != 0 {
+		t.Errorf("--native: a thread without C frames has native %v, want []", n)
+	}
+	if n := *res.Threads[0].Native; len(n) != 4 || *n[1].Line != 2098 || n[3].Function != nil {
+		t.Errorf("native frames: %+v", n)
+	}
+}
+
+func TestParseWalkerBad(t *testing.T) {
+	if _, err := ParseWalker([]byte(`{"threads": [`)); err == nil || !strings.Contains(err.Error(), "bad JSON") {
+		t.Errorf("ParseWalker = %v, want a bad-JSON error", err)
+	}
+}
+
+func TestThousands(t *testing.T) {
+	for n, want := range map[int]string{0: "0", 999: "999", 1000: "1,000", 5906: "5,906", 1234567: "1,234,567", -1000: "-1,000"} {
+		if got := Thousands(n); got != want {
+			t.Errorf("Thousands(%d) = %q, want %q", n, got, want)
+		}
+	}
+}
+
+// gdb's messages decide the error: attaching refused (with the tracer
+// that holds the process), or its last line.
+func TestGDBFailure(t *testing.T) {
+	proc := t.TempDir()
+	for p, files := range map[string]map[string]string{
+		"42": {"status": "Name:\tpython3\nTracerPid:\t77\n"},
+		"77": {"comm": "strace\n"},
+		"43": {"status": "TracerPid:\t0\n"},
+	} {
+		os.MkdirAll(filepath.Join(proc, p), 0o755)
+		for n, c := range files {
+			os.WriteFile(filepath.Join(proc, p, n), []byte(c), 0o644)
+		}
+	}
+	for _, tt := range []struct {
+		pid    int
+		out    string
+		kind   Kind
+		tracer string
+		msg    string
+	}{
+		{42, "Attaching to process 42\nptrace: Operation not permitted.\n", KindAttach, "77 (strace)", "dump 42: gdb cannot attach: ptrace: Operation not permitted."},
+		{43, "Could not attach to process.  If your uid matches...\n", KindAttach, "", "dump 43: gdb cannot attach: Could not attach to process.  If your uid matches..."},
+		{43, "warning: something\nPython Exception <class 'ImportError'>: nope\n", KindNoStacks, "", "dump 43: gdb wrote no stacks: Python Exception <class 'ImportError'>: nope"},
+	} {
+		tg := &Target{PID: tt.pid, procRoot: proc}
+		err := tg.gdbFailure(tt.out, nil)
+		var e *Error
+		if !errors.As(err, &e) || e.Kind != tt.kind || e.Tracer != tt.tracer || err.Error() != tt.msg {
+			t.Errorf("gdbFailure(%q) = %v (%+v), want kind %d, tracer %q, %q", tt.out, err, e, tt.kind, tt.tracer, tt.msg)
+		}
+	}
+}

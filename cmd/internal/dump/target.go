@@ -1,0 +1,202 @@
+package dump
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/pyattach/pyattach/cmd/internal/planner"
+	"github.com/pyattach/pyattach/cmd/internal/target"
+	"github.com/pyattach/pyattach/detect/core"
+	"github.com/pyattach/pyattach/detect/elfinfo"
+	"github.com/pyattach/pyattach/detect/proc"
+	"github.com/pyattach/pyattach/detect/pyinfo"
+	"github.com/pyattach/pyattach/detect/safefs"
+)
+
+// Target is what dump works on: a live process or a core.
+type Target struct {
+	PID  int
+	Core string
+	Info *core.Info // the core's notes
+	Res  *target.Result
+	// procRoot is the proc file system.
+	procRoot string
+}
+
+// name leads the target's errors.
+func (t *Target) name() string {
+	if t.PID != 0 {
+		return "dump " + strconv.Itoa(t.PID)
+	}
+	return "dump " + t.Core
+}
+
+// fail is an error of kind k about t.
+func (t *Target) fail(k Kind, err error) *Error {
+	return &Error{Kind: k, Err: err, PID: t.PID, Core: t.Core}
+}
+
+// Resolve finds the interpreter of a PID or of a core's executable.
+// A target that is no Python process but has Python children is
+// returned as target.Resolve's *target.NotPythonError, wrapped.
+func Resolve(ctx context.Context, arg string, svc *Services) (*Target, error) {
+	t := &Target{procRoot: svc.ProcRoot}
+	opts := target.Options{ProcRoot: svc.ProcRoot, Env: svc.Env, Cwd: svc.Cwd, NoModules: true}
+	tgt := arg
+	if target.IsPID(arg) {
+		pid, err := strconv.Atoi(arg)
+		if err != nil || pid <= 0 {
+			return nil, &Error{Kind: KindTarget, Err: fmt.Errorf("dump: %q is not a valid process id", arg)}
+		}
+		t.PID = pid
+	} else {
+		if _, err := os.Stat(arg); err != nil {
+			return nil, &Error{Kind: KindTarget, Err: fmt.Errorf("dump: %w", err)}
+		}
+		info, err := planner.ReadCore(arg)
+		if err != nil {
+			if errors.Is(err, core.ErrNotCore) || errors.Is(err, elfinfo.ErrNotELF) || errors.Is(err, elfinfo.ErrCorrupt) {
+				return nil, &Error{Kind: KindNotCore, Err: fmt.Errorf("dump %s: %w", arg, err), Core: arg}
+			}
+			return nil, fmt.Errorf("dump: %w", err)
+		}
+		t.Core, t.Info, tgt = arg, info, info.Exe
+	}
+	res, err := target.Resolve(ctx, tgt, opts)
+	if err != nil {
+		var np *target.NotPythonError
+		if errors.As(err, &np) && len(np.Children) > 0 {
+			return nil, fmt.Errorf("dump: %w", err)
+		}
+		if errors.Is(err, target.ErrNotPython) {
+			return nil, t.fail(KindNotPython, fmt.Errorf("dump %s: %w", arg, err))
+		}
+		return nil, fmt.Errorf("dump %s: %w", arg, err)
+	}
+	if res.Python.Version == "" {
+		return nil, t.fail(KindNoVersion, fmt.Errorf("dump %s: the Python version of %s is not known", arg, res.Interpreter))
+	}
+	t.Res = res
+	return t, nil
+}
+
+// RuntimeAddress is _PyRuntime's address in the process or core: the
+// symbol's value in the module that defines it (libpython, else the
+// executable) plus that module's load bias, from /proc/PID/maps or the
+// core's NT_FILE mappings. No debug information is read.
+func (t *Target) RuntimeAddress() (uint64, error) {
+	var (
+		elfFile   io.ReaderAt
+		closer    io.Closer
+		start     uint64
+		offset    uint64
+		module    string
+		wantBuild string
+	)
+	if t.PID != 0 {
+		pr := proc.New(t.procRoot)
+		maps, err := pr.Maps(t.PID)
+		if err != nil {
+			return 0, fmt.Errorf("dump %d: %w", t.PID, err)
+		}
+		var m *proc.Mapping
+		for i := range maps {
+			p := maps[i].Path
+			if t.Res.Libpython != "" && pyinfo.IsLibpython(path.Base(p)) ||
+				t.Res.Libpython == "" && (p == t.Res.Exe || strings.HasSuffix(p, t.Res.Exe) && t.Res.Container) {
+				m = &maps[i]
+				break
+			}
+		}
+		if m == nil {
+			return 0, fmt.Errorf("dump %d: the module defining _PyRuntime is not mapped", t.PID)
+		}
+		start, offset, module = m.Start, m.Offset, m.Path
+		var f fs.File
+		switch {
+		case t.Res.Libpython == "":
+			f, err = pr.OpenExe(t.PID)
+		case m.Deleted:
+			f, err = pr.OpenMapFile(t.PID, *m)
+		default:
+			f, err = pr.OpenInRoot(t.PID, t.Res.Libpython)
+		}
+		if err != nil {
+			return 0, fmt.Errorf("dump %d: %w", t.PID, err)
+		}
+		ra, ok := f.(io.ReaderAt)
+		if !ok {
+			f.Close()
+			return 0, fmt.Errorf("dump %d: %s cannot be read at offsets", t.PID, module)
+		}
+		elfFile, closer = ra, f
+	} else {
+		var file *core.File
+		for i := range t.Info.Files {
+			p := t.Info.Files[i].Path
+			if t.Res.Libpython != "" && pyinfo.IsLibpython(path.Base(p)) || t.Res.Libpython == "" && p == t.Info.Exe {
+				file = &t.Info.Files[i]
+				break
+			}
+		}
+		if file == nil {
+			return 0, fmt.Errorf("dump %s: the module defining _PyRuntime is not among the core's mappings", t.Core)
+		}
+		start, offset, module, wantBuild = file.Start, file.Offset, file.Path, file.BuildID
+		f, err := safefs.Open(file.Path)
+		if err != nil {
+			e := t.fail(KindCoreFile, fmt.Errorf("dump %s: %w", t.Core, err))
+			e.Path = file.Path
+			return 0, e
+		}
+		elfFile, closer = f, f
+	}
+	defer closer.Close()
+	if wantBuild != "" {
+		if id, err := elfinfo.ReadBuildID(elfFile); err == nil && id != wantBuild {
+			return 0, t.fail(KindCoreChanged, fmt.Errorf("dump %s: %s has build-id %s, the core's has %s", t.Core, module, id, wantBuild))
+		}
+	}
+	rt, err := pyinfo.ReadRuntime(elfFile)
+	if err != nil {
+		if errors.Is(err, pyinfo.ErrNoRuntime) {
+			return 0, t.fail(KindNoRuntime, fmt.Errorf("%s: %s has no _PyRuntime symbol (Python %s)", t.name(), module, t.Res.Python.Version))
+		}
+		return 0, fmt.Errorf("%s: %s: %w", t.name(), module, err)
+	}
+	addr, ok := rt.Address(start, offset)
+	if !ok {
+		return 0, fmt.Errorf("%s: the mapping of %s at %#x (offset %#x) is not one of its segments", t.name(), module, start, offset)
+	}
+	return addr, nil
+}
+
+// TracerOf names the process tracing pid ("1234 (strace)"), or "".
+func TracerOf(procRoot string, pid int) string {
+	b, err := os.ReadFile(filepath.Join(procRoot, strconv.Itoa(pid), "status"))
+	if err != nil {
+		return ""
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, "TracerPid:"); ok {
+			v = strings.TrimSpace(v)
+			if v == "" || v == "0" {
+				return ""
+			}
+			comm, _ := os.ReadFile(filepath.Join(procRoot, v, "comm"))
+			if c := strings.TrimSpace(string(comm)); c != "" {
+				return v + " (" + c + ")"
+			}
+			return v
+		}
+	}
+	return ""
+}

@@ -1,0 +1,83 @@
+package gdbgen
+
+import (
+	"strconv"
+	"unicode/utf8"
+
+	"github.com/pyattach/pyattach/gdbgen/plan"
+	"github.com/pyattach/pyattach/gdbgen/pyquote"
+)
+
+// Dump returns the script `pyattach dump` runs in gdb for d: the Early
+// part (-ix) holds gdb's settings, the Late part (-x) sets the walker up
+// and writes every thread's stacks to d.Output. Without d.Native gdb
+// reads no debug information: it must also be started with -readnever,
+// which has no setting. With d.Native, that plan's own scripts come
+// first, as `pyattach gdb` would run them. It fails, naming the path,
+// when a path cannot reach gdb exactly.
+func Dump(d plan.Dump) (Script, error) {
+	var g gen
+	head := header(plan.Plan{Target: d.Target})
+	if d.Native != nil {
+		p := *d.Native
+		p.Walker = nil // set up below, with _PyRuntime's address
+		var err error
+		if g, err = build(p); err != nil {
+			return Script{}, err
+		}
+		head = header(p)
+	} else {
+		g.early = append(g.early, block{
+			"No debug information (with gdb -readnever): no separate debug files, no debuginfod, no shared\n" +
+				"library's symbols (libc's minimal symbols only, for thread debugging), no auto-loaded scripts.",
+			[]string{"set auto-load off", "set debug-file-directory", "set debuginfod enabled off", "set auto-solib-add off"},
+		})
+	}
+	g.early = append(g.early, block{"Batch output: no pager.", []string{"set pagination off"}})
+	lines, err := dumpBlock(d)
+	if err != nil {
+		return Script{}, err
+	}
+	g.late = append(g.late, block{
+		"pyattach's walker, told where _PyRuntime is, writes every thread's stacks as JSON.",
+		lines,
+	})
+	return Script{
+		Early: head + "#\n# Early part: load with gdb -ix, before gdb loads the program.\n" + join(g.early),
+		Late:  head + "#\n# Late part: load with gdb -x, after gdb has loaded the program.\n" + join(g.late),
+	}, nil
+}
+
+// dumpBlock imports the walker, sets it up and runs its dump.
+func dumpBlock(d plan.Dump) ([]string, error) {
+	w := d.Walker
+	if err := checkPy("walker directory", w.Dir, false); err != nil {
+		return nil, err
+	}
+	if w.Root != "" {
+		if err := checkPy("walker root", w.Root, false); err != nil {
+			return nil, err
+		}
+	}
+	if err := checkPy("dump output", d.Output, false); err != nil {
+		return nil, err
+	}
+	for _, v := range []struct{ what, s string }{{"walker version", w.Version}, {"walker flags", w.ABIFlags}} {
+		if !utf8.ValidString(v.s) {
+			return nil, &PathError{v.what, v.s, "not valid UTF-8"}
+		}
+	}
+	return []string{
+		"python",
+		"import sys",
+		"sys.path.insert(0, " + pyquote.String(w.Dir) + ")",
+		"import pyattach_gdb",
+		"pyattach_gdb.setup(version=" + pyquote.String(w.Version) + ", flags=" + pyquote.String(w.ABIFlags) +
+			", root=" + pyquote.String(w.Root) + ", runtime=0x" + strconv.FormatUint(d.Runtime, 16) + w.Creds.PyArg() + ")",
+		"pyattach_gdb.dump(" + pyquote.String(d.Output) + ", native=" + pyquote.Bool(d.Native != nil) +
+			", source=" + pyquote.Bool(d.Source) + ", max_frames=" + strconv.FormatUint(uint64(d.MaxFrames), 10) +
+			", max_reads=" + strconv.FormatUint(uint64(d.MaxReads), 10) +
+			", timeout=" + strconv.FormatFloat(d.Timeout.Seconds(), 'g', -1, 64) + ")",
+		"end",
+	}, nil
+}
