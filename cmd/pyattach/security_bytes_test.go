@@ -3,16 +3,19 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/pyattach/pyattach/cmd/internal/textline"
 	"github.com/pyattach/pyattach/detect/testenv"
 )
 
 // Bytes that are not UTF-8 in file names given on the command line reach
 // every consumer exactly (kong's mappers used to turn them into U+FFFD),
 // or are refused with the bytes escaped where the consumer cannot carry
-// them (JSON, gdb and lldb scripts).
+// them (JSON, gdb and lldb scripts); text output shows them escaped as
+// \xNN (textline.Escape: a stray byte may be half of a terminal escape).
 func TestSecurityNonUTF8Args(t *testing.T) {
 	dir := t.TempDir()
 	py := fakePython(t, dir)
@@ -39,17 +42,22 @@ func TestSecurityNonUTF8Args(t *testing.T) {
 		return out, err
 	}
 
+	shown := textline.Escape(exe) // dir/py\xff, as text
+	if shown != filepath.Join(dir, `py\xff`) {
+		t.Fatalf("textline.Escape(%q) = %q", exe, shown)
+	}
+	exeLine := regexp.MustCompile(`(?m)^exe +` + regexp.QuoteMeta(shown) + `$`)
 	out, err := run("--offline", "resolve", exe)
-	if err != nil || !strings.Contains(out, "exe         "+exe+"\n") {
+	if err != nil || !exeLine.MatchString(out) {
 		t.Errorf("resolve %q: %v\n%s", exe, err, out)
 	}
 	out, err = run("--offline", "--debug-dir", dd, "debuginfo", exe)
-	if err != nil || !strings.Contains(out, exe+"\t") {
+	if err != nil || !strings.Contains(out, shown+"  ") {
 		t.Errorf("debuginfo %q: %v\n%s", exe, err, out)
 	}
 	// The --debug-dir=DIR form and a relative target (made absolute).
 	out, err = run("--offline", "--debug-dir="+dd, "resolve", "py\xff")
-	if err != nil || !strings.Contains(out, "exe         "+exe+"\n") {
+	if err != nil || !exeLine.MatchString(out) {
 		t.Errorf("resolve py\\xff: %v\n%s", err, out)
 	}
 
