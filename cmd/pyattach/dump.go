@@ -22,8 +22,9 @@ type DumpCmd struct {
 	JSON    bool   `help:"Print one JSON object: pid or core, python.version, threads[] with tid, name, frames[] (function, file, line), innermost first."`
 	Native  bool   `help:"Load debug information as 'pyattach gdb' does and add each thread's C frames (JSON: native[] with function, file, line, pc)."`
 	Verbose bool   `short:"v" help:"Also print gdb's own messages and what the walk cost (memory reads, seconds), on stderr."`
-	// The walk's bounds; the defaults are the walker's (MAX_FRAMES,
-	// MAX_READS, TIMEOUT in pyattach_walk.py).
+	// The walk's bounds; the defaults are the walker's (MAX_FRAMES in
+	// pyattach_walk_frames.py, MAX_READS and TIMEOUT in
+	// pyattach_walk_memory.py).
 	MaxFrames uint          `name:"max-frames" default:"4096" placeholder:"N" help:"Of a stack deeper than N frames, show the innermost and the outermost halves and count the frames between (0: all)."`
 	MaxReads  uint          `name:"max-reads" default:"500000" placeholder:"N" help:"Stop the walk after N memory reads (0: no limit); the output is then partial and the exit code 3."`
 	Timeout   time.Duration `default:"20s" help:"Stop the walk after this long (0: no limit); the output is then partial and the exit code 3."`

@@ -31,7 +31,7 @@ func Last(s string) string {
 // paragraph separators and the bidirectional embeddings, overrides and
 // isolates, \xNN for each byte that is not UTF-8, and \\ for a
 // backslash (so an escaped form cannot be faked). Everything else is
-// kept. The walker's escape() (detect/pywalk/py/pyattach_walk.py) does
+// kept. The walker's escape() (detect/pywalk/py/pyattach_walk_text.py) does
 // the same in the debuggers; a test compares the two.
 func Escape(s string) string {
 	i := 0

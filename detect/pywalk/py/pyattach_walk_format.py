@@ -1,0 +1,117 @@
+"""What the walker's commands print, in CPython's formats: py-bt's
+traceback, py-list, py-locals, and the frame summary of py-up and
+py-down. Every string from the target is printed through escape()."""
+
+import re
+
+from pyattach_walk_memory import WalkError
+from pyattach_walk_source import MAX_SOURCE_LINE, SourceFiles, source_line, source_lines
+from pyattach_walk_text import bounded, escape, thousands
+
+
+def omitted_line(n):
+    """The line that stands for n frames not shown."""
+    return "  ... %s frame%s not shown ..." % (thousands(n), "" if n == 1 else "s")
+
+
+# The line after the frames of a stack not read to its end.
+NOT_READ_LINE = "  ... stack not read further: the walk stopped ..."
+
+
+def format_frames(frames, files=None, with_source=True):
+    """Frames as CPython's py-bt prints them, the target's strings
+    escaped, source lines read through files (a SourceFiles); a
+    FrameList's omitted frames as one line where they were, a partial
+    one's end marked."""
+    files = files or SourceFiles()
+    out = ["Traceback (most recent call first):"]
+    omitted, gap = getattr(frames, "omitted", 0), getattr(frames, "gap", 0)
+    for i, fr in enumerate(frames):
+        if omitted and i == gap:
+            out.append(omitted_line(omitted))
+        line = "?" if fr.lineno is None else str(fr.lineno)
+        out.append('  File "%s", line %s, in %s' % (escape(fr.filename), line, escape(fr.name)))
+        if with_source:
+            src = source_line(fr.filename, fr.lineno, files)
+            if src:
+                out.append("    " + escape(src))
+    if omitted and gap >= len(frames):
+        out.append(omitted_line(omitted))
+    if getattr(frames, "partial", False):
+        out.append(NOT_READ_LINE)
+    return "\n".join(out) + "\n"
+
+
+def format_locals(w, fr):
+    """py-locals of one frame in CPython's format: "name = repr" lines,
+    after a "Locals for NAME" line from 3.11 on (CPython's py-locals then
+    goes on with the callers run by the same C eval loop; this prints the
+    selected frame only)."""
+    out = []
+    if w.L.minor >= (3, 11):
+        out.append("Locals for %s" % escape(fr.name))
+    for name, value in w.locals(fr):
+        out.append("%s = %s" % (escape(name), value))
+    return "\n".join(out) + "\n"
+
+
+def parse_list_args(args):
+    """py-list's arguments: none, START (11 lines from START) or
+    START, END (inclusive); (None, None) for none."""
+    m = re.match(r"\s*(\d+)\s*,\s*(\d+)\s*$", args or "")
+    if m:
+        return int(m.group(1)), int(m.group(2))
+    m = re.match(r"\s*(\d+)\s*$", args or "")
+    if m:
+        return int(m.group(1)), int(m.group(1)) + 10
+    return None, None
+
+
+def format_list(fr, args="", files=None):
+    """py-list in CPython's format: the lines around the frame's current
+    line (five either side, or START[, END]), each number right-aligned in
+    four columns, the current one marked with ">"."""
+    if fr.lineno is None:
+        return "Unable to read python frame line number\n"
+    start, end = parse_list_args(args)
+    if start is None:
+        start, end = fr.lineno - 5, fr.lineno + 5
+    start = max(start, 1)
+    lines = source_lines(fr.filename, files or SourceFiles(), end)
+    if lines is None:
+        return "Unable to open %s\n" % escape(fr.filename)
+    out = []
+    for n in range(start, min(end, len(lines)) + 1):
+        mark = ">%d" % n if n == fr.lineno else str(n)
+        out.append("%4s    %s\n" % (mark, escape(bounded(lines[n - 1], MAX_SOURCE_LINE))))
+    return "".join(out)
+
+
+def format_summary(w, index, fr, files=None):
+    """What py-up and py-down print for the frame they select, as CPython
+    does: "#INDEX Frame 0xADDR, for file F, line N, in NAME (locals)" and
+    the source line. INDEX counts Python frames, innermost 0 (CPython's
+    counts gdb's C frames)."""
+    line = "?" if fr.lineno is None else str(fr.lineno)
+    try:
+        loc = ", ".join("%s=%s" % (escape(n), v) for n, v in w.locals(fr))
+    except WalkError:
+        loc = ""
+    head = bounded("Frame 0x%x, for file %s, line %s, in %s (%s)" % (fr.addr, escape(fr.filename), line, escape(fr.name), loc))
+    out = "#%d %s\n" % (index, head)
+    src = source_line(fr.filename, fr.lineno, files or SourceFiles())
+    if src:
+        out += "    %s\n" % escape(src)
+    return out
+
+
+def move_selection(frames, index, up):
+    """(new index, message) for py-up/py-down from the selected index:
+    None and CPython's message when there is no frame that way."""
+    if up:
+        if index + 1 < len(frames):
+            return index + 1, None
+        return None, "Unable to find an older python frame\n"
+    if index > 0:
+        return index - 1, None
+    return None, "Unable to find a newer python frame\n"

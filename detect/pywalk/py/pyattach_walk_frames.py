@@ -1,0 +1,352 @@
+"""Python frames and code objects: a thread's chain of frames (frame
+objects up to 3.10, _PyInterpreterFrame from 3.11), each frame's code
+object, line number and local variables."""
+
+import collections
+import struct
+
+from pyattach_walk_memory import BudgetExhausted, WalkError
+
+
+class Frame(object):
+    __slots__ = ("filename", "name", "qualname", "lineno", "code", "addr", "entry")
+
+    def __init__(self, filename, name, qualname, lineno, code, addr, entry=False):
+        self.filename = filename
+        self.name = name
+        self.qualname = qualname
+        self.lineno = lineno
+        self.code = code
+        self.addr = addr
+        self.entry = entry
+
+    def as_dict(self):
+        return {"function": self.name, "file": self.filename, "line": self.lineno}
+
+
+# _PyInterpreterFrame.owner values.
+_OWNED_BY_GENERATOR = 1
+
+# How many frames of one thread are kept by default: the innermost half
+# and the outermost half, with the count of those between (see frames).
+MAX_FRAMES = 4096
+# A code object's line table larger than this is not read (the line is
+# then unknown): real ones are a few KiB.
+_MAX_LINETABLE = 1 << 20
+# A code object with more locals than this is not read.
+_MAX_LOCALS = 1 << 16
+# co_localspluskinds bits (3.11+).
+_CO_FAST_HIDDEN = 0x10
+_CO_FAST_LOCAL = 0x20
+
+
+class FrameList(list):
+    """A thread's frames, innermost first, as Walker.frames keeps them:
+    omitted frames were counted but not kept, between frames[gap - 1]
+    and frames[gap]; partial is True when the chain was not read to its
+    end (the walk's budget ran out)."""
+
+    omitted = 0
+    gap = 0
+    partial = False
+
+
+# Frames from 3.12 on: frames whose owner is FRAME_OWNED_BY_CSTACK (3.12,
+# 3.13: 3; 3.14: 4) or FRAME_OWNED_BY_INTERPRETER (3.14+: 3), the
+# interpreter's own entry and base frames, hold no Python code. Checked
+# against the DWARF of enum _frameowner by the roots test.
+_FIRST_SKIPPED_OWNER = 3
+
+
+def frame_owner_skipped(minor):
+    """The first _PyInterpreterFrame.owner value that is not a Python
+    function's frame (every higher one is not either), or None."""
+    if minor >= (3, 12):
+        return _FIRST_SKIPPED_OWNER
+    return None
+
+
+def executable_mask(minor):
+    """What keeps the object pointer of _PyInterpreterFrame.f_executable:
+    from 3.14 on a _PyStackRef whose low bits are tags (Py_TAG_BITS: 1 in
+    3.14, 3 in 3.15); objects are at least 8-byte aligned."""
+    if minor >= (3, 14):
+        return ~7 & 0xFFFFFFFFFFFFFFFF
+    return 0xFFFFFFFFFFFFFFFF
+
+
+class Frames(object):
+    """The Walker's reads of frames and code objects: through its memory
+    (pyattach_walk_memory.Memory) with self.L (the Layout), its objects
+    (pyattach_walk_objects.Objects) for names and values, and
+    self.max_frames; code objects are kept in self._codes."""
+
+    # Frames.
+    def frames(self, tstate, max_frames=None):
+        """The Python frames of a thread, innermost first, as a FrameList.
+        The whole chain is followed (until it ends, loops or the budget
+        runs out) and counted; of more than max_frames (the walker's
+        max_frames when None; 0 keeps all) the innermost half and the
+        outermost half are kept, the count of those between is omitted."""
+        limit = self.max_frames if max_frames is None else max_frames
+        if self.L.minor >= (3, 11):
+            refs = self._frame_refs_311(tstate)
+        else:
+            refs = self._frame_refs_37(tstate)
+        head, tail, total, partial = [], None, 0, False
+        if limit:
+            tail = collections.deque(maxlen=limit // 2)
+        try:
+            for ref in refs:
+                total += 1
+                if not limit or len(head) < limit - limit // 2:
+                    head.append(ref)
+                else:
+                    tail.append(ref)
+        except BudgetExhausted:
+            partial = True
+        out = FrameList()
+        out.partial = partial
+        out.gap = len(head)
+        out.omitted = total - len(head) - len(tail or ())
+        for ref in head + list(tail or ()):
+            out.append(self._frame_of(ref))
+        return out
+
+    def _frame_of(self, ref):
+        """The Frame of what _frame_refs_* yielded: its line is worked out
+        here, for the frames kept only (lineno None once the walk's time
+        is up)."""
+        f, code, pos = ref
+        c = self.code(code)
+        line = None
+        if self.budget.time_up():
+            pass
+        elif self.L.minor >= (3, 11):
+            line = self._line_311(c, pos * 2)
+        elif self.L.minor >= (3, 10):
+            line = self._line_310(c, pos * 2 if pos >= 0 else -1)
+        else:
+            line = self._line_lnotab(c, pos)
+        return Frame(c["filename"], c["name"], c["qualname"], line, code, f)
+
+    def _frame_refs_37(self, tstate):
+        """(frame, code object, f_lasti) of each frame, innermost first."""
+        L = self.L
+        f = self.ptrv(tstate + L.off("PyThreadState.frame"))
+        seen = set()
+        while f and f not in seen:
+            seen.add(f)
+            code = self.ptrv(f + L.off("PyFrameObject.f_code"))
+            lasti = self.i32(f + L.off("PyFrameObject.f_lasti"))
+            self.code(code)
+            yield f, code, lasti
+            f = self.ptrv(f + L.off("PyFrameObject.f_back"))
+
+    def _first_frame_311(self, tstate):
+        L = self.L
+        if L.has("PyThreadState.current_frame"):
+            return self.ptrv(tstate + L.off("PyThreadState.current_frame"))
+        cframe = self.ptrv(tstate + L.off("PyThreadState.cframe"))
+        if not cframe:
+            return 0
+        return self.ptrv(cframe + L.off("_PyCFrame.current_frame"))
+
+    def _frame_refs_311(self, tstate):
+        """(frame, code object, code unit index) of each Python frame,
+        innermost first (3.11+)."""
+        L = self.L
+        f = self._first_frame_311(tstate)
+        code_field = "_PyInterpreterFrame.f_code" if L.has("_PyInterpreterFrame.f_code") else "_PyInterpreterFrame.f_executable"
+        instr_field = "_PyInterpreterFrame.prev_instr" if L.has("_PyInterpreterFrame.prev_instr") else "_PyInterpreterFrame.instr_ptr"
+        skipped = frame_owner_skipped(L.minor)
+        seen = set()
+        while f and f not in seen:
+            seen.add(f)
+            owner = struct.unpack("<b", self.read(f + L.off("_PyInterpreterFrame.owner"), 1))[0]
+            code = self.ptrv(f + L.off(code_field)) & executable_mask(L.minor)
+            if skipped is not None and owner >= skipped or not code:
+                f = self.ptrv(f + L.off("_PyInterpreterFrame.previous"))
+                continue
+            c = self.code(code)
+            instr = self.ptrv(f + L.off(instr_field))
+            index = (instr - self.bytecode_start(f, code, c)) // 2
+            if owner != _OWNED_BY_GENERATOR and index < c["firsttraceable"]:
+                # An incomplete frame: not yet started, skipped as CPython does.
+                f = self.ptrv(f + L.off("_PyInterpreterFrame.previous"))
+                continue
+            yield f, code, index
+            f = self.ptrv(f + L.off("_PyInterpreterFrame.previous"))
+
+    # Code objects.
+    def code(self, addr):
+        c = self._codes.get(addr)
+        if c is not None:
+            return c
+        L = self.L
+        c = {
+            "filename": self.string(self.ptrv(addr + L.off("PyCodeObject.co_filename"))),
+            "name": self.string(self.ptrv(addr + L.off("PyCodeObject.co_name"))),
+            "firstlineno": self.i32(addr + L.off("PyCodeObject.co_firstlineno")),
+        }
+        c["qualname"] = c["name"]
+        if L.has("PyCodeObject.co_qualname"):
+            c["qualname"] = self.string(self.ptrv(addr + L.off("PyCodeObject.co_qualname")))
+        table = "PyCodeObject.co_linetable" if L.has("PyCodeObject.co_linetable") else "PyCodeObject.co_lnotab"
+        c["linetable"] = self.bytes_obj(self.ptrv(addr + L.off(table)))
+        if L.has("PyCodeObject.co_code_adaptive"):
+            c["code_start"] = addr + L.off("PyCodeObject.co_code_adaptive")
+            c["firsttraceable"] = 0
+            if L.has("PyCodeObject._co_firsttraceable"):
+                c["firsttraceable"] = self.i32(addr + L.off("PyCodeObject._co_firsttraceable"))
+        self._codes[addr] = c
+        return c
+
+    def bytes_obj(self, addr):
+        if not addr:
+            return b""
+        size = self.i64(addr + self.L.off("PyVarObject.ob_size"))
+        if size <= 0 or size > _MAX_LINETABLE:
+            return b""
+        return self.read(addr + self.L.off("PyBytesObject.ob_sval"), size)
+
+    # Line numbers.
+    @staticmethod
+    def _line_lnotab(c, lasti):
+        """3.7-3.9: co_lnotab pairs of (bytecode offset, line) increments."""
+        line = c["firstlineno"]
+        tab = bytearray(c["linetable"])
+        addr = 0
+        for i in range(0, len(tab) - 1, 2):
+            addr += tab[i]
+            if addr > lasti:
+                break
+            inc = tab[i + 1]
+            line += inc - 256 if inc >= 128 else inc
+        return line
+
+    @staticmethod
+    def _line_310(c, addr):
+        """3.10: co_linetable pairs of (bytes covered, line increment);
+        -128 marks a range with no line."""
+        if addr < 0:
+            return c["firstlineno"]
+        tab = bytearray(c["linetable"])
+        line = c["firstlineno"]
+        start = 0
+        for i in range(0, len(tab) - 1, 2):
+            sdelta, ldelta = tab[i], tab[i + 1]
+            ldelta = ldelta - 256 if ldelta >= 128 else ldelta
+            end = start + sdelta
+            if ldelta != -128:
+                line += ldelta
+            if start <= addr < end:
+                return None if ldelta == -128 else line
+            start = end
+        return line
+
+    @staticmethod
+    def _line_311(c, addr):
+        """3.11+: the location table of PEP 657, one entry per run of code
+        units: a first byte with bit 7 set, a code in bits 3-6 and the
+        length minus one in bits 0-2, then the code's varints."""
+        tab = bytearray(c["linetable"])
+        line = c["firstlineno"]
+        pos = 0
+        start = 0
+        n = len(tab)
+
+        def varint(p):
+            b = tab[p]
+            p += 1
+            val = b & 63
+            shift = 0
+            while b & 64 and p < n:
+                b = tab[p]
+                p += 1
+                shift += 6
+                val |= (b & 63) << shift
+            return val, p
+
+        def svarint(p):
+            v, p = varint(p)
+            return (-(v >> 1) if v & 1 else v >> 1), p
+
+        while pos < n:
+            first = tab[pos]
+            pos += 1
+            code = (first >> 3) & 15
+            length = ((first & 7) + 1) * 2
+            has_line = True
+            if code == 15:
+                has_line = False
+            elif code == 14:
+                delta, pos = svarint(pos)
+                line += delta
+                _, pos = varint(pos)
+                _, pos = varint(pos)
+                _, pos = varint(pos)
+            elif code == 13:
+                delta, pos = svarint(pos)
+                line += delta
+            elif code >= 10:
+                line += code - 10
+                pos += 2
+            else:
+                pos += 1
+            end = start + length
+            if start <= addr < end:
+                return line if has_line else None
+            start = end
+        return None
+
+    def bytecode_start(self, frame, code, c):
+        """Where the bytecode that frame runs starts: the code object's own
+        co_code_adaptive, or in a free-threaded 3.14+ build the thread's copy
+        (co_tlbc->entries[frame->tlbc_index]) when the frame runs one."""
+        L = self.L
+        start = c["code_start"]
+        if "t" not in L.flags or not (L.has("PyCodeObject.co_tlbc") and L.has("_PyInterpreterFrame.tlbc_index")):
+            return start
+        try:
+            index = self.i32(frame + L.off("_PyInterpreterFrame.tlbc_index"))
+            if index <= 0:
+                return start
+            array = self.ptrv(code + L.off("PyCodeObject.co_tlbc"))
+            # _PyCodeArray: Py_ssize_t size, then char *entries[size].
+            if not array or index >= self.i64(array):
+                return start
+            entry = self.ptrv(array + 8 + 8 * index)
+            return entry or start
+        except WalkError:
+            return start
+
+    def locals(self, fr):
+        """A frame's local variables that hold a value, as (name, repr) in
+        the code object's order. Like CPython's py-locals, only the code's
+        own locals (arguments included): cell-only and free variables are
+        not listed, and a local that is also a cell shows as its cell."""
+        L = self.L
+        out = []
+        if L.minor >= (3, 11):
+            n = self.i32(fr.code + L.off("PyCodeObject.co_nlocalsplus"))
+            names = self.ptrv(fr.code + L.off("PyCodeObject.co_localsplusnames"))
+            kinds = bytearray(self.bytes_obj(self.ptrv(fr.code + L.off("PyCodeObject.co_localspluskinds"))))
+            base = fr.addr + L.off("_PyInterpreterFrame.localsplus")
+        else:
+            n = self.i32(fr.code + L.off("PyCodeObject.co_nlocals"))
+            names = self.ptrv(fr.code + L.off("PyCodeObject.co_varnames"))
+            kinds = None
+            base = fr.addr + L.off("PyFrameObject.f_localsplus")
+        if n < 0 or n > _MAX_LOCALS:
+            raise WalkError("code object at 0x%x: %d locals" % (fr.code, n))
+        n = min(n, self.i64(names + L.off("PyVarObject.ob_size")))
+        for i in range(n):
+            if kinds is not None and (i >= len(kinds) or not kinds[i] & _CO_FAST_LOCAL or kinds[i] & _CO_FAST_HIDDEN):
+                continue
+            v = self.ptrv(base + self.ptr * i)
+            if not v:
+                continue
+            name = self.string(self.ptrv(names + L.off("PyTupleObject.ob_item") + self.ptr * i))
+            out.append((name, self.value_repr(v)))
+        return out
