@@ -8,6 +8,7 @@ import os
 
 import gdb
 
+import pyattach_gdb_bt
 import pyattach_walk as walk
 
 _config = {}
@@ -27,6 +28,7 @@ def setup(version="", flags="", root="", tables=None, runtime=None, creds=None):
     _parameters()
     PyattachBt("pyattach-bt")
     PyBt()
+    pyattach_gdb_bt.register(lambda: walker(max_frames=0), current_thread_state)
     claim_more()
     for ev in ("new_objfile", "stop", "before_prompt"):
         reg = getattr(gdb.events, ev, None)

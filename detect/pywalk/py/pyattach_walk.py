@@ -15,6 +15,7 @@ each reading through the same memory (Walker.read) and Layout:
   pyattach_walk_layout   Layout: offset tables and _Py_DebugOffsets
   pyattach_walk_runtime  interpreters, thread states, matching OS threads
   pyattach_walk_frames   frames, code objects, line numbers, locals
+  pyattach_walk_native   which C frames run which Python frames (eval loop)
   pyattach_walk_objects  str, bytes, int, float, type names, value reprs
   pyattach_walk_source   the target's source files, read as it reads them
   pyattach_walk_format   what py-bt, py-list, py-locals, py-up print
@@ -30,6 +31,7 @@ from pyattach_walk_layout import (  # noqa: F401
     Layout, debug_offsets_layout, load_tables, read_debug_offsets, version_from_hex)
 from pyattach_walk_memory import (  # noqa: F401
     MAX_BYTES, MAX_READS, TIMEOUT, Budget, BudgetExhausted, Memory, WalkError)
+from pyattach_walk_native import EVAL_LOOP, HELPERS, base_name, eval_groups, is_eval_loop, is_helper  # noqa: F401
 from pyattach_walk_objects import Objects, long_from_digits, long_sign_ndigits  # noqa: F401
 from pyattach_walk_runtime import Runtime, Thread, match_stacks, namespace_tid  # noqa: F401
 from pyattach_walk_source import (  # noqa: F401

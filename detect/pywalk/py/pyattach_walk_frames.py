@@ -117,7 +117,7 @@ class Frames(object):
         """The Frame of what _frame_refs_* yielded: its line is worked out
         here, for the frames kept only (lineno None once the walk's time
         is up)."""
-        f, code, pos = ref
+        f, code, pos, entry = ref
         c = self.code(code)
         line = None
         if self.budget.time_up():
@@ -128,10 +128,11 @@ class Frames(object):
             line = self._line_310(c, pos * 2 if pos >= 0 else -1)
         else:
             line = self._line_lnotab(c, pos)
-        return Frame(c["filename"], c["name"], c["qualname"], line, code, f)
+        return Frame(c["filename"], c["name"], c["qualname"], line, code, f, entry)
 
     def _frame_refs_37(self, tstate):
-        """(frame, code object, f_lasti) of each frame, innermost first."""
+        """(frame, code object, f_lasti, entry) of each frame, innermost
+        first: each frame has its own call of the eval loop (entry True)."""
         L = self.L
         f = self.ptrv(tstate + L.off("PyThreadState.frame"))
         seen = set()
@@ -140,7 +141,7 @@ class Frames(object):
             code = self.ptrv(f + L.off("PyFrameObject.f_code"))
             lasti = self.i32(f + L.off("PyFrameObject.f_lasti"))
             self.code(code)
-            yield f, code, lasti
+            yield f, code, lasti, True
             f = self.ptrv(f + L.off("PyFrameObject.f_back"))
 
     def _first_frame_311(self, tstate):
@@ -153,30 +154,60 @@ class Frames(object):
         return self.ptrv(cframe + L.off("_PyCFrame.current_frame"))
 
     def _frame_refs_311(self, tstate):
-        """(frame, code object, code unit index) of each Python frame,
-        innermost first (3.11+)."""
+        """(frame, code object, code unit index, entry) of each Python
+        frame, innermost first (3.11+). entry is True for the outermost
+        frame that one call of the eval loop runs (3.11: is_entry; 3.12+:
+        the next frame is the eval loop's own entry frame), and for the
+        last frame of the chain."""
         L = self.L
         f = self._first_frame_311(tstate)
         code_field = "_PyInterpreterFrame.f_code" if L.has("_PyInterpreterFrame.f_code") else "_PyInterpreterFrame.f_executable"
         instr_field = "_PyInterpreterFrame.prev_instr" if L.has("_PyInterpreterFrame.prev_instr") else "_PyInterpreterFrame.instr_ptr"
         skipped = frame_owner_skipped(L.minor)
+        owner_off = L.off("_PyInterpreterFrame.owner")
+        entry_off = L.off("_PyInterpreterFrame.is_entry") if L.has("_PyInterpreterFrame.is_entry") else None
+        # owner and is_entry (3.11) in one read.
+        lo = owner_off if entry_off is None else min(owner_off, entry_off)
+        span = (owner_off if entry_off is None else max(owner_off, entry_off)) - lo + 1
         seen = set()
-        while f and f not in seen:
-            seen.add(f)
-            owner = struct.unpack("<b", self.read(f + L.off("_PyInterpreterFrame.owner"), 1))[0]
-            code = self.ptrv(f + L.off(code_field)) & executable_mask(L.minor)
-            if skipped is not None and owner >= skipped or not code:
+        pending = None
+        try:
+            while f and f not in seen:
+                seen.add(f)
+                head = self.read(f + lo, span)
+                owner = struct.unpack("<b", head[owner_off - lo:owner_off - lo + 1])[0]
+                is_entry = entry_off is not None and head[entry_off - lo] != 0
+                code = self.ptrv(f + L.off(code_field)) & executable_mask(L.minor)
+                if skipped is not None and owner >= skipped or not code:
+                    if pending is not None:
+                        yield pending + (skipped is not None,)
+                        pending = None
+                    f = self.ptrv(f + L.off("_PyInterpreterFrame.previous"))
+                    continue
+                c = self.code(code)
+                instr = self.ptrv(f + L.off(instr_field))
+                index = (instr - self.bytecode_start(f, code, c)) // 2
+                if owner != _OWNED_BY_GENERATOR and index < c["firsttraceable"]:
+                    # An incomplete frame: not yet started, skipped as CPython does.
+                    if pending is not None and is_entry:
+                        yield pending + (True,)
+                        pending = None
+                    f = self.ptrv(f + L.off("_PyInterpreterFrame.previous"))
+                    continue
+                if pending is not None:
+                    yield pending + (False,)
+                    pending = None
+                if is_entry:
+                    yield f, code, index, True
+                else:
+                    pending = (f, code, index)
                 f = self.ptrv(f + L.off("_PyInterpreterFrame.previous"))
-                continue
-            c = self.code(code)
-            instr = self.ptrv(f + L.off(instr_field))
-            index = (instr - self.bytecode_start(f, code, c)) // 2
-            if owner != _OWNED_BY_GENERATOR and index < c["firsttraceable"]:
-                # An incomplete frame: not yet started, skipped as CPython does.
-                f = self.ptrv(f + L.off("_PyInterpreterFrame.previous"))
-                continue
-            yield f, code, index
-            f = self.ptrv(f + L.off("_PyInterpreterFrame.previous"))
+        except BudgetExhausted:
+            if pending is not None:
+                yield pending + (False,)
+            raise
+        if pending is not None:
+            yield pending + (True,)
 
     # Code objects.
     def code(self, addr):

@@ -1,0 +1,197 @@
+"""Python frames in gdb's own backtrace: a frame filter that shows each
+call of CPython's eval loop as the Python frames it runs.
+
+A thread's C frames are kept as gdb unwinds them, except:
+- each _PyEval_EvalFrameDefault frame becomes the Python frames it runs
+  (function, file and line, read from memory by the walker, so stripped
+  builds work too): the first shows the frame's level and address, the
+  others are printed without them, under it;
+- the interpreter's calling machinery (pyattach_walk.HELPERS) right
+  before or after an eval loop frame is folded (elided) into the frame
+  printed before it ("bt" shows it indented; "bt -hide" hides it).
+The eval loop frames are matched to the walker's groups of Python frames
+innermost first; an eval loop frame with no group left is kept as it is.
+
+"set pyattach-bt-filter off", "disable frame-filter global
+pyattach-python-frames" and "bt -no-filters" turn it off. "frame N" and
+"info frame" are gdb's own, on the C frames."""
+
+import gdb
+from gdb.FrameDecorator import FrameDecorator
+
+import pyattach_walk as walk
+
+FILTER_NAME = "pyattach-python-frames"
+
+_state = {}
+
+
+class _Setting(gdb.Parameter):
+    """Whether bt shows Python frames in place of CPython's eval loop."""
+
+    set_doc = "Set whether bt shows Python frames in place of CPython's eval loop."
+    show_doc = "Show whether bt shows Python frames in place of CPython's eval loop."
+
+    def __init__(self):
+        super(_Setting, self).__init__("pyattach-bt-filter", gdb.COMMAND_STACK, gdb.PARAM_BOOLEAN)
+        self.value = True
+
+    def get_set_string(self):
+        # Off: gdb prints its own frames, as with no filter at all.
+        f = gdb.frame_filters.get(FILTER_NAME)
+        if f is not None:
+            f.enabled = bool(self.value)
+        return ""
+
+    def get_show_string(self, svalue):
+        return "Python frames in bt: %s." % svalue
+
+
+def register(walker, thread_state):
+    """Registers the filter and its setting once. walker() gives a Walker
+    with a fresh budget, thread_state(w) the selected thread's."""
+    _state["walker"] = walker
+    _state["thread_state"] = thread_state
+    if "setting" in _state:
+        return
+    _state["setting"] = _Setting()
+    PythonFrameFilter()
+
+
+class PythonFrameFilter(object):
+    def __init__(self):
+        self.name = FILTER_NAME
+        self.priority = 100
+        self.enabled = True
+        gdb.frame_filters[self.name] = self
+
+    def filter(self, frame_iter):
+        return _merge(frame_iter, _groups)
+
+
+def _groups():
+    """The selected thread's Python frames split by eval loop call,
+    innermost first; [] when the walker cannot read them."""
+    try:
+        w = _state["walker"]()
+        t = _state["thread_state"](w)
+        if t is None:
+            return []
+        return walk.eval_groups(w.frames(t.tstate, max_frames=0))
+    except (walk.WalkError, gdb.error):
+        return []
+
+
+def _name(dec):
+    """The function of a frame as the symbol table or, stripped, the
+    dynamic symbol table names it."""
+    try:
+        return dec.inferior_frame().name() or ""
+    except (gdb.error, RuntimeError):
+        return ""
+
+
+def _merge(frames, groups):
+    """The frame decorators of frames with eval loop frames replaced and
+    helpers folded; groups() is called at the first eval loop frame."""
+    pending = []  # helper frames not yet placed
+    held = None  # the last decorator made, not yet yielded
+    held_eval = False
+    left = None
+    for dec in frames:
+        name = _name(dec)
+        if walk.is_helper(name):
+            pending.append(dec)
+            continue
+        evalf = walk.is_eval_loop(name)
+        if pending:
+            if held is not None and (held_eval or evalf):
+                held.fold(pending)
+            else:
+                if held is not None:
+                    yield held
+                    held = None
+                for p in pending:
+                    yield p
+            pending = []
+        if held is not None:
+            yield held
+        held, held_eval = None, False
+        if evalf:
+            if left is None:
+                left = list(groups())
+            if left:
+                pys = left.pop(0)
+                for i, fr in enumerate(pys[:-1]):
+                    yield PythonFrame(dec, fr, i == 0)
+                held, held_eval = PythonFrame(dec, pys[-1], len(pys) == 1), True
+                continue
+        held = Folding(dec)
+    if pending and held is not None and held_eval:
+        held.fold(pending)
+        pending = []
+    if held is not None:
+        yield held
+    for p in pending:
+        yield p
+
+
+class Folding(FrameDecorator):
+    """A frame with the helper frames that follow it folded in."""
+
+    def __init__(self, base):
+        super(Folding, self).__init__(base)
+        self._base = base
+        self._folded = []
+
+    def function(self):
+        f = self._base.function()
+        if isinstance(f, str) and f:
+            return f
+        # No symbol: gdb's own bt prints "??".
+        try:
+            return self.inferior_frame().name() or "??"
+        except (gdb.error, RuntimeError):
+            return "??"
+
+    def fold(self, decs):
+        self._folded.extend(decs)
+
+    def elided(self):
+        inner = self._base.elided()
+        if not self._folded:
+            return inner
+        return iter(list(inner or ()) + self._folded)
+
+
+class PythonFrame(Folding):
+    """One Python frame of an eval loop frame. The first of its frames
+    shows the C frame's level and address; the others show neither."""
+
+    def __init__(self, base, fr, first):
+        super(PythonFrame, self).__init__(base)
+        self._fr = fr
+        self._first = first
+
+    def function(self):
+        return "[Python] " + walk.escape(self._fr.qualname or self._fr.name or "???")
+
+    def filename(self):
+        return walk.escape(self._fr.filename) if self._fr.filename else None
+
+    def line(self):
+        return self._fr.lineno
+
+    def address(self):
+        return self._base.address() if self._first else None
+
+    def frame_args(self):
+        return None
+
+    def frame_locals(self):
+        return None
+
+    def elided(self):
+        if self._first:
+            return super(PythonFrame, self).elided()
+        return iter(self._folded) if self._folded else None

@@ -1,0 +1,86 @@
+"""Which C frames of a thread run which Python frames: the eval loop's
+frames, the interpreter's own call machinery between them, and a
+thread's Python frames split by the call of the eval loop that runs
+them. Debugger-agnostic: the gdb frame filter (pyattach_gdb_bt) uses it.
+
+Frames are told apart by function name, as the symbol table (or, in a
+stripped build, the dynamic symbol table) names them: every name here
+is looked up with its compiler suffix (".cold", ".constprop.0", ".isra.0",
+".lto_priv.0") removed."""
+
+# The eval loop: one C frame per call, running one Python frame (3.7-3.10)
+# or several (3.11+: Python-to-Python calls stay in the same C frame).
+# Exported (in .dynsym) in every CPython 3.7+, so stripped builds name it.
+EVAL_LOOP = "_PyEval_EvalFrameDefault"
+
+# The interpreter's own frames between a Python frame and what it calls
+# (a C function, another eval loop), folded into the frame they follow.
+# Conservative: the calling machinery of functions, methods and built-in
+# functions only, never a function that does work of its own (list_sort,
+# builtin_sorted, PyEval_EvalCode, run_mod ... stay). A function not in
+# the list stays as it is.
+HELPERS = frozenset([
+    # Entering the eval loop.
+    "_PyEval_EvalFrame", "PyEval_EvalFrameEx", "PyEval_EvalFrame",
+    "_PyEval_Vector", "_PyEval_EvalCode", "_PyEval_EvalCodeWithName",
+    "PyEval_EvalCodeEx",
+    # Calling a Python function.
+    "_PyFunction_Vectorcall", "_PyFunction_FastCallDict",
+    "_PyFunction_FastCallKeywords", "function_code_fastcall",
+    "function_call",
+    # Generic calls.
+    "PyObject_Vectorcall", "_PyObject_VectorcallTstate", "PyObject_VectorcallDict",
+    "_PyObject_FastCallDictTstate", "_PyObject_FastCallDict", "_PyObject_FastCall",
+    "_PyObject_FastCallKeywords", "_PyObject_Vectorcall",
+    "PyObject_Call", "_PyObject_Call", "PyObject_CallObject", "_PyObject_MakeTpCall",
+    "PyObject_CallOneArg", "_PyObject_CallNoArgs", "PyObject_CallNoArgs",
+    "_PyObject_CallNoArg", "PyObject_VectorcallMethod", "_PyObject_CallMethod",
+    "_PyObject_Call_Prepend", "_PyObject_CallFunctionVa", "PyVectorcall_Call",
+    "_PyVectorcall_Call", "vectorcall_method", "vectorcall_unbound",
+    "call_function", "do_call_core", "_PyCFunction_FastCallKeywords",
+    "_PyMethodDef_RawFastCallKeywords", "_PyMethodDef_RawFastCallDict",
+    "_PyCFunction_FastCallDict",
+    # Bound methods, slots, built-in functions and methods.
+    "method_vectorcall", "method_call", "slot_tp_call",
+    "cfunction_vectorcall_O", "cfunction_vectorcall_NOARGS",
+    "cfunction_vectorcall_FASTCALL", "cfunction_vectorcall_FASTCALL_KEYWORDS",
+    "cfunction_vectorcall_FASTCALL_KEYWORDS_METHOD", "cfunction_call",
+    "method_vectorcall_O", "method_vectorcall_NOARGS", "method_vectorcall_FASTCALL",
+    "method_vectorcall_FASTCALL_KEYWORDS", "method_vectorcall_FASTCALL_KEYWORDS_METHOD",
+    "method_vectorcall_VARARGS", "method_vectorcall_VARARGS_KEYWORDS",
+])
+
+
+def base_name(name):
+    """A function's name without a compiler suffix (".cold", ".isra.0")."""
+    if not name:
+        return ""
+    return name.split(".", 1)[0]
+
+
+def is_eval_loop(name):
+    """Whether a C frame of this function runs Python frames."""
+    return base_name(name) == EVAL_LOOP
+
+
+def is_helper(name):
+    """Whether a C frame of this function is the interpreter's calling
+    machinery (HELPERS)."""
+    return base_name(name) in HELPERS
+
+
+def eval_groups(frames):
+    """A thread's Python frames (innermost first, as Walker.frames reads
+    them) split by the call of the eval loop that runs them: a list of
+    lists, innermost call first, each innermost frame first. A group
+    ends at a frame whose entry is set."""
+    out = []
+    cur = []
+    for fr in frames:
+        cur.append(fr)
+        if fr.entry:
+            out.append(cur)
+            cur = []
+    if cur:
+        out.append(cur)
+    return out
