@@ -150,8 +150,8 @@ func checkDump(t *testing.T, what string, d dumpOutput, pid int, tasks map[int]s
 			worker = &d.Threads[i]
 		}
 		if tasks != nil {
-			if th.Name == nil || *th.Name != tasks[th.TID] {
-				t.Errorf("%s: thread %d named %v, /proc says %q", what, th.TID, th.Name, tasks[th.TID])
+			if th.OSName == nil || *th.OSName != tasks[th.TID] {
+				t.Errorf("%s: thread %d has OS name %v, /proc says %q", what, th.TID, th.OSName, tasks[th.TID])
 			}
 		}
 		for _, f := range th.Frames {
@@ -192,13 +192,13 @@ func checkDump(t *testing.T, what string, d dumpOutput, pid int, tasks map[int]s
 // and name, then py-bt's lines with the source lines.
 func checkDumpText(t *testing.T, what, out string, pid int, named bool) {
 	t.Helper()
-	head := regexp.MustCompile(fmt.Sprintf(`(?m)^Thread %d "[^"]*":\nTraceback \(most recent call first\):\n  File ".*/app\.py", line 4, in leaf\n    time\.sleep\(1000\)\n  File ".*/app\.py", line 6, in middle\n    return leaf\(n \+ 1\)\n  File ".*/app\.py", line 9, in handle\n    middle\(0\)\n`, pid))
+	head := regexp.MustCompile(fmt.Sprintf(`(?m)^Thread %d "MainThread"[^\n]*:\nTraceback \(most recent call first\):\n  File ".*/app\.py", line 4, in leaf\n    time\.sleep\(1000\)\n  File ".*/app\.py", line 6, in middle\n    return leaf\(n \+ 1\)\n  File ".*/app\.py", line 9, in handle\n    middle\(0\)\n`, pid))
 	if !head.MatchString(out) {
 		t.Errorf("%s: no py-bt of thread %d with source lines:\n%s", what, pid, out)
 	}
-	worker := `(?m)^Thread \d+ "[^"]*":\nTraceback \(most recent call first\):\n  File ".*/app\.py", line 18, in worker\n`
+	worker := `(?m)^Thread \d+ "worker-1"[^\n]*:\nTraceback \(most recent call first\):\n  File ".*/app\.py", line 18, in worker\n`
 	if named {
-		worker = `(?m)^Thread \d+ "worker-1":\nTraceback \(most recent call first\):\n  File ".*/app\.py", line 18, in worker\n`
+		worker = `(?m)^Thread \d+ "worker-1"( \(os name "worker-1"\))?, interpreter 0, [^\n]*:\nTraceback \(most recent call first\):\n  File ".*/app\.py", line 18, in worker\n`
 	}
 	if !regexp.MustCompile(worker).MatchString(out) {
 		t.Errorf("%s: no py-bt of the worker thread:\n%s", what, out)

@@ -81,6 +81,33 @@ var fields = []string{
 	"PyLongObject.long_value.lv_tag",   // 3.12+
 	"PyLongObject.long_value.ob_digit", // 3.12+
 	"PyFloatObject.ob_fval",
+
+	// Thread identity and state: the GIL (in the runtime up to 3.11, the
+	// interpreter's ceval.gil pointer from 3.12), the collector's flag,
+	// and what reading threading._active takes (sys.modules, a module's
+	// dict, dicts and the instance dicts of Thread objects).
+	"_PyRuntimeState.ceval.gil",            // 3.7-3.11: the GIL itself
+	"PyInterpreterState.ceval.gil",         // 3.12+: a pointer to it
+	"_gil_runtime_state.locked",            //
+	"_gil_runtime_state.last_holder",       //
+	"_PyRuntimeState.gc.collecting",        // 3.7, 3.8
+	"PyInterpreterState.gc.collecting",     // 3.9+
+	"PyInterpreterState.modules",           // up to 3.11
+	"PyInterpreterState.imports.modules",   // 3.12+
+	"PyModuleObject.md_dict",               //
+	"PyDictObject.ma_used",                 //
+	"PyDictObject.ma_keys",                 //
+	"PyDictObject.ma_values",               //
+	"PyDictKeysObject.dk_size",             // up to 3.10
+	"PyDictKeysObject.dk_log2_size",        // 3.11+
+	"PyDictKeysObject.dk_log2_index_bytes", // 3.11+
+	"PyDictKeysObject.dk_kind",             // 3.11+
+	"PyDictKeysObject.dk_nentries",         //
+	"PyDictKeysObject.dk_indices",          //
+	"PyDictValues.values",                  // 3.11+
+	"PyTypeObject.tp_basicsize",            //
+	"PyTypeObject.tp_dictoffset",           //
+	"PyHeapTypeObject.ht_cached_keys",      //
 }
 
 // sizes are the types whose sizes the walker needs (a compact string's
@@ -92,4 +119,7 @@ var sizes = []string{
 	"PyCompactUnicodeObject",
 	"_PyInterpreterFrame",
 	"PyThreadState",
+	"PyDictKeyEntry",
+	"PyDictUnicodeEntry", // 3.11+
+	"_gil_runtime_state", // a futex inside it is a wait for the GIL
 }

@@ -26,13 +26,57 @@ type Python struct {
 
 // Thread is one OS thread and its stacks, innermost frame first.
 type Thread struct {
-	TID             int            `json:"tid"`
-	Name            *string        `json:"name"`
+	TID  int     `json:"tid"`
+	Name *string `json:"name"`
+	ThreadFacts
 	Frames          []Frame        `json:"frames"`
 	FramesOmitted   int            `json:"frames_omitted,omitempty"`
 	FramesOmittedAt int            `json:"frames_omitted_at,omitempty"`
 	Partial         bool           `json:"partial,omitempty"`
 	Native          *[]NativeFrame `json:"native,omitempty"`
+}
+
+// ThreadFacts is who a thread is and what it does, as the walker reads
+// them (pyattach_walk_threads): OSName the kernel's name of the thread
+// (Name is threading's when known, else this), Interpreter the id of its
+// interpreter, HoldsGIL whether it holds the GIL (null: a free-threaded
+// build, or unknown), State one of running, idle, waiting-for-gil, gc
+// (null: unknown, as in a core).
+type ThreadFacts struct {
+	OSName       *string `json:"os_name"`
+	Interpreter  *int64  `json:"interpreter"`
+	HoldsGIL     *bool   `json:"holds_gil"`
+	State        *string `json:"state"`
+	FreeThreaded bool    `json:"-"`
+}
+
+// header is a thread's header line in the text output, as the walker's
+// thread_header writes it in py-threads:
+// Thread TID "NAME" (os name "OS"), interpreter N, [Has the GIL], STATE:
+func (f ThreadFacts) header(tid int, name *string) string {
+	var b strings.Builder
+	b.WriteString("Thread " + strconv.Itoa(tid))
+	if name != nil {
+		b.WriteString(` "` + textline.Escape(*name) + `"`)
+	}
+	if f.OSName != nil && (name == nil || *f.OSName != *name) {
+		b.WriteString(` (os name "` + textline.Escape(*f.OSName) + `")`)
+	}
+	if f.Interpreter != nil {
+		fmt.Fprintf(&b, ", interpreter %d", *f.Interpreter)
+	}
+	switch {
+	case f.FreeThreaded:
+		b.WriteString(", [no GIL (free-threaded)]")
+	case f.HoldsGIL != nil && *f.HoldsGIL:
+		b.WriteString(", [Has the GIL]")
+	}
+	if f.State != nil {
+		b.WriteString(", " + textline.Escape(*f.State))
+	} else if f.Interpreter != nil {
+		b.WriteString(", state unknown")
+	}
+	return b.String()
 }
 
 // Frame is a Python frame.
@@ -67,6 +111,11 @@ type Walker struct {
 type WalkerThread struct {
 	TID             int            `json:"tid"`
 	Name            *string        `json:"name"`
+	OSName          *string        `json:"os_name"`
+	Interpreter     *int64         `json:"interpreter"`
+	HoldsGIL        *bool          `json:"holds_gil"`
+	State           *string        `json:"state"`
+	FreeThreaded    bool           `json:"free_threaded"`
 	Error           string         `json:"error"`
 	FramesOmitted   int            `json:"frames_omitted"`
 	FramesOmittedAt int            `json:"frames_omitted_at"`
@@ -115,7 +164,8 @@ func Render(h Header, wd *Walker, native bool) (Output, string, []string) {
 	}
 	var warnings []string
 	for _, th := range wd.Threads {
-		dt := Thread{TID: th.TID, Name: th.Name, Frames: []Frame{}, Native: th.Native,
+		facts := ThreadFacts{OSName: th.OSName, Interpreter: th.Interpreter, HoldsGIL: th.HoldsGIL, State: th.State, FreeThreaded: th.FreeThreaded}
+		dt := Thread{TID: th.TID, Name: th.Name, ThreadFacts: facts, Frames: []Frame{}, Native: th.Native,
 			FramesOmitted: th.FramesOmitted, FramesOmittedAt: th.FramesOmittedAt, Partial: th.Partial}
 		if native && dt.Native == nil {
 			dt.Native = &[]NativeFrame{}
@@ -123,11 +173,7 @@ func Render(h Header, wd *Walker, native bool) (Output, string, []string) {
 		if th.Error != "" {
 			warnings = append(warnings, fmt.Sprintf("thread %d: %s", th.TID, textline.Escape(th.Error)))
 		}
-		text.WriteString("\nThread " + strconv.Itoa(th.TID))
-		if th.Name != nil {
-			text.WriteString(` "` + textline.Escape(*th.Name) + `"`)
-		}
-		text.WriteString(":\n")
+		text.WriteString("\n" + facts.header(th.TID, th.Name) + ":\n")
 		if len(th.Frames) == 0 && !th.Partial {
 			text.WriteString("Unable to locate python frame\n")
 		} else {

@@ -49,7 +49,7 @@ Unable to locate python frame
 		t.Errorf("warnings = %q", warnings)
 	}
 	b, _ := json.Marshal(res)
-	want := `{"pid":42,"python":{"version":"3.11.2"},"threads":[{"tid":42,"name":"python3","frames":[{"function":"leaf","file":"/app.py","line":4},{"function":"\u003cmodule\u003e","file":"/app.py","line":null}]},{"tid":43,"name":null,"frames":[]}]}`
+	want := `{"pid":42,"python":{"version":"3.11.2"},"threads":[{"tid":42,"name":"python3","os_name":null,"interpreter":null,"holds_gil":null,"state":null,"frames":[{"function":"leaf","file":"/app.py","line":4},{"function":"\u003cmodule\u003e","file":"/app.py","line":null}]},{"tid":43,"name":null,"os_name":null,"interpreter":null,"holds_gil":null,"state":null,"frames":[]}]}`
 	if string(b) != want {
 		t.Errorf("JSON:\n%s\nwant:\n%s", b, want)
 	}

@@ -614,6 +614,7 @@ def _dump_threads(native, source, max_frames, budget):
         if len(pys) == 1 and len(threads) == 1:
             states = {native[tids[0]]: pys[0]}
     live = _live(inf)
+    infos = _thread_infos(w)
     files = _files()
     selected = gdb.selected_thread()
     result = []
@@ -622,8 +623,9 @@ def _dump_threads(native, source, max_frames, budget):
     pending = []
     done = 0
     for th, tid in zip(threads, tids):
-        entry = {"tid": tid, "name": thread_name(th), "frames": []}
         t = states.get(native[tid])
+        entry = thread_facts(w, inf, th, tid, t, infos, live)
+        entry["frames"] = []
         if t is not None and w.budget.exhausted:
             entry["partial"] = True
         elif t is not None:
@@ -660,6 +662,89 @@ def _dump_threads(native, source, max_frames, budget):
     for d, fr in pending:
         d["source"] = walk.source_line(fr.filename, fr.lineno, files)
     return result, why
+
+
+def _thread_infos(w):
+    """The walker's ThreadInfo of each thread state, {} when the walk's
+    budget ends first."""
+    try:
+        return w.thread_infos()
+    except walk.WalkError:
+        return {}
+
+
+def thread_facts(w, inf, th, tid, t, infos, live):
+    """What dump and py-threads say of gdb's thread th (kernel id tid,
+    thread state t or None): tid, name (threading's, else the OS name),
+    os_name, interpreter, holds_gil (None on a free-threaded build or
+    when unknown), state (walk.STATES or None) and free_threaded."""
+    os_name = thread_name(th)
+    info = infos.get(t.tstate) if t is not None else None
+    kernel = walk.kernel_view(inf.pid, tid) if live and tid else None
+    return {
+        "tid": tid,
+        "name": info.name if info is not None and info.name is not None else os_name,
+        "os_name": os_name,
+        "interpreter": info.interpreter if info is not None else None,
+        "holds_gil": None if info is None or w.free_threaded() else info.holds_gil,
+        "state": walk.thread_state(info, kernel) if t is not None else None,
+        "free_threaded": w.free_threaded(),
+    }
+
+
+def facts_header(f):
+    """A thread's header line from thread_facts, the target's strings
+    escaped."""
+    esc = lambda v: None if v is None else walk.escape(v)
+    return walk.thread_header(f["tid"], esc(f["name"]), esc(f["os_name"]), f["interpreter"],
+                              f["holds_gil"], f["state"], f["free_threaded"])
+
+
+class PyThreads(gdb.Command):
+    """List every thread with its Python facts, read from memory.
+
+Usage: py-threads
+
+One line a thread: Thread TID "NAME" (os name "OS"), interpreter N,
+[Has the GIL], STATE. NAME is the name the program gave the thread
+(threading), else its OS name; STATE is running, idle (in a system
+call), waiting-for-gil, gc (collecting garbage) or "state unknown" (a
+core, or a thread without a Python thread state). Free-threaded builds
+say "[no GIL (free-threaded)]". A "*" marks the selected thread."""
+
+    def __init__(self):
+        super(PyThreads, self).__init__("py-threads", gdb.COMMAND_STACK, gdb.COMPLETE_NONE)
+
+    def invoke(self, args, from_tty):
+        if args.strip():
+            raise gdb.GdbError("usage: py-threads (no arguments)")
+        inf = gdb.selected_inferior()
+        if not inf.pid:
+            raise gdb.GdbError("py-threads: no process or core is loaded")
+        try:
+            w = walker()
+            threads = sorted(inf.threads(), key=lambda th: th.num)
+            tids = [th.ptid[1] or th.ptid[2] for th in threads]
+            native = dict((tid, _native_tid(inf, tid)) for tid in tids)
+            states = w.match_tids(list(native.values()))
+            if not states:
+                pys = w.threads()
+                if len(pys) == 1 and len(threads) == 1:
+                    states = {native[tids[0]]: pys[0]}
+            infos = _thread_infos(w)
+            live = _live(inf)
+            selected = gdb.selected_thread()
+            for th, tid in zip(threads, tids):
+                f = thread_facts(w, inf, th, tid, states.get(native[tid]), infos, live)
+                mark = "*" if selected is not None and th.num == selected.num else " "
+                gdb.write("%s %d %s\n" % (mark, th.num, facts_header(f)))
+        except walk.WalkError as e:
+            gdb.write("pyattach: %s\n" % e)
+            return
+        gdb.write(stopped_line(w))
+
+
+PyThreads()
 
 
 def _native_frames(th):

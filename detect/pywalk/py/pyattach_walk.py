@@ -14,6 +14,7 @@ each reading through the same memory (Walker.read) and Layout:
   pyattach_walk_memory   reads of the inferior's memory, Budget, WalkError
   pyattach_walk_layout   Layout: offset tables and _Py_DebugOffsets
   pyattach_walk_runtime  interpreters, thread states, matching OS threads
+  pyattach_walk_threads  thread names (threading), interpreter, GIL, state
   pyattach_walk_frames   frames, code objects, line numbers, locals
   pyattach_walk_native   which C frames run which Python frames (eval loop)
   pyattach_walk_objects  str, bytes, int, float, type names, value reprs
@@ -37,12 +38,14 @@ from pyattach_walk_runtime import Runtime, Thread, match_stacks, namespace_tid  
 from pyattach_walk_source import (  # noqa: F401
     ANYONE, MAX_SOURCE_BYTES, MAX_SOURCE_LINE, SourceFiles, may_access, open_source,
     process_creds, process_files, source_line, source_lines)
+from pyattach_walk_threads import (  # noqa: F401
+    NO_GIL, STATES, ThreadInfo, Threads, kernel_view, thread_header, thread_state)
 from pyattach_walk_text import MAX_REPR, TRUNCATED, bounded, escape, has_controls, thousands  # noqa: F401
 
 __all__ = ["Walker", "Layout", "WalkError", "BudgetExhausted", "Budget", "load_tables", "format_frames", "process_files", "source_line", "escape"]
 
 
-class Walker(Runtime, Frames, Objects, Memory):
+class Walker(Runtime, Threads, Frames, Objects, Memory):
     """Reads Python stacks through read(addr, size) -> bytes."""
 
     def __init__(self, read, runtime, layout, ptr_size=8, budget=None, max_frames=MAX_FRAMES):

@@ -1,0 +1,154 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pyattach/pyattach/detect/testenv"
+)
+
+// threadsApp names three threads: "busy" spins in a Python loop,
+// "locker" blocks on a lock, "sleeper" sleeps. Once the last two sleep
+// in the kernel, the main thread calls pause() through ctypes.PyDLL,
+// which keeps the GIL: the main thread then holds the GIL (idle in
+// pause), busy waits for the GIL, the others are idle. Deterministic.
+const threadsApp = `import ctypes, sys, threading, time
+lock = threading.Lock()
+lock.acquire()
+def busy():
+    while True:
+        pass
+def locker():
+    lock.acquire()
+def sleeper():
+    while True:
+        time.sleep(1000)
+ts = [threading.Thread(target=f, name=f.__name__, daemon=True) for f in (busy, locker, sleeper)]
+for t in ts:
+    t.start()
+def asleep(t):
+    with open("/proc/self/task/%d/stat" % t.native_id) as f:
+        return f.read().rsplit(")", 1)[1].split()[0] == "S"
+while not (asleep(ts[1]) and asleep(ts[2])):
+    time.sleep(0.01)
+sys.stdout.write("ready\n")
+sys.stdout.flush()
+ctypes.PyDLL(None).pause()
+`
+
+// startThreadsApp runs threadsApp and returns once its main thread is in
+// pause() (system call 34 on x86-64), holding the GIL.
+func startThreadsApp(t *testing.T, exe string) int {
+	t.Helper()
+	pid := testenv.StartPython(t, exe, threadsApp)
+	for i := 0; i < 1000; i++ {
+		b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/syscall", pid, pid))
+		if strings.HasPrefix(string(b), "34 ") {
+			return pid
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("the main thread of %d never reached pause()", pid)
+	return 0
+}
+
+// threadsWant is each thread's facts by Python name.
+var threadsWant = map[string]struct {
+	gil   bool
+	state string
+}{
+	"MainThread": {true, "idle"},
+	"busy":       {false, "waiting-for-gil"},
+	"locker":     {false, "idle"},
+	"sleeper":    {false, "idle"},
+}
+
+// TestThreadStates: pyattach dump (JSON and text) and gdb's py-threads
+// name each thread as threading does, say which holds the GIL and what
+// each does, on Debian's 3.11 and every pyenv 3.8+ found.
+func TestThreadStates(t *testing.T) {
+	testenv.Need(t, "gdb")
+	env := scriptEnv(t.TempDir())
+	for _, in := range dumpInterpreters(t) {
+		if strings.HasPrefix(in.name, "pyenv-3.7.") {
+			continue // 3.7's threads have no native_id for the app to wait on
+		}
+		t.Run(in.name, func(t *testing.T) {
+			pid := startThreadsApp(t, in.exe)
+			tasks := taskIDs(t, pid)
+			d := dumpJSON(t, env, strconv.Itoa(pid))
+			holders := 0
+			seen := map[string]bool{}
+			for _, th := range d.Threads {
+				if th.Name == nil {
+					t.Errorf("thread %d has no name", th.TID)
+					continue
+				}
+				name := *th.Name
+				if th.OSName == nil || *th.OSName != tasks[th.TID] {
+					t.Errorf("thread %d (%s): os_name %v, /proc says %q", th.TID, name, th.OSName, tasks[th.TID])
+				}
+				if th.HoldsGIL != nil && *th.HoldsGIL {
+					holders++
+				}
+				w, ok := threadsWant[name]
+				if !ok {
+					t.Errorf("thread %d: unexpected name %q", th.TID, name)
+					continue
+				}
+				seen[name] = true
+				if th.Interpreter == nil || *th.Interpreter != 0 {
+					t.Errorf("%s: interpreter %v, want 0", name, th.Interpreter)
+				}
+				if th.HoldsGIL == nil || *th.HoldsGIL != w.gil {
+					t.Errorf("%s: holds_gil %v, want %v", name, ptrStr(th.HoldsGIL), w.gil)
+				}
+				if th.State == nil || *th.State != w.state {
+					t.Errorf("%s: state %v, want %s", name, ptrStr(th.State), w.state)
+				}
+			}
+			if len(seen) != len(threadsWant) {
+				t.Errorf("threads named %v, want %d names", seen, len(threadsWant))
+			}
+			if holders != 1 {
+				t.Errorf("%d threads hold the GIL, want 1", holders)
+			}
+
+			text, _ := pyattachOK(t, "pyattach dump", pyattachBin(t), env, "dump", strconv.Itoa(pid))
+			for name, w := range threadsWant {
+				gil := ""
+				if w.gil {
+					gil = `, \[Has the GIL\]`
+				}
+				re := fmt.Sprintf(`(?m)^Thread \d+ "%s" \(os name "[^"]*"\), interpreter 0%s, %s:$`, name, gil, w.state)
+				if !regexp.MustCompile(re).MatchString(text) {
+					t.Errorf("dump text: no line matching %s:\n%s", re, text)
+				}
+			}
+
+			out := mustRunIn(t, "pyattach gdb py-threads", "", env, pyattachBin(t), "gdb", "-nx", "-batch", "-p", strconv.Itoa(pid), "-ex", "py-threads")
+			for name, w := range threadsWant {
+				gil := ""
+				if w.gil {
+					gil = `, \[Has the GIL\]`
+				}
+				re := fmt.Sprintf(`(?m)^[ *] \d+ Thread \d+ "%s" \(os name "[^"]*"\), interpreter 0%s, %s$`, name, gil, w.state)
+				if !regexp.MustCompile(re).MatchString(out) {
+					t.Errorf("py-threads: no line matching %s:\n%s", re, out)
+				}
+			}
+		})
+	}
+}
+
+func ptrStr[T any](p *T) string {
+	if p == nil {
+		return "null"
+	}
+	return fmt.Sprint(*p)
+}
