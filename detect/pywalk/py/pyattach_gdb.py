@@ -452,6 +452,10 @@ _CPYTHON_MORE_FAILED = _CPYTHON_FAILED + (
 )
 
 
+# How the walker's answer starts when it cannot read the frame.
+_WALKER_FAILED = ("pyattach: ", "Unable to locate python frame")
+
+
 def _reset_selection(*_):
     _selection.clear()
 
@@ -518,7 +522,17 @@ class _FrameCommand(gdb.Command):
         super(_FrameCommand, self).__init__(name, self.category, gdb.COMPLETE_NONE)
         self.cpython = cpython
 
+    # Whether the walker answers first, CPython's extension only where
+    # the walker cannot read the frame (py-locals: the walker's reprs are
+    # at least as rich as CPython's).
+    walker_first = False
+
     def invoke(self, args, from_tty):
+        if self.cpython and self.walker_first:
+            out = walker_answer(self.command, args)
+            if not out.startswith(_WALKER_FAILED):
+                gdb.write(out)
+                return
         if self.cpython:
             import __main__
 
@@ -546,13 +560,17 @@ is loaded and reads the frame; pyattach-list always reads memory."""
 class PyLocals(_FrameCommand):
     """Print the local variables of the selected Python frame.
 
-Values of None, bool, int, float, str and bytes are shown as repr() shows
-them (cut at 1024 characters); other objects as their type and address.
-CPython's own py-locals answers when its extension is loaded and reads the
-frame; pyattach-locals always reads memory."""
+Values of None, bool, int, float, str, bytes, tuple, list, dict, set and
+frozenset are shown as repr() shows them, instances of classes as
+<Widget(name='gizmo') at 0x..> (from __dict__ and __slots__); nested
+three deep, ten items each, cut at 1024 characters; other objects as their
+type and address. pyattach's walker answers; CPython's own py-locals only
+where the walker cannot read the frame. pyattach-locals always reads
+memory."""
 
     command = "py-locals"
     category = gdb.COMMAND_DATA
+    walker_first = True
 
 
 class PyUp(_FrameCommand):
