@@ -588,7 +588,7 @@ class PyDown(_FrameCommand):
     command = "py-down"
 
 
-def dump(path, native=False, source=False, max_frames=walk.MAX_FRAMES, max_reads=walk.MAX_READS, timeout=walk.TIMEOUT):
+def dump(path, native=False, source=False, max_frames=walk.MAX_FRAMES, max_reads=walk.MAX_READS, timeout=walk.TIMEOUT, locals=False):
     """Writes every OS thread's Python stack (innermost first) as JSON to
     path: {"threads": [{"tid", "name", "frames": [{"function", "file",
     "line"}]}]}, plus each frame's "source" line with source, each
@@ -599,13 +599,14 @@ def dump(path, native=False, source=False, max_frames=walk.MAX_FRAMES, max_reads
     were before frames["frames_omitted_at"]; a stack not read to its end
     has "partial": true. The whole walk has one budget (max_reads,
     timeout; 0 for none): once it is used up, "truncated" says why and
-    the threads left are listed without their stacks."""
+    the threads left are listed without their stacks. With locals, each
+    frame has "locals": [[name, repr], ...] (see Walker.locals)."""
     import json
 
     out = {"threads": []}
     budget = walk.Budget(max_reads=max_reads, timeout=timeout)
     try:
-        out["threads"], why = _dump_threads(native, source, max_frames, budget)
+        out["threads"], why = _dump_threads(native, source, max_frames, budget, locals)
         if why:
             out["truncated"] = why
     except (walk.WalkError, gdb.error) as e:
@@ -615,7 +616,7 @@ def dump(path, native=False, source=False, max_frames=walk.MAX_FRAMES, max_reads
         json.dump(out, f)
 
 
-def _dump_threads(native, source, max_frames, budget):
+def _dump_threads(native, source, max_frames, budget, with_locals=False):
     inf = gdb.selected_inferior()
     if not inf.pid:
         raise walk.WalkError("no process or core is loaded")
@@ -658,6 +659,11 @@ def _dump_threads(native, source, max_frames, budget):
                 entry["partial"] = True
             for fr in frames:
                 d = fr.as_dict()
+                if with_locals:
+                    try:
+                        d["locals"] = [[n, v] for n, v in w.locals(fr)]
+                    except walk.WalkError:
+                        pass
                 if source:
                     pending.append((d, fr))
                 entry["frames"].append(d)

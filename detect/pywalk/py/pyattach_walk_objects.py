@@ -440,9 +440,10 @@ class Objects(object):
         minor = L.minor
         if minor >= (3, 11) and flags & _Py_TPFLAGS_MANAGED_DICT:
             # The managed dict pointer is three words before the object;
-            # 3.11 keeps the values pointer at four, 3.12 tags it into
-            # the dict word (low bit 1), 3.13+ keeps them inline after
-            # the object (tp_basicsize on) while there is no dict.
+            # 3.11 keeps the values pointer at four, 3.12 in the dict
+            # word as the values' address minus one (so odd), 3.13+
+            # keeps them inline after the object (tp_basicsize on)
+            # while there is no dict.
             word = self.ptrv(addr - 24)
             values = 0
             if minor >= (3, 13):
@@ -452,7 +453,7 @@ class Objects(object):
                         return None
             elif minor >= (3, 12):
                 if word & 1:
-                    values, word = word - 1, 0
+                    values, word = word + 1, 0
             elif not word:
                 values = self.ptrv(addr - 32)
             if word:
