@@ -77,7 +77,15 @@ func dumpBlock(d plan.Dump) ([]string, error) {
 		"pyattach_gdb.dump(" + pyquote.String(d.Output) + ", native=" + pyquote.Bool(d.Native != nil) +
 			", source=" + pyquote.Bool(d.Source) + ", max_frames=" + strconv.FormatUint(uint64(d.MaxFrames), 10) +
 			", max_reads=" + strconv.FormatUint(uint64(d.MaxReads), 10) +
-			", timeout=" + strconv.FormatFloat(d.Timeout.Seconds(), 'g', -1, 64) + ")",
+			", timeout=" + strconv.FormatFloat(d.Timeout.Seconds(), 'g', -1, 64) + localsArg(d.Locals) + ")",
 		"end",
 	}, nil
+}
+
+// localsArg is dump's locals argument: none unless asked for.
+func localsArg(on bool) string {
+	if !on {
+		return ""
+	}
+	return ", locals=True"
 }

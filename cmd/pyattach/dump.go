@@ -22,6 +22,7 @@ type DumpCmd struct {
 	JSON    bool   `help:"Print one JSON object: pid or core, python.version, threads[] with tid, name, frames[] (function, file, line), innermost first."`
 	Native  bool   `help:"Load debug information as 'pyattach gdb' does and add each thread's C frames (JSON: native[] with function, file, line, pc)."`
 	Verbose bool   `short:"v" help:"Also print gdb's own messages and what the walk cost (memory reads, seconds), on stderr."`
+	Locals  bool   `help:"Add each frame's local variables, as repr() shows them, bounded (JSON: locals, an object of name -> repr)."`
 	// The walk's bounds; the defaults are the walker's (MAX_FRAMES in
 	// pyattach_walk_frames.py, MAX_READS and TIMEOUT in
 	// pyattach_walk_memory.py).
@@ -75,7 +76,7 @@ Examples:
 // Run dumps every thread's Python stack (cmd/internal/dump, wired to the
 // flags, the environment and the configuration).
 func (c *DumpCmd) Run(g *Globals, app *App, cfg *Config) error {
-	opts := dump.Options{Target: c.Target, JSON: c.JSON, Native: c.Native, Verbose: c.Verbose,
+	opts := dump.Options{Target: c.Target, JSON: c.JSON, Native: c.Native, Verbose: c.Verbose, Locals: c.Locals,
 		MaxFrames: c.MaxFrames, MaxReads: c.MaxReads, Timeout: c.Timeout}
 	svc := &dump.Services{
 		ProcRoot:  g.ProcRoot,

@@ -182,6 +182,8 @@ type Dump struct {
 	Native *Plan
 	// Source asks for each frame's source line.
 	Source bool
+	// Locals asks for each frame's local variables (name and repr).
+	Locals bool
 	// MaxFrames, MaxReads and Timeout bound the walk (0: no bound).
 	MaxFrames, MaxReads uint
 	Timeout             time.Duration

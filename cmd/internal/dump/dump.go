@@ -27,6 +27,8 @@ type Options struct {
 	Native bool
 	// Verbose copies gdb's own messages and the walk's cost to Stderr.
 	Verbose bool
+	// Locals adds each frame's local variables (name and repr).
+	Locals bool
 	// MaxFrames, MaxReads and Timeout bound the walk (0: no bound).
 	MaxFrames, MaxReads uint
 	Timeout             time.Duration
@@ -106,6 +108,7 @@ func Run(ctx context.Context, opts Options, svc *Services) error {
 		Runtime:   runtime,
 		Output:    out.Name(),
 		Source:    !opts.JSON,
+		Locals:    opts.Locals,
 		MaxFrames: opts.MaxFrames,
 		MaxReads:  opts.MaxReads,
 		Timeout:   opts.Timeout,

@@ -84,6 +84,37 @@ type Frame struct {
 	Function string `json:"function"`
 	File     string `json:"file"`
 	Line     *int   `json:"line"`
+	// Locals (--locals) are the frame's local variables and their reprs.
+	Locals Locals `json:"locals,omitempty"`
+}
+
+// Locals are a frame's local variables in the code object's order, as
+// the walker writes them ([[name, repr], ...]); in JSON an object of
+// name -> repr, in that order.
+type Locals [][2]string
+
+// MarshalJSON writes the locals as one object, in their order.
+func (l Locals) MarshalJSON() ([]byte, error) {
+	var b strings.Builder
+	b.WriteByte('{')
+	for i, kv := range l {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		k, err := json.Marshal(kv[0])
+		if err != nil {
+			return nil, err
+		}
+		v, err := json.Marshal(kv[1])
+		if err != nil {
+			return nil, err
+		}
+		b.Write(k)
+		b.WriteByte(':')
+		b.Write(v)
+	}
+	b.WriteByte('}')
+	return []byte(b.String()), nil
 }
 
 // NativeFrame is one of gdb's own frames (--native).
@@ -191,6 +222,11 @@ func Render(h Header, wd *Walker, native bool) (Output, string, []string) {
 			fmt.Fprintf(&text, "  File \"%s\", line %s, in %s\n", textline.Escape(f.File), line, textline.Escape(f.Function))
 			if f.Source != nil && *f.Source != "" {
 				text.WriteString("    " + textline.Escape(*f.Source) + "\n")
+			}
+			// A repr is written escaped by the walker (repr() writes
+			// backslashes as escapes): escaped again only if it is not.
+			for _, kv := range f.Locals {
+				fmt.Fprintf(&text, "      %s = %s\n", textline.Escape(kv[0]), textline.EscapeControls(kv[1]))
 			}
 		}
 		if th.FramesOmitted > 0 && th.FramesOmittedAt >= len(th.Frames) {

@@ -454,6 +454,10 @@ _CPYTHON_MORE_FAILED = _CPYTHON_FAILED + (
 )
 
 
+# How the walker's answer starts when it cannot read the frame.
+_WALKER_FAILED = ("pyattach: ", "Unable to locate python frame")
+
+
 def _reset_selection(*_):
     _selection.clear()
 
@@ -520,7 +524,17 @@ class _FrameCommand(gdb.Command):
         super(_FrameCommand, self).__init__(name, self.category, gdb.COMPLETE_NONE)
         self.cpython = cpython
 
+    # Whether the walker answers first, CPython's extension only where
+    # the walker cannot read the frame (py-locals: the walker's reprs are
+    # at least as rich as CPython's).
+    walker_first = False
+
     def invoke(self, args, from_tty):
+        if self.cpython and self.walker_first:
+            out = walker_answer(self.command, args)
+            if not out.startswith(_WALKER_FAILED):
+                gdb.write(out)
+                return
         if self.cpython:
             import __main__
 
@@ -548,13 +562,17 @@ is loaded and reads the frame; pyattach-list always reads memory."""
 class PyLocals(_FrameCommand):
     """Print the local variables of the selected Python frame.
 
-Values of None, bool, int, float, str and bytes are shown as repr() shows
-them (cut at 1024 characters); other objects as their type and address.
-CPython's own py-locals answers when its extension is loaded and reads the
-frame; pyattach-locals always reads memory."""
+Values of None, bool, int, float, str, bytes, tuple, list, dict, set and
+frozenset are shown as repr() shows them, instances of classes as
+<Widget(name='gizmo') at 0x..> (from __dict__ and __slots__); nested
+three deep, ten items each, cut at 1024 characters; other objects as their
+type and address. pyattach's walker answers; CPython's own py-locals only
+where the walker cannot read the frame. pyattach-locals always reads
+memory."""
 
     command = "py-locals"
     category = gdb.COMMAND_DATA
+    walker_first = True
 
 
 class PyUp(_FrameCommand):
@@ -572,7 +590,7 @@ class PyDown(_FrameCommand):
     command = "py-down"
 
 
-def dump(path, native=False, source=False, max_frames=walk.MAX_FRAMES, max_reads=walk.MAX_READS, timeout=walk.TIMEOUT):
+def dump(path, native=False, source=False, max_frames=walk.MAX_FRAMES, max_reads=walk.MAX_READS, timeout=walk.TIMEOUT, locals=False):
     """Writes every OS thread's Python stack (innermost first) as JSON to
     path: {"threads": [{"tid", "name", "frames": [{"function", "file",
     "line"}]}]}, plus each frame's "source" line with source, each
@@ -583,13 +601,14 @@ def dump(path, native=False, source=False, max_frames=walk.MAX_FRAMES, max_reads
     were before frames["frames_omitted_at"]; a stack not read to its end
     has "partial": true. The whole walk has one budget (max_reads,
     timeout; 0 for none): once it is used up, "truncated" says why and
-    the threads left are listed without their stacks."""
+    the threads left are listed without their stacks. With locals, each
+    frame has "locals": [[name, repr], ...] (see Walker.locals)."""
     import json
 
     out = {"threads": []}
     budget = walk.Budget(max_reads=max_reads, timeout=timeout)
     try:
-        out["threads"], why = _dump_threads(native, source, max_frames, budget)
+        out["threads"], why = _dump_threads(native, source, max_frames, budget, locals)
         if why:
             out["truncated"] = why
     except (walk.WalkError, gdb.error) as e:
@@ -599,7 +618,7 @@ def dump(path, native=False, source=False, max_frames=walk.MAX_FRAMES, max_reads
         json.dump(out, f)
 
 
-def _dump_threads(native, source, max_frames, budget):
+def _dump_threads(native, source, max_frames, budget, with_locals=False):
     inf = gdb.selected_inferior()
     if not inf.pid:
         raise walk.WalkError("no process or core is loaded")
@@ -644,6 +663,11 @@ def _dump_threads(native, source, max_frames, budget):
                 entry["partial"] = True
             for fr in frames:
                 d = fr.as_dict()
+                if with_locals:
+                    try:
+                        d["locals"] = [[n, v] for n, v in w.locals(fr)]
+                    except walk.WalkError:
+                        pass
                 if source:
                     pending.append((d, fr))
                 entry["frames"].append(d)
