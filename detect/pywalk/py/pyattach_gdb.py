@@ -618,20 +618,28 @@ def dump(path, native=False, source=False, max_frames=walk.MAX_FRAMES, max_reads
         json.dump(out, f)
 
 
-def _dump_threads(native, source, max_frames, budget, with_locals=False):
-    inf = gdb.selected_inferior()
-    if not inf.pid:
-        raise walk.WalkError("no process or core is loaded")
+def _thread_states(inf, w):
+    """The inferior's threads by number, their ids as gdb knows them, each
+    id's id as CPython recorded it (in the process's own PID namespace),
+    and the thread states by that id (the one Python thread of a one-
+    thread process when nothing matched)."""
     threads = sorted(inf.threads(), key=lambda th: th.num)
-    w = walker(max_frames, budget)
     tids = [th.ptid[1] or th.ptid[2] for th in threads]
-    # CPython records a thread's id in the process's own PID namespace.
     native = dict((tid, _native_tid(inf, tid)) for tid in tids)
     states = w.match_tids(list(native.values()))
     if not states:
         pys = w.threads()
         if len(pys) == 1 and len(threads) == 1:
             states = {native[tids[0]]: pys[0]}
+    return threads, tids, native, states
+
+
+def _dump_threads(native, source, max_frames, budget, with_locals=False):
+    inf = gdb.selected_inferior()
+    if not inf.pid:
+        raise walk.WalkError("no process or core is loaded")
+    w = walker(max_frames, budget)
+    threads, tids, native, states = _thread_states(inf, w)
     live = _live(inf)
     infos = _thread_infos(w)
     files = _files()
@@ -747,14 +755,7 @@ say "[no GIL (free-threaded)]". A "*" marks the selected thread."""
             raise gdb.GdbError("py-threads: no process or core is loaded")
         try:
             w = walker()
-            threads = sorted(inf.threads(), key=lambda th: th.num)
-            tids = [th.ptid[1] or th.ptid[2] for th in threads]
-            native = dict((tid, _native_tid(inf, tid)) for tid in tids)
-            states = w.match_tids(list(native.values()))
-            if not states:
-                pys = w.threads()
-                if len(pys) == 1 and len(threads) == 1:
-                    states = {native[tids[0]]: pys[0]}
+            threads, tids, native, states = _thread_states(inf, w)
             infos = _thread_infos(w)
             live = _live(inf)
             selected = gdb.selected_thread()
