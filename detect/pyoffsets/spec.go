@@ -108,6 +108,20 @@ var fields = []string{
 	"PyTypeObject.tp_basicsize",            //
 	"PyTypeObject.tp_dictoffset",           //
 	"PyHeapTypeObject.ht_cached_keys",      //
+
+	// The exception a thread is handling (py-exc, dump): the thread's
+	// exc_info stack item, the exception's args and traceback, and the
+	// traceback's frames (tb_lineno is -1 until asked for from 3.12 on,
+	// when tb_lasti gives the line).
+	"PyThreadState.exc_info",
+	"_PyErr_StackItem.exc_value",
+	"_PyErr_StackItem.previous_item",
+	"PyBaseExceptionObject.args",
+	"PyBaseExceptionObject.traceback",
+	"PyTracebackObject.tb_next",
+	"PyTracebackObject.tb_frame",
+	"PyTracebackObject.tb_lasti",
+	"PyTracebackObject.tb_lineno",
 }
 
 // sizes are the types whose sizes the walker needs (a compact string's

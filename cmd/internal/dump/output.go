@@ -34,6 +34,44 @@ type Thread struct {
 	FramesOmittedAt int            `json:"frames_omitted_at,omitempty"`
 	Partial         bool           `json:"partial,omitempty"`
 	Native          *[]NativeFrame `json:"native,omitempty"`
+	// Exception is the one the thread is handling (null: none).
+	Exception *Exception `json:"exception"`
+}
+
+// Exception is the exception a thread handles (in an except block):
+// its type's name, str() of its first argument (else that argument's
+// repr), and its traceback's frames, innermost (where it was raised)
+// first.
+type Exception struct {
+	Type    string          `json:"type"`
+	Message *string         `json:"message"`
+	Frames  []ExceptionLine `json:"frames"`
+}
+
+// ExceptionLine is one entry of an exception's traceback.
+type ExceptionLine struct {
+	File     string `json:"file"`
+	Line     *int   `json:"line"`
+	Function string `json:"function"`
+}
+
+// line is the text output's line for the exception, under the thread's
+// header: Handling TYPE: MESSAGE (raised at FILE:LINE in FUNCTION).
+func (e *Exception) line() string {
+	var b strings.Builder
+	b.WriteString("  Handling " + textline.Escape(e.Type))
+	if e.Message != nil && *e.Message != "" {
+		b.WriteString(": " + textline.Escape(*e.Message))
+	}
+	if len(e.Frames) > 0 {
+		f := e.Frames[0]
+		line := "?"
+		if f.Line != nil {
+			line = strconv.Itoa(*f.Line)
+		}
+		fmt.Fprintf(&b, " (raised at %s:%s in %s)", textline.Escape(f.File), line, textline.Escape(f.Function))
+	}
+	return b.String() + "\n"
 }
 
 // ThreadFacts is who a thread is and what it does, as the walker reads
@@ -153,6 +191,7 @@ type WalkerThread struct {
 	Partial         bool           `json:"partial"`
 	Frames          []WalkerFrame  `json:"frames"`
 	Native          *[]NativeFrame `json:"native"`
+	Exception       *Exception     `json:"exception"`
 }
 
 // WalkerFrame is a Python frame with its source line, when read.
@@ -197,7 +236,7 @@ func Render(h Header, wd *Walker, native bool) (Output, string, []string) {
 	for _, th := range wd.Threads {
 		facts := ThreadFacts{OSName: th.OSName, Interpreter: th.Interpreter, HoldsGIL: th.HoldsGIL, State: th.State, FreeThreaded: th.FreeThreaded}
 		dt := Thread{TID: th.TID, Name: th.Name, ThreadFacts: facts, Frames: []Frame{}, Native: th.Native,
-			FramesOmitted: th.FramesOmitted, FramesOmittedAt: th.FramesOmittedAt, Partial: th.Partial}
+			FramesOmitted: th.FramesOmitted, FramesOmittedAt: th.FramesOmittedAt, Partial: th.Partial, Exception: th.Exception}
 		if native && dt.Native == nil {
 			dt.Native = &[]NativeFrame{}
 		}
@@ -205,6 +244,9 @@ func Render(h Header, wd *Walker, native bool) (Output, string, []string) {
 			warnings = append(warnings, fmt.Sprintf("thread %d: %s", th.TID, textline.Escape(th.Error)))
 		}
 		text.WriteString("\n" + facts.header(th.TID, th.Name) + ":\n")
+		if th.Exception != nil {
+			text.WriteString(th.Exception.line())
+		}
 		if len(th.Frames) == 0 && !th.Partial {
 			text.WriteString("Unable to locate python frame\n")
 		} else {

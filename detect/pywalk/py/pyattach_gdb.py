@@ -679,6 +679,7 @@ def _dump_threads(native, source, max_frames, budget, with_locals=False):
                 if source:
                     pending.append((d, fr))
                 entry["frames"].append(d)
+        entry["exception"] = _exception(w, t)
         if native:
             entry["native"] = _native_frames(th)
         result.append(entry)
@@ -730,6 +731,56 @@ def facts_header(f):
     esc = lambda v: None if v is None else walk.escape(v)
     return walk.thread_header(f["tid"], esc(f["name"]), esc(f["os_name"]), f["interpreter"],
                               f["holds_gil"], f["state"], f["free_threaded"])
+
+
+def _exception(w, t):
+    """The exception thread state t handles (Walker.exception), None when
+    it handles none or it cannot be read."""
+    if t is None or w.budget.exhausted:
+        return None
+    try:
+        return w.exception(t.tstate)
+    except walk.WalkError:
+        return None
+
+
+class PyExc(gdb.Command):
+    """Show the exception the selected thread is handling, read from memory.
+
+Usage: py-exc
+
+Prints TYPE: MESSAGE (MESSAGE is str() of the exception's first
+argument, else its repr) and where it was raised: the innermost entry
+of its traceback, as File "FILE", line N, in FUNCTION. "No exception is
+being handled" outside an except block."""
+
+    def __init__(self):
+        super(PyExc, self).__init__("py-exc", gdb.COMMAND_STACK, gdb.COMPLETE_NONE)
+
+    def invoke(self, args, from_tty):
+        if args.strip():
+            raise gdb.GdbError("usage: py-exc (no arguments)")
+        inf = gdb.selected_inferior()
+        th = gdb.selected_thread()
+        if not inf.pid or th is None:
+            raise gdb.GdbError("py-exc: no process or core is loaded")
+        try:
+            w = walker()
+            threads, tids, native, states = _thread_states(inf, w)
+            tid = th.ptid[1] or th.ptid[2]
+            t = states.get(native.get(tid))
+            if t is None:
+                gdb.write("pyattach: thread %d runs no Python\n" % th.num)
+                return
+            for line in walk.exception_lines(w.exception(t.tstate)):
+                gdb.write(line + "\n")
+        except walk.WalkError as e:
+            gdb.write("pyattach: %s\n" % e)
+            return
+        gdb.write(stopped_line(w))
+
+
+PyExc()
 
 
 class PyThreads(gdb.Command):

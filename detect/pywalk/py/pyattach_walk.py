@@ -39,13 +39,14 @@ from pyattach_walk_source import (  # noqa: F401
     ANYONE, MAX_SOURCE_BYTES, MAX_SOURCE_LINE, SourceFiles, may_access, open_source,
     process_creds, process_files, source_line, source_lines)
 from pyattach_walk_threads import (  # noqa: F401
-    NO_GIL, STATES, ThreadInfo, Threads, kernel_view, thread_header, thread_state)
+    MAX_TRACEBACK, NO_GIL, STATES, Exceptions, ThreadInfo, Threads, exception_lines, kernel_view,
+    thread_header, thread_state)
 from pyattach_walk_text import MAX_REPR, TRUNCATED, bounded, escape, has_controls, thousands  # noqa: F401
 
 __all__ = ["Walker", "Layout", "WalkError", "BudgetExhausted", "Budget", "load_tables", "format_frames", "process_files", "source_line", "escape"]
 
 
-class Walker(Runtime, Threads, Frames, Objects, Memory):
+class Walker(Runtime, Threads, Exceptions, Frames, Objects, Memory):
     """Reads Python stacks through read(addr, size) -> bytes."""
 
     def __init__(self, read, runtime, layout, ptr_size=8, budget=None, max_frames=MAX_FRAMES):

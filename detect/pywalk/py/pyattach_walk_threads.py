@@ -22,7 +22,9 @@ for the collector."""
 
 import struct
 
+from pyattach_walk_frames import executable_mask
 from pyattach_walk_memory import WalkError
+from pyattach_walk_text import MAX_REPR, TRUNCATED, escape
 
 # tp_flags bits.
 _MANAGED_DICT = 1 << 4   # 3.11+: the instance dict is before the object
@@ -295,3 +297,113 @@ def thread_header(tid, name, os_name, interp, holds_gil, state, free_threaded=Fa
         out += ", " + g
     out += ", " + (state or "state unknown")
     return out
+
+
+# How many traceback entries exception() follows (innermost kept).
+MAX_TRACEBACK = 64
+
+
+class Exceptions(object):
+    """The exception a thread is handling (in an except block), read from
+    its thread state: exc_info (the top _PyErr_StackItem) and, as
+    sys.exc_info() does, the items below it while they hold none; then
+    the exception's type, args[0] and __traceback__ (tb_next to the
+    innermost entry; tb_frame's code, tb_lineno, or from 3.12 on tb_lasti
+    through the code's line table while tb_lineno is -1)."""
+
+    def exception(self, tstate):
+        """{"type", "message", "frames": [{"file", "line", "function"}]}
+        of the exception the thread handles, innermost frame first (where
+        it was raised), or None when it handles none or the build's
+        layout lacks the fields. frames is [] when the traceback cannot
+        be read."""
+        L = self.L
+        if not (L.has("PyThreadState.exc_info") and L.has("_PyErr_StackItem.exc_value")):
+            return None
+        item = self.ptrv(tstate + L.off("PyThreadState.exc_info"))
+        exc, seen = 0, set()
+        while item and item not in seen and len(seen) < MAX_TRACEBACK:
+            seen.add(item)
+            value = self.ptrv(item + L.off("_PyErr_StackItem.exc_value"))
+            if value and self.type_of(value)[0] != "NoneType":
+                exc = value
+                break
+            if not L.has("_PyErr_StackItem.previous_item"):
+                break
+            item = self.ptrv(item + L.off("_PyErr_StackItem.previous_item"))
+        if not exc:
+            return None
+        out = {"type": self.type_of(exc)[0], "message": None, "frames": []}
+        if L.has("PyBaseExceptionObject.args"):
+            out["message"] = self._exc_message(self.ptrv(exc + L.off("PyBaseExceptionObject.args")))
+        try:
+            out["frames"] = self._exc_frames(exc)
+        except WalkError:
+            pass
+        return out
+
+    def _exc_message(self, args):
+        """str(args[0]) for a str, else its repr; "" for no args."""
+        if not args:
+            return ""
+        n = self.i64(args + self.L.off("PyVarObject.ob_size"))
+        if n <= 0:
+            return ""
+        first = self.ptrv(args + self.L.off("PyTupleObject.ob_item"))
+        name, static = self.type_of(first)
+        if name == "str" and static:
+            got = self.str_prefix(first, MAX_REPR)
+            if got is not None:
+                text, length = got
+                return text if length <= MAX_REPR else text + TRUNCATED
+        return self.value_repr(first)
+
+    def _exc_frames(self, exc):
+        L = self.L
+        need = ("PyBaseExceptionObject.traceback", "PyTracebackObject.tb_next",
+                "PyTracebackObject.tb_frame", "PyTracebackObject.tb_lineno")
+        if not all(L.has(n) for n in need):
+            return []
+        tb = self.ptrv(exc + L.off("PyBaseExceptionObject.traceback"))
+        entries, seen = [], set()
+        while tb and tb not in seen:
+            seen.add(tb)
+            entries.append(tb)
+            if len(entries) > MAX_TRACEBACK:
+                entries.pop(0)
+            tb = self.ptrv(tb + L.off("PyTracebackObject.tb_next"))
+        frames = []
+        for tb in reversed(entries):
+            frame = self.ptrv(tb + L.off("PyTracebackObject.tb_frame"))
+            line = self.i32(tb + L.off("PyTracebackObject.tb_lineno"))
+            if L.minor >= (3, 11):
+                inner = self.ptrv(frame + L.off("PyFrameObject.f_frame"))
+                field = "_PyInterpreterFrame.f_code" if L.has("_PyInterpreterFrame.f_code") else "_PyInterpreterFrame.f_executable"
+                code = self.ptrv(inner + L.off(field)) & executable_mask(L.minor)
+            else:
+                code = self.ptrv(frame + L.off("PyFrameObject.f_code"))
+            c = self.code(code)
+            if line < 0 and L.minor >= (3, 11) and L.has("PyTracebackObject.tb_lasti"):
+                line = self._line_311(c, self.i32(tb + L.off("PyTracebackObject.tb_lasti")))
+            frames.append({"file": c["filename"], "line": line if line is None or line >= 0 else None,
+                           "function": c["qualname"]})
+        return frames
+
+
+def exception_lines(exc):
+    """What py-exc prints of Exceptions.exception's result (None: "no
+    exception is being handled"), the target's strings escaped."""
+    if exc is None:
+        return ["No exception is being handled."]
+    lines = [_exc_summary(exc)]
+    if exc["frames"]:
+        f = exc["frames"][0]
+        lines.append('  raised at File "%s", line %s, in %s' % (
+            escape(f["file"]), "?" if f["line"] is None else f["line"], escape(f["function"])))
+    return lines
+
+
+def _exc_summary(exc):
+    if exc["message"]:
+        return "%s: %s" % (escape(exc["type"]), escape(exc["message"]))
+    return escape(exc["type"])
