@@ -49,9 +49,29 @@ Unable to locate python frame
 		t.Errorf("warnings = %q", warnings)
 	}
 	b, _ := json.Marshal(res)
-	want := `{"pid":42,"python":{"version":"3.11.2"},"threads":[{"tid":42,"name":"python3","os_name":null,"interpreter":null,"holds_gil":null,"state":null,"frames":[{"function":"leaf","file":"/app.py","line":4},{"function":"\u003cmodule\u003e","file":"/app.py","line":null}]},{"tid":43,"name":null,"os_name":null,"interpreter":null,"holds_gil":null,"state":null,"frames":[]}]}`
+	want := `{"pid":42,"python":{"version":"3.11.2"},"threads":[{"tid":42,"name":"python3","os_name":null,"interpreter":null,"holds_gil":null,"state":null,"frames":[{"function":"leaf","file":"/app.py","line":4},{"function":"\u003cmodule\u003e","file":"/app.py","line":null}],"exception":null},{"tid":43,"name":null,"os_name":null,"interpreter":null,"holds_gil":null,"state":null,"frames":[],"exception":null}]}`
 	if string(b) != want {
 		t.Errorf("JSON:\n%s\nwant:\n%s", b, want)
+	}
+}
+
+// The exception a thread handles: a line under its header, the target's
+// strings escaped; in the JSON as the walker wrote it.
+func TestRenderException(t *testing.T) {
+	res, text, _ := render(t, Header{PID: 9, Version: "3.12.1"}, false, `{"threads": [
+	  {"tid": 9, "name": "h", "frames": [{"function": "handler", "file": "/app.py", "line": 12}],
+	   "exception": {"type": "Value\u001b[2JError", "message": "bad\nvalue",
+	     "frames": [{"file": "/a\u001b.py", "line": 5, "function": "check"}, {"file": "/app.py", "line": 9, "function": "handler"}]}}]}`)
+	checkText(t, text, `Process 9: Python 3.12.1, 1 threads
+
+Thread 9 "h":
+  Handling Value\x1b[2JError: bad\nvalue (raised at /a\x1b.py:5 in check)
+Traceback (most recent call first):
+  File "/app.py", line 12, in handler
+`)
+	e := res.Threads[0].Exception
+	if e == nil || e.Type != "Value\x1b[2JError" || *e.Message != "bad\nvalue" || len(e.Frames) != 2 || *e.Frames[0].Line != 5 {
+		t.Errorf("exception = %+v", e)
 	}
 }
 
