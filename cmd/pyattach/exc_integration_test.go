@@ -88,11 +88,12 @@ func checkExcJSON(t *testing.T, what, stdout string) {
 	}
 }
 
-// TestDumpException: pyattach dump (JSON and text) and gdb's py-exc show
+// TestDumpException: pyattach dump (JSON and text), gdb's and lldb's py-exc show
 // the exception a thread handles, with where it was raised, on that
 // thread only: Debian's 3.11 and every pyenv 3.7+, live and from a core.
 func TestDumpException(t *testing.T) {
 	testenv.Need(t, "gdb")
+	testenv.Need(t, "lldb")
 	gcore := testenv.Need(t, "gcore")
 	env := scriptEnv(t.TempDir())
 	for _, in := range dumpInterpreters(t) {
@@ -117,6 +118,13 @@ func TestDumpException(t *testing.T) {
 			re = regexp.MustCompile(`(?m)^ValueError: bad value\n  raised at File "\S*app\.py", line 5, in check$`)
 			if !re.MatchString(out) || strings.Count(out, "ValueError") != 1 || !strings.Contains(out, "No exception is being handled.") {
 				t.Errorf("py-exc: want one exception matching %s and one thread with none:\n%s", re, out)
+			}
+
+			lout, _ := pyattachOK(t, "pyattach lldb py-exc", pyattachBin(t), env, "lldb", "-p", pid, "-b",
+				"-o", "thread select 2", "-o", "py-exc", "-o", "thread select 1", "-o", "py-exc")
+			re = regexp.MustCompile(`(?m)^ValueError: bad value\n  raised at File "\S*app\.py", line 5, in check$`)
+			if !re.MatchString(lout) || strings.Count(lout, "ValueError") != 1 || !strings.Contains(lout, "No exception is being handled.") {
+				t.Errorf("lldb py-exc: want one exception matching %s and one thread with none:\n%s", re, lout)
 			}
 
 			core := filepath.Join(t.TempDir(), "core")

@@ -104,7 +104,7 @@ def __lldb_init_module(debugger, internal_dict):
     # imported first; its other commands stay.
     debugger.HandleCommand("command script add -o -f %s.py_bt py-bt" % __name__)
     debugger.HandleCommand("command script add -o -f %s.py_bt pyattach-bt" % __name__)
-    for name in ("py-list", "py-locals", "py-up", "py-down"):
+    for name in ("py-list", "py-locals", "py-up", "py-down", "py-exc"):
         debugger.HandleCommand("command script add -o -f %s.%s %s" % (__name__, name.replace("-", "_"), name))
 
 
@@ -343,3 +343,19 @@ def py_up(debugger, command, exe_ctx, result, internal_dict):
 def py_down(debugger, command, exe_ctx, result, internal_dict):
     """py-down: select and print the Python frame the selected one called."""
     _frame_command("py-down", command, exe_ctx, result)
+
+
+def py_exc(debugger, command, exe_ctx, result, internal_dict):
+    """py-exc: the exception the selected thread is handling (TYPE:
+    MESSAGE) and where it was raised, read from memory."""
+    if command.strip():
+        result.SetError("usage: py-exc (no arguments)")
+        return
+
+    def run(process, w):
+        t = _thread_state(w, exe_ctx.GetThread(), process)
+        if t is None:
+            return "Unable to locate python frame"
+        return "\n".join(walk.exception_lines(w.exception(t.tstate)))
+
+    _command(exe_ctx, result, run)
