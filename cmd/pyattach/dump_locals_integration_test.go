@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"math/big"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -140,13 +139,7 @@ func TestDumpLocals(t *testing.T) {
 	env := scriptEnv(t.TempDir())
 	for _, in := range dumpInterpreters(t) {
 		t.Run(in.name, func(t *testing.T) {
-			app := filepath.Join(t.TempDir(), "app.py")
-			if err := os.WriteFile(app, []byte(localsApp), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			cmd := exec.Command(in.exe, app)
-			testenv.Start(t, cmd)
-			pid := strconv.Itoa(cmd.Process.Pid)
+			pid := strconv.Itoa(testenv.StartPython(t, in.exe, localsApp))
 
 			stdout, _ := pyattachOK(t, "pyattach dump --locals --json", pyattachBin(t), env, "dump", "--locals", "--json", pid)
 			checkLocalsJSON(t, "live", stdout)

@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -98,13 +97,7 @@ func TestDumpException(t *testing.T) {
 	env := scriptEnv(t.TempDir())
 	for _, in := range dumpInterpreters(t) {
 		t.Run(in.name, func(t *testing.T) {
-			app := filepath.Join(t.TempDir(), "app.py")
-			if err := os.WriteFile(app, []byte(excApp), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			cmd := exec.Command(in.exe, app)
-			testenv.Start(t, cmd)
-			pid := strconv.Itoa(cmd.Process.Pid)
+			pid := strconv.Itoa(testenv.StartPython(t, in.exe, excApp))
 
 			stdout, _ := pyattachOK(t, "pyattach dump --json", pyattachBin(t), env, "dump", "--json", pid)
 			checkExcJSON(t, "live", stdout)

@@ -156,12 +156,7 @@ func TestDumpFilesTheTargetNames(t *testing.T) {
 	testenv.NeedRoot(t, "to run a target as nobody and plant a root-only file")
 	testenv.Need(t, "gdb")
 	py := testenv.Debian(t)
-	dir, err := os.MkdirTemp("", "pyattach-hostile")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	os.Chmod(dir, 0o755)
+	dir := searchableTempDir(t, "pyattach-hostile")
 	secret := filepath.Join(dir, "secret.py")
 	const secretLine = "PYATTACH-SECRET-LINE-4242"
 	testenv.WriteFile(t, secret, []byte(secretLine+"\n"), 0o600)
@@ -343,12 +338,7 @@ func TestDumpCoreReadsAsItsUser(t *testing.T) {
 	testenv.Need(t, "gdb")
 	gcore := testenv.Need(t, "gcore")
 	py := testenv.Debian(t)
-	dir, err := os.MkdirTemp("", "pyattach-corecreds")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	os.Chmod(dir, 0o755)
+	dir := searchableTempDir(t, "pyattach-corecreds")
 	private := filepath.Join(dir, "private")
 	if err := os.Mkdir(private, 0o700); err != nil {
 		t.Fatal(err)
@@ -405,4 +395,20 @@ func TestDumpCoreReadsAsItsUser(t *testing.T) {
 	if strings.Contains(out, ownLine) || strings.Contains(out, secretLine) {
 		t.Errorf("a core another user wrote: its claimed user's files were read:\n%s", out)
 	}
+}
+
+// searchableTempDir is a directory under /tmp that every user may
+// search (t.TempDir's are 0700 under a 0700 parent), removed at the end:
+// a target run as nobody reaches the files the test puts there.
+func searchableTempDir(t *testing.T, pattern string) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", pattern)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
 }

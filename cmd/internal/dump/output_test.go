@@ -26,7 +26,7 @@ func checkText(t *testing.T, got, want string) {
 }
 
 func TestRenderFrames(t *testing.T) {
-	res, text, warnings := render(t, Header{PID: 42, Version: "3.11.2"}, false, `{
+	res, text, warnings := render(t, Header{PID: 42, Version: "3.11.99"}, false, `{
 	  "threads": [
 	    {"tid": 42, "name": "python3", "frames": [
 	      {"function": "leaf", "file": "/app.py", "line": 4, "source": "time.sleep(1)"},
@@ -34,7 +34,7 @@ func TestRenderFrames(t *testing.T) {
 	    {"tid": 43, "name": null, "frames": [], "error": "bad\u001b[2J thread state"}
 	  ],
 	  "cost": {"reads": 1234, "bytes": 56789, "seconds": 0.01}}`)
-	checkText(t, text, `Process 42: Python 3.11.2, 2 threads
+	checkText(t, text, `Process 42: Python 3.11.99, 2 threads
 
 Thread 42 "python3":
 Traceback (most recent call first):
@@ -49,7 +49,7 @@ Unable to locate python frame
 		t.Errorf("warnings = %q", warnings)
 	}
 	b, _ := json.Marshal(res)
-	want := `{"pid":42,"python":{"version":"3.11.2"},"threads":[{"tid":42,"name":"python3","os_name":null,"interpreter":null,"holds_gil":null,"state":null,"frames":[{"function":"leaf","file":"/app.py","line":4},{"function":"\u003cmodule\u003e","file":"/app.py","line":null}],"exception":null},{"tid":43,"name":null,"os_name":null,"interpreter":null,"holds_gil":null,"state":null,"frames":[],"exception":null}]}`
+	want := `{"pid":42,"python":{"version":"3.11.99"},"threads":[{"tid":42,"name":"python3","os_name":null,"interpreter":null,"holds_gil":null,"state":null,"frames":[{"function":"leaf","file":"/app.py","line":4},{"function":"\u003cmodule\u003e","file":"/app.py","line":null}],"exception":null},{"tid":43,"name":null,"os_name":null,"interpreter":null,"holds_gil":null,"state":null,"frames":[],"exception":null}]}`
 	if string(b) != want {
 		t.Errorf("JSON:\n%s\nwant:\n%s", b, want)
 	}
@@ -150,14 +150,14 @@ Traceback (most recent call first):
 }
 
 func TestRenderNative(t *testing.T) {
-	res, text, _ := render(t, Header{PID: 5, Version: "3.11.2"}, true, `{"threads": [
+	res, text, _ := render(t, Header{PID: 5, Version: "3.11.99"}, true, `{"threads": [
 	  {"tid": 5, "name": "python3", "frames": [{"function": "f", "file": "n.py", "line": 2}], "native": [
 	    {"function": "clock_nanosleep", "file": null, "line": null, "pc": 140000000000000},
 	    {"function": "pysleep", "file": "./Modules/timemodule.c", "line": 2098, "pc": 5000000},
 	    {"function": "evil\u001b[2J", "file": "/x\u0007.c", "line": null, "pc": 16},
 	    {"function": null, "file": null, "line": null, "pc": 0}]},
 	  {"tid": 6, "frames": []}]}`)
-	checkText(t, text, `Process 5: Python 3.11.2, 2 threads
+	checkText(t, text, `Process 5: Python 3.11.99, 2 threads
 
 Thread 5 "python3":
 Traceback (most recent call first):
