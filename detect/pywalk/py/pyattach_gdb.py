@@ -592,30 +592,21 @@ class PyDown(_FrameCommand):
 
 def dump(path, native=False, source=False, max_frames=walk.MAX_FRAMES, max_reads=walk.MAX_READS, timeout=walk.TIMEOUT, locals=False):
     """Writes every OS thread's Python stack (innermost first) as JSON to
-    path: {"threads": [{"tid", "name", "frames": [{"function", "file",
-    "line"}]}]}, plus each frame's "source" line with source, each
-    thread's C frames as "native" with native, and "error" when the
-    stacks cannot be read. Threads without a Python thread state get
-    no frames. Of a stack deeper than max_frames, the innermost and
-    outermost halves are kept: "frames_omitted" counts the others, which
-    were before frames["frames_omitted_at"]; a stack not read to its end
-    has "partial": true. The whole walk has one budget (max_reads,
-    timeout; 0 for none): once it is used up, "truncated" says why and
-    the threads left are listed without their stacks. With locals, each
+    path (walk.write_dump, walk.dump_threads): {"threads": [{"tid",
+    "name", "frames": [{"function", "file", "line"}]}]}, plus each
+    frame's "source" line with source, each thread's C frames as
+    "native" with native, and "error" when the stacks cannot be read.
+    Threads without a Python thread state get no frames. Of a stack
+    deeper than max_frames, the innermost and outermost halves are
+    kept: "frames_omitted" counts the others, which were before
+    frames["frames_omitted_at"]; a stack not read to its end has
+    "partial": true. The whole walk has one budget (max_reads, timeout;
+    0 for none): once it is used up, "truncated" says why and the
+    threads left are listed without their stacks. With locals, each
     frame has "locals": [[name, repr], ...] (see Walker.locals)."""
-    import json
-
-    out = {"threads": []}
     budget = walk.Budget(max_reads=max_reads, timeout=timeout)
-    try:
-        out["threads"], why = _dump_threads(native, source, max_frames, budget, locals)
-        if why:
-            out["truncated"] = why
-    except (walk.WalkError, gdb.error) as e:
-        out["error"] = str(e)
-    out["cost"] = {"reads": budget.reads, "bytes": budget.bytes, "seconds": budget.elapsed()}
-    with open(path, "w") as f:
-        json.dump(out, f)
+    walk.write_dump(path, budget, lambda: _dump_threads(native, source, max_frames, budget, locals),
+                    errors=(gdb.error,))
 
 
 def _thread_states(inf, w):
@@ -639,109 +630,17 @@ def _dump_threads(native, source, max_frames, budget, with_locals=False):
     if not inf.pid:
         raise walk.WalkError("no process or core is loaded")
     w = walker(max_frames, budget)
-    threads, tids, native, states = _thread_states(inf, w)
-    live = _live(inf)
-    infos = _thread_infos(w)
-    files = _files()
+    threads, tids, natives, states = _thread_states(inf, w)
+    oss = [walk.OSThread(tid, natives[tid], thread_name(th), th) for th, tid in zip(threads, tids)]
     selected = gdb.selected_thread()
-    result = []
-    # Source lines are read once every stack is: a live process is
-    # detached first, so no read of a file it names keeps it stopped.
-    pending = []
-    done = 0
-    for th, tid in zip(threads, tids):
-        t = states.get(native[tid])
-        entry = thread_facts(w, inf, th, tid, t, infos, live)
-        entry["frames"] = []
-        if t is not None and w.budget.exhausted:
-            entry["partial"] = True
-        elif t is not None:
-            try:
-                frames = w.frames(t.tstate)
-            except walk.BudgetExhausted:
-                frames = walk.FrameList()
-                frames.partial = True
-            except walk.WalkError as e:
-                entry["error"] = str(e)
-                frames = []
-            if getattr(frames, "omitted", 0):
-                entry["frames_omitted"] = frames.omitted
-                entry["frames_omitted_at"] = frames.gap
-            if getattr(frames, "partial", False):
-                entry["partial"] = True
-            for fr in frames:
-                d = fr.as_dict()
-                if with_locals:
-                    try:
-                        d["locals"] = [[n, v] for n, v in w.locals(fr)]
-                    except walk.WalkError:
-                        pass
-                if source:
-                    pending.append((d, fr))
-                entry["frames"].append(d)
-        entry["exception"] = _exception(w, t)
-        if native:
-            entry["native"] = _native_frames(th)
-        result.append(entry)
-        if not entry.get("partial"):
-            done += 1
-    if selected is not None and native:
-        selected.switch()
-    why = w.stopped()
-    if why:
-        why = "%s; stacks of %s of %s threads read" % (why, walk.thousands(done), walk.thousands(len(threads)))
-    if pending and live:
-        gdb.execute("detach", to_string=True)
-    for d, fr in pending:
-        d["source"] = walk.source_line(fr.filename, fr.lineno, files)
-    return result, why
-
-
-def _thread_infos(w):
-    """The walker's ThreadInfo of each thread state, {} when the walk's
-    budget ends first."""
     try:
-        return w.thread_infos()
-    except walk.WalkError:
-        return {}
-
-
-def thread_facts(w, inf, th, tid, t, infos, live):
-    """What dump and py-threads say of gdb's thread th (kernel id tid,
-    thread state t or None): tid, name (threading's, else the OS name),
-    os_name, interpreter, holds_gil (None on a free-threaded build or
-    when unknown), state (walk.STATES or None) and free_threaded."""
-    os_name = thread_name(th)
-    info = infos.get(t.tstate) if t is not None else None
-    kernel = walk.kernel_view(inf.pid, tid) if live and tid else None
-    return {
-        "tid": tid,
-        "name": info.name if info is not None and info.name is not None else os_name,
-        "os_name": os_name,
-        "interpreter": info.interpreter if info is not None else None,
-        "holds_gil": None if info is None or w.free_threaded() else info.holds_gil,
-        "state": walk.thread_state(info, kernel) if t is not None else None,
-        "free_threaded": w.free_threaded(),
-    }
-
-
-def facts_header(f):
-    """A thread's header line from thread_facts, the target's strings
-    escaped."""
-    esc = lambda v: None if v is None else walk.escape(v)
-    return walk.thread_header(f["tid"], esc(f["name"]), esc(f["os_name"]), f["interpreter"],
-                              f["holds_gil"], f["state"], f["free_threaded"])
-
-
-def _exception(w, t):
-    """The exception thread state t handles (Walker.exception), None when
-    it handles none or it cannot be read."""
-    if t is None or w.budget.exhausted:
-        return None
-    try:
-        return w.exception(t.tstate)
-    except walk.WalkError:
-        return None
+        return walk.dump_threads(
+            w, inf.pid, oss, states, _live(inf), _files(), source=source, with_locals=with_locals,
+            native=(lambda ot: _native_frames(ot.handle)) if native else None,
+            detach=lambda: gdb.execute("detach", to_string=True))
+    finally:
+        if selected is not None and native and selected.is_valid():
+            selected.switch()
 
 
 class PyExc(gdb.Command):
@@ -807,13 +706,13 @@ say "[no GIL (free-threaded)]". A "*" marks the selected thread."""
         try:
             w = walker()
             threads, tids, native, states = _thread_states(inf, w)
-            infos = _thread_infos(w)
+            infos = walk.thread_infos(w)
             live = _live(inf)
             selected = gdb.selected_thread()
             for th, tid in zip(threads, tids):
-                f = thread_facts(w, inf, th, tid, states.get(native[tid]), infos, live)
+                f = walk.thread_facts(w, inf.pid, tid, thread_name(th), states.get(native[tid]), infos, live)
                 mark = "*" if selected is not None and th.num == selected.num else " "
-                gdb.write("%s %d %s\n" % (mark, th.num, facts_header(f)))
+                gdb.write("%s %d %s\n" % (mark, th.num, walk.facts_header(f)))
         except walk.WalkError as e:
             gdb.write("pyattach: %s\n" % e)
             return

@@ -20,8 +20,11 @@ each reading through the same memory (Walker.read) and Layout:
   pyattach_walk_objects  str, bytes, int, float, type names, value reprs
   pyattach_walk_source   the target's source files, read as it reads them
   pyattach_walk_format   what py-bt, py-list, py-locals, py-up print
+  pyattach_walk_dump     what `pyattach dump` reports of each OS thread
 """
 
+from pyattach_walk_dump import (  # noqa: F401
+    OSThread, dump_threads, exception_of, facts_header, thread_facts, thread_infos, write_dump)
 from pyattach_walk_format import (  # noqa: F401
     NOT_READ_LINE, format_frames, format_list, format_locals, format_summary,
     move_selection, omitted_line, parse_list_args)

@@ -1,0 +1,155 @@
+"""What `pyattach dump` reports of a process, whichever debugger (or
+none) reads its memory: each OS thread's facts (thread_facts), its
+Python frames with their locals and source lines, the exception it
+handles and, when the adapter unwinds them, its C frames.
+
+An adapter lists the process's OS threads as OSThread values, matches
+them to thread states (Walker.match_tids) and calls write_dump."""
+
+import json
+
+from pyattach_walk_frames import FrameList
+from pyattach_walk_memory import BudgetExhausted, WalkError
+from pyattach_walk_source import source_line
+from pyattach_walk_text import escape, thousands
+from pyattach_walk_threads import kernel_view, thread_header, thread_state
+
+
+class OSThread(object):
+    """One OS thread as the adapter knows it: tid (the debugger's id, the
+    host's kernel tid for a live process), native_tid (the id CPython
+    recorded: in the process's own PID namespace), os_name (the name
+    the target gave it, or None) and handle (the adapter's own object,
+    passed back to its native-frames function)."""
+
+    __slots__ = ("tid", "native_tid", "os_name", "handle")
+
+    def __init__(self, tid, native_tid, os_name, handle=None):
+        self.tid = tid
+        self.native_tid = native_tid
+        self.os_name = os_name
+        self.handle = handle
+
+
+def thread_infos(w):
+    """The walker's ThreadInfo of each thread state, {} when the walk's
+    budget ends first."""
+    try:
+        return w.thread_infos()
+    except WalkError:
+        return {}
+
+
+def thread_facts(w, pid, tid, os_name, t, infos, live):
+    """What dump and py-threads say of OS thread tid (named os_name,
+    running thread state t or None) of process pid: tid, name
+    (threading's, else the OS name), os_name, interpreter, holds_gil
+    (None on a free-threaded build or when unknown), state (STATES or
+    None) and free_threaded."""
+    info = infos.get(t.tstate) if t is not None else None
+    kernel = kernel_view(pid, tid) if live and tid else None
+    return {
+        "tid": tid,
+        "name": info.name if info is not None and info.name is not None else os_name,
+        "os_name": os_name,
+        "interpreter": info.interpreter if info is not None else None,
+        "holds_gil": None if info is None or w.free_threaded() else info.holds_gil,
+        "state": thread_state(info, kernel) if t is not None else None,
+        "free_threaded": w.free_threaded(),
+    }
+
+
+def facts_header(f):
+    """A thread's header line from thread_facts, the target's strings
+    escaped."""
+    esc = lambda v: None if v is None else escape(v)
+    return thread_header(f["tid"], esc(f["name"]), esc(f["os_name"]), f["interpreter"],
+                         f["holds_gil"], f["state"], f["free_threaded"])
+
+
+def exception_of(w, t):
+    """The exception thread state t handles (Walker.exception), None when
+    it handles none or it cannot be read."""
+    if t is None or w.budget.exhausted:
+        return None
+    try:
+        return w.exception(t.tstate)
+    except WalkError:
+        return None
+
+
+def dump_threads(w, pid, threads, states, live, files, source=False, with_locals=False,
+                 native=None, detach=None):
+    """Every OS thread's entry (see write_dump), in the order of threads
+    (OSThread values); states maps a native_tid to its thread state.
+    native(os_thread) returns the thread's C frames when the adapter
+    unwinds them. Source lines are read once every stack is: detach()
+    is called first for a live process, so that no read of a file it
+    names keeps it stopped. Returns (entries, why the output is partial
+    or None)."""
+    infos = thread_infos(w)
+    result = []
+    pending = []
+    done = 0
+    for ot in threads:
+        t = states.get(ot.native_tid)
+        entry = thread_facts(w, pid, ot.tid, ot.os_name, t, infos, live)
+        entry["frames"] = []
+        if t is not None and w.budget.exhausted:
+            entry["partial"] = True
+        elif t is not None:
+            try:
+                frames = w.frames(t.tstate)
+            except BudgetExhausted:
+                frames = FrameList()
+                frames.partial = True
+            except WalkError as e:
+                entry["error"] = str(e)
+                frames = []
+            if getattr(frames, "omitted", 0):
+                entry["frames_omitted"] = frames.omitted
+                entry["frames_omitted_at"] = frames.gap
+            if getattr(frames, "partial", False):
+                entry["partial"] = True
+            for fr in frames:
+                d = fr.as_dict()
+                if with_locals:
+                    try:
+                        d["locals"] = [[n, v] for n, v in w.locals(fr)]
+                    except WalkError:
+                        pass
+                if source:
+                    pending.append((d, fr))
+                entry["frames"].append(d)
+        entry["exception"] = exception_of(w, t)
+        if native is not None:
+            entry["native"] = native(ot)
+        result.append(entry)
+        if not entry.get("partial"):
+            done += 1
+    why = w.stopped()
+    if why:
+        why = "%s; stacks of %s of %s threads read" % (why, thousands(done), thousands(len(threads)))
+    if pending and live and detach is not None:
+        detach()
+    for d, fr in pending:
+        d["source"] = source_line(fr.filename, fr.lineno, files)
+    return result, why
+
+
+def write_dump(path, budget, run, errors=()):
+    """Writes dump's JSON to path: {"threads": [...], "truncated": why,
+    "error": ..., "cost": {"reads", "bytes", "seconds"}}. run() returns
+    dump_threads' (entries, why); a WalkError or one of errors (the
+    adapter's own) becomes "error"."""
+    out = {"threads": []}
+    try:
+        out["threads"], why = run()
+        if why:
+            out["truncated"] = why
+    except (WalkError,) + tuple(errors) as e:
+        out["error"] = str(e)
+    out["cost"] = {"reads": budget.reads, "bytes": budget.bytes, "seconds": budget.elapsed()}
+    with open(path, "w") as f:
+        json.dump(out, f)
+
