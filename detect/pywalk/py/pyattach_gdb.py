@@ -579,10 +579,22 @@ class _FrameCommand(gdb.Command):
             cls = getattr(__main__, type(self).__name__, None)
             if cls is not None:
                 out = _run_cpython_bt(cls, args, from_tty)
-                if out and not any(m in out for m in _CPYTHON_MORE_FAILED):
+                if out and not any(m in out for m in _CPYTHON_MORE_FAILED) and not self._cpython_stuck(out):
                     gdb.write(out)
                     return
         gdb.write(walker_answer(self.command, args))
+
+    def _cpython_stuck(self, out):
+        """Whether CPython's py-up or py-down found no frame to move to
+        where the walker finds one (a stripped build: CPython's sees the
+        eval loop by its exported name, not the frames it runs)."""
+        if self.command not in ("py-up", "py-down") or not out.startswith("Unable to find a"):
+            return False
+        try:
+            w, key, frames, i = _selected_frames()
+        except walk.WalkError:
+            return False
+        return walk.move_selection(frames, i, self.command == "py-up")[0] is not None
 
 
 class PyList(_FrameCommand):
