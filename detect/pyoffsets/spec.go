@@ -29,8 +29,8 @@ var fields = []string{
 	"PyFrameObject.f_lineno",
 	"PyFrameObject.f_localsplus",
 	"PyFrameObject.f_frame",
-	"PyFrameObject.f_globals",  // up to 3.10
-	"PyFrameObject.f_builtins", // up to 3.10
+	"PyFrameObject.f_globals",          // up to 3.10
+	"PyFrameObject.f_builtins",         // up to 3.10
 	"_PyInterpreterFrame.f_code",       // 3.11, 3.12
 	"_PyInterpreterFrame.f_executable", // 3.13+
 	"_PyInterpreterFrame.previous",
