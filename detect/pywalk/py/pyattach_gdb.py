@@ -9,6 +9,7 @@ import os
 import gdb
 
 import pyattach_gdb_bt
+import pyattach_gdb_native
 import pyattach_walk as walk
 
 _config = {}
@@ -412,8 +413,17 @@ reads at most "pyattach-max-reads" times from memory, for at most
         if not frames:
             gdb.write("Unable to locate python frame\n")
         else:
-            gdb.write(walk.format_frames(frames, _files()))
+            _, natives = _native_lines(w, frames)
+            gdb.write(walk.format_frames(frames, _files(), natives=natives))
         gdb.write(stopped_line(w))
+
+
+def _native_lines(w, frames):
+    """pyattach_gdb_native.native_lines, none when they cannot be read."""
+    try:
+        return pyattach_gdb_native.native_lines(w, frames)
+    except (walk.WalkError, gdb.error):
+        return list(range(len(frames))), {}
 
 
 class PyBt(PyattachBt):
@@ -467,12 +477,12 @@ def claim_more():
     answer when its extension is loaded and reads the frame, the walker's
     otherwise), their pyattach-* forms (always the walker's), and the
     reset of the selected Python frame."""
-    for cls in (PyList, PyLocals, PyUp, PyDown):
+    for cls in _FRAME_COMMANDS:
         cls(cls.command, cpython=True)
     if _claimed.get("more"):
         return
     _claimed["more"] = True
-    for cls in (PyList, PyLocals, PyUp, PyDown):
+    for cls in _FRAME_COMMANDS:
         cls("pyattach-" + cls.command[3:], cpython=False)
     for ev in ("cont", "stop"):
         reg = getattr(gdb.events, ev, None)
@@ -490,10 +500,32 @@ def _selected_frames():
     frames = w.frames(t.tstate)
     th = gdb.selected_thread()
     key = (gdb.selected_inferior().num, th.global_num if th is not None else 0)
-    i = _selection.get(key, 0)
+    i = _selection.get(key)
+    if i is None:
+        # Nothing selected yet: -1 while gdb's selected frame is C code
+        # that the innermost Python frame called (py-up selects that
+        # frame, as CPython's does).
+        i = -1 if _below_python() else 0
     if i >= len(frames):
         i = 0
     return w, key, frames, i
+
+
+def _below_python():
+    """Whether gdb's selected frame is newer than the thread's first eval
+    loop frame (C code called from Python, or no Python at all)."""
+    try:
+        sel = gdb.selected_frame()
+        f = gdb.newest_frame()
+        while f is not None:
+            if f == sel:
+                return not walk.is_eval_loop(f.name() or "")
+            if walk.is_eval_loop(f.name() or ""):
+                return False
+            f = f.older()
+    except gdb.error:
+        pass
+    return False
 
 
 def walker_answer(command, args=""):
@@ -503,10 +535,16 @@ def walker_answer(command, args=""):
         if not frames:
             return "Unable to locate python frame\n"
         files = _files()
-        if command == "py-list":
-            return walk.format_list(frames[i], args, files)
-        if command == "py-locals":
-            return walk.format_locals(w, frames[i])
+        if command == "py-bt-full":
+            levels, natives = _native_lines(w, frames)
+            return walk.format_full(w, frames, levels, natives, files)
+        if command in ("py-list", "py-locals", "py-print"):
+            fr = frames[max(i, 0)]
+            if command == "py-list":
+                return walk.format_list(fr, args, files)
+            if command == "py-print":
+                return walk.format_print(w, fr, (args or "").strip())
+            return walk.format_locals(w, fr)
         j, msg = walk.move_selection(frames, i, command == "py-up")
         if j is None:
             return msg
@@ -541,10 +579,22 @@ class _FrameCommand(gdb.Command):
             cls = getattr(__main__, type(self).__name__, None)
             if cls is not None:
                 out = _run_cpython_bt(cls, args, from_tty)
-                if out and not any(m in out for m in _CPYTHON_MORE_FAILED):
+                if out and not any(m in out for m in _CPYTHON_MORE_FAILED) and not self._cpython_stuck(out):
                     gdb.write(out)
                     return
         gdb.write(walker_answer(self.command, args))
+
+    def _cpython_stuck(self, out):
+        """Whether CPython's py-up or py-down found no frame to move to
+        where the walker finds one (a stripped build: CPython's sees the
+        eval loop by its exported name, not the frames it runs)."""
+        if self.command not in ("py-up", "py-down") or not out.startswith("Unable to find a"):
+            return False
+        try:
+            w, key, frames, i = _selected_frames()
+        except walk.WalkError:
+            return False
+        return walk.move_selection(frames, i, self.command == "py-up")[0] is not None
 
 
 class PyList(_FrameCommand):
@@ -588,6 +638,36 @@ class PyDown(_FrameCommand):
     """Select and print the Python frame the selected one called."""
 
     command = "py-down"
+
+
+class PyBacktraceFull(_FrameCommand):
+    """Print the Python stack of the selected thread with each frame's
+    locals, as py-up prints a frame, innermost first.
+
+Each frame is numbered by the C frame (eval loop) that runs it, as
+CPython's py-bt-full numbers them; the C frames CPython's py-bt shows
+(built-in functions called from Python, "Waiting for the GIL",
+"Garbage-collecting") are listed where they are. CPython's own
+py-bt-full answers when its extension is loaded and reads the frames;
+pyattach-bt-full always reads memory."""
+
+    command = "py-bt-full"
+
+
+class PyPrint(_FrameCommand):
+    """Print a Python variable of the selected Python frame: py-print NAME.
+
+NAME is looked up as the frame sees it: its locals, then its globals,
+then its builtins; printed as "local 'NAME' = VALUE" (global, builtin),
+or "'NAME' not found". CPython's own py-print answers when its
+extension is loaded and reads the frame; pyattach-print always reads
+memory."""
+
+    command = "py-print"
+    category = gdb.COMMAND_DATA
+
+
+_FRAME_COMMANDS = (PyList, PyLocals, PyUp, PyDown, PyBacktraceFull, PyPrint)
 
 
 def dump(path, native=False, source=False, max_frames=walk.MAX_FRAMES, max_reads=walk.MAX_READS, timeout=walk.TIMEOUT, locals=False):

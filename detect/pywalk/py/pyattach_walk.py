@@ -26,7 +26,7 @@ each reading through the same memory (Walker.read) and Layout:
 from pyattach_walk_dump import (  # noqa: F401
     OSThread, dump_threads, exception_of, facts_header, thread_facts, thread_infos, write_dump)
 from pyattach_walk_format import (  # noqa: F401
-    NOT_READ_LINE, format_frames, format_list, format_locals, format_summary,
+    NOT_READ_LINE, format_frames, format_full, format_list, format_locals, format_print, format_summary,
     move_selection, omitted_line, parse_list_args)
 from pyattach_walk_frames import (  # noqa: F401
     MAX_FRAMES, Frame, FrameList, Frames, executable_mask, frame_owner_skipped)
@@ -35,7 +35,8 @@ from pyattach_walk_layout import (  # noqa: F401
     Layout, debug_offsets_layout, load_tables, read_debug_offsets, version_from_hex)
 from pyattach_walk_memory import (  # noqa: F401
     MAX_BYTES, MAX_READS, TIMEOUT, Budget, BudgetExhausted, Memory, WalkError)
-from pyattach_walk_native import EVAL_LOOP, HELPERS, base_name, eval_groups, is_eval_loop, is_helper  # noqa: F401
+from pyattach_walk_native import (  # noqa: F401
+    COLLECTING, EVAL_LOOP, HELPERS, WAITING_FOR_GIL, base_name, eval_groups, is_eval_loop, is_helper, native_kind)
 from pyattach_walk_objects import Objects, long_from_digits, long_sign_ndigits  # noqa: F401
 from pyattach_walk_runtime import Runtime, Thread, match_stacks, namespace_tid  # noqa: F401
 from pyattach_walk_source import (  # noqa: F401

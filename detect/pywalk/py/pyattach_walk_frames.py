@@ -357,6 +357,28 @@ class Frames(object):
         the code object's order. Like CPython's py-locals, only the code's
         own locals (arguments included): cell-only and free variables are
         not listed, and a local that is also a cell shows as its cell."""
+        return [(name, self.value_repr(v)) for name, v in self.local_values(fr)]
+
+    def lookup_name(self, fr, name):
+        """(scope, object address) of the variable name as the frame sees
+        it, as CPython's py-print looks it up: its locals ("local"), then
+        its globals ("global"), then its builtins ("builtin"); (None, 0)
+        when none has it."""
+        for n, v in self.local_values(fr):
+            if n == name:
+                return "local", v
+        L = self.L
+        prefix = "_PyInterpreterFrame" if L.minor >= (3, 11) else "PyFrameObject"
+        for field, scope in (("f_globals", "global"), ("f_builtins", "builtin")):
+            d = self.ptrv(fr.addr + L.off(prefix + "." + field))
+            if d:
+                v = self.str_lookup(self.dict_items(d), name)
+                if v:
+                    return scope, v
+        return None, 0
+
+    def local_values(self, fr):
+        """(name, object address) of each local of locals(), in order."""
         L = self.L
         out = []
         if L.minor >= (3, 11):
@@ -379,5 +401,5 @@ class Frames(object):
             if not v:
                 continue
             name = self.string(self.ptrv(names + L.off("PyTupleObject.ob_item") + self.ptr * i))
-            out.append((name, self.value_repr(v)))
+            out.append((name, v))
         return out
