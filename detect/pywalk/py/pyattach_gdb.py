@@ -698,39 +698,17 @@ def _dump_threads(native, source, max_frames, budget, with_locals=False):
 
 
 def _thread_infos(w):
-    """The walker's ThreadInfo of each thread state, {} when the walk's
-    budget ends first."""
-    try:
-        return w.thread_infos()
-    except walk.WalkError:
-        return {}
+    return walk.known_thread_infos(w)
 
 
 def thread_facts(w, inf, th, tid, t, infos, live):
-    """What dump and py-threads say of gdb's thread th (kernel id tid,
-    thread state t or None): tid, name (threading's, else the OS name),
-    os_name, interpreter, holds_gil (None on a free-threaded build or
-    when unknown), state (walk.STATES or None) and free_threaded."""
-    os_name = thread_name(th)
-    info = infos.get(t.tstate) if t is not None else None
+    """walk.thread_facts of gdb's thread th (kernel id tid, thread state
+    t or None), its kernel view read when live."""
     kernel = walk.kernel_view(inf.pid, tid) if live and tid else None
-    return {
-        "tid": tid,
-        "name": info.name if info is not None and info.name is not None else os_name,
-        "os_name": os_name,
-        "interpreter": info.interpreter if info is not None else None,
-        "holds_gil": None if info is None or w.free_threaded() else info.holds_gil,
-        "state": walk.thread_state(info, kernel) if t is not None else None,
-        "free_threaded": w.free_threaded(),
-    }
+    return walk.thread_facts(w, tid, thread_name(th), t, infos, kernel)
 
 
-def facts_header(f):
-    """A thread's header line from thread_facts, the target's strings
-    escaped."""
-    esc = lambda v: None if v is None else walk.escape(v)
-    return walk.thread_header(f["tid"], esc(f["name"]), esc(f["os_name"]), f["interpreter"],
-                              f["holds_gil"], f["state"], f["free_threaded"])
+facts_header = walk.facts_header
 
 
 def _exception(w, t):

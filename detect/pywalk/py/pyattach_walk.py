@@ -39,8 +39,8 @@ from pyattach_walk_source import (  # noqa: F401
     ANYONE, MAX_SOURCE_BYTES, MAX_SOURCE_LINE, SourceFiles, may_access, open_source,
     process_creds, process_files, source_line, source_lines)
 from pyattach_walk_threads import (  # noqa: F401
-    MAX_TRACEBACK, NO_GIL, STATES, Exceptions, ThreadInfo, Threads, exception_lines, kernel_view,
-    thread_header, thread_state)
+    MAX_TRACEBACK, NO_GIL, STATES, Exceptions, ThreadInfo, Threads, exception_lines, facts_header,
+    kernel_view, known_thread_infos, thread_facts, thread_header, thread_state)
 from pyattach_walk_text import MAX_REPR, TRUNCATED, bounded, escape, has_controls, thousands  # noqa: F401
 
 __all__ = ["Walker", "Layout", "WalkError", "BudgetExhausted", "Budget", "load_tables", "format_frames", "process_files", "source_line", "escape"]
