@@ -156,13 +156,13 @@ func checkBtPython(t *testing.T, what string, lines []string, named bool) {
 	}
 }
 
-// TestLLDBBtPythonFrames: in pyattach lldb, bt (through the
-// frame-format pyattach sets) shows under each eval loop frame the
-// Python frames it runs, in order around the C frames of sorted
-// (list_sort where symbols name it), the eval loop frame itself terse
-// (module`function, no arguments, no file); "pyattach-bt-filter off"
-// and "settings clear frame-format" give lldb's own bt, and "on" brings
-// the Python frames back. Debian's 3.11 with its DWARF
+// TestLLDBBtPythonFrames: in pyattach lldb, bt and thread backtrace
+// all (through the frame-format pyattach sets) show under each eval
+// loop frame the Python frames it runs, in order around the C frames of
+// sorted (list_sort where symbols name it), the eval loop frame itself
+// terse (module`function, no arguments, no file); "pyattach-bt-filter
+// off" and "settings clear frame-format" give lldb's own bt, and "on"
+// brings the Python frames back. Debian's 3.11 with its DWARF
 // (python3.11-dbg), a stripped copy of it and of pyenv's 3.12 (no
 // symbols but the dynamic ones), and pyenv's 3.10 and 3.13.
 func TestLLDBBtPythonFrames(t *testing.T) {
@@ -188,6 +188,7 @@ func TestLLDBBtPythonFrames(t *testing.T) {
 			args := []string{"--offline", "lldb", "-b", "-p", strconv.Itoa(pid)}
 			for _, c := range [][2]string{
 				{"on", "bt"},
+				{"all", "thread backtrace all"},
 				{"off", "pyattach-bt-filter off"}, {"", "bt"},
 				{"again", "pyattach-bt-filter on"}, {"", "bt"},
 				{"cleared", "settings clear frame-format"}, {"", "bt"},
@@ -202,6 +203,7 @@ func TestLLDBBtPythonFrames(t *testing.T) {
 			s := sections(out)
 			named := !tg.stripped || tg.py.Libpython() == ""
 			checkLLDBBtPython(t, "bt", s["on"], named)
+			checkLLDBBtPython(t, "thread backtrace all", s["all"], named)
 			checkLLDBBtPython(t, "bt after pyattach-bt-filter on", s["again"], named)
 			for _, sec := range []string{"off", "cleared"} {
 				text := strings.Join(s[sec], "\n")
