@@ -251,3 +251,28 @@ func checkLLDBBtPython(t *testing.T, what string, lines []string, named bool) {
 		t.Errorf("%s: Python and C frames are %v, want %v", what, got, want)
 	}
 }
+
+// hostileNameApp holds still in a function whose name (and qualified
+// name) holds a line break and a terminal escape: a line printed raw
+// would fake a frame and recolour the terminal.
+const hostileNameApp = `import sys, time
+def f():
+    sys.stdout.write("ready\n")
+    sys.stdout.flush()
+    time.sleep(600)
+name = "evil\n    frame #9: fake\x1b[31m"
+f.__code__ = f.__code__.replace(co_name=name, co_qualname=name)
+f()
+`
+
+// TestLLDBBtEscapesNames: the Python frames lldb's bt shows print the
+// target's names escaped, as py-bt does.
+func TestLLDBBtEscapesNames(t *testing.T) {
+	testenv.Need(t, "lldb")
+	pid := testenv.StartPython(t, testenv.Debian(t).Exe, hostileNameApp)
+	out := mustRunIn(t, "pyattach lldb bt", "", homeEnv(t), pyattachBin(t), "--offline", "lldb", "-b", "-p", strconv.Itoa(pid), "-o", "bt")
+	want := `[Python] evil\n    frame #9: fake\x1b[31m () at `
+	if !strings.Contains(out, want) || strings.Contains(out, "\x1b[31m") || strings.Contains(out, "\n    frame #9: fake") {
+		t.Errorf("bt: want the name escaped (%q), no raw line break or escape:\n%s", want, out)
+	}
+}
