@@ -786,11 +786,12 @@ say "[no GIL (free-threaded)]". A "*" marks the selected thread."""
         try:
             w = walker()
             threads, tids, native, states = _thread_states(inf, w)
-            infos = walk.thread_infos(w)
+            infos = walk.known_thread_infos(w)
             live = _live(inf)
             selected = gdb.selected_thread()
             for th, tid in zip(threads, tids):
-                f = walk.thread_facts(w, inf.pid, tid, thread_name(th), states.get(native[tid]), infos, live)
+                kernel = walk.kernel_view(inf.pid, tid) if live and tid else None
+                f = walk.thread_facts(w, tid, thread_name(th), states.get(native[tid]), infos, kernel)
                 mark = "*" if selected is not None and th.num == selected.num else " "
                 gdb.write("%s %d %s\n" % (mark, th.num, walk.facts_header(f)))
         except walk.WalkError as e:

@@ -24,7 +24,7 @@ each reading through the same memory (Walker.read) and Layout:
 """
 
 from pyattach_walk_dump import (  # noqa: F401
-    OSThread, dump_threads, exception_of, facts_header, thread_facts, thread_infos, write_dump)
+    OSThread, dump_threads, exception_of, write_dump)
 from pyattach_walk_format import (  # noqa: F401
     NOT_READ_LINE, format_frames, format_full, format_list, format_locals, format_print, format_summary,
     move_selection, omitted_line, parse_list_args)
@@ -43,8 +43,8 @@ from pyattach_walk_source import (  # noqa: F401
     ANYONE, MAX_SOURCE_BYTES, MAX_SOURCE_LINE, SourceFiles, may_access, open_source,
     process_creds, process_files, source_line, source_lines)
 from pyattach_walk_threads import (  # noqa: F401
-    MAX_TRACEBACK, NO_GIL, STATES, Exceptions, ThreadInfo, Threads, exception_lines, kernel_view,
-    thread_header, thread_state)
+    MAX_TRACEBACK, NO_GIL, STATES, Exceptions, ThreadInfo, Threads, exception_lines, facts_header,
+    kernel_view, known_thread_infos, thread_facts, thread_header, thread_state)
 from pyattach_walk_text import MAX_REPR, TRUNCATED, bounded, escape, has_controls, thousands  # noqa: F401
 
 __all__ = ["Walker", "Layout", "WalkError", "BudgetExhausted", "Budget", "load_tables", "format_frames", "process_files", "source_line", "escape"]
