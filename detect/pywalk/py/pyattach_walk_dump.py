@@ -45,12 +45,20 @@ def thread_facts(w, pid, tid, os_name, t, infos, live):
     running thread state t or None) of process pid: tid, name
     (threading's, else the OS name), os_name, interpreter, holds_gil
     (None on a free-threaded build or when unknown), state (STATES or
-    None) and free_threaded."""
+    None) and free_threaded. t is the thread state the thread runs in
+    now (Walker.os_threads): its interpreter is the thread's."""
     info = infos.get(t.tstate) if t is not None else None
     kernel = kernel_view(pid, tid) if live and tid else None
+    name = info.name if info is not None else None
+    # A thread running in a subinterpreter keeps the name threading gave
+    # it in the interpreter it called from.
+    for o in (t.outer if t is not None and name is None else ()):
+        name = getattr(infos.get(o.tstate), "name", None)
+        if name is not None:
+            break
     return {
         "tid": tid,
-        "name": info.name if info is not None and info.name is not None else os_name,
+        "name": name if name is not None else os_name,
         "os_name": os_name,
         "interpreter": info.interpreter if info is not None else None,
         "holds_gil": None if info is None or w.free_threaded() else info.holds_gil,
@@ -99,13 +107,15 @@ def dump_threads(w, pid, threads, states, live, files, source=False, with_locals
             entry["partial"] = True
         elif t is not None:
             try:
-                frames = w.frames(t.tstate)
+                frames = w.thread_frames(t)
             except BudgetExhausted:
                 frames = FrameList()
                 frames.partial = True
             except WalkError as e:
                 entry["error"] = str(e)
                 frames = []
+            if getattr(frames, "error", None):
+                entry["error"] = frames.error
             if getattr(frames, "omitted", 0):
                 entry["frames_omitted"] = frames.omitted
                 entry["frames_omitted_at"] = frames.gap

@@ -9,7 +9,9 @@ from pyattach_walk_memory import BudgetExhausted, WalkError
 
 
 class Frame(object):
-    __slots__ = ("filename", "name", "qualname", "lineno", "code", "addr", "entry")
+    """A Python frame; interp is its interpreter's id when the walker
+    read it (Walker.thread_frames)."""
+    __slots__ = ("filename", "name", "qualname", "lineno", "code", "addr", "entry", "interp")
 
     def __init__(self, filename, name, qualname, lineno, code, addr, entry=False):
         self.filename = filename
@@ -19,9 +21,13 @@ class Frame(object):
         self.code = code
         self.addr = addr
         self.entry = entry
+        self.interp = None
 
     def as_dict(self):
-        return {"function": self.name, "file": self.filename, "line": self.lineno}
+        d = {"function": self.name, "file": self.filename, "line": self.lineno}
+        if self.interp is not None:
+            d["interpreter"] = self.interp
+        return d
 
 
 # _PyInterpreterFrame.owner values.
@@ -44,11 +50,12 @@ class FrameList(list):
     """A thread's frames, innermost first, as Walker.frames keeps them:
     omitted frames were counted but not kept, between frames[gap - 1]
     and frames[gap]; partial is True when the chain was not read to its
-    end (the walk's budget ran out)."""
+    end (the walk's budget ran out, or error says why)."""
 
     omitted = 0
     gap = 0
     partial = False
+    error = None
 
 
 # Frames from 3.12 on: frames whose owner is FRAME_OWNED_BY_CSTACK (3.12,
@@ -152,6 +159,28 @@ class Frames(object):
         if not cframe:
             return 0
         return self.ptrv(cframe + L.off("_PyCFrame.current_frame"))
+
+    def entry_frame(self, tstate):
+        """3.12+: the address of the frame, kept on the C stack, where the
+        eval loop entered a thread's innermost Python frame (the first
+        frame the interpreter owns after a Python frame in the chain);
+        None when there is none."""
+        L = self.L
+        skipped = frame_owner_skipped(L.minor)
+        owner_off = L.off("_PyInterpreterFrame.owner")
+        f = self._first_frame_311(tstate)
+        seen = set()
+        python = False
+        while f and f not in seen:
+            seen.add(f)
+            owner = struct.unpack("<b", self.read(f + owner_off, 1))[0]
+            if owner >= skipped:
+                if python:
+                    return f
+            else:
+                python = True
+            f = self.ptrv(f + L.off("_PyInterpreterFrame.previous"))
+        return None
 
     def _frame_refs_311(self, tstate):
         """(frame, code object, code unit index, entry) of each Python
