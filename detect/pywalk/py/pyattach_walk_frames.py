@@ -46,6 +46,10 @@ _CO_FAST_HIDDEN = 0x10
 _CO_FAST_LOCAL = 0x20
 
 
+class StackCut(WalkError):
+    """A thread's frame chain leads to memory that holds no frame."""
+
+
 class FrameList(list):
     """A thread's frames, innermost first, as Walker.frames keeps them:
     omitted frames were counted but not kept, between frames[gap - 1]
@@ -94,13 +98,15 @@ class Frames(object):
         The whole chain is followed (until it ends, loops or the budget
         runs out) and counted; of more than max_frames (the walker's
         max_frames when None; 0 keeps all) the innermost half and the
-        outermost half are kept, the count of those between is omitted."""
+        outermost half are kept, the count of those between is omitted.
+        A chain that leads to memory holding no frame (StackCut) ends
+        there: partial, with error saying why, as the walk's cuts do."""
         limit = self.max_frames if max_frames is None else max_frames
         if self.L.minor >= (3, 11):
             refs = self._frame_refs_311(tstate)
         else:
             refs = self._frame_refs_37(tstate)
-        head, tail, total, partial = [], None, 0, False
+        head, tail, total, partial, error = [], None, 0, False, None
         if limit:
             tail = collections.deque(maxlen=limit // 2)
         try:
@@ -112,8 +118,12 @@ class Frames(object):
                     tail.append(ref)
         except BudgetExhausted:
             partial = True
+        except StackCut as e:
+            partial, error = True, str(e)
+            self.cuts.append("thread state at 0x%x: %s" % (tstate, e))
         out = FrameList()
         out.partial = partial
+        out.error = error
         out.gap = len(head)
         out.omitted = total - len(head) - len(tail or ())
         for ref in head + list(tail or ()):
@@ -207,6 +217,12 @@ class Frames(object):
                 owner = struct.unpack("<b", head[owner_off - lo:owner_off - lo + 1])[0]
                 is_entry = entry_off is not None and head[entry_off - lo] != 0
                 code = self.ptrv(f + L.off(code_field)) & executable_mask(L.minor)
+                if skipped is not None and owner < skipped and not code and not self.ptrv(f + L.off("_PyInterpreterFrame.previous")):
+                    # 3.12+ frames that hold no code are the interpreter's
+                    # own: zeros are memory a core left out (glibc 2.42's
+                    # guard pages keep gdb from dumping a thread's stack).
+                    raise StackCut("frame at 0x%x reads as zeros: the frames it leads to are missing "
+                                   "(a core without this thread's stack?)" % f)
                 if skipped is not None and owner >= skipped or not code:
                     if pending is not None:
                         yield pending + (skipped is not None,)
@@ -234,6 +250,11 @@ class Frames(object):
         except BudgetExhausted:
             if pending is not None:
                 yield pending + (False,)
+            raise
+        except StackCut:
+            # The missing frame was the eval loop's entry frame.
+            if pending is not None:
+                yield pending + (True,)
             raise
         if pending is not None:
             yield pending + (True,)

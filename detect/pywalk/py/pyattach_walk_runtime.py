@@ -167,6 +167,7 @@ class Runtime(object):
                 out.append(fr)
             if fl.partial:
                 out.partial = True
+                out.error = fl.error
                 break
         return out
 
