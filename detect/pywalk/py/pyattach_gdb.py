@@ -375,7 +375,7 @@ def current_thread_state(w):
     native = _native_tid(inf, th.ptid[1] or th.ptid[2]) or None
     t = w.thread_for(native_id=native, pthread_id=_pthread_of(th))
     if t is None:
-        threads = w.threads()
+        threads = w.os_threads()
         if len(threads) == 1 and len(gdb.selected_inferior().threads()) == 1:
             t = threads[0]
     return t
@@ -404,7 +404,7 @@ reads at most "pyattach-max-reads" times from memory, for at most
             w = walker(max_frames)
             t = current_thread_state(w)
             if t is not None:
-                frames = w.frames(t.tstate)
+                frames = w.thread_frames(t)
         except walk.BudgetExhausted:
             pass
         except walk.WalkError as e:
@@ -439,13 +439,25 @@ pyattach's memory-only walker answers (stripped interpreters, optimised
 
     def invoke(self, args, from_tty):
         cls = _cpython_bt()
-        # CPython's py-bt takes no arguments: --max-frames is the walker's.
-        if cls is not None and max_frames_arg(args) is None:
+        # CPython's py-bt takes no arguments: --max-frames is the walker's;
+        # it reads one interpreter's frames: a thread in a subinterpreter
+        # is the walker's.
+        if cls is not None and max_frames_arg(args) is None and not _in_subinterpreter():
             out = _run_cpython_bt(cls, args, from_tty)
             if out and "  File " in out and not any(m in out for m in _CPYTHON_FAILED):
                 gdb.write(out)
                 return
         PyattachBt.invoke(self, args, from_tty)
+
+
+def _in_subinterpreter():
+    """Whether the selected thread runs in more than one interpreter
+    (its thread state has outer ones: Walker.os_threads)."""
+    try:
+        t = current_thread_state(walker())
+    except walk.WalkError:
+        return False
+    return t is not None and bool(t.outer)
 
 
 # py-list, py-locals, py-up and py-down.
@@ -497,7 +509,7 @@ def _selected_frames():
     t = current_thread_state(w)
     if t is None:
         return w, None, [], 0
-    frames = w.frames(t.tstate)
+    frames = w.thread_frames(t)
     th = gdb.selected_thread()
     key = (gdb.selected_inferior().num, th.global_num if th is not None else 0)
     i = _selection.get(key)
@@ -699,7 +711,7 @@ def _thread_states(inf, w):
     native = dict((tid, _native_tid(inf, tid)) for tid in tids)
     states = w.match_tids(list(native.values()))
     if not states:
-        pys = w.threads()
+        pys = w.os_threads()
         if len(pys) == 1 and len(threads) == 1:
             states = {native[tids[0]]: pys[0]}
     return threads, tids, native, states

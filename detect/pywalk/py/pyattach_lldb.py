@@ -219,16 +219,17 @@ def _thread_state(w, thread, process):
         sps = dict((th.GetThreadID(), th.GetFrameAtIndex(0).GetSP()) for th in (process.GetThreadAtIndex(i) for i in range(nthreads)))
         t = walk.match_stacks(w, sps).get(thread.GetThreadID())
     if t is None:
-        threads = w.threads()
+        threads = w.os_threads()
         if len(threads) == 1 and nthreads == 1:
             t = threads[0]
     return t
 
 
 def _thread_frames(w, thread, process, max_frames=None):
-    """The Python frames of thread, innermost first; [] where it runs none."""
+    """The Python frames of thread, innermost first, in every interpreter
+    it runs in (Walker.thread_frames); [] where it runs none."""
     t = _thread_state(w, thread, process)
-    return w.frames(t.tstate, max_frames) if t is not None else []
+    return w.thread_frames(t, max_frames) if t is not None else []
 
 
 def _command(exe_ctx, result, run):

@@ -27,6 +27,7 @@ from pyattach_walk_dump import (  # noqa: F401
     OSThread, dump_threads, exception_of, write_dump)
 from pyattach_walk_format import (  # noqa: F401
     NOT_READ_LINE, format_frames, format_full, format_list, format_locals, format_print, format_summary,
+    interpreter_line, not_read_line,
     move_selection, omitted_line, parse_list_args)
 from pyattach_walk_frames import (  # noqa: F401
     MAX_FRAMES, Frame, FrameList, Frames, executable_mask, frame_owner_skipped)
@@ -72,10 +73,14 @@ class Walker(Runtime, Threads, Exceptions, Frames, Objects, Memory):
         if max_frames is not None:
             self.max_frames = max_frames
         self._threads = None
+        self._os_threads = None
         self.listing_cut = None
+        self.cuts = []
 
     def stopped(self):
-        """Why this walk's output is partial, or None when it is not."""
-        reasons = [r for r in (self.listing_cut, self.budget.exhausted) if r]
+        """Why this walk's output is partial, or None when it is not:
+        listing cut short, the budget used up, or what could not be read
+        (cuts: an interpreter, another interpreter's frames of a thread)."""
+        reasons = [r for r in [self.listing_cut] + self.cuts + [self.budget.exhausted] if r]
         return "; ".join(reasons) or None
 

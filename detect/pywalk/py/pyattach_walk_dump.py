@@ -64,13 +64,15 @@ def dump_threads(w, pid, threads, states, live, files, source=False, with_locals
             entry["partial"] = True
         elif t is not None:
             try:
-                frames = w.frames(t.tstate)
+                frames = w.thread_frames(t)
             except BudgetExhausted:
                 frames = FrameList()
                 frames.partial = True
             except WalkError as e:
                 entry["error"] = str(e)
                 frames = []
+            if getattr(frames, "error", None):
+                entry["error"] = frames.error
             if getattr(frames, "omitted", 0):
                 entry["frames_omitted"] = frames.omitted
                 entry["frames_omitted_at"] = frames.gap

@@ -18,11 +18,21 @@ def omitted_line(n):
 NOT_READ_LINE = "  ... stack not read further: the walk stopped ..."
 
 
+def not_read_line(error=None):
+    """NOT_READ_LINE, or with error (a FrameList's) why the stack ends."""
+    if error:
+        return "  ... stack not read further: %s ..." % escape(error)
+    return NOT_READ_LINE
+
+
 def format_frames(frames, files=None, with_source=True, natives=None):
     """Frames as CPython's py-bt prints them, the target's strings
     escaped, source lines read through files (a SourceFiles); a
     FrameList's omitted frames as one line where they were, a partial
-    one's end marked. natives maps a frame's index to the lines of C
+    one's end marked (and why, when an interpreter's frames could not be
+    read). When the frames come from several interpreters (a thread that
+    called into a subinterpreter), each interpreter's are headed by
+    interpreter_line. natives maps a frame's index to the lines of C
     frames CPython's py-bt shows before it ("<built-in method ...>",
     "Waiting for the GIL"), each as (level, text); index len(frames)
     holds those after the last."""
@@ -30,9 +40,12 @@ def format_frames(frames, files=None, with_source=True, natives=None):
     natives = natives or {}
     out = ["Traceback (most recent call first):"]
     omitted, gap = getattr(frames, "omitted", 0), getattr(frames, "gap", 0)
+    labelled = len(set(getattr(fr, "interp", None) for fr in frames)) > 1
     for i, fr in enumerate(frames):
         if omitted and i == gap:
             out.append(omitted_line(omitted))
+        if labelled and (i == 0 or fr.interp != frames[i - 1].interp):
+            out.append(interpreter_line(fr.interp))
         out.extend("  " + text for _, text in natives.get(i, ()))
         line = "?" if fr.lineno is None else str(fr.lineno)
         out.append('  File "%s", line %s, in %s' % (escape(fr.filename), line, escape(fr.name)))
@@ -44,8 +57,14 @@ def format_frames(frames, files=None, with_source=True, natives=None):
         out.append(omitted_line(omitted))
     out.extend("  " + text for _, text in natives.get(len(frames), ()))
     if getattr(frames, "partial", False):
-        out.append(NOT_READ_LINE)
+        out.append(not_read_line(getattr(frames, "error", None)))
     return "\n".join(out) + "\n"
+
+
+def interpreter_line(interp):
+    """The line above the frames a thread runs in one interpreter, when
+    its stack spans several (a call into a subinterpreter)."""
+    return "  In interpreter %s:" % ("?" if interp is None else interp)
 
 
 def format_locals(w, fr):

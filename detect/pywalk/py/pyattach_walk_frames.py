@@ -9,7 +9,9 @@ from pyattach_walk_memory import BudgetExhausted, WalkError
 
 
 class Frame(object):
-    __slots__ = ("filename", "name", "qualname", "lineno", "code", "addr", "entry")
+    """A Python frame; interp is its interpreter's id when the walker
+    read it (Walker.thread_frames)."""
+    __slots__ = ("filename", "name", "qualname", "lineno", "code", "addr", "entry", "interp")
 
     def __init__(self, filename, name, qualname, lineno, code, addr, entry=False):
         self.filename = filename
@@ -19,9 +21,13 @@ class Frame(object):
         self.code = code
         self.addr = addr
         self.entry = entry
+        self.interp = None
 
     def as_dict(self):
-        return {"function": self.name, "file": self.filename, "line": self.lineno}
+        d = {"function": self.name, "file": self.filename, "line": self.lineno}
+        if self.interp is not None:
+            d["interpreter"] = self.interp
+        return d
 
 
 # _PyInterpreterFrame.owner values.
@@ -40,15 +46,20 @@ _CO_FAST_HIDDEN = 0x10
 _CO_FAST_LOCAL = 0x20
 
 
+class StackCut(WalkError):
+    """A thread's frame chain leads to memory that holds no frame."""
+
+
 class FrameList(list):
     """A thread's frames, innermost first, as Walker.frames keeps them:
     omitted frames were counted but not kept, between frames[gap - 1]
     and frames[gap]; partial is True when the chain was not read to its
-    end (the walk's budget ran out)."""
+    end (the walk's budget ran out, or error says why)."""
 
     omitted = 0
     gap = 0
     partial = False
+    error = None
 
 
 # Frames from 3.12 on: frames whose owner is FRAME_OWNED_BY_CSTACK (3.12,
@@ -87,13 +98,15 @@ class Frames(object):
         The whole chain is followed (until it ends, loops or the budget
         runs out) and counted; of more than max_frames (the walker's
         max_frames when None; 0 keeps all) the innermost half and the
-        outermost half are kept, the count of those between is omitted."""
+        outermost half are kept, the count of those between is omitted.
+        A chain that leads to memory holding no frame (StackCut) ends
+        there: partial, with error saying why, as the walk's cuts do."""
         limit = self.max_frames if max_frames is None else max_frames
         if self.L.minor >= (3, 11):
             refs = self._frame_refs_311(tstate)
         else:
             refs = self._frame_refs_37(tstate)
-        head, tail, total, partial = [], None, 0, False
+        head, tail, total, partial, error = [], None, 0, False, None
         if limit:
             tail = collections.deque(maxlen=limit // 2)
         try:
@@ -105,8 +118,12 @@ class Frames(object):
                     tail.append(ref)
         except BudgetExhausted:
             partial = True
+        except StackCut as e:
+            partial, error = True, str(e)
+            self.cuts.append("thread state at 0x%x: %s" % (tstate, e))
         out = FrameList()
         out.partial = partial
+        out.error = error
         out.gap = len(head)
         out.omitted = total - len(head) - len(tail or ())
         for ref in head + list(tail or ()):
@@ -153,6 +170,28 @@ class Frames(object):
             return 0
         return self.ptrv(cframe + L.off("_PyCFrame.current_frame"))
 
+    def entry_frame(self, tstate):
+        """3.12+: the address of the frame, kept on the C stack, where the
+        eval loop entered a thread's innermost Python frame (the first
+        frame the interpreter owns after a Python frame in the chain);
+        None when there is none."""
+        L = self.L
+        skipped = frame_owner_skipped(L.minor)
+        owner_off = L.off("_PyInterpreterFrame.owner")
+        f = self._first_frame_311(tstate)
+        seen = set()
+        python = False
+        while f and f not in seen:
+            seen.add(f)
+            owner = struct.unpack("<b", self.read(f + owner_off, 1))[0]
+            if owner >= skipped:
+                if python:
+                    return f
+            else:
+                python = True
+            f = self.ptrv(f + L.off("_PyInterpreterFrame.previous"))
+        return None
+
     def _frame_refs_311(self, tstate):
         """(frame, code object, code unit index, entry) of each Python
         frame, innermost first (3.11+). entry is True for the outermost
@@ -178,6 +217,12 @@ class Frames(object):
                 owner = struct.unpack("<b", head[owner_off - lo:owner_off - lo + 1])[0]
                 is_entry = entry_off is not None and head[entry_off - lo] != 0
                 code = self.ptrv(f + L.off(code_field)) & executable_mask(L.minor)
+                if skipped is not None and owner < skipped and not code and not self.ptrv(f + L.off("_PyInterpreterFrame.previous")):
+                    # 3.12+ frames that hold no code are the interpreter's
+                    # own: zeros are memory a core left out (glibc 2.42's
+                    # guard pages keep gdb from dumping a thread's stack).
+                    raise StackCut("frame at 0x%x reads as zeros: the frames it leads to are missing "
+                                   "(a core without this thread's stack?)" % f)
                 if skipped is not None and owner >= skipped or not code:
                     if pending is not None:
                         yield pending + (skipped is not None,)
@@ -205,6 +250,11 @@ class Frames(object):
         except BudgetExhausted:
             if pending is not None:
                 yield pending + (False,)
+            raise
+        except StackCut:
+            # The missing frame was the eval loop's entry frame.
+            if pending is not None:
+                yield pending + (True,)
             raise
         if pending is not None:
             yield pending + (True,)

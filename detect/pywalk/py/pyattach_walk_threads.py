@@ -313,12 +313,21 @@ def thread_facts(w, tid, os_name, t, infos, kernel):
     name os_name, thread state t or None, infos from known_thread_infos,
     kernel from kernel_view or None): tid, name (threading's, else the
     OS name), os_name, interpreter, holds_gil (None on a free-threaded
-    build or when unknown), state (STATES or None) and free_threaded."""
+    build or when unknown), state (STATES or None) and free_threaded.
+    t is the thread state the thread runs in now (Walker.os_threads):
+    its interpreter is the thread's."""
     info = infos.get(t.tstate) if t is not None else None
     free = w.free_threaded()
+    name = info.name if info is not None else None
+    # A thread running in a subinterpreter keeps the name threading gave
+    # it in the interpreter it called from (t.outer: Walker.os_threads).
+    for o in (getattr(t, "outer", ()) if t is not None and name is None else ()):
+        name = getattr(infos.get(o.tstate), "name", None)
+        if name is not None:
+            break
     return {
         "tid": tid,
-        "name": info.name if info is not None and info.name is not None else os_name,
+        "name": name if name is not None else os_name,
         "os_name": os_name,
         "interpreter": info.interpreter if info is not None else None,
         "holds_gil": None if info is None or free else info.holds_gil,
