@@ -458,3 +458,104 @@ func checkCoreThreads(t *testing.T, what, out string, want map[string]factWant) 
 		}
 	}
 }
+
+// gcApp's thread "collector" runs gc.collect(); the collector's "start"
+// callback says ready and calls pause() through ctypes.PyDLL, keeping
+// the GIL: the thread then sits inside a collection, holding the GIL,
+// with its interpreter's collecting flag set, for as long as the test
+// needs.
+const gcApp = `import ctypes, gc, sys, threading, time
+def hold(phase, info):
+    if phase == "start" and threading.current_thread().name == "collector":
+        sys.stdout.write("ready\n")
+        sys.stdout.flush()
+        ctypes.PyDLL(None).pause()
+gc.callbacks.append(hold)
+def collector():
+    gc.collect()
+threading.Thread(target=collector, name="collector", daemon=True).start()
+time.sleep(1000)
+`
+
+// checkGCJSON checks a JSON dump of gcApp: the thread "collector" holds
+// the GIL and is in state gc, no other thread is.
+func checkGCJSON(t *testing.T, what, stdout string) {
+	t.Helper()
+	var d struct {
+		Threads []factsThread `json:"threads"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &d); err != nil {
+		t.Fatalf("%s: %v\n%s", what, err, stdout)
+	}
+	found := false
+	for _, th := range d.Threads {
+		if ptrStr(th.Name) == "collector" {
+			found = true
+			if ptrStr(th.State) != "gc" || ptrStr(th.HoldsGIL) != "true" {
+				t.Errorf("%s: collector: state %s, holds_gil %s; want gc, true", what, ptrStr(th.State), ptrStr(th.HoldsGIL))
+			}
+		} else if ptrStr(th.State) == "gc" {
+			t.Errorf("%s: thread %s is in state gc, not the collector", what, ptrStr(th.Name))
+		}
+	}
+	if !found {
+		t.Errorf("%s: no thread named collector:\n%s", what, stdout)
+	}
+}
+
+var gcThreadsRe = regexp.MustCompile(`(?m)^[ *] \d+ Thread \d+ "collector"( \(os name "[^"]*"\))?, interpreter 0, \[Has the GIL\], gc$`)
+
+// TestThreadStateGC: a thread inside a garbage collection (gc.collect()
+// in a named thread, held there by a gc callback) is in state gc, with
+// the GIL, in dump --json and gdb's py-threads, live and from a gcore
+// core (the collector's flag is in memory), on Debian's 3.11 and on
+// Debian's 3.13, 3.14 and 3.15 in their roots. The free-threaded 3.13t
+// is left out: it has no GIL to tell the collecting thread by (nor
+// _ctypes here).
+func TestThreadStateGC(t *testing.T) {
+	testenv.Need(t, "gdb")
+	gcore := testenv.Need(t, "gcore")
+	env := scriptEnv(t.TempDir())
+	t.Run("debian-3.11", func(t *testing.T) {
+		pid := testenv.StartPython(t, testenv.Debian(t).Exe, gcApp)
+		waitInPause(t, pid, 0)
+		ps := strconv.Itoa(pid)
+		stdout, _ := pyattachOK(t, "pyattach dump --json", pyattachBin(t), env, "dump", "--json", ps)
+		checkGCJSON(t, "live dump --json", stdout)
+		out := mustRunIn(t, "pyattach gdb py-threads", "", env, pyattachBin(t), "gdb", "-nx", "-batch", "-p", ps, "-ex", "py-threads")
+		if !gcThreadsRe.MatchString(out) {
+			t.Errorf("py-threads: no line matching %s:\n%s", gcThreadsRe, out)
+		}
+		core := filepath.Join(t.TempDir(), "core")
+		if out, err := exec.Command(gcore, "-o", core, ps).CombinedOutput(); err != nil {
+			t.Fatalf("gcore: %v\n%s", err, out)
+		}
+		stdout, _ = pyattachOK(t, "pyattach dump --json core", pyattachBin(t), env, "dump", "--json", core+"."+ps)
+		checkGCJSON(t, "gcore core", stdout)
+	})
+	for _, r := range factsRoots(t) {
+		if r.freeThreaded || r.strip {
+			continue
+		}
+		t.Run(r.name, func(t *testing.T) {
+			pid, _, program := startFactsRoot(t, r, gcApp, false)
+			waitInPause(t, pid, 0)
+			ps := strconv.Itoa(pid)
+			stdout, _ := pyattachOK(t, "pyattach dump --json", pyattachBin(t), env, "dump", "--json", ps)
+			checkGCJSON(t, "live dump --json", stdout)
+			out := mustRunIn(t, "pyattach gdb py-threads", "", env, pyattachBin(t), "gdb", "-nx", "-batch", "-p", ps, "-ex", "py-threads")
+			if !gcThreadsRe.MatchString(out) {
+				t.Errorf("py-threads: no line matching %s:\n%s", gcThreadsRe, out)
+			}
+			core := filepath.Join(t.TempDir(), "core")
+			if out, err := exec.Command(gcore, "-o", core, ps).CombinedOutput(); err != nil {
+				t.Fatalf("gcore: %v\n%s", err, out)
+			}
+			threads, js := rootCoreJSON(t, env, r.dir, program, core+"."+ps)
+			checkGCJSON(t, "gcore core", js)
+			if !gcThreadsRe.MatchString(threads) {
+				t.Errorf("gcore core py-threads: no line matching %s:\n%s", gcThreadsRe, threads)
+			}
+		})
+	}
+}
