@@ -710,11 +710,36 @@ def _thread_states(inf, w):
     tids = [th.ptid[1] or th.ptid[2] for th in threads]
     native = dict((tid, _native_tid(inf, tid)) for tid in tids)
     states = w.match_tids(list(native.values()))
+    if not _live(inf) and any(native[tid] not in states for tid in tids):
+        # A gcore core of a process in another PID namespace records the
+        # host's thread ids, CPython the namespace's: match by pthread_t.
+        _match_pthreads(threads, tids, native, states, w)
     if not states:
         pys = w.os_threads()
         if len(pys) == 1 and len(threads) == 1:
             states = {native[tids[0]]: pys[0]}
     return threads, tids, native, states
+
+
+def _match_pthreads(threads, tids, native, states, w):
+    """Adds to states the thread states of the threads left unmatched,
+    found by their pthread_t (the thread handle, else $fs_base)."""
+    selected = gdb.selected_thread()
+    taken = set(states[native[tid]].tstate for tid in tids if native[tid] in states)
+    try:
+        for th, tid in zip(threads, tids):
+            if native[tid] in states:
+                continue
+            th.switch()
+            t = w.thread_for(pthread_id=_pthread_of(th))
+            if t is not None and t.tstate not in taken:
+                states[native[tid]] = t
+                taken.add(t.tstate)
+    except gdb.error:
+        pass
+    finally:
+        if selected is not None and selected.is_valid():
+            selected.switch()
 
 
 def _dump_threads(native, source, max_frames, budget, with_locals=False):

@@ -86,6 +86,26 @@ def executable_mask(minor):
     return 0xFFFFFFFFFFFFFFFF
 
 
+def stackref_mask(minor):
+    """What keeps the object pointer of a _PyStackRef in localsplus: from
+    3.14 on its low two bits are tags (Py_TAG_BITS; bit 0 marks a
+    reference that owns no count, as None, True and other immortal or
+    borrowed objects have, and the empty slot is that bit alone)."""
+    if minor >= (3, 14):
+        return ~3 & 0xFFFFFFFFFFFFFFFF
+    return 0xFFFFFFFFFFFFFFFF
+
+
+def stackref_int(minor, bits):
+    """The int a 3.14+ _PyStackRef holds in itself (both tag bits set,
+    Py_INT_TAG: the value shifted left by two), else None."""
+    if minor < (3, 14) or bits & 3 != 3:
+        return None
+    if bits >= 1 << 63:
+        bits -= 1 << 64
+    return bits >> 2
+
+
 class Frames(object):
     """The Walker's reads of frames and code objects: through its memory
     (pyattach_walk_memory.Memory) with self.L (the Layout), its objects
@@ -448,6 +468,12 @@ class Frames(object):
             if kinds is not None and (i >= len(kinds) or not kinds[i] & _CO_FAST_LOCAL or kinds[i] & _CO_FAST_HIDDEN):
                 continue
             v = self.ptrv(base + self.ptr * i)
+            tagged = stackref_int(L.minor, v)
+            if tagged is not None:
+                name = self.string(self.ptrv(names + L.off("PyTupleObject.ob_item") + self.ptr * i))
+                out.append((name, str(tagged)))
+                continue
+            v &= stackref_mask(L.minor)
             if not v:
                 continue
             name = self.string(self.ptrv(names + L.off("PyTupleObject.ob_item") + self.ptr * i))
