@@ -51,14 +51,15 @@ var subinterpStack = []struct {
 
 // subinterpText matches the main thread's stack in py-bt's text (and
 // dump's): the subinterpreter's frames under "In interpreter 1", the
-// main interpreter's from exec on under "In interpreter 0".
+// main interpreter's from exec on under "In interpreter 0". gdb's py-bt
+// also shows the C function a frame called (<built-in method exec ...>).
 var subinterpText = regexp.MustCompile(`(?m)^Traceback \(most recent call first\):
   In interpreter 1:
-  File "[^"]+", line 4, in sub_inner
+(  <built-in .*\n)?  File "[^"]+", line 4, in sub_inner
 (    .*\n)?  File "[^"]+", line 7, in sub_outer
 (    .*\n)?  File "[^"]+", line 10, in <module>
 (    .*\n)?  In interpreter 0:
-  File "[^"]*/concurrent/interpreters/__init__\.py", line \d+, in exec
+(  <built-in method exec .*\n)?  File "[^"]*/concurrent/interpreters/__init__\.py", line \d+, in exec
 (    .*\n)?  File "/mnt/app\.py", line 20, in run_in_sub
 (    .*\n)?  File "/mnt/app\.py", line 23, in <module>
 `)

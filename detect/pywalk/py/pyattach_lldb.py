@@ -302,7 +302,7 @@ def py_bt(debugger, command, exe_ctx, result, internal_dict):
                 t = _thread_state(w, th, process)
                 if every:
                     out.append(_thread_line(w, process, th, t, infos))
-                frames = w.frames(t.tstate, max_frames) if t is not None else []
+                frames = w.thread_frames(t, max_frames) if t is not None else []
             except walk.BudgetExhausted:
                 frames = []
             if not frames:

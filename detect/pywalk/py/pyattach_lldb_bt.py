@@ -223,7 +223,7 @@ class _Plan(object):
                 w = _state["walker"](self.process.GetTarget(), self.process)
                 t = _state["thread_state"](w, self.thread, self.process)
                 if t is not None:
-                    self.groups = walk.eval_groups(w.frames(t.tstate, max_frames=0))
+                    self.groups = walk.eval_groups(w.thread_frames(t, max_frames=0))
             except walk.WalkError:
                 pass
         return self.groups
