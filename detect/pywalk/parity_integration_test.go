@@ -2,6 +2,7 @@ package pywalk
 
 import (
 	"fmt"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -206,5 +207,35 @@ func TestParityWithCPython(t *testing.T) {
 	}
 	if found == 0 {
 		testenv.Missing(t, "Debian's python3.11 and python3.11-dbg with CPython's gdb extension")
+	}
+}
+
+// TestParityPyenv: on pyenv's 3.12 and 3.13, unstripped and on a
+// stripped copy with no symbol table, the walker alone (no CPython
+// extension is loaded) prints parityPy's built-in line, py-bt-full,
+// py-print, and the first py-up from C code then py-locals, as on
+// Debian's 3.11. Their optimised builds call the method-wrapper's C
+// function as a tail call: no line for it.
+func TestParityPyenv(t *testing.T) {
+	dir := walkerDebuggers(t)
+	for _, minor := range []string{"3.12", "3.13"} {
+		p := testenv.Pyenv(t, minor)
+		in := interp{exe: filepath.Join(p.Prefix, "bin", "python3"), version: p.Version, flags: p.ABIFlags}
+		t.Run(p.Version, func(t *testing.T) {
+			exe, env := in.exe, []string(nil)
+			for _, what := range []string{"gdb", "gdb stripped"} {
+				if what == "gdb stripped" {
+					exe, env = testenv.Stripped(t, in.exe)
+				}
+				cmd := startSource(t, exe, env, parityPy)
+				defer cmd.Process.Signal(syscall.SIGKILL)
+				args := []string{"-iex", "set debug-file-directory " + t.TempDir(), "-p", strconv.Itoa(cmd.Process.Pid)}
+				out := run(t, nil, "gdb", gdbArgs(dir, in, append(args, parityCommands("pyattach-")...)...)...)
+				matchParity(t, what, sections(out), false)
+				if t.Failed() {
+					t.Logf("%s:\n%s", what, out)
+				}
+			}
+		})
 	}
 }
