@@ -14,20 +14,38 @@ import (
 	"github.com/pyattach/pyattach/detect/testenv"
 )
 
-// gilGCPy: "busy" spins in Python; once it runs, "collector" waits
-// until the main thread reads a pipe that is never written (os.read, in
-// the read system call, without the GIL), then collects a cycle whose
-// __del__ prints the ready line and calls pause() through ctypes.PyDLL,
-// which keeps the GIL: collector is then inside a garbage collection for
-// good, busy waits for the GIL (take_gil) for good, the main thread
-// reads. Automatic collection is off, so that only collector's
-// gc.collect() runs __del__.
+// gilGCPy: "held" blocks on a lock that is never released and "joiner"
+// joins it (threading's join calls get_ident before it blocks: a stale
+// built-in on the eval loop's stack); once both block for good, "busy"
+// spins in Python; once it runs, "collector" waits until the main thread
+// reads a pipe that is never written (os.read, in the read system call,
+// without the GIL), then collects a cycle whose __del__ prints the ready
+// line and calls pause() through ctypes.PyDLL, which keeps the GIL:
+// collector is then inside a garbage collection for good, busy waits for
+// the GIL (take_gil) for good. Automatic collection is off, so that only
+// collector's gc.collect() runs __del__.
 const gilGCPy = `import ctypes, gc, os, sys, threading, time
 
 gc.disable()
 spinning = threading.Event()
 r, w = os.pipe()
-main_id = threading.get_native_id()
+lk = threading.Lock()
+lk.acquire()
+
+def syscall(tid):
+    with open("/proc/self/task/%d/syscall" % tid) as f:
+        return f.read().split()
+
+def blocked(t):
+    # In futex(2) with no timeout: a lock's wait, not the GIL's.
+    s = syscall(t.native_id)
+    return s[0] == "202" and s[4] == "0x0"
+
+def held_fn():
+    lk.acquire()
+
+def joiner():
+    held.join()
 
 def busy():
     spinning.set()
@@ -40,18 +58,21 @@ class Held:
         sys.stdout.flush()
         ctypes.PyDLL(None).pause()
 
-def reading():
-    with open("/proc/self/task/%d/syscall" % main_id) as f:
-        return f.read().split()[0] == "0"
-
 def collector():
-    while not reading():
+    while syscall(main_id)[0] != "0":
         time.sleep(0.01)
     h = Held()
     h.me = h
     del h
     gc.collect()
 
+main_id = threading.get_native_id()
+held = threading.Thread(target=held_fn, name="held", daemon=True)
+held.start()
+j = threading.Thread(target=joiner, name="joiner", daemon=True)
+j.start()
+while not (blocked(held) and blocked(j)):
+    time.sleep(0.01)
 b = threading.Thread(target=busy, name="busy", daemon=True)
 b.start()
 spinning.wait()
@@ -83,9 +104,8 @@ var (
 )
 
 // threadStacks splits "thread apply all py-bt" output by thread: each
-// thread's lines, keyed by the innermost function of app.py it runs
-// (busy, __del__, or "main" for the others), paths to app.py and
-// addresses made the same across processes.
+// thread's lines, keyed by the innermost function of app.py it runs,
+// paths to app.py and addresses made the same across processes.
 func threadStacks(t *testing.T, what string, lines []string) map[string][]string {
 	t.Helper()
 	var blocks [][]string
@@ -100,17 +120,15 @@ func threadStacks(t *testing.T, what string, lines []string) map[string][]string
 	}
 	res := map[string][]string{}
 	for _, b := range blocks {
-		key := "main"
+		key := ""
 		for _, l := range b {
 			if m := inFuncRe.FindStringSubmatch(l); m != nil {
-				if m[1] == "busy" || m[1] == "__del__" {
-					key = m[1]
-				}
+				key = m[1]
 				break
 			}
 		}
 		if _, dup := res[key]; dup {
-			t.Errorf("%s: two threads run %s:\n%s", what, key, strings.Join(lines, "\n"))
+			t.Errorf("%s: two threads run %q:\n%s", what, key, strings.Join(lines, "\n"))
 		}
 		res[key] = b
 	}
@@ -125,7 +143,8 @@ func threadStacks(t *testing.T, what string, lines []string) map[string][]string
 // line for line. On a stripped copy with no symbol table (and no debug
 // file), where no C frame can be named take_gil or gc_collect_main, the
 // walker shows neither line and every thread's stack is otherwise the
-// same: no built-in is named that the thread does not run.
+// same: no built-in is named that the thread does not run (joiner's
+// stale get_ident is not taken for the lock's acquire it runs).
 func TestParityGILAndGC(t *testing.T) {
 	dir := walkerDebuggers(t)
 	found := 0
@@ -160,8 +179,8 @@ func TestParityGILAndGC(t *testing.T) {
 				}
 				matchLines(t, "gdb walker: thread "+key, ours[key][:len(w)], w)
 			}
-			if len(theirs) != 3 || len(ours) != 3 {
-				t.Errorf("gdb: the walker's threads %q, CPython's %q, want 3 each", ours, theirs)
+			if len(theirs) != 5 || len(ours) != 5 {
+				t.Errorf("gdb: the walker's threads %q, CPython's %q, want 5 each", ours, theirs)
 			}
 			for key, c := range theirs {
 				if strings.Join(ours[key], "\n") != strings.Join(c, "\n") {
