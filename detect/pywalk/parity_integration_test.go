@@ -2,6 +2,7 @@ package pywalk
 
 import (
 	"fmt"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -11,7 +12,9 @@ import (
 )
 
 // parityPy sleeps in time.sleep (a built-in method, METH_O) called by
-// leaf, with a local, a global and a builtin to print.
+// leaf, with a local, a global and a builtin to print; the module calls
+// leaf through a method-wrapper (list's __repr__, a C slot that calls
+// slow_repr, a staticmethod, which has no instance to print).
 const parityPy = `import time
 
 G = "glob"
@@ -23,8 +26,15 @@ def leaf(n):
 def caller():
     return leaf(42)
 
+def slow_repr():
+    return caller()
+
+class Slow:
+    __repr__ = staticmethod(slow_repr)
+
+wrapped = [Slow()].__repr__
 print("ready", flush=True)
-caller()
+wrapped()
 `
 
 // parityCommands are run by the walker (pyattach-*) and, where its
@@ -42,22 +52,33 @@ func parityCommands(prefix string) []string {
 }
 
 // parityWant is what the walker prints for parityPy, whichever build it
-// reads: ADDR stands for an address, LEVEL for a gdb frame level.
-func parityWant(t *testing.T) map[string][]string {
-	sleep, call, module := lineOf(t, parityPy, "time.sleep(1000)"), lineOf(t, parityPy, "return leaf("), lineOf(t, parityPy, "caller()")
+// reads: ADDR stands for an address, LEVEL for a gdb frame level. wrapper
+// says whether the build has a C frame for the method-wrapper's call
+// (wrapper_call): an optimised build calls list's __repr__ from it as a
+// tail call, and then neither the walker nor CPython's extension has a
+// line for it.
+func parityWant(t *testing.T, wrapper bool) map[string][]string {
+	sleep, call, repr, module := lineOf(t, parityPy, "time.sleep(1000)"), lineOf(t, parityPy, "return leaf("),
+		lineOf(t, parityPy, "return caller()"), lineOf(t, parityPy, "wrapped()")
 	builtin := "<built-in method sleep of module object at remote ADDR>"
 	frame := func(name string, line int, locals string) string {
 		return fmt.Sprintf("Frame ADDR, for file ANY/app.py, line %d, in %s (%s)", line, name, locals)
 	}
+	bt := []string{"Traceback (most recent call first):", "  " + builtin,
+		fmt.Sprintf(`  File "ANY/app.py", line %d, in leaf`, sleep), "    time.sleep(1000)",
+		fmt.Sprintf(`  File "ANY/app.py", line %d, in caller`, call), "    return leaf(42)",
+		fmt.Sprintf(`  File "ANY/app.py", line %d, in slow_repr`, repr), "    return caller()"}
+	full := []string{"#LEVEL " + builtin,
+		"#LEVEL " + frame("leaf", sleep, "n=42, x=5"), "    time.sleep(1000)",
+		"#LEVEL " + frame("caller", call, ""), "    return leaf(42)",
+		"#LEVEL " + frame("slow_repr", repr, ""), "    return caller()"}
+	if wrapper {
+		bt = append(bt, "  "+parityWrapper)
+		full = append(full, "#LEVEL "+parityWrapper)
+	}
 	return map[string][]string{
-		"bt": {"Traceback (most recent call first):", "  " + builtin,
-			fmt.Sprintf(`  File "ANY/app.py", line %d, in leaf`, sleep), "    time.sleep(1000)",
-			fmt.Sprintf(`  File "ANY/app.py", line %d, in caller`, call), "    return leaf(42)",
-			fmt.Sprintf(`  File "ANY/app.py", line %d, in <module>`, module), "    caller()"},
-		"btfull": {"#LEVEL " + builtin,
-			"#LEVEL " + frame("leaf", sleep, "n=42, x=5"), "    time.sleep(1000)",
-			"#LEVEL " + frame("caller", call, ""), "    return leaf(42)",
-			"#LEVEL " + frame("<module>", module, ""), "    caller()"},
+		"bt":     append(bt, fmt.Sprintf(`  File "ANY/app.py", line %d, in <module>`, module), "    wrapped()"),
+		"btfull": append(full, "#LEVEL "+frame("<module>", module, ""), "    wrapped()"),
 		"up":     {"#0 " + frame("leaf", sleep, "n=42, x=5"), "    time.sleep(1000)"},
 		"locals": {"Locals for leaf", "n = 42", "x = 5"},
 		"x":      {"local 'x' = 5"},
@@ -67,14 +88,36 @@ func parityWant(t *testing.T) map[string][]string {
 	}
 }
 
-func matchParity(t *testing.T, what string, got map[string][]string) {
+// parityWrapper is the walker's line for parityPy's method-wrapper, as
+// CPython's extension prints one whose wp it can read.
+const parityWrapper = "<method-wrapper '__repr__' of list object at ADDR>"
+
+func matchParity(t *testing.T, what string, got map[string][]string, wrapper bool) {
 	t.Helper()
-	for name, want := range parityWant(t) {
+	for name, want := range parityWant(t, wrapper) {
 		for i := range want {
 			want[i] = strings.ReplaceAll(want[i], "LEVEL", "ANY")
 		}
 		matchLines(t, what+": "+name, got[name], want)
 	}
+}
+
+// cpythonForm is the walker's py-bt or py-bt-full as CPython's extension
+// prints it where DWARF has the method-wrapper's wp optimised out
+// (Debian's 3.11d): "<optimized out>" in place of its line.
+func cpythonForm(lines, theirs []string) []string {
+	if !strings.Contains(strings.Join(theirs, "\n"), "<optimized out>") {
+		return lines
+	}
+	wrapper := pattern("ANY" + parityWrapper)
+	var out []string
+	for _, l := range lines {
+		if wrapper.MatchString(l) {
+			l = strings.Replace(l, l[strings.Index(l, "<method-wrapper"):], "<optimized out>", 1)
+		}
+		out = append(out, l)
+	}
+	return out
 }
 
 // TestParityWithCPython: on Debian's 3.11 and 3.11d, whose gdb
@@ -85,7 +128,11 @@ func matchParity(t *testing.T, what string, got map[string][]string) {
 // prints a builtin as "<built-in method len of module ...>", the walker
 // as repr() does), and its first py-up from the C code leaf called
 // selects leaf, as CPython's does, where py-locals then shows leaf's
-// locals. On a stripped copy, with no DWARF to be found, CPython's
+// locals. The method-wrapper the module calls leaf through is shown
+// where the build has its C frame (wrapper_call: Debian's 3.11d, whose
+// DWARF has wp optimised out, so that CPython's prints "<optimized out>"
+// in its place); an optimised build makes it a tail call, and neither
+// shows it. On a stripped copy, with no DWARF to be found, CPython's
 // extension cannot read the frames and the walker answers py-bt,
 // py-bt-full and py-print with the same lines.
 func TestParityWithCPython(t *testing.T) {
@@ -111,13 +158,15 @@ func TestParityWithCPython(t *testing.T) {
 				"-ex", `echo @@cG\n`, "-ex", "py-print G",
 				"-ex", `echo @@clen\n`, "-ex", "py-print len",
 				"-ex", `echo @@cnope\n`, "-ex", "py-print nope",
+				"-ex", `echo @@cframes\n`, "-ex", "bt",
 				"-ex", `echo @@frame\n`, "-ex", "frame 0")
 			out := run(t, nil, "gdb", gdbArgs(dir, in, append(args, parityCommands("pyattach-")...)...)...)
 			got := sections(out)
-			matchParity(t, "gdb walker", got)
+			wrapper := strings.Contains(strings.Join(got["cframes"], "\n"), " wrapper_call (")
+			matchParity(t, "gdb walker", got, wrapper)
 			for _, s := range []string{"bt", "btfull"} {
-				if strings.Join(got[s], "\n") != strings.Join(got["c"+s], "\n") {
-					t.Errorf("gdb: the walker's py-%s\n%s\nCPython's\n%s", s, strings.Join(got[s], "\n"), strings.Join(got["c"+s], "\n"))
+				if ours := cpythonForm(got[s], got["c"+s]); strings.Join(ours, "\n") != strings.Join(got["c"+s], "\n") {
+					t.Errorf("gdb: the walker's py-%s\n%s\nCPython's\n%s", s, strings.Join(ours, "\n"), strings.Join(got["c"+s], "\n"))
 				}
 			}
 			// CPython's py-up prints every frame of the eval loop frame it
@@ -150,7 +199,7 @@ func TestParityWithCPython(t *testing.T) {
 			sargs := []string{"-iex", "set debug-file-directory " + t.TempDir(), "-p", strconv.Itoa(scmd.Process.Pid),
 				"-ex", "source " + in.oracle, "-ex", "python import pyattach_gdb; pyattach_gdb.claim()"}
 			out = run(t, nil, "gdb", gdbArgs(dir, in, append(sargs, parityCommands("py-")...)...)...)
-			matchParity(t, "gdb stripped", sections(out))
+			matchParity(t, "gdb stripped", sections(out), wrapper)
 			if t.Failed() {
 				t.Logf("gdb stripped:\n%s", out)
 			}
@@ -158,5 +207,35 @@ func TestParityWithCPython(t *testing.T) {
 	}
 	if found == 0 {
 		testenv.Missing(t, "Debian's python3.11 and python3.11-dbg with CPython's gdb extension")
+	}
+}
+
+// TestParityPyenv: on pyenv's 3.12 and 3.13, unstripped and on a
+// stripped copy with no symbol table, the walker alone (no CPython
+// extension is loaded) prints parityPy's built-in line, py-bt-full,
+// py-print, and the first py-up from C code then py-locals, as on
+// Debian's 3.11. Their optimised builds call the method-wrapper's C
+// function as a tail call: no line for it.
+func TestParityPyenv(t *testing.T) {
+	dir := walkerDebuggers(t)
+	for _, minor := range []string{"3.12", "3.13"} {
+		p := testenv.Pyenv(t, minor)
+		in := interp{exe: filepath.Join(p.Prefix, "bin", "python3"), version: p.Version, flags: p.ABIFlags}
+		t.Run(p.Version, func(t *testing.T) {
+			exe, env := in.exe, []string(nil)
+			for _, what := range []string{"gdb", "gdb stripped"} {
+				if what == "gdb stripped" {
+					exe, env = testenv.Stripped(t, in.exe)
+				}
+				cmd := startSource(t, exe, env, parityPy)
+				defer cmd.Process.Signal(syscall.SIGKILL)
+				args := []string{"-iex", "set debug-file-directory " + t.TempDir(), "-p", strconv.Itoa(cmd.Process.Pid)}
+				out := run(t, nil, "gdb", gdbArgs(dir, in, append(args, parityCommands("pyattach-")...)...)...)
+				matchParity(t, what, sections(out), false)
+				if t.Failed() {
+					t.Logf("%s:\n%s", what, out)
+				}
+			}
+		})
 	}
 }

@@ -590,10 +590,22 @@ class _FrameCommand(gdb.Command):
 
             cls = getattr(__main__, type(self).__name__, None)
             if cls is not None:
+                try:
+                    before = gdb.selected_frame()
+                except gdb.error:
+                    before = None
                 out = _run_cpython_bt(cls, args, from_tty)
                 if out and not any(m in out for m in _CPYTHON_MORE_FAILED) and not self._cpython_stuck(out):
                     gdb.write(out)
                     return
+                # CPython's py-up or py-down selects the eval loop frame
+                # it tried before it fails to read it: the walker's answer
+                # starts from the frame selected before.
+                try:
+                    if before is not None and before.is_valid() and gdb.selected_frame() != before:
+                        before.select()
+                except gdb.error:
+                    pass
         gdb.write(walker_answer(self.command, args))
 
     def _cpython_stuck(self, out):

@@ -14,7 +14,10 @@ function (PyMethodDef.ml_meth) is the one the frame it called runs, as
 the symbol table places it. Where nothing passes, no line is shown.
 Without a symbol table the call frames cannot be named: every frame
 whose caller is not the eval loop (a specialised call, which CPython's
-extension does not show either) is tried."""
+extension does not show either) is tried, and a C function counts as the
+one a frame runs only when it starts the unwind table entry (the
+.eh_frame_hdr FDE) that holds the frame's address; without that table,
+none does."""
 
 import re
 
@@ -71,21 +74,95 @@ def _function_start(pc):
     return pc - int(m.group(2) or 0)
 
 
-# Without a symbol that holds pc (a static function of a stripped
-# build), how far before pc the C function may start.
-_MAX_UNNAMED = 1 << 16
+_INFO_FILES = re.compile(r"^\s*0x([0-9a-f]+) - 0x([0-9a-f]+) is (\.\S+)(?: in (.*))?$")
+
+# The .eh_frame_hdr forms read: version 1, a 4-byte eh_frame_ptr, a
+# udata4 count, a table of (initial location, FDE) pairs, each a signed
+# 4-byte offset from the header's start (DW_EH_PE_datarel|sdata4).
+_EH_PTR_ENCODINGS = (0x03, 0x0B, 0x1B, 0x3B)
+_EH_COUNT_ENCODING = 0x03
+_EH_TABLE_ENCODING = 0x3B
 
 
-def _runs(fn, pc):
+class _Unwind(object):
+    """Where each function starts as the unwind tables say, for a build
+    with no symbol table: the start of the FDE that holds an address,
+    found by a binary search of its object's .eh_frame_hdr table, read
+    through the walker's memory (and budget)."""
+
+    def __init__(self, w):
+        self.w = w
+        self.objects = None
+        self.starts = {}
+
+    def _load(self):
+        """Per object (gdb's "info files"): its sections' ranges and its
+        .eh_frame_hdr's."""
+        objs = {}
+        try:
+            out = gdb.execute("info files", to_string=True)
+        except gdb.error:
+            out = ""
+        for line in out.splitlines():
+            m = _INFO_FILES.match(line)
+            if not m:
+                continue
+            lo, hi, sec, path = int(m.group(1), 16), int(m.group(2), 16), m.group(3), m.group(4)
+            o = objs.setdefault(path, {"ranges": [], "hdr": None})
+            o["ranges"].append((lo, hi))
+            if sec == ".eh_frame_hdr":
+                o["hdr"] = (lo, hi)
+        self.objects = list(objs.values())
+
+    def start(self, pc):
+        """The start of the FDE that holds pc (the greatest initial
+        location not after it), None when no table says."""
+        if pc not in self.starts:
+            try:
+                self.starts[pc] = self._start(pc)
+            except walk.BudgetExhausted:
+                raise
+            except walk.WalkError:
+                self.starts[pc] = None
+        return self.starts[pc]
+
+    def _start(self, pc):
+        if self.objects is None:
+            self._load()
+        hdr = None
+        for o in self.objects:
+            if o["hdr"] and any(lo <= pc < hi for lo, hi in o["ranges"]):
+                hdr = o["hdr"]
+                break
+        if hdr is None:
+            return None
+        w, base = self.w, hdr[0]
+        head = w.read(base, 4)
+        if head[0] != 1 or head[1] not in _EH_PTR_ENCODINGS or head[2] != _EH_COUNT_ENCODING or head[3] != _EH_TABLE_ENCODING:
+            return None
+        table = base + 12
+        count = min(w.u32(base + 8), max(0, (hdr[1] - table) // 8))
+        lo, hi, found = 0, count, None
+        while lo < hi:
+            mid = (lo + hi) // 2
+            loc = base + w.i32(table + 8 * mid)
+            if loc <= pc:
+                found, lo = loc, mid + 1
+            else:
+                hi = mid
+        return found
+
+
+def _runs(fn, pc, unwind):
     """Whether the C function at fn is the one running at pc: no symbol
-    starts between them, and fn is close before pc when no symbol holds
-    either."""
+    starts between them; when no symbol holds pc, fn starts the FDE that
+    holds it."""
     if not fn <= pc:
         return False
     start = _function_start(pc)
     if start is not None:
         return start <= fn
-    return pc - fn < _MAX_UNNAMED and _function_start(fn) is None
+    return unwind.start(pc) == fn
 
 
 def _is_eval(f):
@@ -191,23 +268,24 @@ def native_lines(w, frames):
         return levels, natives
     named = _named()
     types = _Types()
+    unwind = _Unwind(w)
     index = 0
     gap_start = 0
     for n, f in enumerate(cs):
         if not _is_eval(f):
             continue
-        index = _gap(w, cs, gap_start, n, index, named, types, natives)
+        index = _gap(w, cs, gap_start, n, index, named, types, unwind, natives)
         gap_start = n + 1
         if groups:
             for _ in groups.pop(0):
                 if index < len(levels):
                     levels[index] = _level(f, n)
                 index += 1
-    _gap(w, cs, gap_start, len(cs), index, named, types, natives)
+    _gap(w, cs, gap_start, len(cs), index, named, types, unwind, natives)
     return levels, natives
 
 
-def _gap(w, cs, lo, hi, index, named, types, natives):
+def _gap(w, cs, lo, hi, index, named, types, unwind, natives):
     """Adds the lines of the C frames cs[lo:hi] (between two eval loop
     frames; cs[hi] is the one that called them) before frames[index]."""
     lines = []
@@ -233,7 +311,14 @@ def _gap(w, cs, lo, hi, index, named, types, natives):
         if addr is None:
             if values is None:
                 values = _candidates(w, _values(cs[lo:hi + 1]), types)
-            addr, got = _validated(values, cs[n - 1].pc(), kind)
+            # A method-wrapper's C function may run one frame further in
+            # (wrapper_call calls it through wrapperdescr_raw_call where
+            # that is not inlined).
+            callees = [cs[n - 1]] + ([cs[n - 2]] if kind == "wrapper" and n - 2 >= lo else [])
+            for callee in callees:
+                addr, got = _validated(values, _pc_in(callee), kind, unwind)
+                if addr is not None:
+                    break
             kind = kind or got
         if addr is not None:
             try:
@@ -260,7 +345,17 @@ def _candidates(w, values, types):
     return out
 
 
-def _validated(cands, pc, kind):
+def _pc_in(f):
+    """An address inside the function that frame f runs: its pc, less
+    one when that is a return address (a call may end a function)."""
+    pc = f.pc()
+    try:
+        return pc - 1 if f.level() > 0 and f.type() == gdb.NORMAL_FRAME else pc
+    except (AttributeError, gdb.error):
+        return pc
+
+
+def _validated(cands, pc, kind, unwind):
     """The candidate (see _candidates) whose C function runs at pc (the
     closest one when several do), and its kind; (None, None) when none
     does."""
@@ -268,6 +363,6 @@ def _validated(cands, pc, kind):
     for v, k, fn in cands:
         if kind is not None and k != kind:
             continue
-        if fn and best_fn < fn <= pc and _runs(fn, pc):
+        if fn and best_fn < fn <= pc and _runs(fn, pc, unwind):
             best, best_fn, best_kind = v, fn, k
     return best, best_kind
