@@ -35,7 +35,7 @@ from pyattach_walk_layout import (  # noqa: F401
     Layout, debug_offsets_layout, load_tables, read_debug_offsets, version_from_hex)
 from pyattach_walk_memory import (  # noqa: F401
     MAX_BYTES, MAX_READS, TIMEOUT, Budget, BudgetExhausted, Memory, WalkError)
-from pyattach_walk_native import EVAL_LOOP, HELPERS, base_name, eval_groups, is_eval_loop, is_helper  # noqa: F401
+from pyattach_walk_native import EVAL_LOOP, HELPERS, base_name, eval_groups, is_eval_loop, is_helper, merge_stack  # noqa: F401
 from pyattach_walk_objects import Objects, long_from_digits, long_sign_ndigits  # noqa: F401
 from pyattach_walk_runtime import Runtime, Thread, match_stacks, namespace_tid  # noqa: F401
 from pyattach_walk_source import (  # noqa: F401
