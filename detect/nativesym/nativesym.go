@@ -1,6 +1,7 @@
 package nativesym
 
 import (
+	"bytes"
 	"debug/dwarf"
 	"debug/elf"
 	"encoding/binary"
@@ -504,23 +505,27 @@ func (s *section) slice(off, n uint64) ([]byte, error) {
 		return nil, elfinfo.Corruptf(s.name, int64(off), "%d bytes past the section's end", n)
 	}
 	if s.r == nil {
-		b := make([]byte, n)
-		if _, err := s.s.ReadAt(b, int64(off)); err != nil {
-			return nil, elfinfo.Corruptf(s.name, int64(off), "%w", err)
+		// The size is the file's claim: memory grows only as bytes are
+		// really read.
+		var b bytes.Buffer
+		k, err := b.ReadFrom(io.NewSectionReader(s.s, int64(off), int64(n)))
+		if err != nil || uint64(k) != n {
+			return nil, elfinfo.Corruptf(s.name, int64(off), "%d of %d bytes read: %v", k, n, err)
 		}
-		return b, nil
-	}
-	if s.buf == nil {
-		// Size is the uncompressed size (bounded above).
-		s.buf = make([]byte, 0, s.s.Size)
+		return b.Bytes(), nil
 	}
 	for uint64(len(s.buf)) < off+n && s.err == nil {
 		// Read on, a MiB past what is asked (the next unit is likely
-		// near), into the buffer's spare room.
-		want := min(off+n+1<<20, uint64(cap(s.buf)))
-		var k int
-		k, s.err = io.ReadFull(s.r, s.buf[len(s.buf):want])
-		s.buf = s.buf[:len(s.buf)+k]
+		// near); the buffer grows as bytes come, not by the size the
+		// section claims.
+		want := min(off+n+1<<20, s.s.Size) - uint64(len(s.buf))
+		var k int64
+		w := bytes.NewBuffer(s.buf)
+		k, s.err = w.ReadFrom(io.LimitReader(s.r, int64(want)))
+		s.buf = w.Bytes()
+		if s.err == nil && uint64(k) < want {
+			s.err = io.ErrUnexpectedEOF
+		}
 	}
 	if uint64(len(s.buf)) < off+n {
 		return nil, elfinfo.Corruptf(s.name, int64(off), "uncompressed section ends early: %v", s.err)
