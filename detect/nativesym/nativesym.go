@@ -71,12 +71,11 @@ func (t *Table) Close() error {
 	return errors.Join(errs...)
 }
 
-// Lookup names pc, an address inside the function (for a caller's
-// frame: its return address minus one).
-func (t *Table) Lookup(pc uint64) Frame {
+// resolve is the module mapped at pc and pc's link-time address in it.
+func (t *Table) resolve(pc uint64) (*module, uint64, bool) {
 	i := sort.Search(len(t.regions), func(i int) bool { return t.regions[i].Start > pc }) - 1
 	if i < 0 || pc >= t.regions[i].End || t.regions[i].Path == "" || strings.HasPrefix(t.regions[i].Path, "[") {
-		return Frame{}
+		return nil, 0, false
 	}
 	r := t.regions[i]
 	m, ok := t.mods[r.Path]
@@ -85,9 +84,41 @@ func (t *Table) Lookup(pc uint64) Frame {
 		t.mods[r.Path] = m
 	}
 	if m.obj == nil {
-		return Frame{}
+		return nil, 0, false
 	}
 	addr, ok := m.vaddr(pc - r.Start + r.Offset)
+	return m, addr, ok
+}
+
+// LookupAll names every pc (as Lookup): the DWARF units they need are
+// read first, in one pass over each module's sections.
+func (t *Table) LookupAll(pcs []uint64) []Frame {
+	need := map[*module][]uint64{}
+	for _, pc := range pcs {
+		m, addr, ok := t.resolve(pc)
+		if !ok || lookupSym(m.syms, addr) == "" && lookupSym(m.dyn, addr) == "" {
+			continue
+		}
+		if d := m.dwarfTable(); d != nil {
+			if u, ok := findArange(d.aranges, addr); ok {
+				need[m] = append(need[m], u)
+			}
+		}
+	}
+	for m, us := range need {
+		m.dwarf.prepare(us)
+	}
+	out := make([]Frame, len(pcs))
+	for i, pc := range pcs {
+		out[i] = t.Lookup(pc)
+	}
+	return out
+}
+
+// Lookup names pc, an address inside the function (for a caller's
+// frame: its return address minus one).
+func (t *Table) Lookup(pc uint64) Frame {
+	m, addr, ok := t.resolve(pc)
 	if !ok {
 		return Frame{}
 	}
@@ -255,18 +286,27 @@ func lookupSym(ss []sym, addr uint64) string {
 // line is the file and line of addr from the DWARF line table of the
 // unit holding it, "" and 0 when unknown.
 func (m *module) line(addr uint64) (string, int) {
+	if d := m.dwarfTable(); d != nil {
+		return d.line(addr)
+	}
+	return "", 0
+}
+
+// dwarfTable is the module's DWARF, nil when it has none or it cannot
+// be read.
+func (m *module) dwarfTable() *dwarfTable {
 	if m.dw == nil || m.dwErr {
-		return "", 0
+		return nil
 	}
 	if m.dwarf == nil {
 		d, err := newDwarfTable(m.dw)
 		if err != nil {
 			m.dwErr = true
-			return "", 0
+			return nil
 		}
 		m.dwarf = d
 	}
-	return m.dwarf.line(addr)
+	return m.dwarf
 }
 
 // dwarfTable is the DWARF of one file, read one unit at a time: its
@@ -312,10 +352,9 @@ func newDwarfTable(f *elf.File) (*dwarfTable, error) {
 	return t, nil
 }
 
-// whole is all of .debug_info as one dwarf.Data, for an address no
-// range of .debug_aranges holds (gcc's link-time optimisation leaves
-// units out): dwarf.Reader.SeekPC reads each unit's own entry, not its
-// children. nil when it cannot be read.
+// whole is all of .debug_info as one dwarf.Data, for a file without
+// .debug_aranges: dwarf.Reader.SeekPC reads each unit's own entry, not
+// its children. nil when it cannot be read.
 func (t *dwarfTable) whole() (d *dwarf.Data) {
 	if t.full != nil || t.fullErr {
 		return t.full
@@ -386,11 +425,15 @@ func (t *dwarfTable) line(addr uint64) (file string, line int) {
 	}()
 	var lr *dwarf.LineReader
 	if unit, ok := findArange(t.aranges, addr); ok {
-		lr, ok = t.lines[unit]
-		if !ok {
-			lr = t.lineReader(unit)
-			t.lines[unit] = lr
+		if _, ok := t.lines[unit]; !ok {
+			t.prepare([]uint64{unit})
 		}
+		lr = t.lines[unit]
+	} else if len(t.aranges) > 0 {
+		// Not in .debug_aranges (assembly such as _start has no unit):
+		// reading every unit to be sure costs more than the line is
+		// worth.
+		return "", 0
 	} else if d := t.whole(); d != nil {
 		cu, err := d.Reader().SeekPC(addr)
 		if err != nil || cu == nil {
@@ -430,37 +473,82 @@ func seekPC(lr *dwarf.LineReader, pc uint64) (string, int) {
 	return "", 0
 }
 
-// lineReader reads the unit at off in .debug_info, and its line program
-// only, into a dwarf.Data of their own; nil when it cannot.
-func (t *dwarfTable) lineReader(off uint64) *dwarf.LineReader {
-	ub, err := unitBytes(t.info, off)
-	if err != nil {
-		return nil
+// prepare reads the units at offsets units of .debug_info not read
+// yet, and their line programs only, in one pass over each section, and
+// keeps a LineReader of each (nil for one that cannot be read).
+func (t *dwarfTable) prepare(units []uint64) {
+	var need []uint64
+	for _, u := range units {
+		if _, ok := t.lines[u]; !ok {
+			t.lines[u] = nil
+			need = append(need, u)
+		}
 	}
+	if len(need) == 0 {
+		return
+	}
+	sort.Slice(need, func(i, j int) bool { return need[i] < need[j] })
+	ubs := t.info.units(need)
+	stmts := map[uint64]uint64{}
+	var progOffs []uint64
+	for _, u := range need {
+		ub, ok := ubs[u]
+		if !ok {
+			continue
+		}
+		if stmt, ok := t.stmtList(ub); ok {
+			stmts[u] = stmt
+			progOffs = append(progOffs, stmt)
+		}
+	}
+	sort.Slice(progOffs, func(i, j int) bool { return progOffs[i] < progOffs[j] })
+	progs := t.lineSec.units(progOffs)
+	for u, stmt := range stmts {
+		if prog, ok := progs[stmt]; ok {
+			t.lines[u] = t.lineReader(ubs[u], prog)
+		}
+	}
+}
+
+// stmtList is the line program offset of the unit ub (its bytes).
+func (t *dwarfTable) stmtList(ub []byte) (off uint64, ok bool) {
+	defer func() {
+		if recover() != nil {
+			off, ok = 0, false
+		}
+	}()
 	d, err := dwarf.New(t.small[".debug_abbrev"], nil, nil, ub, nil, nil, nil, t.small[".debug_str"])
+	if err != nil {
+		return 0, false
+	}
+	t.addSections(d)
+	cu, err := d.Reader().Next()
+	if err != nil || cu == nil || cu.Tag != dwarf.TagCompileUnit && cu.Tag != dwarf.TagPartialUnit {
+		return 0, false
+	}
+	stmt, ok := cu.Val(dwarf.AttrStmtList).(int64)
+	if !ok || stmt < 0 {
+		return 0, false
+	}
+	return uint64(stmt), true
+}
+
+// lineReader reads unit ub (its bytes) and its line program prog into a
+// dwarf.Data of their own; nil when it cannot.
+func (t *dwarfTable) lineReader(ub, prog []byte) (lr *dwarf.LineReader) {
+	defer func() {
+		if recover() != nil {
+			lr = nil
+		}
+	}()
+	// The unit's line program is all of .debug_line this Data has.
+	d, err := dwarf.New(t.small[".debug_abbrev"], nil, nil, ub, prog, nil, nil, t.small[".debug_str"])
 	if err != nil {
 		return nil
 	}
 	t.addSections(d)
 	cu, err := d.Reader().Next()
-	if err != nil || cu == nil || cu.Tag != dwarf.TagCompileUnit && cu.Tag != dwarf.TagPartialUnit {
-		return nil
-	}
-	stmt, ok := cu.Val(dwarf.AttrStmtList).(int64)
-	if !ok || stmt < 0 {
-		return nil
-	}
-	prog, err := unitBytes(t.lineSec, uint64(stmt))
-	if err != nil {
-		return nil
-	}
-	// The unit's line program is all of .debug_line this Data has.
-	d, err = dwarf.New(t.small[".debug_abbrev"], nil, nil, ub, prog, nil, nil, t.small[".debug_str"])
-	if err != nil {
-		return nil
-	}
-	t.addSections(d)
-	if cu, err = d.Reader().Next(); err != nil || cu == nil {
+	if err != nil || cu == nil {
 		return nil
 	}
 	for i := range cu.Field {
@@ -468,11 +556,70 @@ func (t *dwarfTable) lineReader(off uint64) *dwarf.LineReader {
 			cu.Field[i].Val = int64(0)
 		}
 	}
-	lr, err := d.LineReader(cu)
+	lr, err = d.LineReader(cu)
 	if err != nil {
 		return nil
 	}
 	return lr
+}
+
+// units reads the units (a length field and what it counts) at offs,
+// ascending, in one pass: a compressed section is uncompressed once,
+// the bytes between the units discarded. A unit that cannot be read is
+// left out.
+func (s *section) units(offs []uint64) map[uint64][]byte {
+	out := map[uint64][]byte{}
+	if s.r == nil {
+		for _, off := range offs {
+			if b, err := unitBytes(s, off); err == nil {
+				out[off] = b
+			}
+		}
+		return out
+	}
+	r := s.s.Open()
+	var pos uint64
+	for _, off := range offs {
+		if off < pos || off >= s.s.Size {
+			continue
+		}
+		if _, err := io.CopyN(io.Discard, r, int64(off-pos)); err != nil {
+			break
+		}
+		b, err := readUnit(r, s.bo, s.s.Size-off)
+		pos = off + uint64(len(b))
+		if err != nil {
+			break
+		}
+		out[off] = b
+	}
+	return out
+}
+
+// readUnit reads one unit from r: at most limit bytes, and MaxSection.
+func readUnit(r io.Reader, bo binary.ByteOrder, limit uint64) ([]byte, error) {
+	var h [12]byte
+	if _, err := io.ReadFull(r, h[:4]); err != nil {
+		return h[:0], err
+	}
+	n, hl := uint64(bo.Uint32(h[:4])), uint64(4)
+	if n == 0xffffffff {
+		if _, err := io.ReadFull(r, h[4:]); err != nil {
+			return h[:4], err
+		}
+		n, hl = bo.Uint64(h[4:]), 12
+	}
+	if n > MaxSection || hl+n > limit {
+		return h[:hl], elfinfo.Corruptf("", -1, "unit of %d bytes", n)
+	}
+	var b bytes.Buffer
+	b.Write(h[:hl])
+	// Grows as bytes come, not by the length the unit claims.
+	k, err := b.ReadFrom(io.LimitReader(r, int64(n)))
+	if err == nil && uint64(k) < n {
+		err = io.ErrUnexpectedEOF
+	}
+	return b.Bytes(), err
 }
 
 // section reads a section by offset: an uncompressed one where asked, a
@@ -483,7 +630,7 @@ type section struct {
 	s    *elf.Section
 	// compressed: the bytes uncompressed so far and the stream.
 	r   io.Reader
-	buf []byte
+	buf bytes.Buffer
 	err error
 }
 
@@ -514,23 +661,21 @@ func (s *section) slice(off, n uint64) ([]byte, error) {
 		}
 		return b.Bytes(), nil
 	}
-	for uint64(len(s.buf)) < off+n && s.err == nil {
+	for uint64(s.buf.Len()) < off+n && s.err == nil {
 		// Read on, a MiB past what is asked (the next unit is likely
 		// near); the buffer grows as bytes come, not by the size the
 		// section claims.
-		want := min(off+n+1<<20, s.s.Size) - uint64(len(s.buf))
+		want := min(off+n+1<<20, s.s.Size) - uint64(s.buf.Len())
 		var k int64
-		w := bytes.NewBuffer(s.buf)
-		k, s.err = w.ReadFrom(io.LimitReader(s.r, int64(want)))
-		s.buf = w.Bytes()
+		k, s.err = s.buf.ReadFrom(io.LimitReader(s.r, int64(want)))
 		if s.err == nil && uint64(k) < want {
 			s.err = io.ErrUnexpectedEOF
 		}
 	}
-	if uint64(len(s.buf)) < off+n {
+	if uint64(s.buf.Len()) < off+n {
 		return nil, elfinfo.Corruptf(s.name, int64(off), "uncompressed section ends early: %v", s.err)
 	}
-	return s.buf[off : off+n : off+n], nil
+	return s.buf.Bytes()[off : off+n : off+n], nil
 }
 
 // sectionData is the (uncompressed) contents of f's section name, nil

@@ -118,6 +118,20 @@ func (m *moduleFiles) OpenDebug(r nativesym.Region) (nativesym.File, error) {
 // nameNative gives each C frame of wd the function, file and line tab
 // finds for it; where tab finds no function, gdb's name stays.
 func nameNative(wd *Walker, tab *nativesym.Table) {
+	var pcs []uint64
+	for _, th := range wd.Threads {
+		if th.Native != nil {
+			for _, n := range *th.Native {
+				pc := n.BlockPC
+				if pc == 0 {
+					pc = n.PC
+				}
+				pcs = append(pcs, pc)
+			}
+		}
+	}
+	frames := tab.LookupAll(pcs)
+	k := 0
 	for i := range wd.Threads {
 		th := &wd.Threads[i]
 		if th.Native == nil {
@@ -125,11 +139,8 @@ func nameNative(wd *Walker, tab *nativesym.Table) {
 		}
 		for j := range *th.Native {
 			n := &(*th.Native)[j]
-			pc := n.BlockPC
-			if pc == 0 {
-				pc = n.PC
-			}
-			f := tab.Lookup(pc)
+			f := frames[k]
+			k++
 			if f.Function != "" {
 				s := f.Function
 				n.Function = &s
