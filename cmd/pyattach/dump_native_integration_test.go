@@ -201,3 +201,19 @@ func checkMergedText(t *testing.T, out string, named bool) {
 		}
 	}
 }
+
+// pythonOnly is dump --native's text as dump's: the merged stacks
+// without their C frames, read as tracebacks.
+func pythonOnly(out string) string {
+	var b strings.Builder
+	for _, l := range strings.SplitAfter(out, "\n") {
+		if strings.HasPrefix(l, "  (C) ") {
+			continue
+		}
+		if l == "Stack (most recent call first):\n" {
+			l = "Traceback (most recent call first):\n"
+		}
+		b.WriteString(l)
+	}
+	return b.String()
+}
