@@ -12,20 +12,35 @@ import (
 // part (-ix) holds gdb's settings, the Late part (-x) sets the walker up
 // and writes every thread's stacks to d.Output. Without d.Native gdb
 // reads no debug information: it must also be started with -readnever,
-// which has no setting. With d.Native, that plan's own scripts come
-// first, as `pyattach gdb` would run them. It fails, naming the path,
-// when a path cannot reach gdb exactly.
+// which has no setting. With d.Native, that plan's program, sysroot and
+// auto-load settings come first, as `pyattach gdb` would write them,
+// without its debug files and extension: gdb loads every shared library to
+// unwind through its .eh_frame (which -readnever would drop), but no
+// separate debug file. It fails, naming the path, when a path cannot
+// reach gdb exactly.
 func Dump(d plan.Dump) (Script, error) {
 	var g gen
 	head := header(plan.Plan{Target: d.Target})
 	if d.Native != nil {
+		// gdb unwinds through .eh_frame and names what its symbol tables
+		// name; pyattach names the rest and adds file and line without
+		// gdb (cmd/internal/dump), so gdb reads no separate debug file.
 		p := *d.Native
 		p.Walker = nil // set up below, with _PyRuntime's address
+		p.DebugDirs, p.SymbolFiles, p.SourceMap = nil, nil, nil
+		p.GDBExtension, p.GDBAutoLoad, p.LLDBExtension = "", nil, ""
+		p.Debuginfod = plan.Debuginfod{}
+		p.Fast, p.FastLibs, p.NoDWARF = false, nil, false
 		var err error
 		if g, err = build(p); err != nil {
 			return Script{}, err
 		}
 		head = header(p)
+		g.early = append([]block{{
+			"Native frames without separate debug files (pyattach names the frames) and no auto-loaded\n" +
+				"scripts; gdb unwinds every shared library through .eh_frame.",
+			[]string{"set auto-load off", "set debug-file-directory"},
+		}}, g.early...)
 	} else {
 		g.early = append(g.early, block{
 			"No debug information (with gdb -readnever): no separate debug files, no debuginfod, no shared\n" +

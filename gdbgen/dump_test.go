@@ -68,7 +68,7 @@ func TestDumpRefused(t *testing.T) {
 		{"control in walker dir", "/tmp/w\x1b[2J", func(d *plan.Dump, s string) { d.Walker.Dir = s }},
 		{"invalid UTF-8 in root", "/proc/1/root/\xff", func(d *plan.Dump, s string) { d.Walker.Root = s }},
 		{"invalid UTF-8 in version", "3.11\xff", func(d *plan.Dump, s string) { d.Walker.Version = s }},
-		{"native plan's path", "/srv/a:b", func(d *plan.Dump, s string) { d.Native = &plan.Plan{DebugDirs: []string{s}} }},
+		{"native plan's sysroot", "/srv/a\nb", func(d *plan.Dump, s string) { d.Native = &plan.Plan{Sysroot: s} }},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			d := goldenDump()

@@ -435,7 +435,22 @@ section_dump() {
 	done
 	echo "dump: same main-thread frames as py-bt: $(wc -l <<<"$want") frames"
 	compare "dump: Python stacks without DWARF vs hand-written py-bt, small process (target: at most 0.25 x)" "$SMALL_PID" cmd_gdb_handwritten "${cmds[@]}"
+
+	# --native: one merged stack per thread, against gdb's own C stacks
+	# (which read the -dbg debug file's DWARF) and gdb with no separate
+	# debug file (the unwinding alone, "??" for static functions).
+	if ! cmd_pyattach_dump_native "$SMALL_PID" 2>&1 | grep -q '^Stack (most recent call first):'; then
+		echo "$0: error: ${LABEL[cmd_pyattach_dump_native]} printed no merged stack" >&2
+		exit 1
+	fi
+	compare "dump --native: merged stacks vs gdb's thread apply all bt, small process" "$SMALL_PID" cmd_gdb_bt_all cmd_pyattach_dump_native cmd_gdb_bt_nodebug
 }
+LABEL[cmd_pyattach_dump_native]="pyattach dump --native PID"
+cmd_pyattach_dump_native() { "$PYATTACH" dump --native "$1"; }
+LABEL[cmd_gdb_bt_all]="gdb -p PID thread apply all bt"
+cmd_gdb_bt_all() { gdb -nx -batch -p "$1" -ex 'thread apply all bt'; }
+LABEL[cmd_gdb_bt_nodebug]="same, no separate debug files"
+cmd_gdb_bt_nodebug() { gdb -nx -batch -iex 'set debug-file-directory' -iex 'set auto-load off' -p "$1" -ex 'thread apply all bt'; }
 
 # Fetching 32 debug files from a debuginfod server that answers each
 # request after 100 ms: pyattach's client (parallel) against a

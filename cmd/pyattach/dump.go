@@ -20,7 +20,7 @@ import (
 type DumpCmd struct {
 	Target  string `arg:"" help:"The PID of a Python process (a venv's python too) or a core file."`
 	JSON    bool   `help:"Print one JSON object: pid or core, python.version, threads[] with tid, name, frames[] (function, file, line), innermost first."`
-	Native  bool   `help:"Load debug information as 'pyattach gdb' does and add each thread's C frames (JSON: native[] with function, file, line, pc)."`
+	Native  bool   `help:"Add each thread's C frames, merged with its Python frames into one stack (JSON: stack[] with kind, function, file, line, pc; native[] as gdb unwound them)."`
 	Verbose bool   `short:"v" help:"Also print gdb's own messages and what the walk cost (memory reads, seconds), on stderr."`
 	Locals  bool   `help:"Add each frame's local variables, as repr() shows them, bounded (JSON: locals, an object of name -> repr)."`
 	// The walk's bounds; the defaults are the walker's (MAX_FRAMES in
@@ -52,9 +52,15 @@ python frame". --json prints
   {"pid": PID | "core": CORE, "python": {"version"},
    "threads": [{"tid", "name", "frames": [{"function", "file", "line"}]}]}
 with line null when unknown and name null when gdb does not know it (cores).
---native adds "native": [{"function", "file", "line", "pc"}] per thread:
-gdb's own frames, innermost first, with function, file and line null when
-gdb does not know them.
+--native prints one stack per thread, innermost first: its C frames, with
+each _PyEval_EvalFrameDefault frame replaced by the Python frames it runs
+(" (C) 0x... in time_sleep () at ../Modules/timemodule.c:2162"). gdb
+unwinds them without debug files; names come from the symbol tables, file
+and line from the DWARF line table of the one unit holding each pc. JSON
+adds "stack": [{"kind": "python"|"native", "function", "file", "line",
+"pc"}] and "native": [{"function", "file", "line", "pc"}] per thread (null
+where unknown); when the two cannot be matched, "stack_unmerged" says why
+and the text prints both lists.
 
 Bounds: of a stack deeper than --max-frames (4096) the innermost and the
 outermost halves are printed, with "  ... 5,906 frames not shown ..."
@@ -70,7 +76,7 @@ Examples:
   pyattach dump 12345
   pyattach dump --json 12345 | jq '.threads[] | {tid, top: .frames[0]}'
   pyattach dump core.12345
-  pyattach dump --native 12345          # C frames too (reads debug info)`
+  pyattach dump --native 12345          # C and Python frames, one stack`
 }
 
 // Run dumps every thread's Python stack (cmd/internal/dump, wired to the

@@ -99,6 +99,9 @@ type Info struct {
 	// at file offset 0, in address order, whose ELF header and build-id
 	// note the core holds.
 	Files []File `json:"files"`
+	// Mappings are all the NT_FILE mappings, in the note's order,
+	// without build-ids: what maps each address (to name a pc).
+	Mappings []File `json:"-"`
 	// Truncated is true when the file ends before the last byte of memory
 	// it claims to hold (RLIMIT_CORE, a full disk, an interrupted copy):
 	// what was read from the notes is intact, but build-ids of modules in
@@ -295,6 +298,7 @@ func Read(r io.ReaderAt) (*Info, error) {
 	info.Truncated = img.truncated()
 
 	info.Files = img.files(aux.files)
+	info.Mappings = aux.files
 	byPath := map[string]int{}
 	for i, f := range info.Files {
 		byPath[rawPath(f)] = i

@@ -49,6 +49,22 @@ func TestReadSynthetic(t *testing.T) {
 					{Start: base + 0x30000, End: base + 0x31000, Path: "/tmp/libgone.so", Deleted: true, BuildID: "0123456789abcdef"},
 				},
 			}
+			// Every NT_FILE mapping, without build-ids: the lowest of each
+			// file's is its entry in Files.
+			got := map[File]bool{}
+			for _, m := range info.Mappings {
+				got[m] = true
+			}
+			for _, f := range want.Files {
+				f.BuildID = ""
+				if !got[f] {
+					t.Errorf("Mappings %+v lack %+v", info.Mappings, f)
+				}
+			}
+			if len(info.Mappings) != 8 {
+				t.Errorf("%d mappings, want 8", len(info.Mappings))
+			}
+			want.Mappings = info.Mappings
 			if !reflect.DeepEqual(info, want) {
 				t.Errorf("Read =\n%+v\nwant\n%+v", info, want)
 			}

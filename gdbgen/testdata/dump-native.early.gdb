@@ -2,8 +2,10 @@
 #
 # Early part: load with gdb -ix, before gdb loads the program.
 
-# Separate debug files: gdb's default directory first, then pyattach's.
-set debug-file-directory /usr/lib/debug:/srv/debug
+# Native frames without separate debug files (pyattach names the frames) and no auto-loaded
+# scripts; gdb unwinds every shared library through .eh_frame.
+set auto-load off
+set debug-file-directory
 
 # debuginfod off: pyattach already fetched what it could (and gdb does not ask).
 set debuginfod enabled off

@@ -2,32 +2,6 @@
 #
 # Late part: load with gdb -x, after gdb has loaded the program.
 
-# CPython's gdb extension (py-bt, py-list, py-locals), run as gdb's source command runs it.
-python
-def _pyattach_source(path):
-    import __main__, traceback
-    g = __main__.__dict__
-    try:
-        with open(path, "rb") as f:
-            code = compile(f.read(), path, "exec")
-    except (OSError, SyntaxError, ValueError) as e:
-        print("pyattach: cannot source %s: %s" % (path, e))
-        return
-    had, old = "__file__" in g, g.get("__file__")
-    g["__file__"] = path
-    try:
-        exec(code, g)
-    except Exception:
-        traceback.print_exc()
-    finally:
-        if had:
-            g["__file__"] = old
-        else:
-            g.pop("__file__", None)
-_pyattach_source("/home/me/.cache/pyattach/extensions/3.11.2/libpython.py")
-del _pyattach_source
-end
-
 # pyattach's walker, told where _PyRuntime is, writes every thread's stacks as JSON.
 python
 import sys

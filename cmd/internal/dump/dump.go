@@ -11,6 +11,7 @@ import (
 
 	"github.com/pyattach/pyattach/cmd/internal/planner"
 	"github.com/pyattach/pyattach/cmd/internal/textline"
+	"github.com/pyattach/pyattach/detect/nativesym"
 	"github.com/pyattach/pyattach/detect/safefs"
 	"github.com/pyattach/pyattach/gdbgen"
 	"github.com/pyattach/pyattach/gdbgen/plan"
@@ -22,8 +23,10 @@ type Options struct {
 	Target string
 	// JSON prints Output as JSON instead of text.
 	JSON bool
-	// Native adds each thread's C frames, with the debug information
-	// `pyattach gdb` would load.
+	// Native adds each thread's C frames, merged with its Python frames:
+	// gdb unwinds them without debug information; their names come from
+	// the symbol tables, file and line from the DWARF line table of the
+	// one unit holding each pc (nativesym).
 	Native bool
 	// Verbose copies gdb's own messages and the walk's cost to Stderr.
 	Verbose bool
@@ -124,6 +127,14 @@ func Run(ctx context.Context, opts Options, svc *Services) error {
 		if err != nil {
 			return fmt.Errorf("dump: %w", err)
 		}
+		// The program gdb unwinds through is the process's own (gdb reads
+		// it from /proc) or the core's executable: no auto-load or
+		// debuglink search needs another path of it, and gdb 13 unwinds
+		// nothing past a core's executable given as --exec.
+		p.Program = ""
+		if t.Core != "" {
+			p.Program = t.Info.Exe
+		}
 		d.Native = &p
 	}
 	sc, err := gdbgen.Dump(d)
@@ -133,6 +144,7 @@ func Run(ctx context.Context, opts Options, svc *Services) error {
 	argv := []string{"-nx", "-batch"}
 	if !opts.Native {
 		// No DWARF: a command-line option only (the script says the rest).
+		// --native unwinds through .eh_frame, which -readnever drops.
 		argv = append(argv, "-readnever")
 	}
 	for _, s := range []struct{ flag, text string }{{"-ix", sc.Early}, {"-x", sc.Late}} {
@@ -164,6 +176,14 @@ func Run(ctx context.Context, opts Options, svc *Services) error {
 		gctx, cancel = context.WithTimeout(ctx, GDBGrace(opts.Timeout))
 	}
 	defer cancel()
+	var tab *nativesym.Table
+	if d.Native != nil {
+		// The mappings as gdb will find them, read before it stops the
+		// process.
+		if tab = t.nativeTable(d.Native.DebugDirs); tab != nil {
+			defer tab.Close()
+		}
+	}
 	log, runErr := svc.Run(gctx, svc.Env, gdb, argv...)
 	if opts.Verbose {
 		io.WriteString(svc.Stderr, log)
@@ -190,6 +210,11 @@ func Run(ctx context.Context, opts Options, svc *Services) error {
 			return t.gdbFailure(log, runErr)
 		}
 		return t.fail(KindWalker, fmt.Errorf("%s: %s", t.name(), textline.Escape(wd.Error)))
+	}
+	if tab != nil {
+		// gdb read no debug information: the symbol tables and line
+		// tables name its frames.
+		nameNative(wd, tab)
 	}
 	h := Header{PID: t.PID, Core: t.Core, Version: t.Res.Python.Version}
 	if t.Info != nil {

@@ -36,8 +36,25 @@ type Thread struct {
 	// Error says why the thread's frames, or some of them, were not read.
 	Error  string         `json:"error,omitempty"`
 	Native *[]NativeFrame `json:"native,omitempty"`
+	// Stack (--native) is the thread's one stack, innermost first: its
+	// C frames with each eval loop frame replaced by the Python frames
+	// it runs. Absent when they cannot be matched: StackUnmerged says
+	// why, and Frames and Native are the two lists.
+	Stack         *[]StackFrame `json:"stack,omitempty"`
+	StackUnmerged string        `json:"stack_unmerged,omitempty"`
 	// Exception is the one the thread is handling (null: none).
 	Exception *Exception `json:"exception"`
+}
+
+// StackFrame is one frame of a merged stack: Kind "python" (PC null)
+// or "native" (File and Line null where no line table was read,
+// Function null where no symbol table names it).
+type StackFrame struct {
+	Kind     string  `json:"kind"`
+	Function *string `json:"function"`
+	File     *string `json:"file"`
+	Line     *int    `json:"line"`
+	PC       *uint64 `json:"pc"`
 }
 
 // Exception is the exception a thread handles (in an except block):
@@ -183,20 +200,36 @@ type Walker struct {
 
 // WalkerThread is a thread as the walker writes it.
 type WalkerThread struct {
-	TID             int            `json:"tid"`
-	Name            *string        `json:"name"`
-	OSName          *string        `json:"os_name"`
-	Interpreter     *int64         `json:"interpreter"`
-	HoldsGIL        *bool          `json:"holds_gil"`
-	State           *string        `json:"state"`
-	FreeThreaded    bool           `json:"free_threaded"`
-	Error           string         `json:"error"`
-	FramesOmitted   int            `json:"frames_omitted"`
-	FramesOmittedAt int            `json:"frames_omitted_at"`
-	Partial         bool           `json:"partial"`
-	Frames          []WalkerFrame  `json:"frames"`
-	Native          *[]NativeFrame `json:"native"`
-	Exception       *Exception     `json:"exception"`
+	TID             int             `json:"tid"`
+	Name            *string         `json:"name"`
+	OSName          *string         `json:"os_name"`
+	Interpreter     *int64          `json:"interpreter"`
+	HoldsGIL        *bool           `json:"holds_gil"`
+	State           *string         `json:"state"`
+	FreeThreaded    bool            `json:"free_threaded"`
+	Error           string          `json:"error"`
+	FramesOmitted   int             `json:"frames_omitted"`
+	FramesOmittedAt int             `json:"frames_omitted_at"`
+	Partial         bool            `json:"partial"`
+	Frames          []WalkerFrame   `json:"frames"`
+	Native          *[]WalkerNative `json:"native"`
+	Stack           *[]StackRef     `json:"stack"`
+	StackUnmerged   *string         `json:"stack_unmerged"`
+	Exception       *Exception      `json:"exception"`
+}
+
+// WalkerNative is a C frame as gdb unwinds it; BlockPC is an address
+// inside its function (a caller's return address minus one).
+type WalkerNative struct {
+	NativeFrame
+	BlockPC uint64 `json:"block_pc"`
+}
+
+// StackRef is a frame of the walker's merged stack (merge_stack):
+// Frames[Index] for Kind "python", Native[Index] for "native".
+type StackRef struct {
+	Kind  string `json:"kind"`
+	Index int    `json:"index"`
 }
 
 // WalkerFrame is a Python frame with its source line, when read.
@@ -240,10 +273,21 @@ func Render(h Header, wd *Walker, native bool) (Output, string, []string) {
 	var warnings []string
 	for _, th := range wd.Threads {
 		facts := ThreadFacts{OSName: th.OSName, Interpreter: th.Interpreter, HoldsGIL: th.HoldsGIL, State: th.State, FreeThreaded: th.FreeThreaded}
-		dt := Thread{TID: th.TID, Name: th.Name, ThreadFacts: facts, Frames: []Frame{}, Native: th.Native,
+		dt := Thread{TID: th.TID, Name: th.Name, ThreadFacts: facts, Frames: []Frame{},
 			FramesOmitted: th.FramesOmitted, FramesOmittedAt: th.FramesOmittedAt, Partial: th.Partial, Error: th.Error, Exception: th.Exception}
+		if th.Native != nil {
+			ns := make([]NativeFrame, len(*th.Native))
+			for i, n := range *th.Native {
+				ns[i] = n.NativeFrame
+			}
+			dt.Native = &ns
+		}
 		if native && dt.Native == nil {
 			dt.Native = &[]NativeFrame{}
+		}
+		stack, unmerged := mergedStack(th)
+		if native {
+			dt.Stack, dt.StackUnmerged = stack, unmerged
 		}
 		if th.Error != "" {
 			warnings = append(warnings, fmt.Sprintf("thread %d: %s", th.TID, textline.Escape(th.Error)))
@@ -252,12 +296,35 @@ func Render(h Header, wd *Walker, native bool) (Output, string, []string) {
 		if th.Exception != nil {
 			text.WriteString(th.Exception.line())
 		}
+		for _, f := range th.Frames {
+			dt.Frames = append(dt.Frames, f.Frame)
+		}
+		labelled := manyInterpreters(th.Frames)
+		if native && stack != nil {
+			// One stack: C frames and, where an eval loop frame stood,
+			// the Python frames it runs.
+			text.WriteString("Stack (most recent call first):\n")
+			last := -1
+			for _, r := range *th.Stack {
+				if r.Kind == "python" {
+					f := th.Frames[r.Index]
+					if labelled && (last < 0 || !sameInterpreter(f.Interpreter, th.Frames[last].Interpreter)) {
+						text.WriteString(interpreterLine(f.Interpreter))
+					}
+					last = r.Index
+					writeFrame(&text, f)
+				} else {
+					writeNative(&text, "  (C) ", (*th.Native)[r.Index].NativeFrame)
+				}
+			}
+			res.Threads = append(res.Threads, dt)
+			continue
+		}
 		if len(th.Frames) == 0 && !th.Partial {
 			text.WriteString("Unable to locate python frame\n")
 		} else {
 			text.WriteString("Traceback (most recent call first):\n")
 		}
-		labelled := manyInterpreters(th.Frames)
 		for i, f := range th.Frames {
 			if th.FramesOmitted > 0 && i == th.FramesOmittedAt {
 				text.WriteString(OmittedLine(th.FramesOmitted))
@@ -265,20 +332,7 @@ func Render(h Header, wd *Walker, native bool) (Output, string, []string) {
 			if labelled && (i == 0 || !sameInterpreter(f.Interpreter, th.Frames[i-1].Interpreter)) {
 				text.WriteString(interpreterLine(f.Interpreter))
 			}
-			dt.Frames = append(dt.Frames, f.Frame)
-			line := "?"
-			if f.Line != nil {
-				line = strconv.Itoa(*f.Line)
-			}
-			fmt.Fprintf(&text, "  File \"%s\", line %s, in %s\n", textline.Escape(f.File), line, textline.Escape(f.Function))
-			if f.Source != nil && *f.Source != "" {
-				text.WriteString("    " + textline.Escape(*f.Source) + "\n")
-			}
-			// A repr is written escaped by the walker (repr() writes
-			// backslashes as escapes): escaped again only if it is not.
-			for _, kv := range f.Locals {
-				fmt.Fprintf(&text, "      %s = %s\n", textline.Escape(kv[0]), textline.EscapeControls(kv[1]))
-			}
+			writeFrame(&text, f)
 		}
 		if th.FramesOmitted > 0 && th.FramesOmittedAt >= len(th.Frames) {
 			text.WriteString(OmittedLine(th.FramesOmitted))
@@ -288,21 +342,13 @@ func Render(h Header, wd *Walker, native bool) (Output, string, []string) {
 		} else if th.Partial {
 			text.WriteString("  ... stack not read further: the walk stopped ...\n")
 		}
-		if th.Native != nil {
+		if native && unmerged != "" {
+			text.WriteString("Python and native frames not merged: " + textline.Escape(unmerged) + "\n")
+		}
+		if th.Native != nil && native {
 			text.WriteString("Native stack (most recent call first):\n")
-			for i, n := range *th.Native {
-				fn := "??"
-				if n.Function != nil {
-					fn = textline.Escape(*n.Function)
-				}
-				fmt.Fprintf(&text, "  #%-2d 0x%016x in %s ()", i, n.PC, fn)
-				if n.File != nil {
-					fmt.Fprintf(&text, " at %s", textline.Escape(*n.File))
-					if n.Line != nil {
-						fmt.Fprintf(&text, ":%d", *n.Line)
-					}
-				}
-				text.WriteString("\n")
+			for i, n := range *dt.Native {
+				writeNative(&text, fmt.Sprintf("  #%-2d ", i), n)
 			}
 		}
 		res.Threads = append(res.Threads, dt)
@@ -333,6 +379,69 @@ func interpreterLine(id *int64) string {
 		return "  In interpreter ?:\n"
 	}
 	return fmt.Sprintf("  In interpreter %d:\n", *id)
+}
+
+// writeFrame writes a Python frame: its File line, source line and
+// locals.
+func writeFrame(text *strings.Builder, f WalkerFrame) {
+	line := "?"
+	if f.Line != nil {
+		line = strconv.Itoa(*f.Line)
+	}
+	fmt.Fprintf(text, "  File \"%s\", line %s, in %s\n", textline.Escape(f.File), line, textline.Escape(f.Function))
+	if f.Source != nil && *f.Source != "" {
+		text.WriteString("    " + textline.Escape(*f.Source) + "\n")
+	}
+	// A repr is written escaped by the walker (repr() writes
+	// backslashes as escapes): escaped again only if it is not.
+	for _, kv := range f.Locals {
+		fmt.Fprintf(text, "      %s = %s\n", textline.Escape(kv[0]), textline.EscapeControls(kv[1]))
+	}
+}
+
+// writeNative writes a C frame after lead: pc, function, file:line.
+func writeNative(text *strings.Builder, lead string, n NativeFrame) {
+	fn := "??"
+	if n.Function != nil {
+		fn = textline.Escape(*n.Function)
+	}
+	fmt.Fprintf(text, "%s0x%016x in %s ()", lead, n.PC, fn)
+	if n.File != nil {
+		fmt.Fprintf(text, " at %s", textline.Escape(*n.File))
+		if n.Line != nil {
+			fmt.Fprintf(text, ":%d", *n.Line)
+		}
+	}
+	text.WriteString("\n")
+}
+
+// mergedStack is the thread's merged stack (the walker's stack, its
+// references resolved), or nil and why it is not merged ("" when the
+// walker says nothing: no C frames were asked for). A reference out of
+// range leaves it unmerged.
+func mergedStack(th WalkerThread) (*[]StackFrame, string) {
+	if th.Stack == nil || th.Native == nil {
+		if th.StackUnmerged != nil {
+			return nil, *th.StackUnmerged
+		}
+		return nil, ""
+	}
+	out := []StackFrame{}
+	for _, r := range *th.Stack {
+		switch {
+		case r.Kind == "python" && r.Index >= 0 && r.Index < len(th.Frames):
+			f := th.Frames[r.Index]
+			fn, file := f.Function, f.File
+			out = append(out, StackFrame{Kind: "python", Function: &fn, File: &file, Line: f.Line})
+		case r.Kind == "native" && r.Index >= 0 && r.Index < len(*th.Native):
+			n := (*th.Native)[r.Index]
+			pc := n.PC
+			out = append(out, StackFrame{Kind: "native", Function: n.Function, File: n.File, Line: n.Line, PC: &pc})
+		default:
+			return nil, "the walker's merged stack names a frame it does not have"
+		}
+	}
+	return &out, ""
 }
 
 // OmittedLine is the line that stands for n frames not shown, as the

@@ -150,18 +150,21 @@ Traceback (most recent call first):
 }
 
 func TestRenderNative(t *testing.T) {
+	// The walker could not merge them: both lists, and why.
 	res, text, _ := render(t, Header{PID: 5, Version: "3.11.99"}, true, `{"threads": [
 	  {"tid": 5, "name": "python3", "frames": [{"function": "f", "file": "n.py", "line": 2}], "native": [
 	    {"function": "clock_nanosleep", "file": null, "line": null, "pc": 140000000000000},
 	    {"function": "pysleep", "file": "./Modules/timemodule.c", "line": 2098, "pc": 5000000},
 	    {"function": "evil\u001b[2J", "file": "/x\u0007.c", "line": null, "pc": 16},
-	    {"function": null, "file": null, "line": null, "pc": 0}]},
+	    {"function": null, "file": null, "line": null, "pc": 0}],
+	   "stack": null, "stack_unmerged": "0 _PyEval_EvalFrameDefault frames but 1 group of Python frames"},
 	  {"tid": 6, "frames": []}]}`)
 	checkText(t, text, `Process 5: Python 3.11.99, 2 threads
 
 Thread 5 "python3":
 Traceback (most recent call first):
   File "n.py", line 2, in f
+Python and native frames not merged: 0 _PyEval_EvalFrameDefault frames but 1 group of Python frames
 Native stack (most recent call first):
   #0  0x00007f544a44c000 in clock_nanosleep ()
   #1  0x00000000004c4b40 in pysleep () at ./Modules/timemodule.c:2098
@@ -176,6 +179,61 @@ Unable to locate python frame
 	}
 	if n := *res.Threads[0].Native; len(n) != 4 || *n[1].Line != 2098 || n[3].Function != nil {
 		t.Errorf("native frames: %+v", n)
+	}
+	b, _ := json.Marshal(res.Threads[0])
+	if strings.Contains(string(b), `"stack":`) || !strings.Contains(string(b), `"stack_unmerged":"0 _PyEval_EvalFrameDefault frames but 1 group of Python frames"`) {
+		t.Errorf("unmerged thread's JSON: %s", b)
+	}
+}
+
+// TestRenderMerged: the walker's merged stack (references to frames and
+// native) becomes one list, innermost first, in JSON and in text: a C
+// frame where a Python frame calls sorted, the Python frames where the
+// eval loop stood; the target's strings escaped in the text only.
+func TestRenderMerged(t *testing.T) {
+	res, text, _ := render(t, Header{PID: 7, Version: "3.11.99"}, true, `{"threads": [
+	  {"tid": 7, "frames": [
+	    {"function": "key", "file": "a.py", "line": 3, "source": "time.sleep(1)"},
+	    {"function": "outer\u001b[2J", "file": "a.py", "line": 6}], "native": [
+	    {"function": "clock_nanosleep", "file": null, "line": null, "pc": 4096, "block_pc": 4096},
+	    {"function": "_PyEval_EvalFrameDefault", "file": null, "line": null, "pc": 8192, "block_pc": 8191},
+	    {"function": "list_sort\u0007", "file": "Objects/listobject.c", "line": 2317, "pc": 12288, "block_pc": 12287},
+	    {"function": "_PyEval_EvalFrameDefault", "file": null, "line": null, "pc": 16384, "block_pc": 16383},
+	    {"function": null, "file": null, "line": null, "pc": 20480, "block_pc": 20479}],
+	   "stack": [{"kind": "native", "index": 0}, {"kind": "python", "index": 0}, {"kind": "native", "index": 2},
+	             {"kind": "python", "index": 1}, {"kind": "native", "index": 4}], "stack_unmerged": null}]}`)
+	checkText(t, text, `Process 7: Python 3.11.99, 1 threads
+
+Thread 7:
+Stack (most recent call first):
+  (C) 0x0000000000001000 in clock_nanosleep ()
+  File "a.py", line 3, in key
+    time.sleep(1)
+  (C) 0x0000000000003000 in list_sort\x07 () at Objects/listobject.c:2317
+  File "a.py", line 6, in outer\x1b[2J
+  (C) 0x0000000000005000 in ?? ()
+`)
+	b, err := json.Marshal(res.Threads[0].Stack)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `[{"kind":"native","function":"clock_nanosleep","file":null,"line":null,"pc":4096},` +
+		`{"kind":"python","function":"key","file":"a.py","line":3,"pc":null},` +
+		`{"kind":"native","function":"list_sort\u0007","file":"Objects/listobject.c","line":2317,"pc":12288},` +
+		`{"kind":"python","function":"outer\u001b[2J","file":"a.py","line":6,"pc":null},` +
+		`{"kind":"native","function":null,"file":null,"line":null,"pc":20480}]`
+	if string(b) != want {
+		t.Errorf("stack JSON:\n%s\nwant\n%s", b, want)
+	}
+	if n := res.Threads[0].Native; n == nil || len(*n) != 5 {
+		t.Errorf("native kept beside the stack: %+v", n)
+	}
+
+	// A reference the walker's frames do not have: not merged.
+	res, text, _ = render(t, Header{PID: 7, Version: "3.11.99"}, true, `{"threads": [
+	  {"tid": 7, "frames": [], "native": [{"function": "f", "pc": 1}], "stack": [{"kind": "python", "index": 0}]}]}`)
+	if res.Threads[0].Stack != nil || !strings.Contains(text, "not merged: the walker's merged stack names a frame it does not have") {
+		t.Errorf("bad reference merged:\n%s", text)
 	}
 }
 

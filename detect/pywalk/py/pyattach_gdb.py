@@ -853,20 +853,34 @@ PyThreads()
 
 
 def _native_frames(th):
-    """The thread's C frames as gdb unwinds them, innermost first."""
+    """The thread's C frames as gdb unwinds them, innermost first,
+    without the frames of inlined functions: pc, the name gdb has (None
+    when it has none), file and line when gdb read them, and block_pc,
+    an address inside the frame's function (a caller's pc is its return
+    address: the byte before it)."""
     out = []
     try:
         th.switch()
         f = gdb.newest_frame()
+        inner_normal = False
         while f is not None and len(out) < 4096:
+            if f.type() == gdb.INLINE_FRAME:
+                # A function inlined into the real frame below, at the
+                # same pc: one frame per pc, named by the symbol table.
+                f = f.older()
+                continue
             sal = f.find_sal()
             symtab = sal.symtab if sal is not None else None
+            pc = f.pc()
+            normal = f.type() == gdb.NORMAL_FRAME
             out.append({
                 "function": f.name(),
                 "file": symtab.filename if symtab is not None else None,
                 "line": sal.line if symtab is not None and sal.line else None,
-                "pc": f.pc(),
+                "pc": pc,
+                "block_pc": pc - 1 if normal and inner_normal and pc > 0 else pc,
             })
+            inner_normal = normal
             f = f.older()
     except gdb.error:
         pass

@@ -37,7 +37,8 @@ from pyattach_walk_layout import (  # noqa: F401
 from pyattach_walk_memory import (  # noqa: F401
     MAX_BYTES, MAX_READS, TIMEOUT, Budget, BudgetExhausted, Memory, WalkError)
 from pyattach_walk_native import (  # noqa: F401
-    COLLECTING, EVAL_LOOP, HELPERS, WAITING_FOR_GIL, base_name, eval_groups, is_eval_loop, is_helper, native_kind)
+    COLLECTING, EVAL_LOOP, HELPERS, WAITING_FOR_GIL, base_name, eval_groups, is_eval_loop, is_helper, merge_stack,
+    native_kind)
 from pyattach_walk_objects import Objects, long_from_digits, long_sign_ndigits  # noqa: F401
 from pyattach_walk_runtime import Runtime, Thread, match_stacks, namespace_tid  # noqa: F401
 from pyattach_walk_source import (  # noqa: F401

@@ -10,6 +10,7 @@ import json
 
 from pyattach_walk_frames import FrameList
 from pyattach_walk_memory import BudgetExhausted, WalkError
+from pyattach_walk_native import merge_stack
 from pyattach_walk_source import source_line
 from pyattach_walk_text import thousands
 from pyattach_walk_threads import kernel_view, known_thread_infos, thread_facts
@@ -42,6 +43,19 @@ def exception_of(w, t):
         return None
 
 
+def stack_of(entry, frames):
+    """A thread's merged stack (merge_stack) from its dump entry (with
+    "native") and its Frame values: (stack, None), or (None, why) when
+    the Python frames cannot be matched to the C frames."""
+    if entry.get("partial"):
+        return None, "the Python stack was not read to its end"
+    if entry.get("frames_omitted"):
+        return None, "%s Python frames are not shown" % thousands(entry["frames_omitted"])
+    if entry.get("error"):
+        return None, "the Python stack could not be read"
+    return merge_stack(frames, entry["native"])
+
+
 def dump_threads(w, pid, threads, states, live, files, source=False, with_locals=False,
                  native=None, detach=None):
     """Every OS thread's entry (see write_dump), in the order of threads
@@ -60,6 +74,7 @@ def dump_threads(w, pid, threads, states, live, files, source=False, with_locals
         kernel = kernel_view(pid, ot.tid) if live and ot.tid else None
         entry = thread_facts(w, ot.tid, ot.os_name, t, infos, kernel)
         entry["frames"] = []
+        frames = []
         if t is not None and w.budget.exhausted:
             entry["partial"] = True
         elif t is not None:
@@ -91,6 +106,7 @@ def dump_threads(w, pid, threads, states, live, files, source=False, with_locals
         entry["exception"] = exception_of(w, t)
         if native is not None:
             entry["native"] = native(ot)
+            entry["stack"], entry["stack_unmerged"] = stack_of(entry, frames)
         result.append(entry)
         if not entry.get("partial"):
             done += 1

@@ -111,3 +111,29 @@ def native_kind(name):
     if name == _WRAPPER_CALL:
         return "wrapper"
     return None
+
+
+def merge_stack(frames, native):
+    """One stack of a thread, innermost first: its C frames (native: the
+    debugger's frames innermost first, dicts with "function") with each
+    eval loop frame replaced by the Python frames it runs (frames: the
+    walker's Frame values innermost first, split as eval_groups splits
+    them, the innermost group for the innermost eval loop frame). The
+    interpreter's calling machinery (HELPERS) is kept as it is.
+    Returns (stack, why): stack items are {"kind": "python", "index":
+    j} (frames[j]) and {"kind": "native", "index": i} (native[i]); when
+    the eval loop frames and the groups differ in number, stack is None
+    and why says so in one line."""
+    at = dict((id(fr), j) for j, fr in enumerate(frames))
+    groups = [[at[id(fr)] for fr in g] for g in eval_groups(frames)]
+    evals = sum(1 for n in native if is_eval_loop(n.get("function")))
+    if evals != len(groups):
+        return None, "%d %s frame%s but %d group%s of Python frames" % (
+            evals, EVAL_LOOP, "" if evals == 1 else "s", len(groups), "" if len(groups) == 1 else "s")
+    stack = []
+    for i, n in enumerate(native):
+        if is_eval_loop(n.get("function")):
+            stack.extend({"kind": "python", "index": j} for j in groups.pop(0))
+        else:
+            stack.append({"kind": "native", "index": i})
+    return stack, None
