@@ -40,12 +40,18 @@ const exitPartial = exitError(3)
 // Help is shown by `pyattach dump --help`.
 func (c *DumpCmd) Help() string {
 	return `What every thread of a process or core is doing in Python, in one
-command. pyattach starts gdb in batch mode with its own stack walker, which
-reads the interpreter's memory alone: no debug information is read (none
-is needed, so stripped interpreters work too) and gdb loads no shared
-library's symbols, which makes it several times faster than py-bt.
-_PyRuntime's address is computed from the ELF symbol table and the
-process's mappings (or the core's) before gdb starts.
+command. pyattach's own stack walker reads the interpreter's memory alone:
+no debug information is read (none is needed, so stripped interpreters
+work too). _PyRuntime's address is computed from the ELF symbol table and
+the process's mappings (or the core's) first.
+
+Readers (--reader): direct, the default for a live process: pyattach
+stops every thread with ptrace and a system python3 (/usr/bin/python3,
+only if root alone can change it; run with -I -S, no environment) reads
+/proc/PID/mem; the process is let go as soon as its stacks are read. gdb:
+gdb in batch mode with the walker, loading no shared library's symbols;
+used for cores, for --native, and by auto when the direct reader cannot
+run (no trusted python3, ptrace refused). -v says which ran.
 
 Output: per OS thread, its kernel thread id and name, then its Python
 frames as py-bt prints them, innermost first, with the source lines as
@@ -72,7 +78,8 @@ Examples:
   pyattach dump 12345
   pyattach dump --json 12345 | jq '.threads[] | {tid, top: .frames[0]}'
   pyattach dump core.12345
-  pyattach dump --native 12345          # C frames too (reads debug info)`
+  pyattach dump --native 12345          # C frames too (reads debug info)
+  pyattach dump --reader gdb 12345      # read through gdb`
 }
 
 // Run dumps every thread's Python stack (cmd/internal/dump, wired to the
