@@ -4,6 +4,7 @@
 package ptrace
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -17,6 +18,11 @@ import (
 
 	"golang.org/x/sys/unix"
 )
+
+// StopWait bounds the wait for one thread's stop: a thread in an
+// uninterruptible sleep (or one that never returns to user space) stops
+// the whole attempt, rather than hold the others stopped.
+var StopWait = 10 * time.Second
 
 // maxStopRounds bounds how often /proc/PID/task is listed again while
 // threads appear: each round stops every thread listed, and a stopped
@@ -99,6 +105,9 @@ func (s *Stopped) stopAll(ctx context.Context, procRoot string) error {
 			return fmt.Errorf("process %d: threads keep appearing while it is stopped (%d listings)", s.pid, maxStopRounds)
 		}
 		for _, t := range fresh {
+			if zombie(procRoot, s.pid, t) {
+				continue // an exited thread (a leader that called pthread_exit) never stops
+			}
 			if err := unix.PtraceSeize(t); err != nil {
 				if errors.Is(err, unix.ESRCH) {
 					continue // the thread ended
@@ -122,6 +131,7 @@ func (s *Stopped) stopAll(ctx context.Context, procRoot string) error {
 // signal it stopped with (rather than the interrupt) is kept for resume.
 func (s *Stopped) waitStop(ctx context.Context, t int) error {
 	delay := 20 * time.Microsecond
+	deadline := time.Now().Add(StopWait)
 	for {
 		var ws unix.WaitStatus
 		got, err := unix.Wait4(t, &ws, unix.WALL|unix.WNOHANG, nil)
@@ -151,6 +161,9 @@ func (s *Stopped) waitStop(ctx context.Context, t int) error {
 		}
 		if err := ctx.Err(); err != nil {
 			return err
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("process %d: thread %d did not stop within %v", s.pid, t, StopWait)
 		}
 		time.Sleep(delay)
 		if delay < time.Millisecond {
@@ -185,6 +198,20 @@ func (s *Stopped) Resume() {
 		s.tids = nil
 	})
 	close(s.reqs)
+}
+
+// zombie reports whether thread t of pid has exited (state Z or X in
+// its stat file).
+func zombie(procRoot string, pid, t int) bool {
+	b, err := os.ReadFile(filepath.Join(procRoot, strconv.Itoa(pid), "task", strconv.Itoa(t), "stat"))
+	if err != nil {
+		return false
+	}
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 || i+2 >= len(b) {
+		return false
+	}
+	return b[i+2] == 'Z' || b[i+2] == 'X'
 }
 
 // listTasks returns the thread ids in procRoot/PID/task.
