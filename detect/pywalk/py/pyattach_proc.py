@@ -52,11 +52,16 @@ def _say(line):
     sys.stdout.flush()
 
 
+_detached = []
+
+
 def _detach():
     """Tells pyattach the stacks are read and waits until it has resumed
-    the process."""
-    _say("detach")
-    sys.stdin.readline()
+    the process (once)."""
+    if not _detached:
+        _detached.append(True)
+        _say("detach")
+        sys.stdin.readline()
 
 
 def os_threads(pid):
@@ -94,8 +99,13 @@ def _dump_threads(cfg, budget, tables):
         if len(pys) == 1 and len(threads) == 1:
             states = {threads[0].native_tid: pys[0]}
     files = walk.process_files(pid, True)
-    return walk.dump_threads(w, pid, threads, states, True, files, source=cfg["source"],
-                             with_locals=cfg["locals"], detach=_detach)
+    try:
+        return walk.dump_threads(w, pid, threads, states, True, files, source=cfg["source"],
+                                 with_locals=cfg["locals"], detach=_detach)
+    finally:
+        # Without source lines to read, the process goes on before the
+        # JSON is written.
+        _detach()
 
 
 def main(argv):
