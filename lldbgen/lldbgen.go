@@ -200,6 +200,8 @@ func build(p plan.Plan) (commands, error) {
 		b.WriteString("script pyattach_lldb.setup(version=" + pyquote.String(w.Version) + ", flags=" + pyquote.String(w.ABIFlags) + ", root=" + pyquote.String(w.Root) + w.Creds.PyArg() + ")\n")
 		comment(&b, "thread names as the target set them, escaped in thread-format and thread-stop-format (thread list, stop reports)")
 		b.WriteString("script pyattach_lldb.escape_thread_names(lldb.debugger)\n")
+		comment(&b, "Python frames in bt: each _PyEval_EvalFrameDefault frame shows the Python frames it runs (pyattach-bt-filter off: lldb's own frame-format)")
+		b.WriteString("script pyattach_lldb.bt_frames(lldb.debugger)\n")
 	}
 	if len(p.SourceMap) > 0 {
 		args := make([]string, 0, 2*len(p.SourceMap))

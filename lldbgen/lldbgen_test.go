@@ -192,6 +192,7 @@ func TestRootTarget(t *testing.T) {
 		`target modules search-paths add "/" "/proc/4242/root"`,
 		`command script import -- "/w/pyattach_lldb.py"`,
 		`script pyattach_lldb.escape_thread_names(lldb.debugger)`,
+		`script pyattach_lldb.bt_frames(lldb.debugger)`,
 	}
 	last := -1
 	for _, w := range want {

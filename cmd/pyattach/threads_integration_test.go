@@ -68,11 +68,13 @@ var threadsWant = map[string]struct {
 	"sleeper":    {false, "idle"},
 }
 
-// TestThreadStates: pyattach dump (JSON and text) and gdb's py-threads
-// name each thread as threading does, say which holds the GIL and what
-// each does, on Debian's 3.11 and every pyenv 3.8+ found.
+// TestThreadStates: pyattach dump (JSON and text), gdb's and lldb's
+// py-threads and lldb's py-bt all name each thread as threading does,
+// say which holds the GIL and what each does, on Debian's 3.11 and
+// every pyenv 3.8+ found.
 func TestThreadStates(t *testing.T) {
 	testenv.Need(t, "gdb")
+	testenv.Need(t, "lldb")
 	env := scriptEnv(t.TempDir())
 	for _, in := range dumpInterpreters(t) {
 		if strings.HasPrefix(in.name, "pyenv-3.7.") {
@@ -132,17 +134,33 @@ func TestThreadStates(t *testing.T) {
 			}
 
 			out := mustRunIn(t, "pyattach gdb py-threads", "", env, pyattachBin(t), "gdb", "-nx", "-batch", "-p", strconv.Itoa(pid), "-ex", "py-threads")
-			for name, w := range threadsWant {
-				gil := ""
-				if w.gil {
-					gil = `, \[Has the GIL\]`
-				}
-				re := fmt.Sprintf(`(?m)^[ *] \d+ Thread \d+ "%s" \(os name "[^"]*"\), interpreter 0%s, %s$`, name, gil, w.state)
-				if !regexp.MustCompile(re).MatchString(out) {
-					t.Errorf("py-threads: no line matching %s:\n%s", re, out)
-				}
-			}
+			checkPyThreads(t, "gdb py-threads", out, "")
+
+			// lldb: py-threads, and py-bt all with the same line over each
+			// thread's stack.
+			out = mustRunIn(t, "pyattach lldb py-threads", "", env, pyattachBin(t), "lldb", "-b", "-p", strconv.Itoa(pid),
+				"-o", "script print('@@threads')", "-o", "py-threads", "-o", "script print('@@all')", "-o", "py-bt all")
+			s := sections(out)
+			checkPyThreads(t, "lldb py-threads", strings.Join(s["threads"], "\n"), "")
+			checkPyThreads(t, "lldb py-bt all", strings.Join(s["all"], "\n"), `\nTraceback \(most recent call first\):`)
 		})
+	}
+}
+
+// checkPyThreads: out has threadsWant's line for each thread, as gdb's
+// and lldb's py-threads print it ("*" or " ", the debugger's thread
+// number, the header), followed by a match of after.
+func checkPyThreads(t *testing.T, what, out, after string) {
+	t.Helper()
+	for name, w := range threadsWant {
+		gil := ""
+		if w.gil {
+			gil = `, \[Has the GIL\]`
+		}
+		re := fmt.Sprintf(`(?m)^[ *] \d+ Thread \d+ "%s" \(os name "[^"]*"\), interpreter 0%s, %s$`, name, gil, w.state) + after
+		if !regexp.MustCompile(re).MatchString(out) {
+			t.Errorf("%s: no line matching %s:\n%s", what, re, out)
+		}
 	}
 }
 

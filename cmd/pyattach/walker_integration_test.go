@@ -2,6 +2,7 @@ package main
 
 import (
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -50,8 +51,8 @@ func TestWalkerLLDBPyBt(t *testing.T) {
 	testenv.Need(t, "lldb")
 	pid := strconv.Itoa(startVenvCopies(t, testenv.Debian(t).Exe))
 	out := pyattachPyBt(t, "pyattach lldb py-bt all", "", homeEnv(t), "--offline", "lldb", "-b", "-p", pid, "-o", "py-bt all")
-	if !strings.Contains(out, "thread #1, tid "+pid) {
-		t.Errorf("py-bt all does not name the main thread:\n%s", out)
+	if !regexp.MustCompile(`(?m)^\* 1 Thread ` + pid + ` "[^"]+", interpreter 0, .*\nTraceback`).MatchString(out) {
+		t.Errorf("py-bt all does not head the main thread's stack with its py-threads line:\n%s", out)
 	}
 }
 

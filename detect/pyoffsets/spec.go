@@ -29,6 +29,8 @@ var fields = []string{
 	"PyFrameObject.f_lineno",
 	"PyFrameObject.f_localsplus",
 	"PyFrameObject.f_frame",
+	"PyFrameObject.f_globals",          // up to 3.10
+	"PyFrameObject.f_builtins",         // up to 3.10
 	"_PyInterpreterFrame.f_code",       // 3.11, 3.12
 	"_PyInterpreterFrame.f_executable", // 3.13+
 	"_PyInterpreterFrame.previous",
@@ -40,6 +42,7 @@ var fields = []string{
 	"_PyInterpreterFrame.is_entry", // 3.11
 	"_PyInterpreterFrame.f_locals",
 	"_PyInterpreterFrame.f_globals",
+	"_PyInterpreterFrame.f_builtins",
 
 	// Code objects.
 	"PyCodeObject.co_argcount",

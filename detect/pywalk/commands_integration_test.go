@@ -130,7 +130,9 @@ var commandScript = [][2]string{
 }
 
 func gdbCommands() []string {
-	var out []string
+	// gdb's selected frame is C code (time.sleep) that leaf called: the
+	// first py-up selects leaf, as CPython's does.
+	out := []string{"-ex", `echo @@first-up\n`, "-ex", "py-up"}
 	for _, c := range commandScript {
 		out = append(out, "-ex", "echo @@"+c[0]+`\n`, "-ex", c[1])
 	}
@@ -254,6 +256,9 @@ func checkCommands(t *testing.T, what string, in interp, out string) {
 		"range":      listing(localsPy, 1, 3, 0),
 	}
 	got := sections(out)
+	if first, ok := got["first-up"]; ok {
+		matchLines(t, what+": py-up from C code", first, []string{leafFrame, "    time.sleep(1000)"})
+	}
 	for _, c := range commandScript {
 		matchLines(t, what+": "+c[1]+" ("+c[0]+")", got[c[0]], want[c[0]])
 	}

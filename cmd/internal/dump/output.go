@@ -29,11 +29,13 @@ type Thread struct {
 	TID  int     `json:"tid"`
 	Name *string `json:"name"`
 	ThreadFacts
-	Frames          []Frame        `json:"frames"`
-	FramesOmitted   int            `json:"frames_omitted,omitempty"`
-	FramesOmittedAt int            `json:"frames_omitted_at,omitempty"`
-	Partial         bool           `json:"partial,omitempty"`
-	Native          *[]NativeFrame `json:"native,omitempty"`
+	Frames          []Frame `json:"frames"`
+	FramesOmitted   int     `json:"frames_omitted,omitempty"`
+	FramesOmittedAt int     `json:"frames_omitted_at,omitempty"`
+	Partial         bool    `json:"partial,omitempty"`
+	// Error says why the thread's frames, or some of them, were not read.
+	Error  string         `json:"error,omitempty"`
+	Native *[]NativeFrame `json:"native,omitempty"`
 	// Exception is the one the thread is handling (null: none).
 	Exception *Exception `json:"exception"`
 }
@@ -122,6 +124,9 @@ type Frame struct {
 	Function string `json:"function"`
 	File     string `json:"file"`
 	Line     *int   `json:"line"`
+	// Interpreter is the id of the interpreter the frame runs in: a
+	// thread that called into a subinterpreter runs frames of several.
+	Interpreter *int64 `json:"interpreter,omitempty"`
 	// Locals (--locals) are the frame's local variables and their reprs.
 	Locals Locals `json:"locals,omitempty"`
 }
@@ -236,7 +241,7 @@ func Render(h Header, wd *Walker, native bool) (Output, string, []string) {
 	for _, th := range wd.Threads {
 		facts := ThreadFacts{OSName: th.OSName, Interpreter: th.Interpreter, HoldsGIL: th.HoldsGIL, State: th.State, FreeThreaded: th.FreeThreaded}
 		dt := Thread{TID: th.TID, Name: th.Name, ThreadFacts: facts, Frames: []Frame{}, Native: th.Native,
-			FramesOmitted: th.FramesOmitted, FramesOmittedAt: th.FramesOmittedAt, Partial: th.Partial, Exception: th.Exception}
+			FramesOmitted: th.FramesOmitted, FramesOmittedAt: th.FramesOmittedAt, Partial: th.Partial, Error: th.Error, Exception: th.Exception}
 		if native && dt.Native == nil {
 			dt.Native = &[]NativeFrame{}
 		}
@@ -252,9 +257,13 @@ func Render(h Header, wd *Walker, native bool) (Output, string, []string) {
 		} else {
 			text.WriteString("Traceback (most recent call first):\n")
 		}
+		labelled := manyInterpreters(th.Frames)
 		for i, f := range th.Frames {
 			if th.FramesOmitted > 0 && i == th.FramesOmittedAt {
 				text.WriteString(OmittedLine(th.FramesOmitted))
+			}
+			if labelled && (i == 0 || !sameInterpreter(f.Interpreter, th.Frames[i-1].Interpreter)) {
+				text.WriteString(interpreterLine(f.Interpreter))
 			}
 			dt.Frames = append(dt.Frames, f.Frame)
 			line := "?"
@@ -274,7 +283,9 @@ func Render(h Header, wd *Walker, native bool) (Output, string, []string) {
 		if th.FramesOmitted > 0 && th.FramesOmittedAt >= len(th.Frames) {
 			text.WriteString(OmittedLine(th.FramesOmitted))
 		}
-		if th.Partial {
+		if th.Partial && th.Error != "" {
+			text.WriteString("  ... stack not read further: " + textline.Escape(th.Error) + " ...\n")
+		} else if th.Partial {
 			text.WriteString("  ... stack not read further: the walk stopped ...\n")
 		}
 		if th.Native != nil {
@@ -297,6 +308,31 @@ func Render(h Header, wd *Walker, native bool) (Output, string, []string) {
 		res.Threads = append(res.Threads, dt)
 	}
 	return res, text.String(), warnings
+}
+
+// manyInterpreters reports whether frames run in more than one
+// interpreter (a thread that called into a subinterpreter): their text
+// is then labelled by interpreter, as the walker's format_frames does.
+func manyInterpreters(frames []WalkerFrame) bool {
+	for _, f := range frames[min(1, len(frames)):] {
+		if !sameInterpreter(f.Interpreter, frames[0].Interpreter) {
+			return true
+		}
+	}
+	return false
+}
+
+func sameInterpreter(a, b *int64) bool {
+	return (a == nil) == (b == nil) && (a == nil || *a == *b)
+}
+
+// interpreterLine heads the frames a thread runs in one interpreter, as
+// the walker's interpreter_line writes it.
+func interpreterLine(id *int64) string {
+	if id == nil {
+		return "  In interpreter ?:\n"
+	}
+	return fmt.Sprintf("  In interpreter %d:\n", *id)
 }
 
 // OmittedLine is the line that stands for n frames not shown, as the

@@ -49,7 +49,7 @@ Unable to locate python frame
 		t.Errorf("warnings = %q", warnings)
 	}
 	b, _ := json.Marshal(res)
-	want := `{"pid":42,"python":{"version":"3.11.99"},"threads":[{"tid":42,"name":"python3","os_name":null,"interpreter":null,"holds_gil":null,"state":null,"frames":[{"function":"leaf","file":"/app.py","line":4},{"function":"\u003cmodule\u003e","file":"/app.py","line":null}],"exception":null},{"tid":43,"name":null,"os_name":null,"interpreter":null,"holds_gil":null,"state":null,"frames":[],"exception":null}]}`
+	want := `{"pid":42,"python":{"version":"3.11.99"},"threads":[{"tid":42,"name":"python3","os_name":null,"interpreter":null,"holds_gil":null,"state":null,"frames":[{"function":"leaf","file":"/app.py","line":4},{"function":"\u003cmodule\u003e","file":"/app.py","line":null}],"exception":null},{"tid":43,"name":null,"os_name":null,"interpreter":null,"holds_gil":null,"state":null,"frames":[],"error":"bad\u001b[2J thread state","exception":null}]}`
 	if string(b) != want {
 		t.Errorf("JSON:\n%s\nwant:\n%s", b, want)
 	}
@@ -224,5 +224,51 @@ func TestGDBFailure(t *testing.T) {
 		if !errors.As(err, &e) || e.Kind != tt.kind || e.Tracer != tt.tracer || err.Error() != tt.msg {
 			t.Errorf("gdbFailure(%q) = %v (%+v), want kind %d, tracer %q, %q", tt.out, err, e, tt.kind, tt.tracer, tt.msg)
 		}
+	}
+}
+
+// A thread that called into a subinterpreter: its frames of each
+// interpreter under an "In interpreter N" line, each frame's interpreter
+// in the JSON; an outer interpreter's frames that could not be read end
+// the stack with why.
+func TestRenderInterpreters(t *testing.T) {
+	res, text, warnings := render(t, Header{PID: 42, Version: "3.14.99"}, false, `{
+	  "threads": [
+	    {"tid": 42, "name": "MainThread", "interpreter": 0, "frames": [
+	      {"function": "<module>", "file": "/app.py", "line": 9, "interpreter": 0}]},
+	    {"tid": 43, "name": "runner", "interpreter": 1, "partial": true,
+	     "error": "frames in interpreter 0 not read: cannot read 8 bytes at 0x10", "frames": [
+	      {"function": "leaf", "file": "<script>", "line": 2, "interpreter": 1},
+	      {"function": "<module>", "file": "<script>", "line": 3, "interpreter": 1},
+	      {"function": "exec", "file": "/i.py", "line": 221, "interpreter": 0}]}
+	  ],
+	  "truncated": "thread state at 0x20: frames in interpreter 0 not read: cannot read 8 bytes at 0x10"}`)
+	checkText(t, text, `Process 42: Python 3.14.99, 2 threads
+
+Thread 42 "MainThread", interpreter 0, state unknown:
+Traceback (most recent call first):
+  File "/app.py", line 9, in <module>
+
+Thread 43 "runner", interpreter 1, state unknown:
+Traceback (most recent call first):
+  In interpreter 1:
+  File "<script>", line 2, in leaf
+  File "<script>", line 3, in <module>
+  In interpreter 0:
+  File "/i.py", line 221, in exec
+  ... stack not read further: frames in interpreter 0 not read: cannot read 8 bytes at 0x10 ...
+`)
+	if len(warnings) != 1 {
+		t.Errorf("warnings = %q", warnings)
+	}
+	b, _ := json.Marshal(res.Threads[1])
+	for _, want := range []string{`"interpreter":1,`, `{"function":"leaf","file":"\u003cscript\u003e","line":2,"interpreter":1}`,
+		`{"function":"exec","file":"/i.py","line":221,"interpreter":0}`, `"partial":true`, `"error":"frames in interpreter 0 not read`} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("JSON %s lacks %s", b, want)
+		}
+	}
+	if res.Truncated == "" {
+		t.Errorf("truncated is empty")
 	}
 }

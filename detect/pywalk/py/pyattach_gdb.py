@@ -9,6 +9,7 @@ import os
 import gdb
 
 import pyattach_gdb_bt
+import pyattach_gdb_native
 import pyattach_walk as walk
 
 _config = {}
@@ -374,7 +375,7 @@ def current_thread_state(w):
     native = _native_tid(inf, th.ptid[1] or th.ptid[2]) or None
     t = w.thread_for(native_id=native, pthread_id=_pthread_of(th))
     if t is None:
-        threads = w.threads()
+        threads = w.os_threads()
         if len(threads) == 1 and len(gdb.selected_inferior().threads()) == 1:
             t = threads[0]
     return t
@@ -403,7 +404,7 @@ reads at most "pyattach-max-reads" times from memory, for at most
             w = walker(max_frames)
             t = current_thread_state(w)
             if t is not None:
-                frames = w.frames(t.tstate)
+                frames = w.thread_frames(t)
         except walk.BudgetExhausted:
             pass
         except walk.WalkError as e:
@@ -412,8 +413,17 @@ reads at most "pyattach-max-reads" times from memory, for at most
         if not frames:
             gdb.write("Unable to locate python frame\n")
         else:
-            gdb.write(walk.format_frames(frames, _files()))
+            _, natives = _native_lines(w, frames)
+            gdb.write(walk.format_frames(frames, _files(), natives=natives))
         gdb.write(stopped_line(w))
+
+
+def _native_lines(w, frames):
+    """pyattach_gdb_native.native_lines, none when they cannot be read."""
+    try:
+        return pyattach_gdb_native.native_lines(w, frames)
+    except (walk.WalkError, gdb.error):
+        return list(range(len(frames))), {}
 
 
 class PyBt(PyattachBt):
@@ -429,13 +439,25 @@ pyattach's memory-only walker answers (stripped interpreters, optimised
 
     def invoke(self, args, from_tty):
         cls = _cpython_bt()
-        # CPython's py-bt takes no arguments: --max-frames is the walker's.
-        if cls is not None and max_frames_arg(args) is None:
+        # CPython's py-bt takes no arguments: --max-frames is the walker's;
+        # it reads one interpreter's frames: a thread in a subinterpreter
+        # is the walker's.
+        if cls is not None and max_frames_arg(args) is None and not _in_subinterpreter():
             out = _run_cpython_bt(cls, args, from_tty)
             if out and "  File " in out and not any(m in out for m in _CPYTHON_FAILED):
                 gdb.write(out)
                 return
         PyattachBt.invoke(self, args, from_tty)
+
+
+def _in_subinterpreter():
+    """Whether the selected thread runs in more than one interpreter
+    (its thread state has outer ones: Walker.os_threads)."""
+    try:
+        t = current_thread_state(walker())
+    except walk.WalkError:
+        return False
+    return t is not None and bool(t.outer)
 
 
 # py-list, py-locals, py-up and py-down.
@@ -467,12 +489,12 @@ def claim_more():
     answer when its extension is loaded and reads the frame, the walker's
     otherwise), their pyattach-* forms (always the walker's), and the
     reset of the selected Python frame."""
-    for cls in (PyList, PyLocals, PyUp, PyDown):
+    for cls in _FRAME_COMMANDS:
         cls(cls.command, cpython=True)
     if _claimed.get("more"):
         return
     _claimed["more"] = True
-    for cls in (PyList, PyLocals, PyUp, PyDown):
+    for cls in _FRAME_COMMANDS:
         cls("pyattach-" + cls.command[3:], cpython=False)
     for ev in ("cont", "stop"):
         reg = getattr(gdb.events, ev, None)
@@ -487,13 +509,35 @@ def _selected_frames():
     t = current_thread_state(w)
     if t is None:
         return w, None, [], 0
-    frames = w.frames(t.tstate)
+    frames = w.thread_frames(t)
     th = gdb.selected_thread()
     key = (gdb.selected_inferior().num, th.global_num if th is not None else 0)
-    i = _selection.get(key, 0)
+    i = _selection.get(key)
+    if i is None:
+        # Nothing selected yet: -1 while gdb's selected frame is C code
+        # that the innermost Python frame called (py-up selects that
+        # frame, as CPython's does).
+        i = -1 if _below_python() else 0
     if i >= len(frames):
         i = 0
     return w, key, frames, i
+
+
+def _below_python():
+    """Whether gdb's selected frame is newer than the thread's first eval
+    loop frame (C code called from Python, or no Python at all)."""
+    try:
+        sel = gdb.selected_frame()
+        f = gdb.newest_frame()
+        while f is not None:
+            if f == sel:
+                return not walk.is_eval_loop(f.name() or "")
+            if walk.is_eval_loop(f.name() or ""):
+                return False
+            f = f.older()
+    except gdb.error:
+        pass
+    return False
 
 
 def walker_answer(command, args=""):
@@ -503,10 +547,16 @@ def walker_answer(command, args=""):
         if not frames:
             return "Unable to locate python frame\n"
         files = _files()
-        if command == "py-list":
-            return walk.format_list(frames[i], args, files)
-        if command == "py-locals":
-            return walk.format_locals(w, frames[i])
+        if command == "py-bt-full":
+            levels, natives = _native_lines(w, frames)
+            return walk.format_full(w, frames, levels, natives, files)
+        if command in ("py-list", "py-locals", "py-print"):
+            fr = frames[max(i, 0)]
+            if command == "py-list":
+                return walk.format_list(fr, args, files)
+            if command == "py-print":
+                return walk.format_print(w, fr, (args or "").strip())
+            return walk.format_locals(w, fr)
         j, msg = walk.move_selection(frames, i, command == "py-up")
         if j is None:
             return msg
@@ -541,10 +591,22 @@ class _FrameCommand(gdb.Command):
             cls = getattr(__main__, type(self).__name__, None)
             if cls is not None:
                 out = _run_cpython_bt(cls, args, from_tty)
-                if out and not any(m in out for m in _CPYTHON_MORE_FAILED):
+                if out and not any(m in out for m in _CPYTHON_MORE_FAILED) and not self._cpython_stuck(out):
                     gdb.write(out)
                     return
         gdb.write(walker_answer(self.command, args))
+
+    def _cpython_stuck(self, out):
+        """Whether CPython's py-up or py-down found no frame to move to
+        where the walker finds one (a stripped build: CPython's sees the
+        eval loop by its exported name, not the frames it runs)."""
+        if self.command not in ("py-up", "py-down") or not out.startswith("Unable to find a"):
+            return False
+        try:
+            w, key, frames, i = _selected_frames()
+        except walk.WalkError:
+            return False
+        return walk.move_selection(frames, i, self.command == "py-up")[0] is not None
 
 
 class PyList(_FrameCommand):
@@ -590,6 +652,36 @@ class PyDown(_FrameCommand):
     command = "py-down"
 
 
+class PyBacktraceFull(_FrameCommand):
+    """Print the Python stack of the selected thread with each frame's
+    locals, as py-up prints a frame, innermost first.
+
+Each frame is numbered by the C frame (eval loop) that runs it, as
+CPython's py-bt-full numbers them; the C frames CPython's py-bt shows
+(built-in functions called from Python, "Waiting for the GIL",
+"Garbage-collecting") are listed where they are. CPython's own
+py-bt-full answers when its extension is loaded and reads the frames;
+pyattach-bt-full always reads memory."""
+
+    command = "py-bt-full"
+
+
+class PyPrint(_FrameCommand):
+    """Print a Python variable of the selected Python frame: py-print NAME.
+
+NAME is looked up as the frame sees it: its locals, then its globals,
+then its builtins; printed as "local 'NAME' = VALUE" (global, builtin),
+or "'NAME' not found". CPython's own py-print answers when its
+extension is loaded and reads the frame; pyattach-print always reads
+memory."""
+
+    command = "py-print"
+    category = gdb.COMMAND_DATA
+
+
+_FRAME_COMMANDS = (PyList, PyLocals, PyUp, PyDown, PyBacktraceFull, PyPrint)
+
+
 def dump(path, native=False, source=False, max_frames=walk.MAX_FRAMES, max_reads=walk.MAX_READS, timeout=walk.TIMEOUT, locals=False):
     """Writes every OS thread's Python stack (innermost first) as JSON to
     path (walk.write_dump, walk.dump_threads): {"threads": [{"tid",
@@ -618,11 +710,36 @@ def _thread_states(inf, w):
     tids = [th.ptid[1] or th.ptid[2] for th in threads]
     native = dict((tid, _native_tid(inf, tid)) for tid in tids)
     states = w.match_tids(list(native.values()))
+    if not _live(inf) and any(native[tid] not in states for tid in tids):
+        # A gcore core of a process in another PID namespace records the
+        # host's thread ids, CPython the namespace's: match by pthread_t.
+        _match_pthreads(threads, tids, native, states, w)
     if not states:
-        pys = w.threads()
+        pys = w.os_threads()
         if len(pys) == 1 and len(threads) == 1:
             states = {native[tids[0]]: pys[0]}
     return threads, tids, native, states
+
+
+def _match_pthreads(threads, tids, native, states, w):
+    """Adds to states the thread states of the threads left unmatched,
+    found by their pthread_t (the thread handle, else $fs_base)."""
+    selected = gdb.selected_thread()
+    taken = set(states[native[tid]].tstate for tid in tids if native[tid] in states)
+    try:
+        for th, tid in zip(threads, tids):
+            if native[tid] in states:
+                continue
+            th.switch()
+            t = w.thread_for(pthread_id=_pthread_of(th))
+            if t is not None and t.tstate not in taken:
+                states[native[tid]] = t
+                taken.add(t.tstate)
+    except gdb.error:
+        pass
+    finally:
+        if selected is not None and selected.is_valid():
+            selected.switch()
 
 
 def _dump_threads(native, source, max_frames, budget, with_locals=False):
@@ -706,11 +823,12 @@ say "[no GIL (free-threaded)]". A "*" marks the selected thread."""
         try:
             w = walker()
             threads, tids, native, states = _thread_states(inf, w)
-            infos = walk.thread_infos(w)
+            infos = walk.known_thread_infos(w)
             live = _live(inf)
             selected = gdb.selected_thread()
             for th, tid in zip(threads, tids):
-                f = walk.thread_facts(w, inf.pid, tid, thread_name(th), states.get(native[tid]), infos, live)
+                kernel = walk.kernel_view(inf.pid, tid) if live and tid else None
+                f = walk.thread_facts(w, tid, thread_name(th), states.get(native[tid]), infos, kernel)
                 mark = "*" if selected is not None and th.num == selected.num else " "
                 gdb.write("%s %d %s\n" % (mark, th.num, walk.facts_header(f)))
         except walk.WalkError as e:

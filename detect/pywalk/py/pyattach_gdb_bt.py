@@ -77,7 +77,7 @@ def _groups():
         t = _state["thread_state"](w)
         if t is None:
             return []
-        return walk.eval_groups(w.frames(t.tstate, max_frames=0))
+        return walk.eval_groups(w.thread_frames(t, max_frames=0))
     except (walk.WalkError, gdb.error):
         return []
 

@@ -1,11 +1,14 @@
 """lldb adapter of pyattach's memory-only Python stack walker.
 
 `command script import` this file, then call setup() (pyattach's scripts
-do both). Commands: py-bt (selected thread), py-bt all (every thread).
+do both). Commands: py-bt (selected thread), py-bt all (every thread),
+py-threads, py-list, py-locals, py-up, py-down, py-exc, and
+pyattach-bt-filter (Python frames in bt: pyattach_lldb_bt).
 """
 
 import lldb
 
+import pyattach_lldb_bt
 import pyattach_walk as walk
 
 _config = {}
@@ -104,8 +107,26 @@ def __lldb_init_module(debugger, internal_dict):
     # imported first; its other commands stay.
     debugger.HandleCommand("command script add -o -f %s.py_bt py-bt" % __name__)
     debugger.HandleCommand("command script add -o -f %s.py_bt pyattach-bt" % __name__)
-    for name in ("py-list", "py-locals", "py-up", "py-down", "py-exc"):
+    for name in ("py-list", "py-locals", "py-up", "py-down", "py-exc", "py-threads", "pyattach-bt-filter"):
         debugger.HandleCommand("command script add -o -f %s.%s %s" % (__name__, name.replace("-", "_"), name))
+    pyattach_lldb_bt.register(_walker, _thread_state)
+
+
+def bt_frames(debugger):
+    """Makes lldb's bt show the Python frames each eval loop frame runs
+    (pyattach_lldb_bt). pyattach's scripts call it for every target."""
+    pyattach_lldb_bt.install(debugger)
+
+
+def pyattach_bt_filter(debugger, command, exe_ctx, result, internal_dict):
+    """pyattach-bt-filter [on|off]: whether bt (thread backtrace, frame
+    select) shows under each _PyEval_EvalFrameDefault frame the Python
+    frames it runs, with the interpreter's own frames kept terse. Off
+    puts back the frame-format as it was."""
+    try:
+        result.AppendMessage(pyattach_lldb_bt.command(debugger, command))
+    except ValueError as e:
+        result.SetError(str(e))
 
 
 def _reader(process, target):
@@ -198,16 +219,17 @@ def _thread_state(w, thread, process):
         sps = dict((th.GetThreadID(), th.GetFrameAtIndex(0).GetSP()) for th in (process.GetThreadAtIndex(i) for i in range(nthreads)))
         t = walk.match_stacks(w, sps).get(thread.GetThreadID())
     if t is None:
-        threads = w.threads()
+        threads = w.os_threads()
         if len(threads) == 1 and nthreads == 1:
             t = threads[0]
     return t
 
 
 def _thread_frames(w, thread, process, max_frames=None):
-    """The Python frames of thread, innermost first; [] where it runs none."""
+    """The Python frames of thread, innermost first, in every interpreter
+    it runs in (Walker.thread_frames); [] where it runs none."""
     t = _thread_state(w, thread, process)
-    return w.frames(t.tstate, max_frames) if t is not None else []
+    return w.thread_frames(t, max_frames) if t is not None else []
 
 
 def _command(exe_ctx, result, run):
@@ -273,12 +295,14 @@ def py_bt(debugger, command, exe_ctx, result, internal_dict):
         else:
             threads = [exe_ctx.GetThread()]
         files = _files(process)
+        infos = walk.known_thread_infos(w) if every else {}
         out = []
         for th in threads:
-            if every:
-                out.append("thread #%d, tid %d%s" % (th.GetIndexID(), th.GetThreadID(), (", name '%s'" % walk.escape(th.GetName())) if th.GetName() else ""))
             try:
-                frames = _thread_frames(w, th, process, max_frames)
+                t = _thread_state(w, th, process)
+                if every:
+                    out.append(_thread_line(w, process, th, t, infos))
+                frames = w.thread_frames(t, max_frames) if t is not None else []
             except walk.BudgetExhausted:
                 frames = []
             if not frames:
@@ -288,6 +312,37 @@ def py_bt(debugger, command, exe_ctx, result, internal_dict):
         return "\n".join(out)
 
     _command(exe_ctx, result, bt)
+
+
+def _thread_line(w, process, th, t, infos):
+    """A thread's line in py-threads and py-bt all: "*" on the selected
+    thread, lldb's index, then the header dump and gdb's py-threads
+    print (walk.facts_header)."""
+    tid = th.GetThreadID()
+    kernel = walk.kernel_view(process.GetProcessID(), tid) if _live(process) else None
+    f = walk.thread_facts(w, tid, _thread_name(th), t, infos, kernel)
+    mark = "*" if th.GetThreadID() == process.GetSelectedThread().GetThreadID() else " "
+    return "%s %d %s" % (mark, th.GetIndexID(), walk.facts_header(f))
+
+
+def py_threads(debugger, command, exe_ctx, result, internal_dict):
+    """py-threads: every thread, one line each: Thread TID "NAME" (os name
+    "OS"), interpreter N, [Has the GIL], STATE (running, idle,
+    waiting-for-gil, gc, or "state unknown"), as gdb's py-threads; "*"
+    marks the selected thread."""
+    if command.strip():
+        result.SetError("usage: py-threads (no arguments)")
+        return
+
+    def run(process, w):
+        infos = walk.known_thread_infos(w)
+        out = []
+        for i in range(process.GetNumThreads()):
+            th = process.GetThreadAtIndex(i)
+            out.append(_thread_line(w, process, th, _thread_state(w, th, process), infos))
+        return "\n".join(out)
+
+    _command(exe_ctx, result, run)
 
 
 # py-list, py-locals, py-up and py-down.

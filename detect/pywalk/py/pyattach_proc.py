@@ -95,7 +95,7 @@ def _dump_threads(cfg, budget, tables):
     threads = os_threads(pid)
     states = w.match_tids([ot.native_tid for ot in threads])
     if not states:
-        pys = w.threads()
+        pys = w.os_threads()
         if len(pys) == 1 and len(threads) == 1:
             states = {threads[0].native_tid: pys[0]}
     files = walk.process_files(pid, True)

@@ -24,9 +24,10 @@ each reading through the same memory (Walker.read) and Layout:
 """
 
 from pyattach_walk_dump import (  # noqa: F401
-    OSThread, dump_threads, exception_of, facts_header, thread_facts, thread_infos, write_dump)
+    OSThread, dump_threads, exception_of, write_dump)
 from pyattach_walk_format import (  # noqa: F401
-    NOT_READ_LINE, format_frames, format_list, format_locals, format_summary,
+    NOT_READ_LINE, format_frames, format_full, format_list, format_locals, format_print, format_summary,
+    interpreter_line, not_read_line,
     move_selection, omitted_line, parse_list_args)
 from pyattach_walk_frames import (  # noqa: F401
     MAX_FRAMES, Frame, FrameList, Frames, executable_mask, frame_owner_skipped)
@@ -35,15 +36,16 @@ from pyattach_walk_layout import (  # noqa: F401
     Layout, debug_offsets_layout, load_tables, read_debug_offsets, version_from_hex)
 from pyattach_walk_memory import (  # noqa: F401
     MAX_BYTES, MAX_READS, TIMEOUT, Budget, BudgetExhausted, Memory, WalkError)
-from pyattach_walk_native import EVAL_LOOP, HELPERS, base_name, eval_groups, is_eval_loop, is_helper  # noqa: F401
+from pyattach_walk_native import (  # noqa: F401
+    COLLECTING, EVAL_LOOP, HELPERS, WAITING_FOR_GIL, base_name, eval_groups, is_eval_loop, is_helper, native_kind)
 from pyattach_walk_objects import Objects, long_from_digits, long_sign_ndigits  # noqa: F401
 from pyattach_walk_runtime import Runtime, Thread, match_stacks, namespace_tid  # noqa: F401
 from pyattach_walk_source import (  # noqa: F401
     ANYONE, MAX_SOURCE_BYTES, MAX_SOURCE_LINE, SourceFiles, may_access, open_source,
     process_creds, process_files, source_line, source_lines)
 from pyattach_walk_threads import (  # noqa: F401
-    MAX_TRACEBACK, NO_GIL, STATES, Exceptions, ThreadInfo, Threads, exception_lines, kernel_view,
-    thread_header, thread_state)
+    MAX_TRACEBACK, NO_GIL, STATES, Exceptions, ThreadInfo, Threads, exception_lines, facts_header,
+    kernel_view, known_thread_infos, thread_facts, thread_header, thread_state)
 from pyattach_walk_text import MAX_REPR, TRUNCATED, bounded, escape, has_controls, thousands  # noqa: F401
 
 __all__ = ["Walker", "Layout", "WalkError", "BudgetExhausted", "Budget", "load_tables", "format_frames", "process_files", "source_line", "escape"]
@@ -71,10 +73,14 @@ class Walker(Runtime, Threads, Exceptions, Frames, Objects, Memory):
         if max_frames is not None:
             self.max_frames = max_frames
         self._threads = None
+        self._os_threads = None
         self.listing_cut = None
+        self.cuts = []
 
     def stopped(self):
-        """Why this walk's output is partial, or None when it is not."""
-        reasons = [r for r in (self.listing_cut, self.budget.exhausted) if r]
+        """Why this walk's output is partial, or None when it is not:
+        listing cut short, the budget used up, or what could not be read
+        (cuts: an interpreter, another interpreter's frames of a thread)."""
+        reasons = [r for r in [self.listing_cut] + self.cuts + [self.budget.exhausted] if r]
         return "; ".join(reasons) or None
 

@@ -11,8 +11,8 @@ import json
 from pyattach_walk_frames import FrameList
 from pyattach_walk_memory import BudgetExhausted, WalkError
 from pyattach_walk_source import source_line
-from pyattach_walk_text import escape, thousands
-from pyattach_walk_threads import kernel_view, thread_header, thread_state
+from pyattach_walk_text import thousands
+from pyattach_walk_threads import kernel_view, known_thread_infos, thread_facts
 
 
 class OSThread(object):
@@ -29,42 +29,6 @@ class OSThread(object):
         self.native_tid = native_tid
         self.os_name = os_name
         self.handle = handle
-
-
-def thread_infos(w):
-    """The walker's ThreadInfo of each thread state, {} when the walk's
-    budget ends first."""
-    try:
-        return w.thread_infos()
-    except WalkError:
-        return {}
-
-
-def thread_facts(w, pid, tid, os_name, t, infos, live):
-    """What dump and py-threads say of OS thread tid (named os_name,
-    running thread state t or None) of process pid: tid, name
-    (threading's, else the OS name), os_name, interpreter, holds_gil
-    (None on a free-threaded build or when unknown), state (STATES or
-    None) and free_threaded."""
-    info = infos.get(t.tstate) if t is not None else None
-    kernel = kernel_view(pid, tid) if live and tid else None
-    return {
-        "tid": tid,
-        "name": info.name if info is not None and info.name is not None else os_name,
-        "os_name": os_name,
-        "interpreter": info.interpreter if info is not None else None,
-        "holds_gil": None if info is None or w.free_threaded() else info.holds_gil,
-        "state": thread_state(info, kernel) if t is not None else None,
-        "free_threaded": w.free_threaded(),
-    }
-
-
-def facts_header(f):
-    """A thread's header line from thread_facts, the target's strings
-    escaped."""
-    esc = lambda v: None if v is None else escape(v)
-    return thread_header(f["tid"], esc(f["name"]), esc(f["os_name"]), f["interpreter"],
-                         f["holds_gil"], f["state"], f["free_threaded"])
 
 
 def exception_of(w, t):
@@ -87,25 +51,28 @@ def dump_threads(w, pid, threads, states, live, files, source=False, with_locals
     is called first for a live process, so that no read of a file it
     names keeps it stopped. Returns (entries, why the output is partial
     or None)."""
-    infos = thread_infos(w)
+    infos = known_thread_infos(w)
     result = []
     pending = []
     done = 0
     for ot in threads:
         t = states.get(ot.native_tid)
-        entry = thread_facts(w, pid, ot.tid, ot.os_name, t, infos, live)
+        kernel = kernel_view(pid, ot.tid) if live and ot.tid else None
+        entry = thread_facts(w, ot.tid, ot.os_name, t, infos, kernel)
         entry["frames"] = []
         if t is not None and w.budget.exhausted:
             entry["partial"] = True
         elif t is not None:
             try:
-                frames = w.frames(t.tstate)
+                frames = w.thread_frames(t)
             except BudgetExhausted:
                 frames = FrameList()
                 frames.partial = True
             except WalkError as e:
                 entry["error"] = str(e)
                 frames = []
+            if getattr(frames, "error", None):
+                entry["error"] = frames.error
             if getattr(frames, "omitted", 0):
                 entry["frames_omitted"] = frames.omitted
                 entry["frames_omitted_at"] = frames.gap

@@ -18,17 +18,35 @@ def omitted_line(n):
 NOT_READ_LINE = "  ... stack not read further: the walk stopped ..."
 
 
-def format_frames(frames, files=None, with_source=True):
+def not_read_line(error=None):
+    """NOT_READ_LINE, or with error (a FrameList's) why the stack ends."""
+    if error:
+        return "  ... stack not read further: %s ..." % escape(error)
+    return NOT_READ_LINE
+
+
+def format_frames(frames, files=None, with_source=True, natives=None):
     """Frames as CPython's py-bt prints them, the target's strings
     escaped, source lines read through files (a SourceFiles); a
     FrameList's omitted frames as one line where they were, a partial
-    one's end marked."""
+    one's end marked (and why, when an interpreter's frames could not be
+    read). When the frames come from several interpreters (a thread that
+    called into a subinterpreter), each interpreter's are headed by
+    interpreter_line. natives maps a frame's index to the lines of C
+    frames CPython's py-bt shows before it ("<built-in method ...>",
+    "Waiting for the GIL"), each as (level, text); index len(frames)
+    holds those after the last."""
     files = files or SourceFiles()
+    natives = natives or {}
     out = ["Traceback (most recent call first):"]
     omitted, gap = getattr(frames, "omitted", 0), getattr(frames, "gap", 0)
+    labelled = len(set(getattr(fr, "interp", None) for fr in frames)) > 1
     for i, fr in enumerate(frames):
         if omitted and i == gap:
             out.append(omitted_line(omitted))
+        if labelled and (i == 0 or fr.interp != frames[i - 1].interp):
+            out.append(interpreter_line(fr.interp))
+        out.extend("  " + text for _, text in natives.get(i, ()))
         line = "?" if fr.lineno is None else str(fr.lineno)
         out.append('  File "%s", line %s, in %s' % (escape(fr.filename), line, escape(fr.name)))
         if with_source:
@@ -37,9 +55,16 @@ def format_frames(frames, files=None, with_source=True):
                 out.append("    " + escape(src))
     if omitted and gap >= len(frames):
         out.append(omitted_line(omitted))
+    out.extend("  " + text for _, text in natives.get(len(frames), ()))
     if getattr(frames, "partial", False):
-        out.append(NOT_READ_LINE)
+        out.append(not_read_line(getattr(frames, "error", None)))
     return "\n".join(out) + "\n"
+
+
+def interpreter_line(interp):
+    """The line above the frames a thread runs in one interpreter, when
+    its stack spans several (a call into a subinterpreter)."""
+    return "  In interpreter %s:" % ("?" if interp is None else interp)
 
 
 def format_locals(w, fr):
@@ -115,3 +140,25 @@ def move_selection(frames, index, up):
     if index > 0:
         return index - 1, None
     return None, "Unable to find a newer python frame\n"
+
+
+def format_full(w, frames, levels, natives, files=None):
+    """py-bt-full in CPython's format: each Python frame as py-up prints
+    it (format_summary) and each line of natives (see format_frames) as
+    "#LEVEL TEXT", innermost first. levels[i] is the number shown for
+    frames[i] (CPython's: the level of the C frame that runs it)."""
+    out = []
+    for i, fr in enumerate(frames):
+        out.extend("#%d %s\n" % (level, text) for level, text in natives.get(i, ()))
+        out.append(format_summary(w, levels[i], fr, files))
+    out.extend("#%d %s\n" % (level, text) for level, text in natives.get(len(frames), ()))
+    return "".join(out)
+
+
+def format_print(w, fr, name):
+    """py-print NAME in CPython's format: "local 'x' = 5" (else global,
+    else builtin, as the frame sees the name), or "'x' not found"."""
+    scope, addr = w.lookup_name(fr, name)
+    if scope is None:
+        return "%s not found\n" % escape(repr(name))
+    return "%s %s = %s\n" % (scope, escape(repr(name)), w.value_repr(addr))

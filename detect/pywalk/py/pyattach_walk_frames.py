@@ -9,7 +9,9 @@ from pyattach_walk_memory import BudgetExhausted, WalkError
 
 
 class Frame(object):
-    __slots__ = ("filename", "name", "qualname", "lineno", "code", "addr", "entry")
+    """A Python frame; interp is its interpreter's id when the walker
+    read it (Walker.thread_frames)."""
+    __slots__ = ("filename", "name", "qualname", "lineno", "code", "addr", "entry", "interp")
 
     def __init__(self, filename, name, qualname, lineno, code, addr, entry=False):
         self.filename = filename
@@ -19,9 +21,13 @@ class Frame(object):
         self.code = code
         self.addr = addr
         self.entry = entry
+        self.interp = None
 
     def as_dict(self):
-        return {"function": self.name, "file": self.filename, "line": self.lineno}
+        d = {"function": self.name, "file": self.filename, "line": self.lineno}
+        if self.interp is not None:
+            d["interpreter"] = self.interp
+        return d
 
 
 # _PyInterpreterFrame.owner values.
@@ -40,15 +46,20 @@ _CO_FAST_HIDDEN = 0x10
 _CO_FAST_LOCAL = 0x20
 
 
+class StackCut(WalkError):
+    """A thread's frame chain leads to memory that holds no frame."""
+
+
 class FrameList(list):
     """A thread's frames, innermost first, as Walker.frames keeps them:
     omitted frames were counted but not kept, between frames[gap - 1]
     and frames[gap]; partial is True when the chain was not read to its
-    end (the walk's budget ran out)."""
+    end (the walk's budget ran out, or error says why)."""
 
     omitted = 0
     gap = 0
     partial = False
+    error = None
 
 
 # Frames from 3.12 on: frames whose owner is FRAME_OWNED_BY_CSTACK (3.12,
@@ -75,6 +86,26 @@ def executable_mask(minor):
     return 0xFFFFFFFFFFFFFFFF
 
 
+def stackref_mask(minor):
+    """What keeps the object pointer of a _PyStackRef in localsplus: from
+    3.14 on its low two bits are tags (Py_TAG_BITS; bit 0 marks a
+    reference that owns no count, as None, True and other immortal or
+    borrowed objects have, and the empty slot is that bit alone)."""
+    if minor >= (3, 14):
+        return ~3 & 0xFFFFFFFFFFFFFFFF
+    return 0xFFFFFFFFFFFFFFFF
+
+
+def stackref_int(minor, bits):
+    """The int a 3.14+ _PyStackRef holds in itself (both tag bits set,
+    Py_INT_TAG: the value shifted left by two), else None."""
+    if minor < (3, 14) or bits & 3 != 3:
+        return None
+    if bits >= 1 << 63:
+        bits -= 1 << 64
+    return bits >> 2
+
+
 class Frames(object):
     """The Walker's reads of frames and code objects: through its memory
     (pyattach_walk_memory.Memory) with self.L (the Layout), its objects
@@ -87,13 +118,15 @@ class Frames(object):
         The whole chain is followed (until it ends, loops or the budget
         runs out) and counted; of more than max_frames (the walker's
         max_frames when None; 0 keeps all) the innermost half and the
-        outermost half are kept, the count of those between is omitted."""
+        outermost half are kept, the count of those between is omitted.
+        A chain that leads to memory holding no frame (StackCut) ends
+        there: partial, with error saying why, as the walk's cuts do."""
         limit = self.max_frames if max_frames is None else max_frames
         if self.L.minor >= (3, 11):
             refs = self._frame_refs_311(tstate)
         else:
             refs = self._frame_refs_37(tstate)
-        head, tail, total, partial = [], None, 0, False
+        head, tail, total, partial, error = [], None, 0, False, None
         if limit:
             tail = collections.deque(maxlen=limit // 2)
         try:
@@ -105,8 +138,12 @@ class Frames(object):
                     tail.append(ref)
         except BudgetExhausted:
             partial = True
+        except StackCut as e:
+            partial, error = True, str(e)
+            self.cuts.append("thread state at 0x%x: %s" % (tstate, e))
         out = FrameList()
         out.partial = partial
+        out.error = error
         out.gap = len(head)
         out.omitted = total - len(head) - len(tail or ())
         for ref in head + list(tail or ()):
@@ -153,6 +190,28 @@ class Frames(object):
             return 0
         return self.ptrv(cframe + L.off("_PyCFrame.current_frame"))
 
+    def entry_frame(self, tstate):
+        """3.12+: the address of the frame, kept on the C stack, where the
+        eval loop entered a thread's innermost Python frame (the first
+        frame the interpreter owns after a Python frame in the chain);
+        None when there is none."""
+        L = self.L
+        skipped = frame_owner_skipped(L.minor)
+        owner_off = L.off("_PyInterpreterFrame.owner")
+        f = self._first_frame_311(tstate)
+        seen = set()
+        python = False
+        while f and f not in seen:
+            seen.add(f)
+            owner = struct.unpack("<b", self.read(f + owner_off, 1))[0]
+            if owner >= skipped:
+                if python:
+                    return f
+            else:
+                python = True
+            f = self.ptrv(f + L.off("_PyInterpreterFrame.previous"))
+        return None
+
     def _frame_refs_311(self, tstate):
         """(frame, code object, code unit index, entry) of each Python
         frame, innermost first (3.11+). entry is True for the outermost
@@ -178,6 +237,12 @@ class Frames(object):
                 owner = struct.unpack("<b", head[owner_off - lo:owner_off - lo + 1])[0]
                 is_entry = entry_off is not None and head[entry_off - lo] != 0
                 code = self.ptrv(f + L.off(code_field)) & executable_mask(L.minor)
+                if skipped is not None and owner < skipped and not code and not self.ptrv(f + L.off("_PyInterpreterFrame.previous")):
+                    # 3.12+ frames that hold no code are the interpreter's
+                    # own: zeros are memory a core left out (glibc 2.42's
+                    # guard pages keep gdb from dumping a thread's stack).
+                    raise StackCut("frame at 0x%x reads as zeros: the frames it leads to are missing "
+                                   "(a core without this thread's stack?)" % f)
                 if skipped is not None and owner >= skipped or not code:
                     if pending is not None:
                         yield pending + (skipped is not None,)
@@ -205,6 +270,11 @@ class Frames(object):
         except BudgetExhausted:
             if pending is not None:
                 yield pending + (False,)
+            raise
+        except StackCut:
+            # The missing frame was the eval loop's entry frame.
+            if pending is not None:
+                yield pending + (True,)
             raise
         if pending is not None:
             yield pending + (True,)
@@ -357,6 +427,28 @@ class Frames(object):
         the code object's order. Like CPython's py-locals, only the code's
         own locals (arguments included): cell-only and free variables are
         not listed, and a local that is also a cell shows as its cell."""
+        return [(name, self.value_repr(v)) for name, v in self.local_values(fr)]
+
+    def lookup_name(self, fr, name):
+        """(scope, object address) of the variable name as the frame sees
+        it, as CPython's py-print looks it up: its locals ("local"), then
+        its globals ("global"), then its builtins ("builtin"); (None, 0)
+        when none has it."""
+        for n, v in self.local_values(fr):
+            if n == name:
+                return "local", v
+        L = self.L
+        prefix = "_PyInterpreterFrame" if L.minor >= (3, 11) else "PyFrameObject"
+        for field, scope in (("f_globals", "global"), ("f_builtins", "builtin")):
+            d = self.ptrv(fr.addr + L.off(prefix + "." + field))
+            if d:
+                v = self.str_lookup(self.dict_items(d), name)
+                if v:
+                    return scope, v
+        return None, 0
+
+    def local_values(self, fr):
+        """(name, object address) of each local of locals(), in order."""
         L = self.L
         out = []
         if L.minor >= (3, 11):
@@ -376,8 +468,14 @@ class Frames(object):
             if kinds is not None and (i >= len(kinds) or not kinds[i] & _CO_FAST_LOCAL or kinds[i] & _CO_FAST_HIDDEN):
                 continue
             v = self.ptrv(base + self.ptr * i)
+            tagged = stackref_int(L.minor, v)
+            if tagged is not None:
+                name = self.string(self.ptrv(names + L.off("PyTupleObject.ob_item") + self.ptr * i))
+                out.append((name, str(tagged)))
+                continue
+            v &= stackref_mask(L.minor)
             if not v:
                 continue
             name = self.string(self.ptrv(names + L.off("PyTupleObject.ob_item") + self.ptr * i))
-            out.append((name, self.value_repr(v)))
+            out.append((name, v))
         return out

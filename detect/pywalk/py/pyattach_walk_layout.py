@@ -187,6 +187,16 @@ DEBUG_OFFSETS_FIELDS = {
     "unicode_object.length": "PyASCIIObject.length",
     "unicode_object.asciiobject_size": "sizeof(PyASCIIObject)",
     "unicode_object.compactunicodeobject_size": "sizeof(PyCompactUnicodeObject)",
+    "interpreter_state.ceval_gil": "PyInterpreterState.ceval.gil",
+}
+
+# Members that give an offset from another member's: the GIL's fields are
+# written as offsets in the interpreter's own _gil, the collector's flag
+# as one in the interpreter's gc state.
+DEBUG_OFFSETS_RELATIVE = {
+    "_gil_runtime_state.locked": ("interpreter_state.gil_runtime_state_locked", "-", "interpreter_state.gil_runtime_state"),
+    "_gil_runtime_state.last_holder": ("interpreter_state.gil_runtime_state_holder", "-", "interpreter_state.gil_runtime_state"),
+    "PyInterpreterState.gc.collecting": ("interpreter_state.gc", "+", "gc.collecting"),
 }
 
 # What _Py_DebugOffsets does not carry, checked against the DWARF by the
@@ -247,6 +257,9 @@ def debug_offsets_layout(read, runtime, flags=""):
     for member, name in DEBUG_OFFSETS_FIELDS.items():
         if member in d:
             fields[name] = d[member]
+    for name, (a, op, b) in DEBUG_OFFSETS_RELATIVE.items():
+        if a in d and b in d:
+            fields[name] = d[a] - d[b] if op == "-" else d[a] + d[b]
     state_bit = fields["PyASCIIObject.state"] * 8
     for name in ("state.kind", "state.compact", "state.ascii"):
         bit, size = extra[name]

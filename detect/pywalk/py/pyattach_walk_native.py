@@ -84,3 +84,30 @@ def eval_groups(frames):
     if cur:
         out.append(cur)
     return out
+
+
+# C frames that CPython's gdb extension shows in py-bt among the Python
+# frames (as it names them): a thread waiting for the GIL, collecting
+# garbage, and the calls of built-in functions and method-wrappers.
+WAITING_FOR_GIL = "Waiting for the GIL"
+COLLECTING = "Garbage-collecting"
+_GIL_FRAMES = frozenset(["take_gil"])
+_GC_FRAMES = frozenset(["collect", "gc_collect_main"])
+_WRAPPER_CALL = "wrapper_call"
+
+
+def native_kind(name):
+    """What CPython's py-bt shows for a C frame of this function: "gil",
+    "gc", "builtin" (a built-in function's call: cfunction_vectorcall_*,
+    cfunction_call), "wrapper" (a method-wrapper's: wrapper_call), or
+    None."""
+    name = base_name(name)
+    if name in _GIL_FRAMES:
+        return "gil"
+    if name in _GC_FRAMES:
+        return "gc"
+    if name.startswith("cfunction_vectorcall_") or name == "cfunction_call":
+        return "builtin"
+    if name == _WRAPPER_CALL:
+        return "wrapper"
+    return None

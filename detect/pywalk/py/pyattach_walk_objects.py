@@ -225,7 +225,63 @@ class Objects(object):
                 return self._seq_repr(addr, name, ctx, depth)
             finally:
                 ctx.active.discard(addr)
+        elif name == "builtin_function_or_method":
+            fn, self_name, self_addr = self.builtin_function(addr)
+            if self_addr is None or self_name == "module":
+                return ctx.add("<built-in function %s>" % escape(fn))
+            return ctx.add("<built-in method %s of %s object at 0x%x>" % (escape(fn), escape(self_name), self_addr))
         return ctx.add("<%s object at 0x%x>" % (escape(name), addr))
+
+    # PyCFunctionObject (3.7+): the object header, then m_ml (its
+    # PyMethodDef: ml_name, ml_meth, ...) and m_self.
+    def builtin_function(self, addr):
+        """(name, type name of its self, address of its self) of the
+        built-in function or method at addr; self's are None for a
+        function without one."""
+        h = self.L.off("sizeof(PyObject)")
+        ml = self.ptrv(addr + h)
+        name = self.cstring(self.ptrv(ml))
+        slf = self.ptrv(addr + h + 8)
+        if not slf:
+            return name, None, None
+        return name, self.type_name(slf), slf
+
+    def builtin_method(self, addr):
+        """The address of the C function (PyMethodDef.ml_meth) that the
+        built-in function or method at addr runs."""
+        return self.ptrv(self.ptrv(addr + self.L.off("sizeof(PyObject)")) + 8)
+
+    def builtin_call_line(self, addr):
+        """A built-in function or method as CPython's gdb extension names
+        it where its py-bt shows one that Python called:
+        "<built-in method NAME of TYPE object at remote 0xADDR>", or
+        "<built-in function NAME>" when it has no self."""
+        fn, self_name, self_addr = self.builtin_function(addr)
+        if self_addr is None:
+            return "<built-in function %s>" % escape(fn)
+        return "<built-in method %s of %s object at remote 0x%x>" % (escape(fn), escape(self_name), self_addr)
+
+    # A method-wrapper (wrapperobject): the header, then descr (a
+    # PyWrapperDescrObject: the header, d_type, d_name, d_qualname,
+    # d_base) and self; d_base is a wrapperbase: name, offset, function,
+    # wrapper.
+    def method_wrapper(self, addr):
+        """(slot name, self's address, the C wrapper function's address)
+        of the method-wrapper at addr."""
+        h = self.L.off("sizeof(PyObject)")
+        base = self.ptrv(self.ptrv(addr + h) + h + 24)
+        return self.cstring(self.ptrv(base)), self.ptrv(addr + h + 8), self.ptrv(base + 24)
+
+    def wrapper_call_line(self, addr):
+        """A method-wrapper as CPython's gdb extension names it in py-bt:
+        "<method-wrapper '__lt__' of int object at 0xADDR>"."""
+        name, slf, _ = self.method_wrapper(addr)
+        return "<method-wrapper %s of %s object at 0x%x>" % (escape(repr(name)), escape(self.type_name(slf)), slf)
+
+    def type_name(self, addr):
+        """tp_name of the type of the object at addr."""
+        L = self.L
+        return self.cstring(self.ptrv(self.ptrv(addr + L.off("PyObject.ob_type")) + L.off("PyTypeObject.tp_name")))
 
     def _items(self, ptrs, ctx, depth):
         """Reprs of the objects at ptrs (at most MAX_ITEMS of them are

@@ -299,6 +299,51 @@ def thread_header(tid, name, os_name, interp, holds_gil, state, free_threaded=Fa
     return out
 
 
+def known_thread_infos(w):
+    """w.thread_infos(), {} when the walk's budget ends first or the
+    thread list cannot be read."""
+    try:
+        return w.thread_infos()
+    except WalkError:
+        return {}
+
+
+def thread_facts(w, tid, os_name, t, infos, kernel):
+    """What dump and py-threads say of one OS thread (kernel id tid, OS
+    name os_name, thread state t or None, infos from known_thread_infos,
+    kernel from kernel_view or None): tid, name (threading's, else the
+    OS name), os_name, interpreter, holds_gil (None on a free-threaded
+    build or when unknown), state (STATES or None) and free_threaded.
+    t is the thread state the thread runs in now (Walker.os_threads):
+    its interpreter is the thread's."""
+    info = infos.get(t.tstate) if t is not None else None
+    free = w.free_threaded()
+    name = info.name if info is not None else None
+    # A thread running in a subinterpreter keeps the name threading gave
+    # it in the interpreter it called from (t.outer: Walker.os_threads).
+    for o in (getattr(t, "outer", ()) if t is not None and name is None else ()):
+        name = getattr(infos.get(o.tstate), "name", None)
+        if name is not None:
+            break
+    return {
+        "tid": tid,
+        "name": name if name is not None else os_name,
+        "os_name": os_name,
+        "interpreter": info.interpreter if info is not None else None,
+        "holds_gil": None if info is None or free else info.holds_gil,
+        "state": thread_state(info, kernel) if t is not None else None,
+        "free_threaded": free,
+    }
+
+
+def facts_header(f):
+    """A thread's header line (thread_header) from thread_facts, the
+    target's strings escaped."""
+    esc = lambda v: None if v is None else escape(v)
+    return thread_header(f["tid"], esc(f["name"]), esc(f["os_name"]), f["interpreter"],
+                         f["holds_gil"], f["state"], f["free_threaded"])
+
+
 # How many traceback entries exception() follows (innermost kept).
 MAX_TRACEBACK = 64
 

@@ -1,0 +1,162 @@
+package pywalk
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/pyattach/pyattach/detect/testenv"
+)
+
+// parityPy sleeps in time.sleep (a built-in method, METH_O) called by
+// leaf, with a local, a global and a builtin to print.
+const parityPy = `import time
+
+G = "glob"
+
+def leaf(n):
+    x = 5
+    time.sleep(1000)
+
+def caller():
+    return leaf(42)
+
+print("ready", flush=True)
+caller()
+`
+
+// parityCommands are run by the walker (pyattach-*) and, where its
+// extension is loaded, by CPython's (py-*), each after "@@NAME".
+func parityCommands(prefix string) []string {
+	var out []string
+	for _, c := range [][2]string{
+		{"bt", "bt"}, {"btfull", "bt-full"},
+		{"up", "up"}, {"locals", "locals"},
+		{"x", "print x"}, {"G", "print G"}, {"len", "print len"}, {"nope", "print nope"},
+	} {
+		out = append(out, "-ex", "echo @@"+c[0]+`\n`, "-ex", prefix+c[1])
+	}
+	return append(out, "-ex", `echo @@end\n`)
+}
+
+// parityWant is what the walker prints for parityPy, whichever build it
+// reads: ADDR stands for an address, LEVEL for a gdb frame level.
+func parityWant(t *testing.T) map[string][]string {
+	sleep, call, module := lineOf(t, parityPy, "time.sleep(1000)"), lineOf(t, parityPy, "return leaf("), lineOf(t, parityPy, "caller()")
+	builtin := "<built-in method sleep of module object at remote ADDR>"
+	frame := func(name string, line int, locals string) string {
+		return fmt.Sprintf("Frame ADDR, for file ANY/app.py, line %d, in %s (%s)", line, name, locals)
+	}
+	return map[string][]string{
+		"bt": {"Traceback (most recent call first):", "  " + builtin,
+			fmt.Sprintf(`  File "ANY/app.py", line %d, in leaf`, sleep), "    time.sleep(1000)",
+			fmt.Sprintf(`  File "ANY/app.py", line %d, in caller`, call), "    return leaf(42)",
+			fmt.Sprintf(`  File "ANY/app.py", line %d, in <module>`, module), "    caller()"},
+		"btfull": {"#LEVEL " + builtin,
+			"#LEVEL " + frame("leaf", sleep, "n=42, x=5"), "    time.sleep(1000)",
+			"#LEVEL " + frame("caller", call, ""), "    return leaf(42)",
+			"#LEVEL " + frame("<module>", module, ""), "    caller()"},
+		"up":     {"#0 " + frame("leaf", sleep, "n=42, x=5"), "    time.sleep(1000)"},
+		"locals": {"Locals for leaf", "n = 42", "x = 5"},
+		"x":      {"local 'x' = 5"},
+		"G":      {"global 'G' = 'glob'"},
+		"len":    {"builtin 'len' = <built-in function len>"},
+		"nope":   {"'nope' not found"},
+	}
+}
+
+func matchParity(t *testing.T, what string, got map[string][]string) {
+	t.Helper()
+	for name, want := range parityWant(t) {
+		for i := range want {
+			want[i] = strings.ReplaceAll(want[i], "LEVEL", "ANY")
+		}
+		matchLines(t, what+": "+name, got[name], want)
+	}
+}
+
+// TestParityWithCPython: on Debian's 3.11 and 3.11d, whose gdb
+// extension reads every frame, the walker's py-bt shows the built-in
+// method that leaf called (time.sleep) where CPython's does, its
+// py-bt-full is CPython's line for line (the same levels), its py-print
+// finds a local, a global and a builtin as CPython's does (CPython's
+// prints a builtin as "<built-in method len of module ...>", the walker
+// as repr() does), and its first py-up from the C code leaf called
+// selects leaf, as CPython's does, where py-locals then shows leaf's
+// locals. On a stripped copy, with no DWARF to be found, CPython's
+// extension cannot read the frames and the walker answers py-bt,
+// py-bt-full and py-print with the same lines.
+func TestParityWithCPython(t *testing.T) {
+	dir := walkerDebuggers(t)
+	found := 0
+	for _, in := range interpreters(t) {
+		if in.oracle == "" || !strings.HasPrefix(in.name, "system-python3.11") {
+			continue
+		}
+		found++
+		t.Run(in.name, func(t *testing.T) {
+			cmd := startSource(t, in.exe, nil, parityPy)
+			defer cmd.Process.Signal(syscall.SIGKILL)
+			pid := strconv.Itoa(cmd.Process.Pid)
+			// CPython's commands first: its py-up selects the eval loop
+			// frame, where its py-print can read leaf. Then the walker's.
+			args := []string{"-p", pid, "-ex", "source " + in.oracle}
+			args = append(args, "-ex", `echo @@cbt\n`, "-ex", "py-bt",
+				"-ex", `echo @@cbtfull\n`, "-ex", "py-bt-full",
+				"-ex", `echo @@cup\n`, "-ex", "py-up",
+				"-ex", `echo @@clocals\n`, "-ex", "py-locals",
+				"-ex", `echo @@cx\n`, "-ex", "py-print x",
+				"-ex", `echo @@cG\n`, "-ex", "py-print G",
+				"-ex", `echo @@clen\n`, "-ex", "py-print len",
+				"-ex", `echo @@cnope\n`, "-ex", "py-print nope",
+				"-ex", `echo @@frame\n`, "-ex", "frame 0")
+			out := run(t, nil, "gdb", gdbArgs(dir, in, append(args, parityCommands("pyattach-")...)...)...)
+			got := sections(out)
+			matchParity(t, "gdb walker", got)
+			for _, s := range []string{"bt", "btfull"} {
+				if strings.Join(got[s], "\n") != strings.Join(got["c"+s], "\n") {
+					t.Errorf("gdb: the walker's py-%s\n%s\nCPython's\n%s", s, strings.Join(got[s], "\n"), strings.Join(got["c"+s], "\n"))
+				}
+			}
+			// CPython's py-up prints every frame of the eval loop frame it
+			// selects, numbered by that C frame; the walker's prints one.
+			if len(got["cup"]) < 2 || strings.SplitN(got["cup"][0], " ", 2)[1] != strings.SplitN(got["up"][0], " ", 2)[1] || got["cup"][1] != got["up"][1] {
+				t.Errorf("gdb: the walker's first py-up %q, CPython's %q", got["up"], got["cup"])
+			}
+			if fmt.Sprint(localsBlock(strings.Join(got["clocals"], "\n"))) != fmt.Sprint(localsBlock(strings.Join(got["locals"], "\n"))) {
+				t.Errorf("gdb: the walker's py-locals after py-up %q, CPython's %q", got["locals"], got["clocals"])
+			}
+			for _, s := range []string{"x", "G", "len", "nope"} {
+				ours, theirs := strings.Join(got[s], "\n"), strings.Join(got["c"+s], "\n")
+				// The same scope and name; the same value but where CPython's
+				// shows an object as its gdb form ("at remote 0x..").
+				ohead, oval, _ := strings.Cut(ours, " = ")
+				chead, cval, _ := strings.Cut(theirs, " = ")
+				if ohead != chead || oval != cval && !strings.Contains(cval, " at remote 0x") {
+					t.Errorf("gdb: the walker's py-print %s: %q, CPython's %q", s, ours, theirs)
+				}
+			}
+			if t.Failed() {
+				t.Logf("gdb:\n%s", out)
+			}
+
+			// Stripped, and no debug file found: CPython's extension cannot
+			// read the frames, the walker answers py-bt, py-bt-full, py-print.
+			exe, env := testenv.Stripped(t, in.exe)
+			scmd := startSource(t, exe, env, parityPy)
+			defer scmd.Process.Signal(syscall.SIGKILL)
+			sargs := []string{"-iex", "set debug-file-directory " + t.TempDir(), "-p", strconv.Itoa(scmd.Process.Pid),
+				"-ex", "source " + in.oracle, "-ex", "python import pyattach_gdb; pyattach_gdb.claim()"}
+			out = run(t, nil, "gdb", gdbArgs(dir, in, append(sargs, parityCommands("py-")...)...)...)
+			matchParity(t, "gdb stripped", sections(out))
+			if t.Failed() {
+				t.Logf("gdb stripped:\n%s", out)
+			}
+		})
+	}
+	if found == 0 {
+		testenv.Missing(t, "Debian's python3.11 and python3.11-dbg with CPython's gdb extension")
+	}
+}

@@ -1,0 +1,229 @@
+"""Python frames in lldb's own backtrace, through lldb 14's frame-format.
+
+lldb cannot drop or add frames, but its frame-format may call a Python
+function for each frame (${script.frame:FUNCTION}). install() makes the
+frame-format call two:
+- python_frame, first: for a _PyEval_EvalFrameDefault frame, the frame
+  tersely (module`function) and under it the Python frames it runs
+  (read by the walker, so stripped builds work too), innermost first;
+  for a frame of the interpreter's calling machinery
+  (pyattach_walk_native.HELPERS), the frame tersely; "" for the others;
+- usual, then, in a scope around the rest of lldb's own format: it
+  exists (module __getattr__) only while the frame being printed keeps
+  lldb's look. A scope whose script function is missing prints nothing,
+  so a terse frame prints its pc and python_frame's text only.
+Eval loop frames are matched to the walker's groups of Python frames
+(pyattach_walk_native.eval_groups) innermost first; one with no group
+left keeps lldb's look. What a thread's frames are is worked out once
+per stop (the process's stop id), as far as the frames printed.
+
+"pyattach-bt-filter off" puts back the frame-format as it was;
+"settings clear frame-format" gives lldb's default."""
+
+import pyattach_walk as walk
+
+# How lldb finds the two functions: pyattach_lldb is in its session.
+_PREFIX = "pyattach_lldb.pyattach_lldb_bt."
+PYTHON_HOOK = "{${script.frame:%spython_frame}}" % _PREFIX
+USUAL_HOOK = "${script.frame:%susual}" % _PREFIX
+
+# Python frames' lines, under their eval loop frame's.
+INDENT = "        "
+
+_state = {"usual": True}
+# (process, stop id, thread id) -> _Plan of the last stop.
+_plans = {}
+
+
+def register(walker, thread_state):
+    """walker(target, process) gives a Walker with a fresh budget,
+    thread_state(w, thread, process) a thread's state or None."""
+    _state["walker"] = walker
+    _state["thread_state"] = thread_state
+
+
+def with_python_frames(fmt):
+    """fmt (a frame-format as lldb shows it: in double quotes, escaped)
+    with the hooks put in after ${frame.pc}, or None when it has no
+    ${frame.pc} or no ending newline, or has them already."""
+    q = '"' if len(fmt) >= 2 and fmt[0] == fmt[-1] == '"' else ""
+    body = fmt[1:-1] if q else fmt
+    pc = "${frame.pc}"
+    i = body.find(pc)
+    if i < 0 or not body.endswith("\\n") or _PREFIX in body:
+        return None
+    j = i + len(pc)
+    if body.startswith("${ansi.normal}", j):
+        j += len("${ansi.normal}")
+    return q + body[:j] + PYTHON_HOOK + "{" + USUAL_HOOK + body[j:-2] + "}\\n" + q
+
+
+def _format(debugger):
+    vals = debugger.GetInternalVariableValue("frame-format", debugger.GetInstanceName())
+    if vals is None or vals.GetSize() != 1:
+        return None
+    return vals.GetStringAtIndex(0)
+
+
+def install(debugger):
+    """Puts the hooks in debugger's frame-format; True when it has them."""
+    fmt = _format(debugger)
+    if fmt is None:
+        return False
+    if _PREFIX in fmt:
+        return True
+    new = with_python_frames(fmt)
+    if new is None:
+        return False
+    _state["saved"] = fmt
+    debugger.SetInternalVariable("frame-format", new, debugger.GetInstanceName())
+    return _PREFIX in (_format(debugger) or "")
+
+
+def uninstall(debugger):
+    """Puts back the frame-format install() found."""
+    fmt = _format(debugger)
+    if fmt is None or _PREFIX not in fmt:
+        return
+    saved = _state.get("saved")
+    if saved is not None:
+        debugger.SetInternalVariable("frame-format", saved, debugger.GetInstanceName())
+    else:
+        debugger.HandleCommand("settings clear frame-format")
+
+
+def command(debugger, args):
+    """pyattach-bt-filter [on|off]: the message to print, or raises
+    ValueError with the usage."""
+    a = args.strip()
+    if a == "on":
+        if not install(debugger):
+            return "pyattach: this frame-format has no ${frame.pc}; bt shows no Python frames"
+    elif a == "off":
+        uninstall(debugger)
+    elif a:
+        raise ValueError("usage: pyattach-bt-filter [on|off]")
+    on = _PREFIX in (_format(debugger) or "")
+    return "Python frames in bt: %s." % ("on" if on else "off")
+
+
+def __getattr__(name):
+    # usual exists while the frame being printed keeps lldb's look.
+    if name == "usual" and _state["usual"]:
+        return _usual
+    raise AttributeError(name)
+
+
+def _usual(frame, internal_dict):
+    return ""
+
+
+def python_frame(frame, internal_dict):
+    """What the frame-format prints after a frame's pc: see the module's
+    doc. Never raises (lldb would print the traceback)."""
+    _state["usual"] = True
+    try:
+        kind, pys = _plan(frame).kind(frame.GetFrameID())
+    except Exception:
+        return ""
+    if kind is None:
+        return ""
+    _state["usual"] = False
+    out = " " + _terse(frame, kind)
+    for fr in pys:
+        line = "" if fr.lineno is None else ":%d" % fr.lineno
+        out += "\n%s[Python] %s () at %s%s" % (
+            INDENT, walk.escape(fr.qualname or fr.name or "???"), walk.escape(fr.filename or "???"), line)
+    return out
+
+
+def _terse(frame, kind):
+    """module`function of a frame, escaped (names come from the target):
+    an eval loop frame's concrete function, else the frame's own
+    (inlined or not)."""
+    mod = frame.GetModule().GetFileSpec().GetFilename() or "???"
+    if kind == "eval":
+        return "%s`%s" % (walk.escape(mod), walk.escape(_concrete_name(frame) or "???"))
+    out = "%s`%s" % (walk.escape(mod), walk.escape(frame.GetFunctionName() or "???"))
+    if frame.IsInlined():
+        out += " [inlined]"
+    return out
+
+
+def _concrete_name(frame):
+    """The name of the function whose code frame runs (the one functions
+    inlined at its pc are inlined into): from the debug information, else
+    the symbol table (the dynamic one of a stripped build)."""
+    fn = frame.GetFunction()
+    if fn.IsValid() and fn.GetName():
+        return fn.GetName()
+    sym = frame.GetSymbol()
+    return sym.GetName() if sym.IsValid() else None
+
+
+def _is_eval_loop(frame, caller):
+    """Whether frame is a call of the eval loop: its concrete function is
+    the eval loop and it is the last of that call's frames (lldb lists
+    the functions inlined at a pc as frames of their own, with the same
+    CFA, before the function they are inlined into; and it sometimes
+    leaves out the concrete frame after them)."""
+    if not walk.is_eval_loop(_concrete_name(frame)):
+        return False
+    return not caller.IsValid() or caller.GetCFA() != frame.GetCFA()
+
+
+def _plan(frame):
+    """The thread's _Plan at this stop. Raises LookupError while lldb's
+    API cannot read the thread (in a stop report, lldb still holds the
+    process's run lock: frames then keep lldb's look)."""
+    thread = frame.GetThread()
+    process = thread.GetProcess()
+    if thread.GetNumFrames() == 0:
+        raise LookupError("the thread's frames cannot be read now")
+    key = (process.GetUniqueID(), process.GetProcessID(), process.GetStopID(), thread.GetThreadID())
+    p = _plans.get(key)
+    if p is None:
+        if not any(k[:3] == key[:3] for k in _plans):
+            _plans.clear()
+        p = _plans[key] = _Plan(thread, process)
+    return p
+
+
+class _Plan(object):
+    """What each frame of one thread at one stop is: (None, None) for a
+    frame that keeps lldb's look, ("helper", []) for the interpreter's
+    calling machinery, ("eval", Python frames) for an eval loop frame
+    matched to its Python frames. Frames are looked at innermost first,
+    as far as asked."""
+
+    def __init__(self, thread, process):
+        self.thread = thread
+        self.process = process
+        self.kinds = {}
+        self.next = 0
+        self.groups = None
+
+    def kind(self, index):
+        while self.next <= index:
+            i = self.next
+            self.next += 1
+            f = self.thread.GetFrameAtIndex(i)
+            if _is_eval_loop(f, self.thread.GetFrameAtIndex(i + 1)):
+                groups = self._groups()
+                if groups:
+                    self.kinds[i] = ("eval", groups.pop(0))
+            elif walk.is_helper(f.GetFunctionName() or ""):
+                self.kinds[i] = ("helper", [])
+        return self.kinds.get(index, (None, None))
+
+    def _groups(self):
+        if self.groups is None:
+            self.groups = []
+            try:
+                w = _state["walker"](self.process.GetTarget(), self.process)
+                t = _state["thread_state"](w, self.thread, self.process)
+                if t is not None:
+                    self.groups = walk.eval_groups(w.thread_frames(t, max_frames=0))
+            except walk.WalkError:
+                pass
+        return self.groups
