@@ -475,17 +475,19 @@ print("ready", flush=True)
 work(99)'
 
 section_dump_readers() {
-	local base=cmd_pyattach_dump_gdb i cmds=(cmd_pyattach_dump cmd_pyattach_dump_locals)
+	local base=cmd_pyattach_dump_gdb i out cmds=(cmd_pyattach_dump cmd_pyattach_dump_locals)
 	# shellcheck disable=SC2086 # BENCH_PYSTACK_PYTHON is a command line
 	start_python THREADS_PID ${BENCH_PYSTACK_PYTHON:-$PY} -c "$THREADS_APP"
 	if [ -n "${BENCH_PYSTACK:-}" ]; then
 		base=cmd_pystack
 		cmds+=(cmd_pyattach_dump_gdb)
-		cmd_pystack "$THREADS_PID" | grep -q 'in leaf' || { echo "$0: error: ${LABEL[cmd_pystack]} shows no leaf frame" >&2; exit 1; }
+		out=$(cmd_pystack "$THREADS_PID" 2>&1) || true
+		grep -q 'in leaf' <<<"$out" || { echo "$0: error: ${LABEL[cmd_pystack]} shows no leaf frame:" >&2; echo "$out" >&2; exit 1; }
 	else
 		echo "dump: BENCH_PYSTACK not set: pyattach dump compared with its gdb reader"
 	fi
-	"$PYATTACH" dump "$THREADS_PID" | grep -q 'in leaf' || { echo "$0: error: ${LABEL[cmd_pyattach_dump]} shows no leaf frame" >&2; exit 1; }
+	out=$("$PYATTACH" dump "$THREADS_PID" 2>&1) || true
+	grep -q 'in leaf' <<<"$out" || { echo "$0: error: ${LABEL[cmd_pyattach_dump]} shows no leaf frame:" >&2; echo "$out" >&2; exit 1; }
 	echo "dump -v, where the time goes (3 runs):"
 	for ((i = 0; i < 3; i++)); do
 		"$PYATTACH" dump -v "$THREADS_PID" 2>&1 >/dev/null | grep -E '^pyattach: (reader|resolve)' | sed 's/^/  /'
