@@ -14,6 +14,11 @@
 # /usr/lib/debug) the file the srcscan section scans.
 # BENCH_STARTUP_ROUNDS (default 50) rounds of the startup section, whose
 # runs take milliseconds.
+# BENCH_PYSTACK a command that runs pystack (words split at spaces, e.g.
+# "chroot /srv/root /opt/pystack/bin/pystack"): the dump section then
+# times `pystack remote PID` beside pyattach dump, on a 4-thread process
+# started with BENCH_PYSTACK_PYTHON (default BENCH_PYTHON; e.g.
+# "chroot /srv/root /usr/bin/python3", for a pystack that runs there).
 #
 # Needs bash 4.4+, coreutils, Go (to build pyattach), gcc, gdb and the
 # Python named above. Runs as root or with ptrace allowed, since gdb
@@ -215,6 +220,9 @@ print(len(mods), sum(1 for m in mods if m.get("build_id")))
 	fi
 }
 
+# MED holds the medians of the last compare, by command.
+declare -A MED
+
 # compare TITLE PID BASELINE CMD...: one warm-up run of every command,
 # then ROUNDS rounds running each command once, interleaved (the order
 # rotates every round so no command always runs first). Prints median and
@@ -239,6 +247,9 @@ compare() {
 	done
 	local -A med=() least=()
 	medians samples med least "${cmds[@]}"
+	for c in "${cmds[@]}"; do
+		MED[$c]=${med[$c]}
+	done
 	table_head 34 "$title"
 	for c in "${cmds[@]}"; do
 		if [ "$c" = "$base" ]; then
@@ -399,6 +410,7 @@ section_gdb_pybt_manylibs() {
 # against the best hand-written py-bt line (Debian's -dbg debug file and
 # CPython's auto-loaded extension). The issue's target: at most 0.25 x.
 LABEL[cmd_pyattach_dump]="pyattach dump PID"
+THREADS_PID=
 cmd_pyattach_dump() { "$PYATTACH" dump "$1"; }
 LABEL[cmd_pyattach_gdb_fast_batch]="pyattach --fast gdb -p PID py-bt"
 cmd_pyattach_gdb_fast_batch() { "$PYATTACH" --fast gdb -p "$1" -batch -ex py-bt; }
@@ -444,6 +456,8 @@ section_dump() {
 		exit 1
 	fi
 	compare "dump --native: merged stacks vs gdb's thread apply all bt, small process" "$SMALL_PID" cmd_gdb_bt_all cmd_pyattach_dump_native cmd_gdb_bt_nodebug
+
+	section_dump_readers
 }
 LABEL[cmd_pyattach_dump_native]="pyattach dump --native PID"
 cmd_pyattach_dump_native() { "$PYATTACH" dump --native "$1"; }
@@ -451,6 +465,58 @@ LABEL[cmd_gdb_bt_all]="gdb -p PID thread apply all bt"
 cmd_gdb_bt_all() { gdb -nx -batch -p "$1" -ex 'thread apply all bt'; }
 LABEL[cmd_gdb_bt_nodebug]="same, no separate debug files"
 cmd_gdb_bt_nodebug() { gdb -nx -batch -iex 'set debug-file-directory' -iex 'set auto-load off' -p "$1" -ex 'thread apply all bt'; }
+
+# The direct reader (the default) and dump --locals against pystack
+# remote when BENCH_PYSTACK names one, else against dump with gdb, on a
+# process of 4 threads with locals. The issue's target: dump at most
+# 0.5 x pystack remote, --locals at most 20% over dump.
+LABEL[cmd_pyattach_dump_locals]="pyattach dump --locals PID"
+cmd_pyattach_dump_locals() { "$PYATTACH" dump --locals "$1"; }
+LABEL[cmd_pyattach_dump_gdb]="pyattach dump --reader gdb PID"
+cmd_pyattach_dump_gdb() { "$PYATTACH" dump --reader gdb "$1"; }
+LABEL[cmd_pystack]="pystack remote PID"
+# shellcheck disable=SC2086 # BENCH_PYSTACK is a command line
+cmd_pystack() { $BENCH_PYSTACK remote "$1"; }
+LABEL[cmd_pystack_native]="pystack remote --native PID"
+# shellcheck disable=SC2086 # BENCH_PYSTACK is a command line
+cmd_pystack_native() { $BENCH_PYSTACK remote --native "$1"; }
+
+THREADS_APP='import threading, time
+def leaf(n):
+    table = {"n": n, "items": list(range(8)), "name": "worker-%d" % n}
+    time.sleep(3600)
+def work(n):
+    leaf(n)
+for i in range(3):
+    threading.Thread(target=work, args=(i,), daemon=True).start()
+time.sleep(0.2)
+print("ready", flush=True)
+work(99)'
+
+section_dump_readers() {
+	local base=cmd_pyattach_dump_gdb i out cmds=(cmd_pyattach_dump cmd_pyattach_dump_locals)
+	# shellcheck disable=SC2086 # BENCH_PYSTACK_PYTHON is a command line
+	start_python THREADS_PID ${BENCH_PYSTACK_PYTHON:-$PY} -c "$THREADS_APP"
+	if [ -n "${BENCH_PYSTACK:-}" ]; then
+		base=cmd_pystack
+		cmds+=(cmd_pyattach_dump_gdb)
+		out=$(cmd_pystack "$THREADS_PID" 2>&1) || true
+		grep -q 'in leaf' <<<"$out" || { echo "$0: error: ${LABEL[cmd_pystack]} shows no leaf frame:" >&2; echo "$out" >&2; exit 1; }
+	else
+		echo "dump: BENCH_PYSTACK not set: pyattach dump compared with its gdb reader"
+	fi
+	out=$("$PYATTACH" dump "$THREADS_PID" 2>&1) || true
+	grep -q 'in leaf' <<<"$out" || { echo "$0: error: ${LABEL[cmd_pyattach_dump]} shows no leaf frame:" >&2; echo "$out" >&2; exit 1; }
+	echo "dump -v, where the time goes (3 runs):"
+	for ((i = 0; i < 3; i++)); do
+		"$PYATTACH" dump -v "$THREADS_PID" 2>&1 >/dev/null | grep -E '^pyattach: (reader|resolve)' | sed 's/^/  /'
+	done
+	compare "dump: direct reader, 4 threads (target: at most 0.5 x pystack remote; --locals at most 1.2 x dump)" "$THREADS_PID" "$base" "${cmds[@]}"
+	echo "  ${LABEL[cmd_pyattach_dump_locals]} = $(ratio "${MED[cmd_pyattach_dump_locals]}" "${MED[cmd_pyattach_dump]}") x ${LABEL[cmd_pyattach_dump]}"
+	if [ -n "${BENCH_PYSTACK:-}" ]; then
+		compare "dump --native: merged stacks vs pystack remote --native, 4 threads (target: at most 1.0 x)" "$THREADS_PID" cmd_pystack_native cmd_pyattach_dump_native
+	fi
+}
 
 # Fetching 32 debug files from a debuginfod server that answers each
 # request after 100 ms: pyattach's client (parallel) against a

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"os/exec"
 	"strings"
 	"syscall"
@@ -21,7 +22,8 @@ type DumpCmd struct {
 	Target  string `arg:"" help:"The PID of a Python process (a venv's python too) or a core file."`
 	JSON    bool   `help:"Print one JSON object: pid or core, python.version, threads[] with tid, name, frames[] (function, file, line), innermost first."`
 	Native  bool   `help:"Add each thread's C frames, merged with its Python frames into one stack (JSON: stack[] with kind, function, file, line, pc; native[] as gdb unwound them)."`
-	Verbose bool   `short:"v" help:"Also print gdb's own messages and what the walk cost (memory reads, seconds), on stderr."`
+	Verbose bool   `short:"v" help:"Also print which reader ran, how long each step took, gdb's own messages and what the walk cost (memory reads, seconds), on stderr."`
+	Reader  string `default:"auto" enum:"auto,gdb,direct" help:"How the process's memory is read: direct (stop it with ptrace, a system python3 reads /proc/PID/mem; live processes without --native), gdb (gdb in batch mode), auto (direct when it can run, else gdb)."`
 	Locals  bool   `help:"Add each frame's local variables, as repr() shows them, bounded (JSON: locals, an object of name -> repr)."`
 	// The walk's bounds; the defaults are the walker's (MAX_FRAMES in
 	// pyattach_walk_frames.py, MAX_READS and TIMEOUT in
@@ -38,12 +40,18 @@ const exitPartial = exitError(3)
 // Help is shown by `pyattach dump --help`.
 func (c *DumpCmd) Help() string {
 	return `What every thread of a process or core is doing in Python, in one
-command. pyattach starts gdb in batch mode with its own stack walker, which
-reads the interpreter's memory alone: no debug information is read (none
-is needed, so stripped interpreters work too) and gdb loads no shared
-library's symbols, which makes it several times faster than py-bt.
-_PyRuntime's address is computed from the ELF symbol table and the
-process's mappings (or the core's) before gdb starts.
+command. pyattach's own stack walker reads the interpreter's memory alone:
+no debug information is read (none is needed, so stripped interpreters
+work too). _PyRuntime's address is computed from the ELF symbol table and
+the process's mappings (or the core's) first.
+
+Readers (--reader): direct, the default for a live process: pyattach
+stops every thread with ptrace and a system python3 (/usr/bin/python3,
+only if root alone can change it; run with -I -S, no environment) reads
+/proc/PID/mem; the process is let go as soon as its stacks are read. gdb:
+gdb in batch mode with the walker, loading no shared library's symbols;
+used for cores, for --native, and by auto when the direct reader cannot
+run (no trusted python3, ptrace refused). -v says which ran.
 
 Output: per OS thread, its kernel thread id and name, then its Python
 frames as py-bt prints them, innermost first, with the source lines as
@@ -76,22 +84,25 @@ Examples:
   pyattach dump 12345
   pyattach dump --json 12345 | jq '.threads[] | {tid, top: .frames[0]}'
   pyattach dump core.12345
-  pyattach dump --native 12345          # C and Python frames, one stack`
+  pyattach dump --native 12345          # C and Python frames, one stack
+  pyattach dump --reader gdb 12345      # read through gdb`
 }
 
 // Run dumps every thread's Python stack (cmd/internal/dump, wired to the
 // flags, the environment and the configuration).
 func (c *DumpCmd) Run(g *Globals, app *App, cfg *Config) error {
 	opts := dump.Options{Target: c.Target, JSON: c.JSON, Native: c.Native, Verbose: c.Verbose, Locals: c.Locals,
-		MaxFrames: c.MaxFrames, MaxReads: c.MaxReads, Timeout: c.Timeout}
+		Reader: c.Reader, MaxFrames: c.MaxFrames, MaxReads: c.MaxReads, Timeout: c.Timeout}
 	svc := &dump.Services{
-		ProcRoot:  g.ProcRoot,
-		Env:       app.Env,
-		Cwd:       app.Cwd,
-		Stdout:    app.Stdout,
-		Stderr:    app.Stderr,
-		GDB:       func() (string, error) { return findDebugger(app.Env, "gdb") },
-		WalkerDir: func() (string, error) { return writeWalker(app.dirs()) },
+		ProcRoot:    g.ProcRoot,
+		Env:         app.Env,
+		Cwd:         app.Cwd,
+		Stdout:      app.Stdout,
+		Stderr:      app.Stderr,
+		GDB:         func() (string, error) { return findDebugger(app.Env, "gdb") },
+		Python:      dump.SystemPython,
+		StartReader: startReader,
+		WalkerDir:   func() (string, error) { return writeWalker(app.dirs()) },
 		WorkDir: func() (string, error) {
 			return safefs.PrivateDir(app.dirs().CacheHome, environ.Name, "dump")
 		},
@@ -153,6 +164,8 @@ func explainDump(err error) error {
 		return withHint(err, "run as the process's user or with sudo, or allow ptrace: echo 0 | sudo tee /proc/sys/kernel/yama/ptrace_scope")
 	case dump.KindNoStacks:
 		return withHint(err, "see gdb's own messages with: pyattach dump --verbose %s", e.Arg())
+	case dump.KindReader:
+		return withHint(err, "a core and --native are read with gdb: pyattach dump --reader gdb %s", e.Arg())
 	case dump.KindWalker:
 		return withHint(err, "CPython's own extension may still read it, with debug information: %s", e.GDBCommand())
 	}
@@ -172,4 +185,59 @@ func runGDB(ctx context.Context, env []string, name string, args ...string) (str
 	cmd.WaitDelay = 10 * time.Second
 	err := cmd.Run()
 	return out.String(), err
+}
+
+// readerProc is a direct reader started by startReader.
+type readerProc struct {
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	stdout io.Reader
+	stderr bytes.Buffer
+}
+
+func (p *readerProc) Stdin() io.WriteCloser { return p.stdin }
+func (p *readerProc) Stdout() io.Reader     { return p.stdout }
+func (p *readerProc) Stderr() string        { return p.stderr.String() }
+func (p *readerProc) Kill()                 { p.cmd.Process.Kill() }
+func (p *readerProc) Wait() error           { return p.cmd.Wait() }
+
+// maxReaderStderr bounds what dump keeps of the direct reader's stderr.
+const maxReaderStderr = 64 << 10
+
+// startReader is dump's StartReader: name with args, no environment, in
+// "/", stdin and stdout piped, stderr kept (bounded).
+func startReader(name string, args ...string) (dump.Proc, error) {
+	p := &readerProc{cmd: exec.Command(name, args...)}
+	p.cmd.Env = []string{}
+	p.cmd.Dir = "/"
+	p.cmd.Stderr = &boundedWriter{w: &p.stderr, n: maxReaderStderr}
+	var err error
+	if p.stdin, err = p.cmd.StdinPipe(); err != nil {
+		return nil, err
+	}
+	if p.stdout, err = p.cmd.StdoutPipe(); err != nil {
+		return nil, err
+	}
+	if err := p.cmd.Start(); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// boundedWriter writes at most n bytes to w and drops the rest.
+type boundedWriter struct {
+	w io.Writer
+	n int
+}
+
+func (b *boundedWriter) Write(p []byte) (int, error) {
+	k := len(p)
+	if len(p) > b.n {
+		p = p[:b.n]
+	}
+	b.n -= len(p)
+	if len(p) > 0 {
+		b.w.Write(p)
+	}
+	return k, nil
 }

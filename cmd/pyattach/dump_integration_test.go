@@ -460,9 +460,16 @@ func TestDumpTracedAlready(t *testing.T) {
 	for i := 0; i < 100 && tracerOf("/proc", cmd.Process.Pid) == ""; i++ {
 		time.Sleep(50 * time.Millisecond)
 	}
-	code, _, stderr := runPyattach(t, pyattachBin(t), scriptEnv(t.TempDir()), "dump", pid)
+	// The direct reader cannot stop it either: dump falls back to gdb,
+	// which says why it cannot attach; -v says so.
+	code, _, stderr := runPyattach(t, pyattachBin(t), scriptEnv(t.TempDir()), "dump", "-v", pid)
 	want := fmt.Sprintf("hint: the process is traced already, by %d (strace)", tr.Process.Pid)
-	if code != 1 || !strings.Contains(stderr, "gdb cannot attach") || !strings.Contains(stderr, want) {
+	if code != 1 || !strings.Contains(stderr, "gdb cannot attach") || !strings.Contains(stderr, want) ||
+		!strings.Contains(stderr, "the direct reader cannot run (cannot stop process "+pid+" with ptrace") {
 		t.Errorf("exit %d, stderr:\n%s\nwant %q", code, stderr, want)
+	}
+	code, _, stderr = runPyattach(t, pyattachBin(t), scriptEnv(t.TempDir()), "dump", "--reader", "direct", pid)
+	if code != 1 || !strings.Contains(stderr, "cannot stop process "+pid+" with ptrace") || !strings.Contains(stderr, want) {
+		t.Errorf("--reader direct: exit %d, stderr:\n%s\nwant %q", code, stderr, want)
 	}
 }

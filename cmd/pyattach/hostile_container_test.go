@@ -398,10 +398,15 @@ func checkHostileDump(t *testing.T, what string, pid int, p *hostilePlant, env [
 		checkDumpText(t, what, pythonOnly(out), pid, named)
 	}
 
-	code, out, errOut = runPyattach(t, pyattachBin(t), env, append(append([]string{"dump", "--json"}, flags...), strconv.Itoa(pid))...)
+	// The default reader of a live process is the direct one (ptrace,
+	// the host's python3 over /proc/PID/mem), in a container too.
+	code, out, errOut = runPyattach(t, pyattachBin(t), env, append(append([]string{"dump", "-v", "--json"}, flags...), strconv.Itoa(pid))...)
 	checkNoMarkers(t, what+" --json", p)
 	if code != 0 {
 		t.Fatalf("%s --json: exit %d\n%s%s", what, code, out, errOut)
+	}
+	if len(flags) == 0 && !strings.Contains(errOut, "pyattach: reader: direct") {
+		t.Errorf("%s -v --json: the direct reader did not run:\n%s", what, errOut)
 	}
 	var d dumpOutput
 	if err := json.Unmarshal([]byte(out), &d); err != nil {

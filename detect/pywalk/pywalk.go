@@ -18,6 +18,9 @@ var pyFiles embed.FS
 const (
 	GDBModule  = "pyattach_gdb"
 	LLDBModule = "pyattach_lldb"
+	// ProcModule is the direct reader of `pyattach dump`: no debugger, a
+	// system python3 over /proc/PID/mem.
+	ProcModule = "pyattach_proc"
 )
 
 // Files returns the walker's files by base name: the Python modules and

@@ -9,7 +9,7 @@ import (
 
 // TestFilesShipEveryModule: every walker module a file imports is among
 // Files (so it is written to the walker's directory and counted in its
-// Digest), and the gdb and lldb adapters reach the core through
+// Digest), and the gdb, lldb and direct adapters reach the core through
 // pyattach_walk only (their own modules, pyattach_gdb_*, beside it).
 func TestFilesShipEveryModule(t *testing.T) {
 	files := Files()
@@ -29,7 +29,7 @@ func TestFilesShipEveryModule(t *testing.T) {
 				t.Errorf("%s imports %s, which Files does not ship", name, mod)
 			}
 			adapter := strings.TrimSuffix(name, ".py")
-			if (adapter == GDBModule || adapter == LLDBModule) && mod != "pyattach_walk" && !strings.HasPrefix(mod, adapter+"_") {
+			if (adapter == GDBModule || adapter == LLDBModule || adapter == ProcModule) && mod != "pyattach_walk" && !strings.HasPrefix(mod, adapter+"_") {
 				t.Errorf("adapter %s imports %s: adapters use the core through pyattach_walk (and their own %s_* modules)", name, mod, adapter)
 			}
 		}

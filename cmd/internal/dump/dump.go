@@ -2,6 +2,7 @@ package dump
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/pyattach/pyattach/cmd/internal/planner"
+	"github.com/pyattach/pyattach/cmd/internal/ptrace"
 	"github.com/pyattach/pyattach/cmd/internal/textline"
 	"github.com/pyattach/pyattach/detect/nativesym"
 	"github.com/pyattach/pyattach/detect/safefs"
@@ -28,8 +30,11 @@ type Options struct {
 	// the symbol tables, file and line from the DWARF line table of the
 	// one unit holding each pc (nativesym).
 	Native bool
-	// Verbose copies gdb's own messages and the walk's cost to Stderr.
+	// Verbose copies gdb's own messages, the reader that ran, the time of
+	// each step and the walk's cost to Stderr.
 	Verbose bool
+	// Reader is ReaderAuto (""), ReaderGDB or ReaderDirect.
+	Reader string
 	// Locals adds each frame's local variables (name and repr).
 	Locals bool
 	// MaxFrames, MaxReads and Timeout bound the walk (0: no bound).
@@ -54,6 +59,11 @@ type Services struct {
 	Stdout, Stderr io.Writer
 	// GDB returns gdb's path.
 	GDB func() (string, error)
+	// Python returns the direct reader's interpreter (SystemPython).
+	Python func() (string, error)
+	// StartReader starts the direct reader, name with args, with no
+	// environment, in "/", its stdin and stdout piped.
+	StartReader func(name string, args ...string) (Proc, error)
 	// WalkerDir writes the walker and returns its directory.
 	WalkerDir func() (string, error)
 	// WorkDir returns a private directory (safefs.PrivateDir) for gdb's
@@ -77,6 +87,8 @@ func GDBGrace(timeout time.Duration) time.Duration {
 // Run dumps every thread's Python stack of opts.Target. It returns
 // ErrPartial, after printing, when the walk stopped at its budget.
 func Run(ctx context.Context, opts Options, svc *Services) error {
+	var tm Timings
+	t0 := time.Now()
 	t, err := Resolve(ctx, opts.Target, svc)
 	if err != nil {
 		return err
@@ -85,16 +97,17 @@ func Run(ctx context.Context, opts Options, svc *Services) error {
 	if err != nil {
 		return err
 	}
-	gdb, err := svc.GDB()
+	reader, err := t.Reader(opts)
 	if err != nil {
 		return err
 	}
+	tm.Resolve = time.Since(t0)
 	wdir, err := svc.WalkerDir()
 	if err != nil {
 		return err
 	}
-	// gdb writes the stacks to a file in a private directory, not to its
-	// stdout, so that none of its own messages can corrupt them.
+	// The reader writes the stacks to a file in a private directory, not
+	// to its stdout, so that none of gdb's own messages can corrupt them.
 	dir, err := svc.WorkDir()
 	if err != nil {
 		return &Error{Kind: KindWorkDir, Err: err}
@@ -104,6 +117,33 @@ func Run(ctx context.Context, opts Options, svc *Services) error {
 		return err
 	}
 	defer out.Cleanup()
+	if reader == ReaderDirect {
+		data, err := t.readDirect(ctx, opts, svc, runtime, wdir, out.Name(), &tm)
+		if err == nil {
+			if opts.Verbose {
+				fmt.Fprintf(svc.Stderr, "pyattach: reader: direct (a system python3 reading /proc/%d/mem)\n", t.PID)
+				fmt.Fprintf(svc.Stderr, "pyattach: resolve %s; python start %s; stop %d threads %s; walk %s; process stopped %s; after resume %s\n",
+					ms(tm.Resolve), ms(tm.Start), tm.Threads, ms(tm.Stop), ms(tm.Walk), ms(tm.Held), ms(tm.Rest))
+			}
+			return t.report(data, "", nil, nil, opts, svc)
+		}
+		var pe *ptrace.Error
+		if opts.Reader == ReaderDirect || !fallback(err) {
+			if errors.As(err, &pe) {
+				e := t.fail(KindAttach, fmt.Errorf("%s: %w", t.name(), err))
+				e.Tracer = TracerOf(t.procRoot, t.PID)
+				return e
+			}
+			return err
+		}
+		if opts.Verbose {
+			fmt.Fprintf(svc.Stderr, "pyattach: the direct reader cannot run (%v); reading with gdb\n", err)
+		}
+	}
+	gdb, err := svc.GDB()
+	if err != nil {
+		return err
+	}
 
 	d := plan.Dump{
 		Target:    opts.Target,
@@ -184,9 +224,12 @@ func Run(ctx context.Context, opts Options, svc *Services) error {
 			defer tab.Close()
 		}
 	}
+	tg := time.Now()
 	log, runErr := svc.Run(gctx, svc.Env, gdb, argv...)
+	tm.Debugger = time.Since(tg)
 	if opts.Verbose {
 		io.WriteString(svc.Stderr, log)
+		fmt.Fprintf(svc.Stderr, "pyattach: reader: gdb\npyattach: resolve %s; gdb %s\n", ms(tm.Resolve), ms(tm.Debugger))
 	}
 	if err := ctx.Err(); err != nil {
 		return err
@@ -198,6 +241,13 @@ func Run(ctx context.Context, opts Options, svc *Services) error {
 	if err != nil || len(data) == 0 {
 		return t.gdbFailure(log, runErr)
 	}
+	return t.report(data, log, runErr, tab, opts, svc)
+}
+
+// report prints the stacks the reader wrote as JSON (data); log and
+// runErr are gdb's, when it ran; tab names the C frames gdb unwound
+// without debug information (--native).
+func (t *Target) report(data []byte, log string, runErr error, tab *nativesym.Table, opts Options, svc *Services) error {
 	wd, err := ParseWalker(data)
 	if err != nil {
 		return err

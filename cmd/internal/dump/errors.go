@@ -44,6 +44,9 @@ const (
 	KindNoStacks
 	// KindWalker: the walker could not read the stacks.
 	KindWalker
+	// KindReader: --reader names no reader, or one that cannot read the
+	// target.
+	KindReader
 )
 
 // Error is a failure of dump, with what the command needs to explain it.

@@ -1,0 +1,245 @@
+package dump
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/pyattach/pyattach/cmd/internal/ptrace"
+	"github.com/pyattach/pyattach/detect/safefs"
+)
+
+// Readers of a process's memory (Options.Reader).
+const (
+	// ReaderAuto is the direct reader for a live process, gdb for a core,
+	// for --native, or when the direct reader cannot run (no trusted
+	// python3, ptrace refused).
+	ReaderAuto = "auto"
+	// ReaderGDB is gdb in batch mode with the walker.
+	ReaderGDB = "gdb"
+	// ReaderDirect stops the process with ptrace and has a system python3
+	// run the walker over /proc/PID/mem (ProcModule).
+	ReaderDirect = "direct"
+)
+
+// ProcModule is the direct reader's file in the walker's directory.
+const ProcModule = "pyattach_proc.py"
+
+// SystemPythons are where the direct reader's interpreter is looked for,
+// in order: the system's own, never the target's.
+var SystemPythons = []string{"/usr/bin/python3", "/bin/python3"}
+
+// ErrNoSystemPython: no interpreter among SystemPythons is root's alone.
+var ErrNoSystemPython = errors.New("no trusted system python3")
+
+// SystemPython returns the first of SystemPythons that only root can
+// change (every directory, link and the file itself: safefs.CheckTrusted).
+func SystemPython() (string, error) {
+	var why []string
+	for _, p := range SystemPythons {
+		err := safefs.CheckTrusted(p, 0)
+		if err == nil {
+			return p, nil
+		}
+		if !errors.Is(err, os.ErrNotExist) {
+			why = append(why, err.Error())
+		}
+	}
+	if len(why) > 0 {
+		return "", fmt.Errorf("%w (%s)", ErrNoSystemPython, strings.Join(why, "; "))
+	}
+	return "", fmt.Errorf("%w (none of %s)", ErrNoSystemPython, strings.Join(SystemPythons, ", "))
+}
+
+// Reader chooses the reader for t: ReaderGDB or ReaderDirect (auto is
+// direct for a live process without --native).
+func (t *Target) Reader(opts Options) (string, error) {
+	switch opts.Reader {
+	case "", ReaderAuto:
+		if t.PID != 0 && !opts.Native {
+			return ReaderDirect, nil
+		}
+		return ReaderGDB, nil
+	case ReaderGDB:
+		return ReaderGDB, nil
+	case ReaderDirect:
+		if t.PID == 0 || opts.Native {
+			return "", t.fail(KindReader, fmt.Errorf("%s: --reader direct reads a live process's Python stacks only (not a core, not --native)", t.name()))
+		}
+		return ReaderDirect, nil
+	}
+	return "", &Error{Kind: KindReader, Err: fmt.Errorf("dump: unknown reader %q (auto, gdb or direct)", opts.Reader)}
+}
+
+// fallback reports whether the direct reader's err lets auto use gdb
+// instead: it could not start (no trusted python3, ptrace refused).
+func fallback(err error) bool {
+	var pe *ptrace.Error
+	return errors.Is(err, ErrNoSystemPython) || errors.As(err, &pe)
+}
+
+// Proc is a running direct reader (Services.StartReader).
+type Proc interface {
+	// Stdin and Stdout are pipes to and from the reader.
+	Stdin() io.WriteCloser
+	Stdout() io.Reader
+	// Stderr is what it wrote there (bounded), once Wait returned.
+	Stderr() string
+	Kill()
+	Wait() error
+}
+
+// Timings is how long each step of a dump took, for -v.
+type Timings struct {
+	Resolve  time.Duration // the interpreter, _PyRuntime's address
+	Stop     time.Duration // every thread stopped (direct)
+	Threads  int           // threads stopped
+	Start    time.Duration // python3 started and the walker loaded (direct)
+	Walk     time.Duration // stacks read while the process was stopped (direct)
+	Held     time.Duration // the process stopped in all (direct)
+	Rest     time.Duration // after it was resumed: source lines, output
+	Debugger time.Duration // gdb, from start to end (gdb)
+}
+
+// readDirect stops t's process, runs the walker in a system python3 over
+// /proc/PID/mem and returns the JSON it wrote to output. The process is
+// resumed once its stacks are read, and whatever happens (an error, a
+// timeout, ctx cancelled by SIGINT or SIGTERM).
+func (t *Target) readDirect(ctx context.Context, opts Options, svc *Services, runtime uint64, wdir, output string, tm *Timings) ([]byte, error) {
+	python, err := svc.Python()
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := json.Marshal(map[string]any{
+		"pid": t.PID, "runtime": runtime, "version": t.Res.Python.Version, "flags": t.Res.Python.ABIFlags,
+		"output": output, "source": !opts.JSON, "locals": opts.Locals, "max_frames": opts.MaxFrames,
+		"max_reads": opts.MaxReads, "timeout": opts.Timeout.Seconds(),
+	})
+	if err != nil {
+		return nil, err
+	}
+	gctx, cancel := ctx, context.CancelFunc(func() {})
+	if opts.Timeout > 0 {
+		gctx, cancel = context.WithTimeout(ctx, GDBGrace(opts.Timeout))
+	}
+	defer cancel()
+
+	// python3 starts and loads the walker before the process is stopped:
+	// it is held only while its stacks are read.
+	t1 := time.Now()
+	cmd, err := svc.StartReader(python, "-I", "-S", filepath.Join(wdir, ProcModule), string(cfg))
+	if err != nil {
+		return nil, t.fail(KindNoStacks, fmt.Errorf("%s: cannot run %s: %w", t.name(), python, err))
+	}
+	stdin, stdout := cmd.Stdin(), cmd.Stdout()
+	defer stdin.Close()
+	lines, done := make(chan string), make(chan struct{})
+	defer close(done)
+	go func() {
+		defer close(lines)
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			select {
+			case lines <- sc.Text():
+			case <-done:
+				return
+			}
+		}
+	}()
+	var (
+		s     *ptrace.Stopped
+		t0    time.Time
+		tWalk time.Time
+	)
+	let := func() {
+		if s != nil && tm.Held == 0 {
+			s.Resume()
+			tm.Held = time.Since(t0)
+		}
+	}
+	defer let()
+	quit := func() {
+		cmd.Kill()
+		let()
+		cmd.Wait()
+	}
+loop:
+	for {
+		select {
+		case l, ok := <-lines:
+			if !ok {
+				break loop
+			}
+			switch {
+			case l == "ready" && s == nil:
+				tm.Start = time.Since(t1)
+				t0 = time.Now()
+				s, err = ptrace.Stop(gctx, t.procRoot, t.PID)
+				if err != nil {
+					quit()
+					if ctx.Err() != nil {
+						return nil, ctx.Err()
+					}
+					if gctx.Err() != nil {
+						return nil, t.fail(KindTimeout, fmt.Errorf("%s: its threads did not stop within %v (the process is not left stopped)", t.name(), GDBGrace(opts.Timeout)))
+					}
+					return nil, err
+				}
+				tWalk = time.Now()
+				tm.Stop, tm.Threads = tWalk.Sub(t0), s.Threads()
+				io.WriteString(stdin, "go\n")
+			case l == "detach" && s != nil:
+				tm.Walk = time.Since(tWalk)
+				let()
+				io.WriteString(stdin, "\n")
+			}
+		case <-gctx.Done():
+			quit()
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			return nil, t.fail(KindTimeout, fmt.Errorf("%s: the reader did not finish within %v; it was stopped (the process is not left stopped)", t.name(), GDBGrace(opts.Timeout)))
+		}
+	}
+	if s == nil {
+		tWalk = time.Now()
+	}
+	if tm.Walk == 0 {
+		tm.Walk = time.Since(tWalk)
+	}
+	let()
+	t2 := time.Now()
+	runErr := cmd.Wait()
+	stdin.Close()
+	data, err := os.ReadFile(output)
+	tm.Rest = time.Since(t2)
+	if err != nil || len(data) == 0 {
+		msg := strings.TrimSpace(cmd.Stderr())
+		if i := strings.LastIndexByte(msg, '\n'); i >= 0 {
+			msg = msg[i+1:]
+		}
+		if msg == "" && runErr != nil {
+			msg = runErr.Error()
+		}
+		if opts.Verbose {
+			io.WriteString(svc.Stderr, cmd.Stderr())
+		}
+		return nil, t.fail(KindNoStacks, fmt.Errorf("%s: the direct reader (%s) wrote no stacks: %s", t.name(), python, msg))
+	}
+	if opts.Verbose {
+		io.WriteString(svc.Stderr, cmd.Stderr())
+	}
+	return data, nil
+}
+
+// ms is d in milliseconds for -v.
+func ms(d time.Duration) string {
+	return fmt.Sprintf("%.1f ms", float64(d)/float64(time.Millisecond))
+}
