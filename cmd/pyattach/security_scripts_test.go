@@ -78,9 +78,7 @@ func emptyDir(t *testing.T, dir string) {
 // pyattach gdb refuses, names the link's owner and the fixes, and writes
 // nothing where the link points. (Issue 9, class 4.)
 func TestSecurityScriptsCachePlantedLink(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root to plant a link owned by uid 65534")
-	}
+	testenv.NeedRoot(t, "to plant a link owned by uid 65534")
 	args := gdbLaunchArgs(t)
 	bin := pyattachBin(t)
 	for _, at := range []string{"pyattach/scripts", "pyattach"} {
@@ -196,9 +194,7 @@ func TestSecurityScriptsCacheUnwritable(t *testing.T) {
 		check(t, code, stderr)
 	})
 	t.Run("nobody", func(t *testing.T) {
-		if os.Geteuid() != 0 {
-			t.Skip("needs root to run as uid 65534")
-		}
+		testenv.NeedRoot(t, "to run as uid 65534")
 		setpriv := testenv.Need(t, "setpriv")
 		// A copy of the binary that uid 65534 may run.
 		dir := t.TempDir()
