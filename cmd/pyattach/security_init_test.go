@@ -300,9 +300,7 @@ func initTrustRefused(t *testing.T, home, project, what, want string) {
 // exact line it writes.
 func TestSecurityInitUserGDBInit(t *testing.T) {
 	testenv.Debian(t)
-	if os.Geteuid() != 0 {
-		t.Skip("needs root to give files to another user")
-	}
+	testenv.NeedRoot(t, "to give files to another user")
 	const nobody = 65534
 	setup := func(t *testing.T) (home, project, line string) {
 		home = filepath.Join(t.TempDir(), "home")
@@ -413,9 +411,7 @@ func TestSecurityInitUserGDBInit(t *testing.T) {
 // would run whatever they put in its .gdbinit.
 func TestSecurityInitProjectOthersCanChange(t *testing.T) {
 	testenv.Debian(t)
-	if os.Geteuid() != 0 {
-		t.Skip("needs root to give files to another user")
-	}
+	testenv.NeedRoot(t, "to give files to another user")
 	for name, change := range map[string]func(string) error{
 		"writable by others": func(d string) error { return os.Chmod(d, 0o777) },
 		"owned by nobody":    func(d string) error { return os.Chown(d, 65534, 65534) },

@@ -78,9 +78,7 @@ func emptyDir(t *testing.T, dir string) {
 // pyattach gdb refuses, names the link's owner and the fixes, and writes
 // nothing where the link points. (Issue 9, class 4.)
 func TestSecurityScriptsCachePlantedLink(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root to plant a link owned by uid 65534")
-	}
+	testenv.NeedRoot(t, "to plant a link owned by uid 65534")
 	args := gdbLaunchArgs(t)
 	bin := pyattachBin(t)
 	for _, at := range []string{"pyattach/scripts", "pyattach"} {
@@ -196,9 +194,7 @@ func TestSecurityScriptsCacheUnwritable(t *testing.T) {
 		check(t, code, stderr)
 	})
 	t.Run("nobody", func(t *testing.T) {
-		if os.Geteuid() != 0 {
-			t.Skip("needs root to run as uid 65534")
-		}
+		testenv.NeedRoot(t, "to run as uid 65534")
 		setpriv := testenv.Need(t, "setpriv")
 		// A copy of the binary that uid 65534 may run.
 		dir := t.TempDir()
@@ -229,14 +225,32 @@ func TestSecurityScriptsCacheUnwritable(t *testing.T) {
 // pyattach's SIGINT/SIGTERM handling is undone before exec, so a SIGINT
 // ignored by the shell (a background job) stays ignored in the debugger.
 // (Issue 9, class 9.)
+// fakeGDBSignals prints the SigIgn and SigBlk lines of its own
+// /proc/self/status.
+const fakeGDBSignals = `#include <stdio.h>
+#include <string.h>
+
+int main(void) {
+	char line[256];
+	FILE *f = fopen("/proc/self/status", "r");
+	if (!f)
+		return 1;
+	while (fgets(line, sizeof line, f))
+		if (!strncmp(line, "SigIgn:", 7) || !strncmp(line, "SigBlk:", 7))
+			fputs(line, stdout);
+	return fclose(f) != 0;
+}
+`
+
 func TestSecuritySignalDispositionsAtExec(t *testing.T) {
 	py := testenv.Debian(t).Exe
 	bin := pyattachBin(t)
 	home := t.TempDir()
 	fake := filepath.Join(t.TempDir(), "bin")
-	os.Mkdir(fake, 0o755)
-	// A "gdb" that prints its ignored and blocked signal masks.
-	os.WriteFile(filepath.Join(fake, "gdb"), []byte("#!/bin/sh\ngrep -E '^Sig(Ign|Blk):' /proc/$$/status\n"), 0o755)
+	// A "gdb" that prints its own ignored and blocked signal masks, as
+	// the kernel reports them for the process pyattach execs (a shell
+	// script would report the shell, whose masks change while it forks).
+	testenv.CC(t, fake, "gdb", fakeGDBSignals)
 	env := scriptEnv(home)
 	for i, kv := range env {
 		if strings.HasPrefix(kv, "PATH=") {

@@ -46,9 +46,7 @@ func helperFetch() int {
 // TestCacheReadOnlyAsNobody runs a fetch as nobody into a cache directory
 // of mode 0555 (root bypasses the mode, so root cannot test it itself).
 func TestCacheReadOnlyAsNobody(t *testing.T) {
-	if os.Getuid() != 0 {
-		t.Skip("needs root, to run the fetch as nobody; TestCacheNotWritable covers the error without")
-	}
+	testenv.NeedRoot(t, "to run the fetch as nobody (root bypasses the mode)")
 	id := fakeID(30)
 	s := newServer(t, files(map[string][]byte{id: makeELF(t, id, 0)}))
 

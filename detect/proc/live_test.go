@@ -342,9 +342,7 @@ func TestLiveChildren(t *testing.T) {
 }
 
 func TestLivePermission(t *testing.T) {
-	if os.Getuid() != 0 {
-		t.Skip("needs root, to read a process as nobody")
-	}
+	testenv.NeedRoot(t, "to read a process as nobody")
 	sleep, err := filepath.EvalSymlinks(testenv.Need(t, "sleep"))
 	if err != nil {
 		t.Fatal(err)

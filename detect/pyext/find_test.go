@@ -1,11 +1,13 @@
 package pyext
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/pyattach/pyattach/detect/testenv"
@@ -36,11 +38,13 @@ func tree(t *testing.T, files map[string]string) string {
 }
 
 // isolated returns an Input whose gdb data and debug directories are
-// empty directories under dir, so the host's files stay out of the test.
+// empty directories under dir, so the host's files stay out of the test,
+// for the user running the test (who owns the files it writes).
 func isolated(dir string) Input {
 	return Input{
 		DataDirs:  []string{filepath.Join(dir, "gdb-data")},
 		DebugDirs: []string{filepath.Join(dir, "debug")},
+		UID:       os.Getuid(),
 	}
 }
 
@@ -73,6 +77,16 @@ func expect(t *testing.T, in Input, path, version, source string, match bool, nW
 	got, tried := mustFind(t, in)
 	check(t, got, path, version, source, match, nWarnings)
 	return got, tried
+}
+
+// fileGID is the group that owns path.
+func fileGID(t *testing.T, path string) uint32 {
+	t.Helper()
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fi.Sys().(*syscall.Stat_t).Gid
 }
 
 func check(t *testing.T, got *Extension, path, version, source string, match bool, nWarnings int) {
@@ -268,6 +282,7 @@ func TestContainerRoot(t *testing.T) {
 		Interpreter: "/usr/bin/python3.11",
 		Version:     "3.11.9",
 		Root:        root,
+		UID:         os.Getuid(),
 	}
 	got, _ := expect(t, in, "/usr/share/gdb/auto-load/usr/bin/python3.11-gdb.py", "3.11.9", SourceDebian, true, 0)
 	if want := filepath.Join(root, "usr/share/gdb/auto-load/usr/bin/python3.11-gdb.py"); got.HostPath != want {
@@ -301,6 +316,7 @@ func TestContainerFallsBackToHost(t *testing.T) {
 		Root:        filepath.Join(dir, "root"),
 		DataDirs:    []string{filepath.Join(dir, "host/gdb")},
 		DebugDirs:   []string{filepath.Join(dir, "nodebug")},
+		UID:         os.Getuid(),
 	}
 	got, tried := expect(t, in, filepath.Join(dir, "host/gdb/auto-load/usr/bin/python3.8-gdb.py"), "3.8", SourceDebian, true, 0)
 	if got.HostPath != "" {
@@ -323,7 +339,6 @@ func TestSecurityRefusesUntrusted(t *testing.T) {
 	ext := filepath.Join(dir, "a/bin/python3.11-gdb.py")
 	in := isolated(dir)
 	in.Interpreter = filepath.Join(dir, "a/bin/python3.11")
-	in.UID = os.Getuid()
 	refused := func(want string) {
 		t.Helper()
 		got, tried, err := FindGDB(in)
@@ -339,7 +354,7 @@ func TestSecurityRefusesUntrusted(t *testing.T) {
 	}
 
 	os.Chmod(ext, 0o664)
-	refused("refused: it is writable by its group (gid 0), and gdb would run it")
+	refused(fmt.Sprintf("refused: it is writable by its group (gid %d), and gdb would run it", fileGID(t, ext)))
 	os.Chmod(ext, 0o644)
 	os.Chmod(filepath.Dir(ext), 0o757)
 	refused("refused: " + filepath.Dir(ext) + " is writable by others, and gdb would run it")
@@ -347,9 +362,7 @@ func TestSecurityRefusesUntrusted(t *testing.T) {
 	expect(t, in, ext, "3.11", SourceBeside, true, 0)
 	os.Chmod(filepath.Dir(ext), 0o755)
 
-	if os.Getuid() != 0 {
-		t.Skip("chown to another uid needs root")
-	}
+	testenv.NeedRoot(t, "to give the extension to another uid")
 	if err := os.Chown(ext, 65534, -1); err != nil {
 		t.Fatal(err)
 	}
@@ -369,9 +382,7 @@ func TestSecurityRefusesUntrusted(t *testing.T) {
 // TestSecurityRefusesUntrustedStubTarget: a trusted stub that leads to
 // a file another user owns is refused.
 func TestSecurityRefusesUntrustedStubTarget(t *testing.T) {
-	if os.Getuid() != 0 {
-		t.Skip("chown to another uid needs root")
-	}
+	testenv.NeedRoot(t, "to give the stub's target to another uid")
 	dir := tree(t, map[string]string{
 		"a/bin/python3.11":        "ELF",
 		"other/libpython.py":      fakeLibpython,
@@ -545,6 +556,7 @@ func TestSecurityForeignRoot(t *testing.T) {
 		DataDirs:    []string{"/usr/share/gdb"},
 		DebugDirs:   []string{"/usr/lib/debug"},
 		Foreign:     true,
+		UID:         os.Getuid(),
 	}
 	// Only the container's files: nothing.
 	found, tried, err := FindGDB(in)

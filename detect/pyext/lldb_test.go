@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"reflect"
 	"testing"
+
+	"github.com/pyattach/pyattach/detect/testenv"
 )
 
 func TestFindLLDB(t *testing.T) {
@@ -23,7 +25,7 @@ func TestFindLLDB(t *testing.T) {
 		}
 		return out
 	}
-	got, tried, err := FindLLDB(Input{Version: "3.11.2"}, sp("venv/lib/python3.11/site-packages", "bogus", "usr/lib/python3/dist-packages"))
+	got, tried, err := FindLLDB(Input{Version: "3.11.2", UID: os.Getuid()}, sp("venv/lib/python3.11/site-packages", "bogus", "usr/lib/python3/dist-packages"))
 	if err != nil || got == nil {
 		t.Fatalf("FindLLDB = %+v, %v; tried %q", got, err, tried)
 	}
@@ -35,12 +37,12 @@ func TestFindLLDB(t *testing.T) {
 		t.Errorf("tried %q", tried)
 	}
 
-	got, _, _ = FindLLDB(Input{Version: "3.11"}, sp("home/.local/lib/python3.11/site-packages"))
+	got, _, _ = FindLLDB(Input{Version: "3.11", UID: os.Getuid()}, sp("home/.local/lib/python3.11/site-packages"))
 	if got == nil || got.Path != filepath.Join(dir, "home/.local/lib/python3.11/site-packages/cpython_lldb/__init__.py") || got.Version != "0.3.2" {
 		t.Errorf("package form: got %+v", got)
 	}
 
-	got, tried, err = FindLLDB(Input{Version: "3.11"}, sp("venv/lib/python3.11/site-packages", "nonexistent"))
+	got, tried, err = FindLLDB(Input{Version: "3.11", UID: os.Getuid()}, sp("venv/lib/python3.11/site-packages", "nonexistent"))
 	if got != nil || err != nil || len(tried) != 4 {
 		t.Errorf("absent: FindLLDB = %+v, %q, %v; want nil, 4 tried, nil", got, tried, err)
 	}
@@ -72,9 +74,7 @@ func TestSitePackages(t *testing.T) {
 // TestSecurityLLDBRefusesUntrusted: lldb imports the module, so one that
 // another user could change is refused and the next place is tried.
 func TestSecurityLLDBRefusesUntrusted(t *testing.T) {
-	if os.Getuid() != 0 {
-		t.Skip("chown to another uid needs root")
-	}
+	testenv.NeedRoot(t, "to give a module to another uid")
 	dir := tree(t, map[string]string{
 		"a/cpython_lldb.py": "import lldb\n",
 		"b/cpython_lldb.py": "import lldb\n",

@@ -24,7 +24,7 @@ func TestDebianAutoLoad(t *testing.T) {
 			if _, err := os.Stat(tc.want); err != nil {
 				testenv.Missing(t, "%s: %v (install python3.11-dbg)", tc.want, err)
 			}
-			got, tried, err := FindGDB(Input{Interpreter: tc.interp, Version: "3.11", ABIFlags: tc.flags})
+			got, tried, err := FindGDB(Input{Interpreter: tc.interp, Version: "3.11", ABIFlags: tc.flags, UID: os.Getuid()})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -57,7 +57,7 @@ func TestDebianMicroFromDpkg(t *testing.T) {
 	if want == "" {
 		testenv.Missing(t, "python3.11-dbg is not in dpkg's status file")
 	}
-	got, tried, err := FindGDB(Input{Interpreter: "/usr/bin/python3.11", Version: want})
+	got, tried, err := FindGDB(Input{Interpreter: "/usr/bin/python3.11", Version: want, UID: os.Getuid()})
 	if err != nil || got == nil {
 		t.Fatalf("FindGDB: %v, %v; tried %q", got, err, tried)
 	}
@@ -91,7 +91,7 @@ func TestPyenvVersions(t *testing.T) {
 				}
 			}
 			for _, version := range []string{full, ""} {
-				got, tried, err := FindGDB(Input{Interpreter: interp, Libpython: lib, Version: version})
+				got, tried, err := FindGDB(Input{Interpreter: interp, Libpython: lib, Version: version, UID: os.Getuid()})
 				if err != nil || got == nil {
 					t.Fatalf("version %q: FindGDB: %+v, %v; tried %q", version, got, err, tried)
 				}

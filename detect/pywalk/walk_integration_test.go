@@ -177,8 +177,10 @@ type frame struct {
 }
 
 var (
-	gdbThreadRe  = regexp.MustCompile(`^Thread \d+ \(.*\(LWP (\d+)\)`)
-	lldbThreadRe = regexp.MustCompile(`^thread #\d+, tid (\d+)`)
+	gdbThreadRe = regexp.MustCompile(`^Thread \d+ \(.*\(LWP (\d+)\)`)
+	// lldb's py-bt all heads each stack with its py-threads line:
+	// "* 1 Thread 4242 "MainThread" (os name ...), interpreter 0, ...".
+	lldbThreadRe = regexp.MustCompile(`^[* ] \d+ Thread (\d+) `)
 	fileLineRe   = regexp.MustCompile(`^  File "(.*)", line (\S+), in (.*)$`)
 )
 

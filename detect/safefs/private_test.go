@@ -9,13 +9,13 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/pyattach/pyattach/detect/testenv"
 )
 
 func needRoot(t *testing.T) {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("needs root to give files to uid 65534")
-	}
+	testenv.NeedRoot(t, "to give files to uid 65534")
 }
 
 func mode(t *testing.T, p string) os.FileMode {

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/pyattach/pyattach/detect/testenv"
 )
 
 // tempDir is a directory only root or the test's user can change
@@ -70,9 +72,7 @@ func TestCheckTrusted(t *testing.T) {
 }
 
 func TestCheckTrustedOtherOwner(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root to give files away")
-	}
+	testenv.NeedRoot(t, "to give files away")
 	d := tempDir(t)
 	f := filepath.Join(d, "theirs.py")
 	os.WriteFile(f, []byte("x"), 0o644)

@@ -63,7 +63,7 @@ func TestInferEchion(t *testing.T) {
 	if len(unres) != 0 {
 		t.Errorf("unresolved: %+v", unres)
 	}
-	if !FileExists(apply(rules[0], echionPrefix+"/echion/frame.cc")) {
+	if len(rules) == 0 || !FileExists(apply(rules[0], echionPrefix+"/echion/frame.cc")) {
 		t.Error("the rule does not resolve frame.cc")
 	}
 }
@@ -378,5 +378,26 @@ func TestIndexRootsErrors(t *testing.T) {
 	}
 	if got, want := idx.Lookup("a.c"), []string{filepath.Join(link, "a.c")}; !reflect.DeepEqual(got, want) {
 		t.Errorf("Lookup = %q, want %q", got, want)
+	}
+}
+
+// A rule that resolves no file, as a debugger applies the rules (the
+// most specific From wins), is dropped: here the outer group's rule
+// serves none of its files once the nested group's rule maps them.
+func TestInferDropsRulesResolvingNothing(t *testing.T) {
+	src := tree(t, "sub/a.c")
+	roots := []Root{{Dir: src}}
+	idx, err := IndexRoots(roots, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	groups := []Group{
+		{Prefix: "/build/x", Files: []string{"/build/x/sub/a.c"}},
+		{Prefix: "/build/x/sub", Files: []string{"/build/x/sub/a.c"}},
+	}
+	rules, unres := Infer(groups, roots, idx, FileExists)
+	want := []Rule{{From: "/build/x/sub", To: filepath.Join(src, "sub"), Resolved: 1, Total: 1}}
+	if !reflect.DeepEqual(rules, want) || len(unres) != 0 {
+		t.Errorf("rules %+v, unresolved %+v; want %+v and none", rules, unres, want)
 	}
 }

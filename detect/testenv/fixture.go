@@ -53,19 +53,20 @@ func Run(t testing.TB, dir, name string, args ...string) string {
 
 // Stripped copies the interpreter py (and the shared libpython it loads,
 // if any) with every symbol table and debug section removed but the
-// dynamic symbols, as uv's and Docker's builds ship. It returns the
-// copy and the environment that runs it (PYTHONHOME, LD_LIBRARY_PATH).
+// dynamic symbols, as uv's and Docker's builds ship. Like those builds,
+// no debug file exists for the copy anywhere: its build-id is another
+// one (each byte of the original's inverted), so the original's debug
+// file (/usr/lib/debug/.build-id/..., a debuginfod server's) is not
+// found for it, and it has no .gnu_debuglink. It returns the copy and
+// the environment that runs it (PYTHONHOME, LD_LIBRARY_PATH).
 func Stripped(t testing.TB, py string) (string, []string) {
 	t.Helper()
-	strip := Need(t, "strip")
 	dir := t.TempDir()
 	exe := filepath.Join(dir, "bin", filepath.Base(py))
 	if err := os.MkdirAll(filepath.Dir(exe), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if out, err := exec.Command(strip, "--strip-all", "-o", exe, py).CombinedOutput(); err != nil {
-		t.Fatalf("strip: %v\n%s", err, out)
-	}
+	stripCopy(t, py, exe)
 	prefix, err := exec.Command(py, "-c", "import sys; print(sys.base_prefix)").Output()
 	if err != nil {
 		t.Fatal(err)
@@ -81,9 +82,7 @@ func Stripped(t testing.TB, py string) (string, []string) {
 			if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
 				t.Fatal(err)
 			}
-			if b, err := exec.Command(strip, "--strip-all", "-o", out, real).CombinedOutput(); err != nil {
-				t.Fatalf("strip: %v\n%s", err, b)
-			}
+			stripCopy(t, real, out)
 			// The name the executable asks for (libpython3.12.so.1.0).
 			if m, _ := filepath.Glob(lib + ".*"); len(m) > 0 && filepath.Base(m[0]) != soname {
 				os.Symlink(soname, filepath.Join(dir, "lib", filepath.Base(m[0])))
@@ -92,6 +91,45 @@ func Stripped(t testing.TB, py string) (string, []string) {
 		}
 	}
 	return exe, env
+}
+
+// stripCopy writes to dst the ELF file src with every symbol table and
+// debug section removed but the dynamic symbols, no .gnu_debuglink, and
+// a build-id no debug file has (see Stripped).
+func stripCopy(t testing.TB, src, dst string) {
+	t.Helper()
+	objcopy := Need(t, "objcopy")
+	args := []string{"--strip-all", "--remove-section=.gnu_debuglink"}
+	f, err := elf.Open(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	note := f.Section(".note.gnu.build-id")
+	var data []byte
+	if note != nil {
+		data, err = note.Data()
+	}
+	f.Close()
+	if err != nil {
+		t.Fatalf("%s: %v", src, err)
+	}
+	if len(data) > 16 {
+		// The note: namesz, descsz, type (4 bytes each), "GNU\0", then
+		// the build-id itself.
+		other := bytes.Clone(data)
+		for i := 16; i < len(other); i++ {
+			other[i] ^= 0xff
+		}
+		file := dst + ".build-id"
+		if err := os.WriteFile(file, other, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		defer os.Remove(file)
+		args = append(args, "--update-section", ".note.gnu.build-id="+file)
+	}
+	if out, err := exec.Command(objcopy, append(args, src, dst)...).CombinedOutput(); err != nil {
+		t.Fatalf("objcopy %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
 }
 
 // ReadyTimeout is how long StartReady waits for a process's first line.

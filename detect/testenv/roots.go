@@ -39,8 +39,10 @@ func (r Root) Exe() string {
 // Roots reads the versions file make-roots.sh writes: one line per
 // Python version, "VERSION SUITE", or "VERSION - REASON" when the mirror
 // does not serve it (that version is left out, under CI too: the script
-// said why). No roots at all is Missing; a root that should be there and
-// is incomplete is an error under CI=true and a log line elsewhere.
+// said why). No usable root at all (no versions file, or every version
+// left out or incomplete) is Missing, so a test never passes having
+// checked nothing; a root that should be there and is incomplete is an
+// error under CI=true and a log line elsewhere.
 func Roots(t testing.TB) []Root {
 	t.Helper()
 	dir := RootsDir()
@@ -68,6 +70,9 @@ func Roots(t testing.TB) []Root {
 			continue
 		}
 		out = append(out, r)
+	}
+	if len(out) == 0 {
+		Missing(t, "no usable Debian root in %s; make them with: sudo scripts/make-roots.sh", dir)
 	}
 	return out
 }

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -94,5 +95,57 @@ func TestCases(t *testing.T) {
 	Cases(r, "strings.ToUpper", strings.ToUpper, map[string]string{"a": "A", "": "", "b": "b"})
 	if want := []string{`strings.ToUpper("b") = "B", want "b"`}; !slices.Equal(r.errs, want) {
 		t.Errorf("Cases reported %q, want %q", r.errs, want)
+	}
+}
+
+// stopper is a testing.TB whose Fatalf and Skip end the goroutine, as
+// the real ones do, and record that they did.
+type stopper struct {
+	testing.TB
+	fatal, skipped bool
+}
+
+func (s *stopper) Helper()               {}
+func (s *stopper) Logf(string, ...any)   {}
+func (s *stopper) Errorf(string, ...any) { s.fatal = true }
+func (s *stopper) Fatalf(string, ...any) { s.fatal = true; runtime.Goexit() }
+func (s *stopper) Skip(...any)           { s.skipped = true; runtime.Goexit() }
+
+// runTB runs f with a stopper in its own goroutine, as a test runs.
+func runTB(t *testing.T, f func(testing.TB)) *stopper {
+	s := &stopper{TB: t}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		f(s)
+	}()
+	<-done
+	return s
+}
+
+// TestRootsNoneUsable: a versions file that leaves every version out
+// gives no root to test: Missing (a failure under CI=true), never an
+// empty list a test would range over and pass.
+func TestRootsNoneUsable(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("PYATTACH_ROOTS", dir)
+	WriteFile(t, filepath.Join(dir, "versions"), []byte("3.14 - the mirror does not serve python3.14\n3.15 - the mirror does not serve python3.15\n"), 0o644)
+	var got []Root
+	t.Setenv("CI", "true")
+	if s := runTB(t, func(tb testing.TB) { got = Roots(tb) }); !s.fatal {
+		t.Errorf("CI=true: Roots = %v and did not fail", got)
+	}
+	t.Setenv("CI", "")
+	if s := runTB(t, func(tb testing.TB) { got = Roots(tb) }); !s.skipped {
+		t.Errorf("Roots = %v and did not skip", got)
+	}
+
+	// One usable root is enough.
+	WriteFile(t, filepath.Join(dir, "trixie", "pyattach-stamp"), nil, 0o644)
+	WriteFile(t, filepath.Join(dir, "versions"), []byte("3.13 trixie\n3.14 - the mirror does not serve python3.14\n"), 0o644)
+	t.Setenv("CI", "true")
+	s := runTB(t, func(tb testing.TB) { got = Roots(tb) })
+	if s.fatal || s.skipped || len(got) != 1 || got[0].Minor != "3.13" || got[0].Dir != filepath.Join(dir, "trixie") {
+		t.Errorf("Roots = %+v (failed %v, skipped %v), want the 3.13 root", got, s.fatal, s.skipped)
 	}
 }
