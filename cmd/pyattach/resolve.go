@@ -143,7 +143,11 @@ func printResult(w io.Writer, r *target.Result) {
 		row("pyenv shim", "%s", r.Shim)
 	}
 	if r.ShimVersion != "" {
-		row("pyenv version", "%s", r.ShimVersion)
+		if r.ShimVersionFrom != "" {
+			row("pyenv version", "%s  (set by %s)", r.ShimVersion, r.ShimVersionFrom)
+		} else {
+			row("pyenv version", "%s", r.ShimVersion)
+		}
 	}
 	exe := r.Exe
 	var notes []string
@@ -160,7 +164,7 @@ func printResult(w io.Writer, r *target.Result) {
 		exe += "  (" + strings.Join(notes, ", ") + ")"
 	}
 	row("exe", "%s", exe)
-	row("interpreter", "%s  (%s)", r.Interpreter, viaText(r.Via))
+	row("interpreter", "%s  (%s)", r.Interpreter, viaText(r))
 	row("build-id", "%s", r.BuildID)
 	if r.ReadFrom != "" {
 		row("read from", "%s", r.ReadFrom)
@@ -215,12 +219,15 @@ func printResult(w io.Writer, r *target.Result) {
 	}
 }
 
-func viaText(via string) string {
-	switch via {
+func viaText(r *target.Result) string {
+	switch via := r.Via; via {
 	case "self":
 		return "the executable itself"
 	case "symlink":
-		return "the venv's symlink"
+		if r.Venv.Kind == "symlinks" {
+			return "the venv's symlink"
+		}
+		return "a symbolic link to it"
 	case "pyvenv.cfg":
 		return "same build-id, found through pyvenv.cfg"
 	case "orig-prefix":
@@ -231,8 +238,9 @@ func viaText(via string) string {
 		return "chosen by pyenv"
 	case "libpython":
 		return "the embedded interpreter's libpython"
+	default:
+		return via
 	}
-	return via
 }
 
 // debugText summarises the debug information of the file that holds

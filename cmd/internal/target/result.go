@@ -27,6 +27,10 @@ type Result struct {
 	// pyenv version it selected and where that choice came from.
 	Shim        string `json:"shim,omitempty"`
 	ShimVersion string `json:"shim_version,omitempty"`
+	// ShimVersionFrom is what selected the version: the
+	// .python-version or $PYENV_ROOT/version file's path, or "PYENV_VERSION
+	// environment variable".
+	ShimVersionFrom string `json:"shim_version_from,omitempty"`
 	// Core is the process a core file was dumped from, as its notes
 	// say, when the target was a core: the executable it names is what
 	// is resolved (as gdb -c finds it).
