@@ -106,6 +106,17 @@ type pyenvError struct{ msg string }
 func (e *pyenvError) Error() string { return e.msg }
 func (e *pyenvError) Unwrap() error { return ErrPyenvNotFound }
 
+// PyenvSelected returns the versions pyenv selects in dir (as
+// PyenvWhich reads them) and what set them: "PYENV_VERSION environment
+// variable" or the version file's path.
+func PyenvSelected(dir string, opts Options) (versions []string, origin string, err error) {
+	root := opts.pyenvRoot()
+	if root == "" {
+		return nil, "", errors.New("neither PYENV_ROOT nor HOME is set")
+	}
+	return pyenvVersions(root, dir, opts)
+}
+
 // pyenvVersions returns the selected versions and where they were set.
 func pyenvVersions(root, dir string, opts Options) ([]string, string, error) {
 	if v := opts.Env.Get("PYENV_VERSION"); v != "" {

@@ -103,6 +103,10 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, env []string
 		fmt.Fprintln(stdout, versionLine())
 		return 0
 	}
+	// Bare pyattach is a request for help, not an error.
+	if len(args) == 0 {
+		args = []string{"--help"}
+	}
 	cwd, _ := os.Getwd()
 	// Two contexts, so that the exit code can tell which signal came.
 	intCtx, stopInt := signal.NotifyContext(context.Background(), os.Interrupt)

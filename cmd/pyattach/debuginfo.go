@@ -16,6 +16,7 @@ import (
 	"github.com/pyattach/pyattach/cmd/internal/textline"
 	"github.com/pyattach/pyattach/detect/debugfile"
 	"github.com/pyattach/pyattach/detect/environ"
+	"github.com/pyattach/pyattach/detect/pyoffsets"
 	"github.com/pyattach/pyattach/detect/safefs"
 )
 
@@ -203,6 +204,10 @@ func printDebugInfo(w io.Writer, di *debuginfo.Info) {
 	}
 	if ex.LLDB != "" {
 		textline.Fprintf(w, "lldb extension: %s\n", ex.LLDB)
+	} else if di.Python != nil && pyoffsets.Supported(di.Python.Version, di.Python.ABIFlags) {
+		// The walker reads this version's frames: pyattach lldb has
+		// py-bt without any extension.
+		fmt.Fprintln(w, "lldb extension: none needed: pyattach lldb's py-bt comes from pyattach's walker")
 	} else {
 		fmt.Fprintln(w, "lldb extension: none (no cpython_lldb module installed; pip install cpython-lldb adds py-bt to lldb)")
 	}

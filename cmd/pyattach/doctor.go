@@ -13,12 +13,14 @@ import (
 	"github.com/pyattach/pyattach/cmd/internal/doctor"
 	"github.com/pyattach/pyattach/cmd/internal/target"
 	"github.com/pyattach/pyattach/cmd/internal/textline"
+	"github.com/pyattach/pyattach/detect/srcmap"
 )
 
 // DoctorCmd is `pyattach doctor`.
 type DoctorCmd struct {
-	Target string `arg:"" optional:"" help:"A PID, interpreter, venv or script to check (optional: without it, only the debuggers and ptrace are checked)."`
-	JSON   bool   `help:"Print {checks: [{id, status, summary, fix, details}]}."`
+	Target  string `arg:"" optional:"" help:"A PID, interpreter, venv or script to check (optional: without it, only the debuggers and ptrace are checked)."`
+	JSON    bool   `help:"Print {checks: [{id, status, summary, fix, details}]}, notes included."`
+	Verbose bool   `help:"Print the notes too: facts that change nothing pyattach gdb and lldb show (a --copies venv, an -O3 build the walker reads, the distribution's C sources)."`
 }
 
 // Help is shown by `pyattach doctor --help`.
@@ -26,11 +28,14 @@ func (c *DoctorCmd) Help() string {
 	return `Runs every check that explains Undefined command: "py-bt", frames shown as
 "??" or "(frame information optimized out)", and missing sources, and
 prints for each problem what it means and the command that fixes it.
+Failures come first, then warnings; facts that change nothing you will
+see in pyattach gdb and lldb are notes, printed with --verbose.
 Exit code 0 when nothing fails, 1 when something does.
 
 Examples:
   pyattach doctor
   pyattach doctor 12345
+  pyattach doctor --verbose .venv
   pyattach doctor --json .venv`
 }
 
@@ -43,6 +48,7 @@ const (
 	statusWarn = doctor.Warn
 	statusFail = doctor.Fail
 	statusSkip = doctor.Skip
+	statusNote = doctor.Note
 )
 
 // Run runs the checks and prints them.
@@ -55,7 +61,7 @@ func (c *DoctorCmd) Run(g *Globals, app *App, cfg *Config) error {
 			return err
 		}
 	} else {
-		printChecks(app.Stdout, checks, colorWanted(app))
+		printChecks(app.Stdout, checks, c.Verbose, colorWanted(app))
 	}
 	if doctor.Failed(checks) {
 		return exitError(1)
@@ -98,7 +104,8 @@ func doctorServices(g *Globals, app *App, cfg *Config) *doctor.Services {
 			}
 			sm := &doctor.SourceMap{Modules: len(m.Modules), Rules: len(m.Rules)}
 			for _, u := range m.Unresolved {
-				sm.Unresolved = append(sm.Unresolved, doctor.SourceGroup{Prefix: u.Prefix, Files: u.Files, Hint: u.Hint})
+				sm.Unresolved = append(sm.Unresolved, doctor.SourceGroup{Prefix: u.Prefix, Files: u.Files, Hint: u.Hint,
+					Shipped: srcmap.Shipped(srcmap.Unresolved{Prefix: u.Prefix, Layout: u.Layout})})
 			}
 			return sm, nil
 		},
@@ -117,7 +124,9 @@ func colorWanted(app *App) bool {
 	return ok && isTerminal(f)
 }
 
-func printChecks(w io.Writer, checks []Check, color bool) {
+// printChecks prints the checks in their order; notes only when
+// verbose.
+func printChecks(w io.Writer, checks []Check, verbose, color bool) {
 	paint := func(s, code string) string {
 		if !color {
 			return s
@@ -125,7 +134,10 @@ func printChecks(w io.Writer, checks []Check, color bool) {
 		return "\x1b[" + code + "m" + s + "\x1b[0m"
 	}
 	for _, ch := range checks {
-		label := map[string]string{statusOK: paint("ok  ", "32"), statusWarn: paint("WARN", "33"), statusFail: paint("FAIL", "31"), statusSkip: paint("skip", "2")}[ch.Status]
+		if ch.Status == statusNote && !verbose {
+			continue
+		}
+		label := map[string]string{statusOK: paint("ok  ", "32"), statusWarn: paint("WARN", "33"), statusFail: paint("FAIL", "31"), statusSkip: paint("skip", "2"), statusNote: paint("note", "2")}[ch.Status]
 		// Summaries, details and fixes may name what a process controls
 		// (its comm, command line, files): escaped where they need it.
 		fmt.Fprintf(w, "%s  %-22s %s\n", label, ch.ID, textline.EscapeControls(ch.Summary))

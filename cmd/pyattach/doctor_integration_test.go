@@ -37,14 +37,14 @@ func findCheck(t *testing.T, d doctorOut, id string) Check {
 	return Check{}
 }
 
-// The Debian --copies venv process: doctor says why plain gdb has no
+// The Debian --copies venv process: doctor notes why plain gdb has no
 // py-bt, and both fixes it prints, run as given, make py-bt work.
 func TestDoctorVenvCopiesFixesWork(t *testing.T) {
 	testenv.Need(t, "gdb")
 	py := testenv.NeedFile(t, "/usr/bin/python3.11", "")
 	pid := startVenvCopies(t, py)
 	c := findCheck(t, runDoctor(t, nil, strconv.Itoa(pid)), "venv")
-	if c.Status != "warn" || !strings.Contains(c.Summary, "is a copy of /usr/bin/python3.11") {
+	if c.Status != "note" || !strings.Contains(c.Summary, "is a copy of /usr/bin/python3.11") {
 		t.Fatalf("venv check: %+v", c)
 	}
 	lines := strings.Split(c.Fix, "\n")
@@ -94,8 +94,8 @@ func TestDoctorDebugBuild(t *testing.T) {
 // TestDoctorLLDBBothPaths checks doctor's lldb check both ways, on the
 // same lldb: with the PYTHONPATH its Python needs (testenv.LLDBEnv) the
 // check is ok; with PYTHONPATH emptied (Debian's lldb 14 as installed,
-// whose `lldb -P` is wrong) it warns, and its fix for plain lldb, run as
-// given, makes `script` work.
+// whose `lldb -P` is wrong) it is a note (pyattach lldb passes the path
+// itself), and its fix for plain lldb, run as given, makes `script` work.
 func TestDoctorLLDBBothPaths(t *testing.T) {
 	testenv.Need(t, "lldb")
 	good := testenv.LLDBEnv()
@@ -111,7 +111,7 @@ func TestDoctorLLDBBothPaths(t *testing.T) {
 		testenv.Missing(t, "this lldb's script command works without PYTHONPATH: the broken path cannot be made here")
 	}
 	m := regexp.MustCompile(`for plain lldb: (PYTHONPATH=\S+ \S+)$`).FindStringSubmatch(c.Fix)
-	if c.Status != "warn" || m == nil {
+	if c.Status != "note" || m == nil {
 		t.Fatalf("without PYTHONPATH: lldb check %+v", c)
 	}
 	o, _ := runIn(t, "", []string{"PYTHONPATH="}, "sh", "-c", m[1]+" -b -o 'script print(6*7)'")

@@ -6,11 +6,13 @@ import (
 	"errors"
 	"io"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/pyattach/pyattach/cmd/internal/dump"
+	"github.com/pyattach/pyattach/cmd/internal/shquote"
 	"github.com/pyattach/pyattach/cmd/internal/target"
 	"github.com/pyattach/pyattach/detect/environ"
 	"github.com/pyattach/pyattach/detect/safefs"
@@ -129,6 +131,12 @@ func explainDump(err error) error {
 	if errors.As(err, &np) && len(np.Children) > 0 {
 		h := strings.Replace(hintFor(err), "resolve one of those instead: pyattach resolve", "dump one of those instead: pyattach dump", 1)
 		return withHint(err, "%s", h)
+	}
+	// A directory given for the core (dump /tmp): dump takes a PID or a
+	// core file, never -c.
+	var nr *safefs.NotRegularError
+	if errors.As(err, &nr) && nr.Mode.IsDir() {
+		return withHint(err, "pyattach dump takes a PID or a core file, not a directory: pyattach dump PID, or pyattach dump %s", shquote.Quote(filepath.Join(nr.Path, "CORE")))
 	}
 	var e *dump.Error
 	if !errors.As(err, &e) {

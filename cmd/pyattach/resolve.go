@@ -1,19 +1,22 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"strings"
 	"text/tabwriter"
 
+	"github.com/pyattach/pyattach/cmd/internal/planner"
 	"github.com/pyattach/pyattach/cmd/internal/target"
 	"github.com/pyattach/pyattach/cmd/internal/textline"
+	"github.com/pyattach/pyattach/detect/core"
 )
 
 // ResolveCmd is `pyattach resolve`.
 type ResolveCmd struct {
-	Target string `arg:"" help:"A PID, a Python executable, a virtualenv directory, or a script with a #! line."`
+	Target string `arg:"" help:"A PID, a core file, a Python executable, a virtualenv directory, or a script with a #! line."`
 	JSON   bool   `help:"Print one JSON object (fields in README.md)."`
 }
 
@@ -23,20 +26,37 @@ func (c *ResolveCmd) Help() string {
   pyattach resolve 12345            # the process's real interpreter and modules
   pyattach resolve .venv            # a --copies venv back to /usr/bin/python3.11
   pyattach resolve --json ./app.py  # through the script's #! line, as JSON
+  pyattach resolve core.1234        # the interpreter the core's process ran
 
 For a PID, the executable is read through /proc/PID/exe (so deleted
 binaries work), the mapped modules are listed with their build-ids, and a
 process in another root or mount namespace is read under /proc/PID/root.
-A venv copy is resolved to the interpreter with the same ELF build-id.`
+A venv copy is resolved to the interpreter with the same ELF build-id.
+A core file is resolved through the executable its notes name, as
+gdb -c finds it; its modules are the files its notes list.`
 }
 
 // Run resolves the target and prints the result.
 func (c *ResolveCmd) Run(g *Globals, app *App) error {
-	res, err := target.Resolve(app.Ctx, c.Target, target.Options{
+	opts := target.Options{
 		ProcRoot: g.ProcRoot,
 		Env:      app.Env,
 		Cwd:      app.Cwd,
-	})
+	}
+	if info, err := resolveCoreInfo(c.Target); err != nil {
+		return withHint(fmt.Errorf("resolve %s: %w", c.Target, err), "the program must be on this machine at the path the core names; resolve a copy of it instead: pyattach resolve PROGRAM")
+	} else if info != nil {
+		res, err := resolveCore(app, c.Target, info, opts)
+		if err != nil {
+			return fmt.Errorf("resolve %s: core of %s: %w", c.Target, info.Exe, err)
+		}
+		if c.JSON {
+			return writeJSON(app.Stdout, res)
+		}
+		printResult(app.Stdout, res)
+		return nil
+	}
+	res, err := target.Resolve(app.Ctx, c.Target, opts)
 	if err != nil {
 		err = fmt.Errorf("resolve %s: %w", c.Target, err)
 		// Name the user's venv in the hint's command when we know it.
@@ -56,6 +76,49 @@ func (c *ResolveCmd) Run(g *Globals, app *App) error {
 	return nil
 }
 
+// resolveCoreInfo reads tgt's notes when it is a core file: nil, nil
+// when it is not one (a PID, a directory, a program, a script, a file
+// that does not exist: target.Resolve says what it is); an error for a
+// core whose executable is not here.
+func resolveCoreInfo(tgt string) (*core.Info, error) {
+	if target.IsPID(tgt) {
+		return nil, nil
+	}
+	if st, err := os.Stat(tgt); err != nil || !st.Mode().IsRegular() {
+		return nil, nil
+	}
+	info, err := readCoreInfo(tgt)
+	var ce *planner.CoreError
+	if errors.As(err, &ce) && ce.NotCore() {
+		return nil, nil
+	}
+	return info, err
+}
+
+// resolveCore resolves the executable a core's notes name and tells
+// what the core says of its process: its PID, command, the modules it
+// mapped with their build-ids, and whether the executable here is the
+// one it ran.
+func resolveCore(app *App, path string, info *core.Info, opts target.Options) (*target.Result, error) {
+	res, err := target.Resolve(app.Ctx, info.Exe, opts)
+	if err != nil {
+		return nil, err
+	}
+	res.Target, res.TargetKind = path, target.KindCore
+	res.Core = &target.Core{Path: path, PID: info.PID, Comm: info.Comm, Args: info.Args, ExeBuildID: info.ExeBuildID}
+	res.Modules = nil
+	for _, f := range info.Files {
+		res.Modules = append(res.Modules, target.Module{Path: f.Path, BuildID: f.BuildID, Deleted: f.Deleted})
+	}
+	if info.ExeBuildID != "" && res.ExeBuildID != "" && info.ExeBuildID != res.ExeBuildID {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("%s changed since the core was written: the core's build-id is %s, the file's %s; gdb will read the wrong symbols", info.Exe, info.ExeBuildID, res.ExeBuildID))
+	}
+	if info.Truncated {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("%s is truncated: the build-ids of modules in its lost part are missing", path))
+	}
+	return res, nil
+}
+
 func printResult(w io.Writer, r *target.Result) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	// Paths and names come from the process and its files: escaped.
@@ -73,12 +136,18 @@ func printResult(w io.Writer, r *target.Result) {
 		row("pyenv shim", "%s", r.Shim)
 	case target.KindVenv:
 		row("venv", "%s", r.Target)
+	case target.KindCore:
+		row("core", "%s  (process %d, %s)", r.Core.Path, r.Core.PID, r.Core.Args)
 	}
 	if r.Shim != "" && r.TargetKind != target.KindShim {
 		row("pyenv shim", "%s", r.Shim)
 	}
 	if r.ShimVersion != "" {
-		row("pyenv version", "%s", r.ShimVersion)
+		if r.ShimVersionFrom != "" {
+			row("pyenv version", "%s  (set by %s)", r.ShimVersion, r.ShimVersionFrom)
+		} else {
+			row("pyenv version", "%s", r.ShimVersion)
+		}
 	}
 	exe := r.Exe
 	var notes []string
@@ -95,7 +164,7 @@ func printResult(w io.Writer, r *target.Result) {
 		exe += "  (" + strings.Join(notes, ", ") + ")"
 	}
 	row("exe", "%s", exe)
-	row("interpreter", "%s  (%s)", r.Interpreter, viaText(r.Via))
+	row("interpreter", "%s  (%s)", r.Interpreter, viaText(r))
 	row("build-id", "%s", r.BuildID)
 	if r.ReadFrom != "" {
 		row("read from", "%s", r.ReadFrom)
@@ -138,8 +207,11 @@ func printResult(w io.Writer, r *target.Result) {
 	if e := r.ELF; e != nil {
 		row("debug info", "%s", debugText(r))
 	}
-	if r.TargetKind == target.KindPID {
+	switch r.TargetKind {
+	case target.KindPID:
 		row("modules", "%d mapped (--json lists them with build-ids)", len(r.Modules))
+	case target.KindCore:
+		row("modules", "%d mapped, from the core's notes (--json lists them with build-ids)", len(r.Modules))
 	}
 	tw.Flush()
 	for _, wmsg := range r.Warnings {
@@ -147,12 +219,15 @@ func printResult(w io.Writer, r *target.Result) {
 	}
 }
 
-func viaText(via string) string {
-	switch via {
+func viaText(r *target.Result) string {
+	switch via := r.Via; via {
 	case "self":
 		return "the executable itself"
 	case "symlink":
-		return "the venv's symlink"
+		if r.Venv.Kind == "symlinks" {
+			return "the venv's symlink"
+		}
+		return "a symbolic link to it"
 	case "pyvenv.cfg":
 		return "same build-id, found through pyvenv.cfg"
 	case "orig-prefix":
@@ -163,8 +238,9 @@ func viaText(via string) string {
 		return "chosen by pyenv"
 	case "libpython":
 		return "the embedded interpreter's libpython"
+	default:
+		return via
 	}
-	return via
 }
 
 // debugText summarises the debug information of the file that holds

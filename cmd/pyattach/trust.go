@@ -233,6 +233,10 @@ func (s *trustStore) paths() []string {
 
 // list prints every trusted file and its state now.
 func (s *trustStore) list(app *App) {
+	if len(s.paths()) == 0 {
+		fmt.Fprintln(app.Stdout, "no project file is trusted; trust one with: pyattach trust [DIR]")
+		return
+	}
 	for _, p := range s.paths() {
 		state := "trusted"
 		data, err := readConfigFile(p)

@@ -204,3 +204,27 @@ func TestHints(t *testing.T) {
 		}
 	}
 }
+
+// TestShipped: the builds the user did not make (a distribution's,
+// conda's or pyenv's, the system's headers) against their own.
+func TestShipped(t *testing.T) {
+	tests := map[string]bool{
+		"/build/reproducible-path/python3.11-3.11.2/Modules/timemodule.c": true,
+		"/build/reproducible-path/zlib-1.2.13/inflate.c":                  true,
+		"/tmp/python-build.1/Python-3.12.1/Python/ceval.c":                true,
+		"/usr/src/debug/python3.12-3.12.1-1.fc39.x86_64/Python/ceval.c":   true,
+		"/croot/numpy_1707225342954/work/numpy/core/src/x.c":              true,
+		"/usr/include/bluetooth/bluetooth.h":                              true,
+		echionPrefix + "/echion/frame.cc":                                 false,
+		"/opt/ci/proj/src/lib/a.c":                                        false,
+	}
+	for path, want := range tests {
+		gs := GroupPaths([]string{path})
+		if len(gs) != 1 {
+			t.Fatalf("%s: %d groups", path, len(gs))
+		}
+		if got := Shipped(Unresolved{Prefix: gs[0].Prefix, Layout: gs[0].Layout}); got != want {
+			t.Errorf("Shipped(%s, layout %q) = %v, want %v", gs[0].Prefix, gs[0].Layout, got, want)
+		}
+	}
+}

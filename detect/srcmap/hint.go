@@ -49,6 +49,20 @@ func Hint(g Group) string {
 	return fmt.Sprintf("a checkout containing %s (pyattach --source DIR)", sample)
 }
 
+// Shipped reports whether the files of an unresolved group come from a
+// build the user did not make: a distribution's, conda's or pyenv's
+// (CPython and packaged modules), or the system's headers. Without them
+// only `list` in those native frames is lost, not the user's own code.
+func Shipped(u Unresolved) bool {
+	switch u.Layout {
+	case LayoutDebian, LayoutFedora, LayoutConda, LayoutPyenv:
+		return true
+	case LayoutUnknown:
+		return systemHeaders(u.Prefix)
+	}
+	return false
+}
+
 // samplePath is a file of the group relative to its prefix, the first
 // in order, with ".." cleaned away.
 func samplePath(g Group) string {

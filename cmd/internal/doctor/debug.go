@@ -179,7 +179,13 @@ func producerChecks(id string, m debuginfo.Module, runtime, walker bool) []Check
 		if p.LTO {
 			opt += " and LTO"
 		}
-		return []Check{{ID: id, Status: Warn, Summary: fmt.Sprintf("%s, optimised with %s: some Python frames may show as (frame information optimized out)", where, opt),
+		// The walker reads frames from memory, whatever the compiler
+		// kept in registers: with it, only plain gdb minds.
+		st, also := Warn, ""
+		if runtime && walker {
+			st, also = Note, " in plain gdb (pyattach's walker reads them)"
+		}
+		return []Check{{ID: id, Status: st, Summary: fmt.Sprintf("%s, optimised with %s: some Python frames may show as (frame information optimized out)%s", where, opt, also),
 			Fix: "for every frame, use a debug build (Debian: python3.Xd from python3.X-dbg; pyenv: PYTHON_CFLAGS='-O0 -g' pyenv install)"}}
 	}
 	return []Check{{ID: id, Status: OK, Summary: fmt.Sprintf("%s (-g%s -O%s)", where, p.GLevel, p.OLevel)}}

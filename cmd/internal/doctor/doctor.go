@@ -20,7 +20,7 @@ import (
 // prints in {checks: [...]}.
 type Check struct {
 	ID      string `json:"id"`
-	Status  string `json:"status"` // OK, Warn, Fail or Skip
+	Status  string `json:"status"` // OK, Warn, Fail, Skip or Note
 	Summary string `json:"summary"`
 	Fix     string `json:"fix"`
 	// Details are the facts behind the summary, one a line (for a
@@ -29,11 +29,18 @@ type Check struct {
 }
 
 // Statuses of a check.
+//
+// Fail and Warn are what the user can act on and what changes what they
+// will see (py-bt missing, frames shown as ??). Note is a fact that does
+// not (a copied venv that only plain gdb minds, an -O3 build the walker
+// reads, the distribution's C sources): doctor prints notes with
+// --verbose only.
 const (
 	OK   = "ok"
 	Warn = "warn"
 	Fail = "fail"
 	Skip = "skip"
+	Note = "note"
 )
 
 // DefaultTimeout bounds one external command or one request to a
@@ -60,6 +67,9 @@ type SourceGroup struct {
 	Prefix string
 	Files  int
 	Hint   string // what makes them found
+	// Shipped: the files of a build the user did not make
+	// (srcmap.Shipped), a note rather than a warning.
+	Shipped bool
 }
 
 // SourceRootsError is returned by Services.Sources when the source roots
@@ -179,7 +189,8 @@ func (s *Services) procRoot() string {
 }
 
 // Run runs every check, in parallel where they are independent, and
-// returns them in a fixed order of ids. Without a target only the
+// returns them by what they cost the user (failures, then warnings, ok,
+// skipped, notes), each status in a fixed order of ids. Without a target only the
 // debuggers, ptrace and debuginfod are checked.
 func Run(ctx context.Context, s *Services, tgt string) []Check {
 	ctx, cancel := context.WithTimeout(ctx, overallTimeout)
@@ -206,7 +217,13 @@ func Run(ctx context.Context, s *Services, tgt string) []Check {
 		run(func() []Check { return s.targetChecks(ctx, tgt) })
 	}
 	wg.Wait()
-	sort.SliceStable(checks, func(i, j int) bool { return checkOrder(checks[i].ID) < checkOrder(checks[j].ID) })
+	sort.SliceStable(checks, func(i, j int) bool {
+		si, sj := statusOrder(checks[i].Status), statusOrder(checks[j].Status)
+		if si != sj {
+			return si < sj
+		}
+		return checkOrder(checks[i].ID) < checkOrder(checks[j].ID)
+	})
 	return checks
 }
 
@@ -218,6 +235,21 @@ func Failed(checks []Check) bool {
 		}
 	}
 	return false
+}
+
+// statusOrder ranks a status by what it costs the user, most first.
+func statusOrder(status string) int {
+	switch status {
+	case Fail:
+		return 0
+	case Warn:
+		return 1
+	case OK:
+		return 2
+	case Skip:
+		return 3
+	}
+	return 4
 }
 
 var checkPrefixes = []string{"gdb", "lldb", "ptrace", "target", "venv", "python", "debug", "extension", "pybt", "sources", "debuginfod"}

@@ -79,4 +79,15 @@ func TestSourceChecks(t *testing.T) {
 	}
 	want(t, "missing", checks[0], Warn, "12 source files under /project/build/_deps/echion-src are not on this machine (list and source list show \"No such file or directory\")", "pyattach --source echion=DIR")
 	want(t, "missing 2", checks[1], Warn, "400 source files under /tmp/python-build.1/Python-3.12.99", "pyattach --source DIR")
+
+	// A distribution's CPython: a note, list in those frames is all
+	// that is lost.
+	answer(&SourceMap{Modules: 1, Unresolved: []SourceGroup{
+		{Prefix: "/build/reproducible-path/python3.11-3.11.2", Files: 309, Hint: "apt-get source python3.11", Shipped: true},
+	}}, nil)
+	want(t, "shipped", one(t, s.sourceChecks(ctx, newResult(), &debuginfo.Info{}), "sources"), Note, "309 source files under /build/reproducible-path/python3.11-3.11.2 are not on this machine: list in those native frames shows \"No such file or directory\"; py-bt and py-list do not need them", "apt-get source python3.11")
+	// No module names a source file (a stripped build): nothing found,
+	// nothing missing.
+	answer(&SourceMap{}, nil)
+	want(t, "no modules", one(t, s.sourceChecks(ctx, newResult(), &debuginfo.Info{}), "sources"), Note, "no module's debug information names source files", "")
 }

@@ -23,11 +23,21 @@ func (s *Services) sourceChecks(ctx context.Context, res *target.Result, di *deb
 	case err != nil:
 		return []Check{{ID: "sources", Status: Skip, Summary: textline.Fold(err.Error())}}
 	}
+	if m.Modules == 0 {
+		return []Check{{ID: "sources", Status: Note, Summary: "no module's debug information names source files: nothing to look for"}}
+	}
 	var out []Check
 	for _, u := range m.Unresolved {
-		out = append(out, Check{ID: "sources", Status: Warn,
+		ch := Check{ID: "sources", Status: Warn,
 			Summary: fmt.Sprintf("%d source files under %s are not on this machine (list and source list show \"No such file or directory\")", u.Files, u.Prefix),
-			Fix:     u.Hint})
+			Fix:     u.Hint}
+		if u.Shipped {
+			// CPython's own C files, a package's, the system's
+			// headers: py-bt and py-list do not read them.
+			ch.Status = Note
+			ch.Summary = fmt.Sprintf("%d source files under %s are not on this machine: list in those native frames shows \"No such file or directory\"; py-bt and py-list do not need them", u.Files, u.Prefix)
+		}
+		out = append(out, ch)
 	}
 	if len(out) == 0 {
 		out = append(out, Check{ID: "sources", Status: OK, Summary: fmt.Sprintf("the sources of %d modules are found (%d rules)", m.Modules, m.Rules)})

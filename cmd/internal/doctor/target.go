@@ -96,8 +96,10 @@ func venvCheck(res *target.Result, di *debuginfo.Info) Check {
 		if res.PID != 0 {
 			how = "-p " + strconv.Itoa(res.PID)
 		}
-		return Check{ID: "venv", Status: Warn,
-			Summary: fmt.Sprintf("%s is a copy of %s (venv made with --copies): gdb looks for the CPython extension by the executable's path, so plain gdb has no py-bt", res.Exe, res.Interpreter),
+		// pyattach gdb and lldb load the extension of the interpreter
+		// the copy is of: only plain gdb minds.
+		return Check{ID: "venv", Status: Note,
+			Summary: fmt.Sprintf("%s is a copy of %s (venv made with --copies): pyattach gdb finds the CPython extension; plain gdb looks for it by the executable's path, so has no py-bt", res.Exe, res.Interpreter),
 			Fix:     fmt.Sprintf("pyattach gdb %s\nor plain gdb: %s %s", how, plain, how)}
 	case "symlinks":
 		return Check{ID: "venv", Status: OK, Summary: fmt.Sprintf("%s is a symlinked venv: gdb reaches %s through it", res.Venv.Path, res.Interpreter)}

@@ -69,8 +69,9 @@ func (s *Services) checkLLDB(ctx context.Context) Check {
 		return Check{ID: "lldb", Status: Warn, Summary: fmt.Sprintf("lldb (%s): its script command fails and its Python package was not found", lldb),
 			Fix: "install lldb's Python bindings: sudo apt-get install python3-lldb-14"}
 	}
-	return Check{ID: "lldb", Status: Warn,
-		Summary: fmt.Sprintf("lldb (%s): its script command fails: `lldb -P` names a directory without lldb's Python package (Debian's lldb 14)", lldb),
+	// pyattach lldb passes that directory itself: only plain lldb minds.
+	return Check{ID: "lldb", Status: Note,
+		Summary: fmt.Sprintf("lldb (%s): pyattach lldb works; plain lldb's script command fails: `lldb -P` names a directory without lldb's Python package (Debian's lldb 14)", lldb),
 		Fix:     fmt.Sprintf("pyattach lldb sets it for you; for plain lldb: PYTHONPATH=%s %s", shquote.Quote(dir), filepath.Base(lldb))}
 }
 

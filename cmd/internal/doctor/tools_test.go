@@ -57,7 +57,7 @@ func TestCheckLLDB(t *testing.T) {
 	s, fr := newServices(t, fails, rule{match: []string{"lldb -P"}, out: "/usr/lib/python3/dist-packages\n"})
 	s.FindDebugger = fakeDebuggers(map[string]string{"lldb": link})
 	c := s.checkLLDB(ctx)
-	want(t, "wrong lldb -P", c, Warn, "`lldb -P` names a directory without lldb's Python package", "PYTHONPATH="+pkgs+" lldb")
+	want(t, "wrong lldb -P", c, Note, "pyattach lldb works; plain lldb's script command fails: `lldb -P` names a directory without lldb's Python package", "PYTHONPATH="+pkgs+" lldb")
 	if !strings.Contains(strings.Join(fr.calls, "\n"), link+" -P") {
 		t.Errorf("lldb -P not run through the runner: %q", fr.calls)
 	}

@@ -174,10 +174,15 @@ func resolveShim(ctx context.Context, res *Result, shim string, opts Options) er
 	}
 	res.Shim = shim
 	res.ShimVersion = version
+	if _, origin, err := venv.PyenvSelected(opts.Cwd, venv.Options{Env: opts.Env}); err == nil {
+		res.ShimVersionFrom = origin
+	}
 	if err := resolveExe(ctx, res, exe, opts); err != nil {
 		return err
 	}
-	if res.Via == "self" {
+	// pyenv chose the interpreter; bin/python3 is a link to python3.X
+	// in its prefix, not a venv's.
+	if res.Via == "self" || res.Via == "symlink" {
 		res.Via = "pyenv"
 	}
 	return nil

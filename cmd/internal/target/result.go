@@ -9,6 +9,7 @@ const (
 	KindVenv       = "venv"
 	KindScript     = "script"
 	KindShim       = "pyenv-shim"
+	KindCore       = "core"
 )
 
 // Result is everything resolve found out about a target. It is printed
@@ -26,6 +27,14 @@ type Result struct {
 	// pyenv version it selected and where that choice came from.
 	Shim        string `json:"shim,omitempty"`
 	ShimVersion string `json:"shim_version,omitempty"`
+	// ShimVersionFrom is what selected the version: the
+	// .python-version or $PYENV_ROOT/version file's path, or "PYENV_VERSION
+	// environment variable".
+	ShimVersionFrom string `json:"shim_version_from,omitempty"`
+	// Core is the process a core file was dumped from, as its notes
+	// say, when the target was a core: the executable it names is what
+	// is resolved (as gdb -c finds it).
+	Core *Core `json:"core,omitempty"`
 
 	// Exe is the executable as the process or the user names it: the
 	// venv's bin/python, /proc/PID/exe's target (without " (deleted)").
@@ -69,7 +78,8 @@ type Result struct {
 	// UID is the process's real user id (PID targets only).
 	UID *int `json:"uid,omitempty"`
 
-	// Modules lists the process's mapped ELF files (PID targets only).
+	// Modules lists the process's mapped ELF files (PID and core
+	// targets: a core's are read from its NT_FILE note and its memory).
 	Modules []Module `json:"modules,omitempty"`
 
 	// ELF holds the ELF facts of the interpreter file and LibpythonELF
@@ -78,6 +88,19 @@ type Result struct {
 	LibpythonELF *elfinfo.Info `json:"libpython_elf,omitempty"`
 
 	Warnings []string `json:"warnings,omitempty"`
+}
+
+// Core is what a core file's notes say of its process
+// (NT_PRPSINFO, NT_FILE).
+type Core struct {
+	Path string `json:"path"`
+	PID  int    `json:"pid"`
+	Comm string `json:"comm"`
+	Args string `json:"args"`
+	// ExeBuildID is the build-id of the executable as the core holds
+	// it: Result.ExeBuildID is the file's here, and they differ when
+	// the file changed since the core was written.
+	ExeBuildID string `json:"exe_build_id,omitempty"`
 }
 
 // Python holds the interpreter's version and build flavour.

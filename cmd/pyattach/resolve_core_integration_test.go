@@ -1,0 +1,62 @@
+package main
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/pyattach/pyattach/cmd/internal/target"
+	"github.com/pyattach/pyattach/detect/testenv"
+)
+
+// TestResolveCore: `pyattach resolve CORE` reads the core's notes, as
+// gdb -c does: a gcore core of a Debian Python 3.11 process in a
+// --copies venv resolves through the venv copy its notes name to
+// /usr/bin/python3.11, with that file's build-id (readelf's), the
+// process's PID, and the modules it mapped with their build-ids.
+func TestResolveCore(t *testing.T) {
+	gcore := testenv.Need(t, "gcore")
+	py := testenv.Debian(t)
+	pid := startVenvCopies(t, py.Exe)
+	dir := t.TempDir()
+	mustRunIn(t, "gcore", dir, nil, gcore, "-o", filepath.Join(dir, "core"), strconv.Itoa(pid))
+	core := filepath.Join(dir, "core."+strconv.Itoa(pid))
+	id := testenv.ReadelfBuildID(t, py.Exe)
+
+	o := mustRunIn(t, "resolve --json", "", nil, pyattachBin(t), "resolve", "--json", core)
+	var r target.Result
+	if err := json.Unmarshal([]byte(o), &r); err != nil {
+		t.Fatalf("resolve --json %s: %v\n%s", core, err, o)
+	}
+	if r.TargetKind != target.KindCore || r.Core == nil || r.Core.PID != pid || r.Core.Path != core {
+		t.Errorf("resolve --json: target_kind %q, core %+v; want core of process %d", r.TargetKind, r.Core, pid)
+	}
+	if r.Interpreter != py.Exe || r.BuildID != id || r.Core.ExeBuildID != id || r.Venv.Kind != "copies" || !strings.HasSuffix(r.Exe, "/venv/bin/python") {
+		t.Errorf("resolve --json: exe %s, interpreter %s (%s), core's exe build-id %s, venv %+v; want the venv copy of %s (%s)", r.Exe, r.Interpreter, r.BuildID, r.Core.ExeBuildID, r.Venv, py.Exe, id)
+	}
+	if !strings.HasPrefix(r.Python.Version, "3.11.") {
+		t.Errorf("resolve --json: python %+v", r.Python)
+	}
+	var libc bool
+	for _, m := range r.Modules {
+		libc = libc || strings.Contains(filepath.Base(m.Path), "libc.so") && m.BuildID != ""
+	}
+	if !libc {
+		t.Errorf("resolve --json: modules lack libc with its build-id: %+v", r.Modules)
+	}
+
+	o = mustRunIn(t, "resolve", "", nil, pyattachBin(t), "resolve", core)
+	for _, want := range []string{
+		`(?m)^core +` + regexp.QuoteMeta(core) + `  \(process ` + strconv.Itoa(pid) + `, `,
+		`(?m)^interpreter +` + regexp.QuoteMeta(py.Exe) + `  \(same build-id`,
+		`(?m)^build-id +` + id + `$`,
+		`(?m)^modules +\d+ mapped, from the core's notes`,
+	} {
+		if !regexp.MustCompile(want).MatchString(o) {
+			t.Errorf("resolve %s lacks %s:\n%s", core, want, o)
+		}
+	}
+}
