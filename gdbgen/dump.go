@@ -22,7 +22,7 @@ func Dump(d plan.Dump) (Script, error) {
 		p := *d.Native
 		p.Walker = nil // set up below, with _PyRuntime's address
 		var err error
-		if g, err = build(p); err != nil {
+		if g, err = build(p, false); err != nil {
 			return Script{}, err
 		}
 		head = header(p)
