@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -8,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/pyattach/pyattach/detect/testenv"
+	"github.com/pyattach/pyattach/lldbgen"
 )
 
 // TestInitGDBAnyInterpreter (issue 20): one project .gdbinit from
@@ -64,5 +66,50 @@ func TestInitGDBAnyInterpreter(t *testing.T) {
 	}
 	if len(lines) != 1 || !strings.Contains(lines[0], "not a Python process") || !strings.Contains(lines[0], "ps -ef") {
 		t.Errorf("gdb attached to sleep: want one pyattach line naming the mismatch and a command:\n%s", out)
+	}
+}
+
+// TestLLDBQuietScripts (issue 20): pyattach's lldb scripts are sourced
+// without echoing their commands: before py-bt's traceback come only
+// the driver's own lines and lldb's attach report; an error in a script
+// sourced that way is still shown.
+func TestLLDBQuietScripts(t *testing.T) {
+	lldb := testenv.Need(t, "lldb")
+	pid := startVenvCopies(t, testenv.Debian(t).Exe)
+	out := mustRunIn(t, "pyattach lldb", t.TempDir(), homeEnv(t), pyattachBin(t), "lldb", "-p", strconv.Itoa(pid), "-b", "-o", "py-bt")
+	checkPyBt(t, "pyattach lldb -p", out)
+	before, _, _ := strings.Cut(out, "Traceback (most recent call first):")
+	lines := strings.Split(strings.TrimSpace(before), "\n")
+	for _, l := range lines {
+		if strings.HasPrefix(l, "(lldb) #") || strings.HasPrefix(l, "(lldb) script") || strings.HasPrefix(l, "(lldb) command script") || strings.HasPrefix(l, "Executing commands in") {
+			t.Errorf("lldb echoed pyattach's script: %q", l)
+		}
+	}
+	// command source, process attach, its 3-line stop report, 2 lines
+	// of module and architecture, the py-bt command.
+	if len(lines) > 8 {
+		t.Errorf("%d lines before the traceback, want at most 8:\n%s", len(lines), before)
+	}
+
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.lldb")
+	wrapper := filepath.Join(dir, "wrapper.lldb")
+	text, err := lldbgen.QuietSource(bad)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd, err := lldbgen.QuietSourceCommand(wrapper)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bad, []byte("# a comment\nsettings set no-such.setting 1\nscript print('PRINTED')\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(wrapper, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, _ = runIn(t, dir, []string{"PYTHONPATH=/usr/lib/llvm-14/lib/python3.11/dist-packages"}, lldb, "-b", "-O", cmd)
+	if !strings.Contains(out, "no-such.setting") || !strings.Contains(out, "PRINTED") || strings.Contains(out, "a comment") {
+		t.Errorf("a quietly sourced script must show its errors and prints, not its commands:\n%s", out)
 	}
 }
