@@ -65,6 +65,7 @@ type CLI struct {
 	Completion     CompletionCmd     `cmd:"" help:"Print the shell completion script for bash, zsh or fish."`
 	Man            ManCmd            `cmd:"" help:"Print pyattach's man page (roff)."`
 	Complete       CompleteCmd       `cmd:"" name:"__complete" hidden:"" help:"Complete a command line (used by the completion scripts)."`
+	Hook           HookCmd           `cmd:"" name:"__hook" hidden:"" help:"Write the script that sets gdb up for the target it loaded (run by a project .gdbinit)."`
 }
 
 const description = `Make native debugging of Python processes with gdb and lldb work the first time.
