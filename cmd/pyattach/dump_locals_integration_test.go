@@ -15,8 +15,14 @@ import (
 
 // localsApp holds still in leaf with one local of every kind the walker
 // shows a repr of.
-const localsApp = `import time
+const localsApp = "import time\n" + localsDefs + `
+print("ready", flush=True)
+leaf()
+`
 
+// localsDefs are localsApp's classes and leaf, whose locals are one of
+// every kind (factsApp runs leaf too).
+const localsDefs = `
 class Widget:
     def __init__(self, name, size):
         self.name = name
@@ -48,9 +54,6 @@ def leaf():
     w = Widget("gizmo", 12)
     sl = Slotted(1, "two")
     time.sleep(1000)
-
-print("ready", flush=True)
-leaf()
 `
 
 // localsWant are leaf's locals as dump --locals shows them, in order;

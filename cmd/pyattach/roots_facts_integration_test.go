@@ -37,39 +37,7 @@ def handler():
         check(-1)
     except ValueError:
         leaf()
-
-class Widget:
-    def __init__(self, name, size):
-        self.name = name
-        self.size = size
-
-class Slotted:
-    __slots__ = ("a", "b")
-
-    def __init__(self, a, b):
-        self.a = a
-        self.b = b
-
-def leaf():
-    nothing = None
-    yes = True
-    n = -42
-    huge = 7 ** 1183
-    f = 2.5
-    s = "h\xe9llo\n"
-    b = b"by\x00tes"
-    t = (1, "two")
-    one = (1,)
-    nested = {"a": {"b": {"c": {"d": 1}}}, "n": [1, (2, 3)]}
-    loop = [1, 2]
-    loop.append(loop)
-    many = list(range(20))
-    st = {3, 1, 2}
-    fs = frozenset({"x"})
-    w = Widget("gizmo", 12)
-    sl = Slotted(1, "two")
-    time.sleep(1000)
-
+` + localsDefs + `
 lock = threading.Lock()
 lock.acquire()
 def busy():
