@@ -32,7 +32,7 @@ func Dump(d plan.Dump) (Script, error) {
 		p.Debuginfod = plan.Debuginfod{}
 		p.Fast, p.FastLibs, p.NoDWARF = false, nil, false
 		var err error
-		if g, err = build(p); err != nil {
+		if g, err = build(p, false); err != nil {
 			return Script{}, err
 		}
 		head = header(p)

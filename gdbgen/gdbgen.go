@@ -35,7 +35,7 @@ func (e *PathError) Error() string {
 // Generate returns the gdb commands for p. It fails, naming the path,
 // when a path cannot reach gdb exactly (see the package documentation).
 func Generate(p plan.Plan) (Script, error) {
-	g, err := build(p)
+	g, err := build(p, false)
 	if err != nil {
 		return Script{}, err
 	}
@@ -51,7 +51,7 @@ func Generate(p plan.Plan) (Script, error) {
 // whole text is built first: on error nothing is written. See the package
 // documentation for which commands take effect in ./.gdbinit.
 func Write(w io.Writer, p plan.Plan) error {
-	g, err := build(p)
+	g, err := build(p, false)
 	if err != nil {
 		return err
 	}
@@ -125,8 +125,32 @@ func commentLines(text string) string {
 
 func isControl(r rune) bool { return r < 0x20 || (r >= 0x7f && r <= 0x9f) }
 
-func build(p plan.Plan) (gen, error) {
+// GenerateLoaded returns the commands for p that take effect once gdb
+// has already loaded the target (a project .gdbinit's hook runs it after
+// attaching or loading): nothing that must precede loading (the program
+// file, fast loading), and the CPython extension sourced explicitly,
+// since gdb's auto-load of the program has happened. p.Program is loaded
+// only for a core (gdb opened it without its program; set it "" when gdb
+// has one).
+func GenerateLoaded(p plan.Plan) (string, error) {
+	g, err := build(p, true)
+	if err != nil {
+		return "", err
+	}
+	return header(p) + "#\n# For a target gdb has loaded already: source it with gdb's source command.\n" + join(g.early) + join(g.late), nil
+}
+
+// build writes p's commands; loaded: gdb has loaded the target already
+// (see GenerateLoaded).
+func build(p plan.Plan, loaded bool) (gen, error) {
 	var g gen
+	if loaded {
+		p.Fast, p.NoDWARF = false, false
+		if p.GDBExtension == "" && len(p.GDBAutoLoad) > 0 {
+			p.GDBExtension = sortedSet(p.GDBAutoLoad)[0]
+		}
+		p.GDBAutoLoad = nil
+	}
 
 	// Early: settings that must precede symbol loading.
 	if len(p.Foreign) > 0 {
@@ -239,7 +263,8 @@ func build(p plan.Plan) (gen, error) {
 			lines,
 		})
 	}
-	if p.Program != "" && (p.PID != 0 || p.Core != "") {
+	// Loaded: only a core gdb opened without its program gets one.
+	if p.Program != "" && (p.PID != 0 || p.Core != "") && (!loaded || p.PID == 0) {
 		q, err := quoteArg("program", p.Program, true)
 		if err != nil {
 			return g, err
@@ -248,6 +273,11 @@ func build(p plan.Plan) (gen, error) {
 			"The program, last: the real interpreter (same build-id as the process's executable).",
 			[]string{"file " + q},
 		})
+		if loaded {
+			// A program loaded after the core: gdb then leaves the
+			// core's shared libraries unread until asked.
+			g.early[len(g.early)-1].lines = append(g.early[len(g.early)-1].lines, "sharedlibrary")
+		}
 	}
 
 	// Late: after the program (and, attached, its libraries) is loaded.
@@ -626,4 +656,75 @@ func SourceLine(name string) (string, error) {
 		return "", err
 	}
 	return "source " + name, nil
+}
+
+// ProjectInit returns a project .gdbinit that sets gdb up for whatever
+// process, core or program it loads, whenever it loads one: it runs the
+// pyattach binary exe (an absolute path, fixed when the file is written)
+// with a fixed argv naming the target (`__hook gdb --pid N`,
+// `--core=FILE`, `--program=FILE`) and sources the script whose path
+// pyattach prints. Nothing the target controls becomes code: the PID is
+// an integer, file names are single arguments, and the script is one
+// pyattach wrote into its private cache. When pyattach cannot set up, it
+// prints the one line pyattach wrote (what is wrong, and the command
+// that fixes it).
+func ProjectInit(exe, dir string) (string, error) {
+	if err := checkPy("pyattach binary", exe, false); err != nil {
+		return "", err
+	}
+	lines := []string{
+		"python",
+		"def _pyattach_project(exe, dir):",
+		"    import subprocess",
+		"    seen = {}",
+		"    def target():",
+		"        inf = gdb.selected_inferior()",
+		"        kind = getattr(getattr(inf, \"connection\", None), \"type\", None)",
+		"        if kind == \"core\":",
+		"            info = gdb.execute(\"info target\", to_string=True)",
+		"            head = \"Local core dump file:\\n\\t`\"",
+		"            i = info.find(head)",
+		"            j = info.find(\"', file type \", i)",
+		"            if i < 0 or j < 0:",
+		"                return None",
+		"            t = (\"--core=\" + info[i + len(head):j],)",
+		"            prog = gdb.current_progspace().filename",
+		"            return t + (\"--program=\" + prog,) if prog else t",
+		"        if inf.pid:",
+		"            return (\"--pid=%d\" % inf.pid,)",
+		"        prog = gdb.current_progspace().filename",
+		"        return (\"--program=\" + prog,) if prog else None",
+		"    def check(*_):",
+		"        try:",
+		"            t = target()",
+		"        except (gdb.error, RuntimeError):",
+		"            return",
+		"        if t is None or seen.get(\"target\") == t[0]:",
+		"            return",
+		"        seen[\"target\"] = t[0]",
+		"        try:",
+		"            r = subprocess.run([exe, \"__hook\", \"gdb\"] + list(t), stdin=subprocess.DEVNULL,",
+		"                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=300)",
+		"        except (OSError, subprocess.SubprocessError) as e:",
+		"            e = getattr(e, \"strerror\", None) or e",
+		"            print(\"pyattach: this project's .gdbinit cannot run %s (%s); to fix it, run: pyattach init %s\" % (exe, e, dir))",
+		"            return",
+		"        err = r.stderr.decode(\"utf-8\", \"backslashreplace\").splitlines()",
+		"        if r.returncode != 0:",
+		"            print(err[-1] if err else \"pyattach: %s failed (exit %d); to fix it, run: pyattach init %s\" % (exe, r.returncode, dir))",
+		"            return",
+		"        for line in err:",
+		"            print(line)",
+		"        gdb.execute(\"source \" + r.stdout.decode(\"utf-8\").strip())",
+		"    for ev in (\"new_objfile\", \"stop\", \"before_prompt\"):",
+		"        reg = getattr(gdb.events, ev, None)",
+		"        if reg is not None:",
+		"            reg.connect(check)",
+		"    check()",
+		"_pyattach_project(" + pyquote.String(exe) + ", " + pyquote.String(dir) + ")",
+		"del _pyattach_project",
+		"end",
+	}
+	return commentLines("generated by pyattach init: sets gdb up for whatever process, core or program it loads, through "+exe+
+		"\n(the Python version, CPython's extension, debug files and pyattach's stack walker, found for that target)") + "\n" + strings.Join(lines, "\n") + "\n", nil
 }

@@ -421,3 +421,30 @@ func SourceCommand(name string) (string, error) {
 	}
 	return "command source " + q, nil
 }
+
+// QuietSourceCommand returns the command that runs the command file
+// name without echoing its commands or their results, errors and what
+// Python prints still shown: lldb 14's `command source -s 1` would hide
+// errors too, so a file holding only QuietSource(name) is sourced that
+// way instead.
+func QuietSourceCommand(wrapper string) (string, error) {
+	q, err := quotedPath("command file", wrapper)
+	if err != nil {
+		return "", err
+	}
+	return "command source -s 1 " + q, nil
+}
+
+// QuietSource is the one-line command file that QuietSourceCommand
+// sources: it runs name through lldb's Python API with echo and results
+// off, errors on.
+func QuietSource(name string) (string, error) {
+	c, err := cleanPath("command file", name)
+	if err != nil {
+		return "", err
+	}
+	return "script o = lldb.SBCommandInterpreterRunOptions(); o.SetEchoCommands(False); o.SetPrintResults(False); " +
+		"o.SetPrintErrors(True); o.SetStopOnError(False); o.SetAddToHistory(False); " +
+		"lldb.debugger.GetCommandInterpreter().HandleCommandsFromFile(lldb.SBFileSpec(" + pyquote.String(c) + ", False), " +
+		"lldb.SBExecutionContext(), o, lldb.SBCommandReturnObject()); del o\n", nil
+}

@@ -66,6 +66,7 @@ type CLI struct {
 	Man            ManCmd            `cmd:"" help:"Print pyattach's man page (roff)."`
 	Help           HelpCmd           `cmd:"" help:"Print a reference page (configuration, security, JSON fields...); without a topic, the list."`
 	Complete       CompleteCmd       `cmd:"" name:"__complete" hidden:"" help:"Complete a command line (used by the completion scripts)."`
+	Hook           HookCmd           `cmd:"" name:"__hook" hidden:"" help:"Write the script that sets gdb up for the target it loaded (run by a project .gdbinit)."`
 }
 
 const description = `Make native debugging of Python processes with gdb and lldb work the first time.

@@ -173,13 +173,29 @@ func (c *LLDBCmd) Run(g *Globals, app *App, cfg *Config) error {
 	}
 	// lldb's driver pastes -S/-s file names into a command between single
 	// quotes, unescaped; -O/-o carry a command quoted exactly instead.
-	srcBefore, err := lldbgen.SourceCommand(before)
+	// Each script is run quietly (its commands not echoed, its errors
+	// shown) through a one-line wrapper file.
+	wrapBefore, err := lldbgen.QuietSource(before)
+	if err != nil {
+		return withHint(fmt.Errorf("lldb: %w", err), scriptPathHint)
+	}
+	wrapAfter := ""
+	if after != "" {
+		if wrapAfter, err = lldbgen.QuietSource(after); err != nil {
+			return withHint(fmt.Errorf("lldb: %w", err), scriptPathHint)
+		}
+	}
+	qBefore, qAfter, err := scriptPaths(app.dirs(), "", "lldb", wrapBefore, wrapAfter)
+	if err != nil {
+		return err
+	}
+	srcBefore, err := lldbgen.QuietSourceCommand(qBefore)
 	if err != nil {
 		return withHint(fmt.Errorf("lldb: %w", err), scriptPathHint)
 	}
 	argv := []string{lldb, "-O", srcBefore}
 	if after != "" {
-		srcAfter, err := lldbgen.SourceCommand(after)
+		srcAfter, err := lldbgen.QuietSourceCommand(qAfter)
 		if err != nil {
 			return withHint(fmt.Errorf("lldb: %w", err), scriptPathHint)
 		}

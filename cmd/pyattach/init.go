@@ -75,13 +75,16 @@ func (c *InitCmd) Run(g *Globals, app *App, cfg *Config) error {
 		return withHint(fmt.Errorf("init %s: no .venv/bin/python or venv/bin/python there", dir),
 			"name the interpreter: pyattach init --python PATH %s", shquote.Quote(dir))
 	}
-	// The files are read by a debugger that is given the program or PID
-	// later: the plan is that of a launch of the project's interpreter.
-	p, _, err := buildPlan(app.Ctx, dbgTarget{Program: python, Launch: true}, g, app, cfg)
+	// The files are read by a debugger that is given a process, core or
+	// program later, of whatever interpreter: they hold only what does not
+	// depend on one (the plan of a debugger started without a target).
+	// The .gdbinit then runs pyattach for each target gdb loads; lldb's
+	// walker reads the version from memory.
+	p, _, err := buildPlan(app.Ctx, dbgTarget{}, g, app, cfg)
 	if err != nil {
 		return fmt.Errorf("init: %w", err)
 	}
-	p.Target = python
+	p.Target = "any process, core or program the debugger loads in " + dir
 	gdbinit := filepath.Join(dir, ".gdbinit")
 	lldbinit := filepath.Join(dir, ".lldbinit")
 
@@ -90,10 +93,21 @@ func (c *InitCmd) Run(g *Globals, app *App, cfg *Config) error {
 	const renameHint = "the debugger cannot read this path back exactly; move or rename the file or directory (see the reason above)"
 	var gdbText, lldbText []byte
 	if c.GDB || c.VSCode {
+		exe, err := initPyattachExe()
+		if err != nil {
+			return err
+		}
+		gp := p
+		gp.Walker, gp.Findings = nil, nil // set up per target by the hook
 		var b bytes.Buffer
-		if err := gdbgen.Write(&b, p); err != nil {
+		if err := gdbgen.Write(&b, gp); err != nil {
 			return withHint(fmt.Errorf("init: %w", err), renameHint)
 		}
+		hook, err := gdbgen.ProjectInit(exe, shquote.Quote(dir))
+		if err != nil {
+			return withHint(fmt.Errorf("init: %w", err), "install pyattach under a plain absolute path (go install, or the release binary in /usr/local/bin)")
+		}
+		b.WriteString("\n" + hook)
 		gdbText = b.Bytes()
 	}
 	if c.LLDB || c.VSCode {
@@ -180,6 +194,25 @@ func (c *InitCmd) Run(g *Globals, app *App, cfg *Config) error {
 		}
 	}
 	return nil
+}
+
+// initPyattachExe is the pyattach binary a project .gdbinit runs for
+// each target: this one, by its resolved path. gdb runs it as the user
+// who trusted the file, so it must be a file that only its owner (the
+// user or root) can change.
+func initPyattachExe() (string, error) {
+	exe, err := os.Executable()
+	if err == nil {
+		exe, err = filepath.EvalSymlinks(exe)
+	}
+	if err != nil {
+		return "", fmt.Errorf("init: cannot find pyattach's own binary: %w", err)
+	}
+	if err := safefs.CheckTrusted(exe, os.Geteuid()); err != nil {
+		return "", withHint(fmt.Errorf("init: the project .gdbinit would run %s: %w", exe, err),
+			"install pyattach where only you or root can change it (chmod go-w on the file and its directories)")
+	}
+	return exe, nil
 }
 
 // checkProjectDir refuses a project directory that is not there: a typo

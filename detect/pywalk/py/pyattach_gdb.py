@@ -24,8 +24,16 @@ def setup(version="", flags="", root="", tables=None, runtime=None, creds=None):
     symbol is looked up). creds is a core's (uid, gid, groups), whose
     permissions its source files are read with (a live process's are
     read from /proc)."""
+    global _walker
     _config.update(version=version, flags=flags, root=root, runtime=runtime, creds=creds)
     _config["tables"] = tables
+    # Called again for another target (a project .gdbinit's hook, after
+    # each attach or load): the new facts replace the old, once set up.
+    _walker = None
+    if _config.get("set_up"):
+        claim()
+        return
+    _config["set_up"] = True
     _parameters()
     PyattachBt("pyattach-bt")
     PyBt()
