@@ -89,6 +89,7 @@ var manSections = []struct{ name, topic string }{
 var (
 	mdCode     = regexp.MustCompile("`([^`]+)`")
 	mdBold     = regexp.MustCompile(`\*\*([^*]+)\*\*`)
+	mdItalic   = regexp.MustCompile(`(^|[\s(])\*([A-Za-z][^*\n]*[A-Za-z])\*`)
 	mdNumbered = regexp.MustCompile(`^(\d+)\. `)
 	mdTableSep = regexp.MustCompile(`^\|[-| :]+\|$`)
 )
@@ -204,8 +205,8 @@ func splitRow(line string) []string {
 	return append(cells, strings.TrimSpace(cur.String()))
 }
 
-// mdInline is Markdown text (lines of one paragraph) as roff: `code` and **bold** in
-// bold, everything else literal.
+// mdInline is Markdown text (lines of one paragraph) as roff: `code` and
+// **bold** in bold, *emphasis* in italics, everything else literal.
 func mdInline(s string) string {
 	lines := strings.Split(s, "\n")
 	for i, l := range lines {
@@ -214,6 +215,7 @@ func mdInline(s string) string {
 	s = strings.Join(lines, "\n")
 	s = mdCode.ReplaceAllString(s, `\fB$1\fR`)
 	s = mdBold.ReplaceAllString(s, `\fB$1\fR`)
+	s = mdItalic.ReplaceAllString(s, `$1\fI$2\fR`)
 	return roffLine(s)
 }
 

@@ -124,3 +124,22 @@ func TestReadmeFrontPage(t *testing.T) {
 		}
 	}
 }
+
+// TestMdRoff: the Markdown the pages use, as roff: a code span across a
+// line break, bold and emphasis, a list, a table and an example block.
+func TestMdRoff(t *testing.T) {
+	md := "# t: title\n\n" +
+		"Reads `--config\nFILE` and **Bold.** a *foreign* `*-gdb.py`.\n\n" +
+		"- one\n  two `x`\n\n" +
+		"| a | b |\n|---|---|\n| `k` | v \\| w |\n\n" +
+		"    $ pyattach -x\n\n" +
+		"## Sub\n\n.dot – done\n"
+	want := ".PP\nReads \\fB\\-\\-config\nFILE\\fR and \\fBBold.\\fR a \\fIforeign\\fR \\fB*\\-gdb.py\\fR.\n" +
+		".IP \\(bu 2\none\ntwo \\fBx\\fR\n" +
+		".TP\n\\fBk\\fR\nv | w\n" +
+		".sp\n.RS 2\n.nf\n$ pyattach \\-x\n.fi\n.RE\n" +
+		".SS \"Sub\"\n.PP\n\\&.dot \\[u2013] done\n"
+	if got := mdRoff(md); got != want {
+		t.Errorf("mdRoff:\n%s\nwant:\n%s", got, want)
+	}
+}
