@@ -72,10 +72,13 @@ export HOME=$tmp/home PIP_NO_INDEX=1 PIP_DISABLE_PIP_VERSION_CHECK=1
 mkdir -p "$HOME"
 
 # installed NAME BIN: the installed pyattach tells the stamped release
-# version and commit, and its doctor runs.
+# version and commit, its doctor runs, and it prints the reference pages
+# README.md links to (they are not shipped as files).
 installed() {
 	check "$1: pyattach --version" version_ok "$2"
 	check "$1: pyattach doctor" "$2" doctor
+	check "$1: pyattach help security prints the reference page" bash -c \
+		"'$2' help security | head -n 1 | grep -qx '# security: the debuggee is hostile'"
 }
 version_ok() {
 	local v
@@ -113,6 +116,8 @@ EOF"
 mkdir -p "$tmp/archive"
 tar -xzf "$archive" -C "$tmp/archive"
 installed archive "$tmp/archive/$stem/pyattach"
+check "archive: README.md names pyattach help for the pages it links" \
+	grep -q 'pyattach help TOPIC' "$tmp/archive/$stem/README.md"
 check "archive: bash completion loads" env PATH="$tmp/archive/$stem:$PATH" \
 	bash -c "source '$tmp/archive/$stem/completions/pyattach.bash' && complete -p pyattach"
 if have groff "archive: man page renders without warnings"; then
@@ -188,6 +193,8 @@ check ".deb: dpkg --root -i into a throwaway root" dpkg --root="$root" --log=/de
 installed ".deb" "$root/usr/bin/pyattach"
 if have man ".deb: man -l shows the page"; then
 	check ".deb: man -l shows the page" bash -c "MANWIDTH=80 man -l '$root/usr/share/man/man1/pyattach.1.gz' | grep -q 'pyattach completion SHELL'"
+	check ".deb: the man page has FILES, ENVIRONMENT, CONFIGURATION and SECURITY" bash -c \
+		"MANWIDTH=80 man -l '$root/usr/share/man/man1/pyattach.1.gz' >'$tmp/man.txt' && for s in FILES ENVIRONMENT CONFIGURATION SECURITY; do grep -qx \$s '$tmp/man.txt' || exit 1; done"
 fi
 
 # apt-get install ./pyattach_...deb, as a user would, in a Debian 13 root

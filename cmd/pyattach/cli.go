@@ -64,6 +64,7 @@ type CLI struct {
 	Trust          TrustCmd          `cmd:"" help:"Let a project's .pyattach.toml name extensions and debug directories (code gdb runs), as it is now."`
 	Completion     CompletionCmd     `cmd:"" help:"Print the shell completion script for bash, zsh or fish."`
 	Man            ManCmd            `cmd:"" help:"Print pyattach's man page (roff)."`
+	Help           HelpCmd           `cmd:"" help:"Print a reference page (configuration, security, JSON fields...); without a topic, the list."`
 	Complete       CompleteCmd       `cmd:"" name:"__complete" hidden:"" help:"Complete a command line (used by the completion scripts)."`
 	Hook           HookCmd           `cmd:"" name:"__hook" hidden:"" help:"Write the script that sets gdb up for the target it loaded (run by a project .gdbinit)."`
 }

@@ -222,8 +222,8 @@ func completePIDs(prefix, cur string, pids func() []candidate) completion {
 }
 
 // completeValue completes a flag's value or a positional argument: the
-// choices of an enum; for a target, the Python processes and file
-// names; else file names.
+// choices of an enum; help's topics; for a target, the Python processes
+// and file names; else file names.
 func completeValue(v *kong.Value, cur string, pids func() []candidate) completion {
 	if v.Enum != "" {
 		var res completion
@@ -234,6 +234,13 @@ func completeValue(v *kong.Value, cur string, pids func() []candidate) completio
 	}
 	if v.IsBool() || v.IsCounter() {
 		return completion{}
+	}
+	if v.Name == "topic" { // pyattach help TOPIC
+		var res completion
+		for _, t := range helpTopics {
+			res.add(t, helpSummary(t), cur)
+		}
+		return res
 	}
 	if v.Name == "target" {
 		res := completePIDs("", cur, pids)

@@ -47,6 +47,7 @@ func TestComplete(t *testing.T) {
 		{[]string{"--debug-dir=/x", "re"}, []string{"resolve"}, false},
 		{[]string{"completion", ""}, []string{"bash", "zsh", "fish"}, false},
 		{[]string{"symbols", "install", ""}, nil, true},
+		{[]string{"help", "co"}, []string{"completion", "containers", "configuration"}, false},
 	}
 	for _, tt := range tests {
 		got := complete(root, tt.words, pids)

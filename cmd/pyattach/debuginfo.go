@@ -23,7 +23,7 @@ import (
 // DebuginfoCmd is `pyattach debuginfo`.
 type DebuginfoCmd struct {
 	Target string `arg:"" help:"A PID, or any ELF file (a Python executable, a venv directory, a library, any program)."`
-	JSON   bool   `help:"Print one JSON object (fields in README.md)."`
+	JSON   bool   `help:"Print one JSON object (fields: pyattach help json)."`
 }
 
 // Help is shown by `pyattach debuginfo --help`.

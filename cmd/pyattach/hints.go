@@ -104,7 +104,7 @@ func hintFor(err error) string {
 		if ce.hint != "" {
 			return ce.hint
 		}
-		return "fix or remove " + ce.file + "; its keys are described in README.md, section Configuration"
+		return "fix or remove " + ce.file + "; its keys are described in: pyattach help configuration"
 	}
 	var nm *venv.NoMatchError
 	switch {

@@ -30,7 +30,8 @@ func (c *ManCmd) Run(app *App, kctx *kong.Context) error {
 
 // manPage renders the kong model as a man(7) page: NAME and DESCRIPTION
 // from the application's help, the global flags, then one subsection per
-// visible command with its help, details, arguments and flags.
+// visible command with its help, details, arguments and flags, then the
+// sections made from help pages (manSections).
 func manPage(app *kong.Application, ver, day string) string {
 	var b strings.Builder
 	name := app.Name
@@ -82,10 +83,16 @@ func manPage(app *kong.Application, ver, day string) string {
 		}
 		return next(nil)
 	})
-	if len(envs) > 0 {
-		b.WriteString(".SH ENVIRONMENT\n" + strings.Join(envs, ""))
+	// CONFIGURATION, ENVIRONMENT, FILES and SECURITY are help pages,
+	// written once (help/*.md); the flags' variables join ENVIRONMENT.
+	for _, sec := range manSections {
+		page, _ := helpPage(sec.topic)
+		fmt.Fprintf(&b, ".SH %s\n%s", sec.name, mdRoff(page))
+		if sec.name == "ENVIRONMENT" {
+			b.WriteString(strings.Join(envs, ""))
+		}
 	}
-	fmt.Fprintf(&b, ".SH SEE ALSO\n%s\n", roffEscape("gdb(1), lldb(1), debuginfod-find(1); the README at https://github.com/pyattach/pyattach"))
+	fmt.Fprintf(&b, ".SH SEE ALSO\n%s\n", roffEscape("gdb(1), lldb(1), debuginfod-find(1); pyattach help TOPIC for the reference pages (pyattach help lists them); the README at https://github.com/pyattach/pyattach"))
 	return b.String()
 }
 

@@ -17,7 +17,7 @@ import (
 // ResolveCmd is `pyattach resolve`.
 type ResolveCmd struct {
 	Target string `arg:"" help:"A PID, a core file, a Python executable, a virtualenv directory, or a script with a #! line."`
-	JSON   bool   `help:"Print one JSON object (fields in README.md)."`
+	JSON   bool   `help:"Print one JSON object (fields: pyattach help json)."`
 }
 
 // Help is shown by `pyattach resolve --help`.

@@ -3,7 +3,7 @@
 // which debug file each module has (and where it came from), the
 // debuginfod servers consulted, and the CPython debugger extensions
 // found. Its JSON form is `pyattach debuginfo --json`, documented in
-// README.
+// cmd/pyattach/help/json.md.
 //
 // A Collector gathers them for a resolved target (Collect, and For, the
 // shape the doctor and the planner take): the debug directories searched

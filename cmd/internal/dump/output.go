@@ -10,7 +10,7 @@ import (
 )
 
 // Output is what --json prints; its fields are documented in the
-// command's help and in README.md.
+// command's help and in cmd/pyattach/help/json.md.
 type Output struct {
 	PID       int      `json:"pid,omitempty"`
 	Core      string   `json:"core,omitempty"`

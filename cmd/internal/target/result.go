@@ -14,7 +14,7 @@ const (
 
 // Result is everything resolve found out about a target. It is printed
 // as JSON by `pyattach resolve --json`; the field names are part of the
-// command's interface and documented in README.md.
+// command's interface and documented in cmd/pyattach/help/json.md.
 type Result struct {
 	Target     string `json:"target"`
 	TargetKind string `json:"target_kind"`
