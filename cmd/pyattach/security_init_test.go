@@ -142,8 +142,9 @@ func TestSecurityInitHostileNames(t *testing.T) {
 			}
 			entry := strings.TrimPrefix(line, "add-auto-load-safe-path ")
 
-			// The advice printed without --trust is that same line.
-			advice, err := runIn(t, root, env, bin, "--offline", "init", "--gdb", project)
+			// The advice printed without --trust, to a user whose gdb init
+			// file lacks it, is that same line.
+			advice, err := runIn(t, root, append(env[:len(env):len(env)], "XDG_CONFIG_HOME="+t.TempDir()), bin, "--offline", "init", "--gdb", project)
 			if err != nil || !strings.Contains(advice, "\n  "+line+"\n") {
 				t.Errorf("init without --trust: %v; its advice is not the trusted line %q:\n%s", err, line, advice)
 			}
