@@ -28,8 +28,10 @@
 //     fails when a replacement directory does not exist (the pairs before
 //     it are kept), so it is the last command of Before.
 //   - ./.lldbinit is read only when ~/.lldbinit sets
-//     `settings set target.load-cwd-lldbinit true`; otherwise lldb prints
-//     a warning and ignores it. It runs before any target exists, so Write
+//     `settings set target.load-cwd-lldbinit true` (for every directory);
+//     otherwise lldb prints a warning and ignores it. ProjectTrust's line
+//     reads one project's file instead, only when lldb starts there, and
+//     sets the setting to false there (no warning, no second reading). It runs before any target exists, so Write
 //     puts the After commands in it as comments (see Write).
 //
 // # How lldb parses a command line

@@ -6,8 +6,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/pyattach/pyattach/detect/testenv"
 	"github.com/pyattach/pyattach/gdbgen/plan"
@@ -317,5 +319,53 @@ func TestLLDBInitRealLLDB(t *testing.T) {
 	out = run(t, proj, env, f.lldb, "-o", "settings show target.debug-file-search-paths")
 	if !listed(out, "[0]: "+debugDir) || strings.Contains(out, "error") {
 		t.Errorf("with load-cwd-lldbinit the project .lldbinit should apply:\n%s", out)
+	}
+}
+
+// TestProjectTrustRealLLDB: with ProjectTrust's line in ~/.lldbinit, lldb
+// started in the project directory, whatever its name, reads its
+// .lldbinit once and does not warn; started in another directory, it
+// does not read it. No backtick in a name is evaluated.
+func TestProjectTrustRealLLDB(t *testing.T) {
+	lldb := testenv.Need(t, "lldb")
+	base := t.TempDir()
+	marker := filepath.Join(base, "MARKER")
+	env := Env(plan.Plan{LLDBPythonPath: lldbPython(t, lldb)}, os.Environ())
+	for i, name := range hostileNames(marker) {
+		dir := filepath.Join(base, strconv.Itoa(i), name)
+		line, err := ProjectTrust(dir)
+		if !utf8.ValidString(name) {
+			if err == nil {
+				t.Errorf("%q: invalid UTF-8 accepted", name)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%q: %v", name, err)
+			continue
+		}
+		home := t.TempDir()
+		writeFile(t, filepath.Join(home, ".lldbinit"), []byte(line+"\n"))
+		writeFile(t, filepath.Join(dir, ".lldbinit"), []byte("script print('READ-' + 'PROJECT')\n"))
+		henv := append(env[:len(env):len(env)], "HOME="+home)
+		out := run(t, dir, henv, lldb, "-o", "script print('started')")
+		if n := strings.Count(out, "READ-PROJECT"); n != 1 || strings.Contains(out, "not being read") || !strings.Contains(out, "started") {
+			t.Errorf("%q: started in the project: read %d times, want 1, and no warning:\n%s", name, n, out)
+		}
+		if i > 0 {
+			continue // one check elsewhere is enough: the condition does not depend on the name
+		}
+		out = run(t, filepath.Dir(dir), henv, lldb, "-o", "script print('started')")
+		if strings.Contains(out, "READ-PROJECT") || !strings.Contains(out, "started") {
+			t.Errorf("%q: started elsewhere, lldb read the project file:\n%s", name, out)
+		}
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Errorf("a backtick in a project name was evaluated")
+	}
+	for _, bad := range []string{"rel/dir", "/a/../b", "/a\nb", "~/p", ""} {
+		if _, err := ProjectTrust(bad); err == nil {
+			t.Errorf("ProjectTrust(%q) accepted", bad)
+		}
 	}
 }

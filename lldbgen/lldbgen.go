@@ -70,9 +70,9 @@ func Generate(p plan.Plan) (Script, error) {
 
 // Write writes one lldb init file for p, as a project's .lldbinit.
 //
-// lldb reads ./.lldbinit only when ~/.lldbinit holds
-// `settings set target.load-cwd-lldbinit true` (otherwise it warns and
-// skips it), and reads it before any target exists. The settings and the
+// lldb reads ./.lldbinit only when ~/.lldbinit tells it to (ProjectTrust's
+// line, or the global `settings set target.load-cwd-lldbinit true`;
+// otherwise it warns and skips it), and reads it before any target exists. The settings and the
 // extension import work there; `target symbols add` needs a target, so
 // those commands are written as comments to run by hand once the target
 // exists (`pyattach lldb` runs them itself). Nothing is written when p
@@ -83,7 +83,7 @@ func Write(w io.Writer, p plan.Plan) error {
 		return err
 	}
 	var b strings.Builder
-	header(&b, p, "lldb init file: lldb reads ./.lldbinit only with `settings set target.load-cwd-lldbinit true` in ~/.lldbinit")
+	header(&b, p, "lldb init file: lldb reads it only when ~/.lldbinit says so: pyattach init --lldb --trust adds that line")
 	b.WriteString(c.before)
 	if len(c.afterCmds) > 0 {
 		b.WriteString("# These need a target, which an init file runs before; after\n")
@@ -447,4 +447,41 @@ func QuietSource(name string) (string, error) {
 		"o.SetPrintErrors(True); o.SetStopOnError(False); o.SetAddToHistory(False); " +
 		"lldb.debugger.GetCommandInterpreter().HandleCommandsFromFile(lldb.SBFileSpec(" + pyquote.String(c) + ", False), " +
 		"lldb.SBExecutionContext(), o, lldb.SBCommandReturnObject()); del o\n", nil
+}
+
+// ProjectTrust returns the line for the user's ~/.lldbinit that makes
+// lldb read the project file dir/.lldbinit, and only that file, when it
+// starts in dir. lldb 14 reads ./.lldbinit only with the global
+// target.load-cwd-lldbinit true, which would run any directory's file;
+// otherwise it skips the file and prints a warning at every start. The
+// line runs, when lldb's working directory is dir itself (the same
+// directory, not a name compared): `settings set
+// target.load-cwd-lldbinit false` (no warning, and no second reading of
+// the file lldb reads next) and `command source` of dir/.lldbinit. In
+// any other directory it does nothing. dir must be absolute and
+// resolved (no symbolic link), so that the line names one file; a dir
+// that cannot be written so exactly (see cleanPath, and invalid UTF-8,
+// which Python cannot be handed as text) is refused.
+func ProjectTrust(dir string) (string, error) {
+	if !utf8.ValidString(dir) {
+		return "", &PathError{"project directory", dir, "is not valid UTF-8; lldb's Python cannot be given it exactly"}
+	}
+	d, err := cleanPath("project directory", dir)
+	if err != nil {
+		return "", err
+	}
+	if !path.IsAbs(d) {
+		return "", &PathError{"project directory", dir, "is not absolute"}
+	}
+	src, err := SourceCommand(path.Join(d, ".lldbinit"))
+	if err != nil {
+		return "", err
+	}
+	prog := "import os\n" +
+		"try:\n    here = os.path.samefile(\".\", " + pyquote.String(d) + ")\n" +
+		"except OSError:\n    here = False\n" +
+		"if here:\n" +
+		"    for c in (" + pyquote.String("settings set -- target.load-cwd-lldbinit false") + ", " + pyquote.String(src) + "):\n" +
+		"        lldb.debugger.HandleCommand(c)\n"
+	return "script exec(" + pyquote.String(prog) + ", {\"lldb\": lldb})", nil
 }

@@ -25,7 +25,7 @@ type InitCmd struct {
 	LLDB   bool   `name:"lldb" help:"Write DIR/.lldbinit."`
 	VSCode bool   `name:"vscode" help:"Add attach configurations (cppdbg and CodeLLDB) to DIR/.vscode/launch.json."`
 	Python string `help:"The project's interpreter (default: DIR/.venv/bin/python or DIR/venv/bin/python)." placeholder:"PATH"`
-	Trust  bool   `help:"Add the one line that lets gdb load DIR/.gdbinit to your gdb init file (~/.config/gdb/gdbinit, or ~/.gdbinit when gdb reads that)."`
+	Trust  bool   `help:"Add the one line that lets gdb load DIR/.gdbinit to your gdb init file (~/.config/gdb/gdbinit, or ~/.gdbinit when gdb reads that); with --lldb, the line that makes lldb read DIR/.lldbinit when it starts in DIR to ~/.lldbinit."`
 }
 
 // Help is shown by `pyattach init --help`.
@@ -37,7 +37,11 @@ exactly one add-auto-load-safe-path line for it to the user init file gdb
 reads ($XDG_CONFIG_HOME/gdb/gdbinit, else an existing ~/.gdbinit). The
 line names that one file, escaped so that gdb matches nothing else; a
 directory whose name cannot be written so (':', line breaks), or that
-another user can change, is not trusted. DIR must exist.
+another user can change, is not trusted. lldb reads no project file by
+itself (it warns about ./.lldbinit at every start); with --lldb, --trust
+adds one line to ~/.lldbinit (~/.lldbinit-lldb when that exists) that,
+when lldb starts in DIR and only there, reads DIR/.lldbinit and silences
+that warning. DIR must exist.
 
 Examples:
   pyattach init --gdb --trust
@@ -124,6 +128,10 @@ func (c *InitCmd) Run(g *Globals, app *App, cfg *Config) error {
 				"VS Code's debuggers cannot be given this path exactly; move or rename the directory, or run init without --vscode")
 		}
 	}
+	lt, err := c.lldbTrust(dir, lldbinit, app)
+	if err != nil {
+		return err
+	}
 	var trustLine, userInit, userTarget string
 	var trustErr error
 	const userInitHint = "gdb runs that file as you: fix its owner or mode, or add this line to your gdb init file yourself: %s"
@@ -174,7 +182,7 @@ func (c *InitCmd) Run(g *Globals, app *App, cfg *Config) error {
 	if c.GDB || c.VSCode {
 		switch {
 		case c.Trust:
-			added, err := addTrustLine(userInit, userTarget, trustLine, "add-auto-load-safe-path "+gdbinit, os.Geteuid(), app)
+			added, err := addTrustLine(userInit, userTarget, trustLine, "add-auto-load-safe-path "+gdbinit, "", os.Geteuid(), app)
 			if err != nil {
 				return withHint(fmt.Errorf("init --trust: %w", err), userInitHint, trustLine)
 			}
@@ -186,6 +194,8 @@ func (c *InitCmd) Run(g *Globals, app *App, cfg *Config) error {
 		case trustErr != nil:
 			fmt.Fprintf(app.Stderr, "warning: gdb loads %s only when trusted, and it cannot be trusted exactly (%v); move or rename the directory, or load it explicitly: gdb -x %s\n",
 				gdbinit, trustErr, shquote.Quote(gdbinit))
+		case userInit != "" && hasLine(userInit, trustLine):
+			// Trusted already: nothing is left to do.
 		default:
 			if userInit == "" {
 				userInit = "~/.config/gdb/gdbinit"
@@ -193,7 +203,119 @@ func (c *InitCmd) Run(g *Globals, app *App, cfg *Config) error {
 			fmt.Fprintf(app.Stdout, "gdb loads %s only when trusted; add this line to %s (or run again with --trust):\n  %s\n", gdbinit, userInit, trustLine)
 		}
 	}
+	if c.LLDB {
+		return lt.finish(c.Trust, dir, lldbinit, app)
+	}
 	return nil
+}
+
+// lldbTrustPlan is what init works out for lldb's reading of the
+// project .lldbinit before anything is written.
+type lldbTrustPlan struct {
+	line   string // lldbgen.ProjectTrust's line, "" when err is set
+	err    error  // why the line cannot be written
+	user   string // the user init file lldb reads
+	target string // the file to rewrite for it (--trust)
+}
+
+// lldbTrust works out the ~/.lldbinit line for c.LLDB, and refuses what
+// --trust cannot do, as for gdb. Nothing is written.
+func (c *InitCmd) lldbTrust(dir, lldbinit string, app *App) (lldbTrustPlan, error) {
+	var lt lldbTrustPlan
+	if !c.LLDB {
+		return lt, nil
+	}
+	user, uerr := userLLDBInit(app.Env, app.Cwd)
+	if uerr == nil && (sameFile(user, lldbinit) || sameFile(filepath.Join(filepath.Dir(user), ".lldbinit"), lldbinit)) {
+		return lt, withHint(fmt.Errorf("init --lldb: %s is lldb's user init file, not a project's", lldbinit),
+			"run init in the project's directory, not your home directory")
+	}
+	real, err := filepath.EvalSymlinks(dir)
+	if err == nil {
+		lt.line, err = lldbgen.ProjectTrust(real)
+	}
+	lt.err = err
+	lt.user = user
+	if !c.Trust {
+		return lt, nil
+	}
+	if lt.err != nil {
+		return lt, withHint(fmt.Errorf("init --trust: %w", lt.err),
+			"lldb cannot be told to read exactly this file; move or rename the directory (see the reason above)")
+	}
+	if err := safefs.CheckTrusted(dir, os.Geteuid()); err != nil {
+		return lt, withHint(fmt.Errorf("init --trust: %w", err),
+			"lldb would run whatever another user writes to %s; make the directory yours and not writable by others (chmod go-w), or do not trust it", lldbinit)
+	}
+	if uerr != nil {
+		return lt, withHint(fmt.Errorf("init --trust: %w", uerr), "set HOME to your home directory")
+	}
+	if lt.target, err = userInitTarget(user, os.Geteuid()); err != nil {
+		return lt, withHint(fmt.Errorf("init --trust: %w", err),
+			"lldb runs that file as you: fix its owner or mode, or add this line to it yourself: %s", lt.line)
+	}
+	return lt, nil
+}
+
+// finish adds the line (trust) or says what is still needed; nothing
+// once the user init file has the line.
+func (lt lldbTrustPlan) finish(trust bool, dir, lldbinit string, app *App) error {
+	switch {
+	case trust:
+		added, err := addTrustLine(lt.user, lt.target, lt.line, "", ": lldb reads "+lldbinit+" when it starts in "+dir, os.Geteuid(), app)
+		if err != nil {
+			return withHint(fmt.Errorf("init --trust: %w", err),
+				"lldb runs that file as you: fix its owner or mode, or add this line to it yourself: %s", lt.line)
+		}
+		if added {
+			fmt.Fprintf(app.Stdout, "trusted %s in %s (lldb reads it when started in %s)\n", lldbinit, lt.user, dir)
+		} else {
+			fmt.Fprintf(app.Stdout, "%s already trusts %s\n", lt.user, lldbinit)
+		}
+	case lt.err != nil:
+		fmt.Fprintf(app.Stderr, "warning: lldb reads %s only when told to, and it cannot be told exactly (%v); move or rename the directory, or load it explicitly: lldb -S %s\n",
+			lldbinit, lt.err, shquote.Quote(lldbinit))
+	case lt.user != "" && hasLine(lt.user, lt.line):
+		// Trusted already.
+	default:
+		fmt.Fprintf(app.Stdout, "lldb does not read %s by itself (it warns about it at every start); to have lldb read it when started there, run: pyattach init --lldb --trust %s\n",
+			lldbinit, shquote.Quote(dir))
+	}
+	return nil
+}
+
+// userLLDBInit is the user init file lldb 14 reads: ~/.lldbinit-lldb
+// when it exists (lldb then ignores ~/.lldbinit), else ~/.lldbinit.
+func userLLDBInit(env environ.Env, cwd string) (string, error) {
+	home := env.Get("HOME")
+	if home == "" {
+		return "", errors.New("HOME is not set: no user lldb init file")
+	}
+	if !filepath.IsAbs(home) {
+		home = filepath.Join(cwd, home)
+	}
+	own := filepath.Join(home, ".lldbinit-lldb")
+	if _, err := os.Stat(own); err == nil {
+		return own, nil
+	}
+	return filepath.Join(home, ".lldbinit"), nil
+}
+
+// sameFile reports whether a and b name one existing file, or are the
+// same path.
+func sameFile(a, b string) bool {
+	if filepath.Clean(a) == filepath.Clean(b) {
+		return true
+	}
+	sa, err1 := os.Stat(a)
+	sb, err2 := os.Stat(b)
+	return err1 == nil && err2 == nil && os.SameFile(sa, sb)
+}
+
+// hasLine reports whether the user init file has line as a command.
+func hasLine(file, line string) bool {
+	data, err := os.ReadFile(file)
+	return err == nil && hasCommandLine(data, line)
 }
 
 // initPyattachExe is the pyattach binary a project .gdbinit runs for
@@ -305,9 +427,10 @@ func userInitTarget(file string, uid int) (string, error) {
 
 // addTrustLine adds line to target (from userInitTarget; shown as file)
 // unless that exact line is there as a command of its own, keeping the
-// file's mode. oldLine is what older versions wrote (the raw path, read
-// by gdb as a pattern): a warning asks to remove it.
-func addTrustLine(file, target, line, oldLine string, uid int, app *App) (bool, error) {
+// file's mode. oldLine, when not "", is what older versions wrote (the
+// raw path, read by gdb as a pattern): a warning asks to remove it. note
+// ends the comment line written before line.
+func addTrustLine(file, target, line, oldLine, note string, uid int, app *App) (bool, error) {
 	var data []byte
 	mode := os.FileMode(0o644)
 	st, err := os.Stat(target)
@@ -333,13 +456,13 @@ func addTrustLine(file, target, line, oldLine string, uid int, app *App) (bool, 
 	if hasCommandLine(data, line) {
 		return false, nil
 	}
-	if oldLine != line && hasCommandLine(data, oldLine) {
+	if oldLine != "" && oldLine != line && hasCommandLine(data, oldLine) {
 		fmt.Fprintf(app.Stderr, "warning: %s also has the line %q, which gdb reads as a pattern that may trust other files; remove it\n", file, oldLine)
 	}
 	if len(data) > 0 && !bytes.HasSuffix(data, []byte("\n")) {
 		data = append(data, '\n')
 	}
-	data = append(data, []byte("# added by pyattach init --trust\n"+line+"\n")...)
+	data = append(data, []byte("# added by pyattach init --trust"+note+"\n"+line+"\n")...)
 	return true, writeFileAtomic(target, data, mode)
 }
 

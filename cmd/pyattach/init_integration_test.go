@@ -113,3 +113,74 @@ func TestLLDBQuietScripts(t *testing.T) {
 		t.Errorf("a quietly sourced script must show its errors and prints, not its commands:\n%s", out)
 	}
 }
+
+// TestInitLLDBTrust (issue 20): lldb reads no project .lldbinit by
+// itself and warns about it at every start. `init --lldb` says what to
+// run; `init --lldb --trust` adds the one ~/.lldbinit line after which a
+// plain `lldb -p PID` started in the project reads the file once (py-bt
+// works), without the warning, also when the user's own ~/.lldbinit
+// turns target.load-cwd-lldbinit on; started elsewhere lldb does not
+// read it. Once the line is there, init stops asking for it (for gdb's
+// line too).
+func TestInitLLDBTrust(t *testing.T) {
+	lldb := testenv.Need(t, "lldb")
+	project := t.TempDir()
+	henv := append(homeEnv(t), "PYTHONPATH=/usr/lib/llvm-14/lib/python3.11/dist-packages")
+	home := strings.TrimPrefix(henv[0], "HOME=")
+	testenv.Venv(t, testenv.Debian(t).Exe, filepath.Join(project, ".venv"), "--copies")
+	pid := strconv.Itoa(testenv.StartPython(t, filepath.Join(project, ".venv", "bin", "python"), ""))
+	const marker = "PROJECT-LLDBINIT-READ"
+	mark := func() {
+		f, err := os.OpenFile(filepath.Join(project, ".lldbinit"), os.O_APPEND|os.O_WRONLY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		if _, err := f.WriteString("script print(\"" + marker + "\")\n"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const warning = "not being read"
+
+	out := mustRunIn(t, "pyattach init --lldb", project, henv, pyattachBin(t), "--offline", "init", "--lldb", "--gdb", project)
+	if !strings.Contains(out, "pyattach init --lldb --trust") {
+		t.Errorf("init --lldb without --trust must say what makes lldb read the file:\n%s", out)
+	}
+	mark()
+	out, _ = runIn(t, project, henv, lldb, "-b", "-o", "py-bt", "-p", pid)
+	if !strings.Contains(out, warning) || strings.Contains(out, marker) {
+		t.Errorf("untrusted: lldb should warn and skip the project file:\n%s", out)
+	}
+
+	out = mustRunIn(t, "pyattach init --lldb --trust", project, henv, pyattachBin(t), "--offline", "init", "--lldb", "--gdb", "--trust", project)
+	if !strings.Contains(out, "trusted "+filepath.Join(project, ".lldbinit")) {
+		t.Errorf("init --lldb --trust:\n%s", out)
+	}
+	mark()
+	userInit := filepath.Join(home, ".lldbinit")
+	for _, prefix := range []string{"", "settings set target.load-cwd-lldbinit true\n"} {
+		if prefix != "" {
+			data, err := os.ReadFile(userInit)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(userInit, append([]byte(prefix), data...), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		out, _ = runIn(t, project, henv, lldb, "-b", "-o", "py-bt", "-p", pid)
+		checkPyBt(t, "trusted: plain lldb -p in the project "+strconv.Quote(prefix), out)
+		if n := strings.Count(out, marker); n != 1 || strings.Contains(out, warning) {
+			t.Errorf("trusted (~/.lldbinit starting %q): project file read %d times, want 1, and no warning:\n%s", prefix, n, out)
+		}
+	}
+	out, _ = runIn(t, t.TempDir(), henv, lldb, "-b", "-o", "script print('started')")
+	if strings.Contains(out, marker) {
+		t.Errorf("lldb started in another directory read the project file:\n%s", out)
+	}
+
+	out = mustRunIn(t, "pyattach init again", project, henv, pyattachBin(t), "--offline", "init", "--lldb", "--gdb", project)
+	if strings.Contains(out, "--trust") || strings.Contains(out, "add this line") {
+		t.Errorf("init repeated a trust hint although the lines are there:\n%s", out)
+	}
+}

@@ -142,8 +142,9 @@ func TestSecurityInitHostileNames(t *testing.T) {
 			}
 			entry := strings.TrimPrefix(line, "add-auto-load-safe-path ")
 
-			// The advice printed without --trust is that same line.
-			advice, err := runIn(t, root, env, bin, "--offline", "init", "--gdb", project)
+			// The advice printed without --trust, to a user whose gdb init
+			// file lacks it, is that same line.
+			advice, err := runIn(t, root, append(env[:len(env):len(env)], "XDG_CONFIG_HOME="+t.TempDir()), bin, "--offline", "init", "--gdb", project)
 			if err != nil || !strings.Contains(advice, "\n  "+line+"\n") {
 				t.Errorf("init without --trust: %v; its advice is not the trusted line %q:\n%s", err, line, advice)
 			}
@@ -479,4 +480,99 @@ func initReadFile(t *testing.T, name string) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// TestSecurityInitLLDBTrust (issue 20): init --lldb --trust adds its
+// ~/.lldbinit line with gdb's care: once, keeping the file's mode and
+// content, into ~/.lldbinit-lldb when lldb reads that instead; refused,
+// with nothing written, for a project others can change, a user init
+// file reached through another user's link, and a project that is the
+// home directory (its .lldbinit is lldb's user init file).
+func TestSecurityInitLLDBTrust(t *testing.T) {
+	testenv.Debian(t)
+	run := func(t *testing.T, home, project string) (string, error) {
+		t.Helper()
+		env := []string{"HOME=" + home, "XDG_CONFIG_HOME=" + filepath.Join(home, ".config"), "XDG_CACHE_HOME=" + filepath.Join(home, ".cache"),
+			"XDG_DATA_HOME=" + filepath.Join(home, ".local", "share")}
+		return runIn(t, project, env, pyattachBin(t), "--offline", "init", "--lldb", "--trust", "--python", "/usr/bin/python3.11", project)
+	}
+	setup := func(t *testing.T) (home, project string) {
+		home = filepath.Join(t.TempDir(), "home")
+		project = filepath.Join(t.TempDir(), "p q")
+		initMkdirAll(t, 0o755, home, project)
+		return home, project
+	}
+	refused := func(t *testing.T, home, project, want string) {
+		t.Helper()
+		out, err := run(t, home, project)
+		if err == nil {
+			t.Fatalf("accepted:\n%s", out)
+		}
+		initCheckError(t, out, want)
+		if _, err := os.Stat(filepath.Join(project, ".lldbinit")); err == nil && project != home {
+			t.Error("refused, but the project .lldbinit was written")
+		}
+	}
+	t.Run("once, mode and content kept", func(t *testing.T) {
+		home, project := setup(t)
+		user := filepath.Join(home, ".lldbinit")
+		initWriteFile(t, user, "settings set target.x86-disassembly-flavor intel", 0o600)
+		for i := 0; i < 2; i++ {
+			if out, err := run(t, home, project); err != nil {
+				t.Fatalf("%v\n%s", err, out)
+			}
+		}
+		data, err := os.ReadFile(user)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.HasPrefix(string(data), "settings set target.x86-disassembly-flavor intel\n# added by pyattach init --trust") || strings.Count(string(data), "\nscript exec(") != 1 {
+			t.Errorf("~/.lldbinit:\n%s", data)
+		}
+		if st, err := os.Stat(user); err != nil || st.Mode().Perm() != 0o600 {
+			t.Errorf("mode not kept: %v %v", st.Mode(), err)
+		}
+	})
+	t.Run("lldbinit-lldb", func(t *testing.T) {
+		home, project := setup(t)
+		initWriteFile(t, filepath.Join(home, ".lldbinit-lldb"), "", 0o644)
+		if out, err := run(t, home, project); err != nil || !strings.Contains(out, "in "+filepath.Join(home, ".lldbinit-lldb")) {
+			t.Fatalf("%v\n%s", err, out)
+		}
+		if _, err := os.Stat(filepath.Join(home, ".lldbinit")); err == nil {
+			t.Error("~/.lldbinit written, which lldb does not read beside ~/.lldbinit-lldb")
+		}
+	})
+	t.Run("project writable by others", func(t *testing.T) {
+		home, project := setup(t)
+		if err := os.Chmod(project, 0o777); err != nil {
+			t.Fatal(err)
+		}
+		refused(t, home, project, "init --trust: ")
+		if _, err := os.Stat(filepath.Join(home, ".lldbinit")); err == nil {
+			t.Error("~/.lldbinit written")
+		}
+	})
+	t.Run("home directory", func(t *testing.T) {
+		home, _ := setup(t)
+		initWriteFile(t, filepath.Join(home, ".lldbinit"), "# mine\n", 0o644)
+		refused(t, home, home, "init --lldb: ")
+		if data, _ := os.ReadFile(filepath.Join(home, ".lldbinit")); string(data) != "# mine\n" {
+			t.Errorf("~/.lldbinit changed:\n%s", data)
+		}
+	})
+	t.Run("link owned by another user", func(t *testing.T) {
+		testenv.NeedRoot(t, "to give a link to another user")
+		home, project := setup(t)
+		other := filepath.Join(t.TempDir(), "theirs")
+		initWriteFile(t, other, "", 0o644)
+		initSymlink(t, other, filepath.Join(home, ".lldbinit"))
+		if err := os.Lchown(filepath.Join(home, ".lldbinit"), 65534, 65534); err != nil {
+			t.Fatal(err)
+		}
+		refused(t, home, project, "init --trust: ")
+		if data, _ := os.ReadFile(other); len(data) != 0 {
+			t.Errorf("the other user's file was written:\n%s", data)
+		}
+	})
 }
