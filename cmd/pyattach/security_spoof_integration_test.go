@@ -125,7 +125,7 @@ func TestSpoofedNamesEscaped(t *testing.T) {
 			if !ok {
 				t.Fatalf("lldb ran no py-bt all:\n%s", out)
 			}
-			checkNoSpoof(t, "lldb py-bt all", out, frameLeaf, frameMiddle, `name 'w\x1b]0;T\x07'`)
+			checkNoSpoof(t, "lldb py-bt all", out, frameLeaf, frameMiddle, `(os name "w\x1b]0;T\x07")`)
 		})
 	}
 }

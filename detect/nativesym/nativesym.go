@@ -164,7 +164,7 @@ func (t *Table) load(r Region) *module {
 		return m
 	}
 	m.closers = append(m.closers, f)
-	obj, err := newELF(f)
+	obj, err := elfinfo.NewFile(f)
 	if err != nil {
 		return m
 	}
@@ -182,7 +182,7 @@ func (t *Table) load(r Region) *module {
 	if len(m.syms) == 0 || m.dw == nil {
 		if d, err := t.files.OpenDebug(r); err == nil && d != nil {
 			m.closers = append(m.closers, d)
-			if de, err := newELF(d); err == nil {
+			if de, err := elfinfo.NewFile(d); err == nil {
 				if len(m.syms) == 0 {
 					m.syms = symbols(de, elf.SHT_SYMTAB)
 				}
@@ -193,17 +193,6 @@ func (t *Table) load(r Region) *module {
 		}
 	}
 	return m
-}
-
-// newELF parses an ELF file, a panic of debug/elf on bad input becoming
-// an error.
-func newELF(r io.ReaderAt) (f *elf.File, err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			f, err = nil, elfinfo.Corruptf("", -1, "%v", p)
-		}
-	}()
-	return elf.NewFile(r)
 }
 
 func hasSection(f *elf.File, name string) bool {

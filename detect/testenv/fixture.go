@@ -120,7 +120,7 @@ func stripCopy(t testing.TB, src, dst string) {
 		for i := 16; i < len(other); i++ {
 			other[i] ^= 0xff
 		}
-		file := dst + ".build-id"
+		file := dst + ".note"
 		if err := os.WriteFile(file, other, 0o644); err != nil {
 			t.Fatal(err)
 		}
