@@ -3,9 +3,10 @@ package testenv
 import "testing"
 
 // HeavySlots is how many subtests marked with Parallel run at once in
-// one test binary. Such a subtest mostly drives gdb, lldb and an
-// interpreter; go test's -parallel (GOMAXPROCS by default) bounds them
-// too, so that scripts/test.sh's -parallel decides up to this cap.
+// one test binary, at most: go test's -parallel (GOMAXPROCS by default)
+// bounds them too. Such a subtest drives gdb, lldb and an interpreter,
+// mostly on the CPU (gdb reading DWARF): on 2 cores, 4 at once were no
+// faster than 2, and the roots' subtests slower.
 const HeavySlots = 4
 
 var heavy = make(chan struct{}, HeavySlots)
