@@ -59,6 +59,7 @@ func TestBtPythonFrames(t *testing.T) {
 	}
 	for _, tg := range targets {
 		t.Run(tg.name, func(t *testing.T) {
+			testenv.Parallel(t)
 			exe, env := tg.py.Exe, []string(nil)
 			if tg.stripped {
 				exe, env = testenv.Stripped(t, tg.py.Exe)
@@ -180,6 +181,7 @@ func TestLLDBBtPythonFrames(t *testing.T) {
 	}
 	for _, tg := range targets {
 		t.Run(tg.name, func(t *testing.T) {
+			testenv.Parallel(t)
 			exe, env := tg.py.Exe, []string(nil)
 			if tg.stripped {
 				exe, env = testenv.Stripped(t, tg.py.Exe)

@@ -227,10 +227,10 @@ func startDumpApp(t *testing.T, exe string, env ...string) (pid int, named bool)
 func TestDumpEveryInterpreter(t *testing.T) {
 	testenv.Need(t, "gdb")
 	gcore := testenv.Need(t, "gcore")
-	home := t.TempDir()
-	env := scriptEnv(home)
 	for _, in := range dumpInterpreters(t) {
 		t.Run(in.name, func(t *testing.T) {
+			testenv.Parallel(t)
+			env := scriptEnv(t.TempDir())
 			venv := makeVenv(t, in.exe, true)
 			pid, named := startDumpApp(t, filepath.Join(venv, "bin", "python"))
 			if !named && strings.HasPrefix(in.name, "debian") {

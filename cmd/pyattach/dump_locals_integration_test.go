@@ -139,9 +139,10 @@ func checkLocalsJSON(t *testing.T, what, stdout string) {
 func TestDumpLocals(t *testing.T) {
 	testenv.Need(t, "gdb")
 	gcore := testenv.Need(t, "gcore")
-	env := scriptEnv(t.TempDir())
 	for _, in := range dumpInterpreters(t) {
 		t.Run(in.name, func(t *testing.T) {
+			testenv.Parallel(t)
+			env := scriptEnv(t.TempDir())
 			pid := strconv.Itoa(testenv.StartPython(t, in.exe, localsApp))
 
 			stdout, _ := pyattachOK(t, "pyattach dump --locals --json", pyattachBin(t), env, "dump", "--locals", "--json", pid)

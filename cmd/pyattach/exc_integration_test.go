@@ -94,9 +94,10 @@ func TestDumpException(t *testing.T) {
 	testenv.Need(t, "gdb")
 	testenv.Need(t, "lldb")
 	gcore := testenv.Need(t, "gcore")
-	env := scriptEnv(t.TempDir())
 	for _, in := range dumpInterpreters(t) {
 		t.Run(in.name, func(t *testing.T) {
+			testenv.Parallel(t)
+			env := scriptEnv(t.TempDir())
 			pid := strconv.Itoa(testenv.StartPython(t, in.exe, excApp))
 
 			stdout, _ := pyattachOK(t, "pyattach dump --json", pyattachBin(t), env, "dump", "--json", pid)

@@ -376,9 +376,10 @@ func kernelCore(t *testing.T, pid int, dir string) string {
 func TestThreadFactsRoots(t *testing.T) {
 	testenv.Need(t, "gdb")
 	gcore := testenv.Need(t, "gcore")
-	env := scriptEnv(t.TempDir())
 	for _, r := range factsRoots(t) {
 		t.Run(r.name, func(t *testing.T) {
+			testenv.Parallel(t)
+			env := scriptEnv(t.TempDir())
 			want := factsWant(r.freeThreaded)
 			pid, dir, program := startFactsRoot(t, r, factsApp, true)
 			ps := strconv.Itoa(pid)

@@ -75,12 +75,13 @@ var threadsWant = map[string]struct {
 func TestThreadStates(t *testing.T) {
 	testenv.Need(t, "gdb")
 	testenv.Need(t, "lldb")
-	env := scriptEnv(t.TempDir())
 	for _, in := range dumpInterpreters(t) {
 		if strings.HasPrefix(in.name, "pyenv-3.7.") {
 			continue // 3.7's threads have no native_id for the app to wait on
 		}
 		t.Run(in.name, func(t *testing.T) {
+			testenv.Parallel(t)
+			env := scriptEnv(t.TempDir())
 			pid := startThreadsApp(t, in.exe)
 			tasks := taskIDs(t, pid)
 			d := dumpJSON(t, env, strconv.Itoa(pid))

@@ -311,6 +311,7 @@ func TestFrameCommandsEveryInterpreter(t *testing.T) {
 				name += "-stripped"
 			}
 			t.Run(name, func(t *testing.T) {
+				testenv.Parallel(t)
 				if stripped {
 					exe, env = testenv.Stripped(t, in.exe)
 				}

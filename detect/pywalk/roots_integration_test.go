@@ -138,6 +138,7 @@ func TestWalkerDebianRoots(t *testing.T) {
 	dir := walkerDebuggers(t)
 	for _, ri := range testenv.Roots(t) {
 		t.Run(ri.Suite+"-python"+ri.Minor, func(t *testing.T) {
+			testenv.Parallel(t)
 			proc := startInRoot(t, ri)
 			pid := proc.pid
 			proot := fmt.Sprintf("/proc/%d/root", pid)
@@ -357,6 +358,7 @@ print(json.dumps(dict(("%d.%d" % k, v) for k, v in w.DEBUG_OFFSETS_MEMBERS.items
 	for _, s := range sources {
 		s := s
 		t.Run(s.Kind+"-"+s.Version+s.ABIFlags+"-"+filepath.Base(s.Path), func(t *testing.T) {
+			testenv.Parallel(t)
 			minor := strings.Join(strings.SplitN(s.Version, ".", 3)[:2], ".")
 			d := testenv.DWARF(t, s.Debug)
 			dm, err := pyoffsets.DebugOffsets(d)

@@ -277,6 +277,7 @@ func TestWalkerEveryInterpreter(t *testing.T) {
 	dir := walkerDebuggers(t)
 	for _, in := range interpreters(t) {
 		t.Run(in.name, func(t *testing.T) {
+			testenv.Parallel(t)
 			cmd := start(t, in.exe, nil)
 			pid := strconv.Itoa(cmd.Process.Pid)
 			ours := run(t, nil, "gdb", gdbArgs(dir, in, "-p", pid, "-ex", "thread apply all py-bt")...)
@@ -301,6 +302,7 @@ func TestWalkerEveryInterpreter(t *testing.T) {
 			cmd.Process.Signal(syscall.SIGKILL)
 		})
 		t.Run(in.name+"-stripped", func(t *testing.T) {
+			testenv.Parallel(t)
 			exe, env := testenv.Stripped(t, in.exe)
 			cmd := start(t, exe, env)
 			pid := strconv.Itoa(cmd.Process.Pid)

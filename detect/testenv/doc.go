@@ -23,6 +23,8 @@
 //     scripts/make-roots.sh makes (Roots); a file written with its
 //     directories (WriteFile), a tree of files, directories and links
 //     written (WriteTree) and listed (ListTree);
+//   - one interpreter's or root's subtest run alongside the others of
+//     its test, a bounded number at once (Parallel);
 //   - a table of a pure function's results checked in one loop (Cases),
 //     and generated text checked against a golden file (Golden).
 //
