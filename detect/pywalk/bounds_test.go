@@ -2,17 +2,16 @@ package pywalk
 
 import "testing"
 
-// boundsPy drives the walker over a fake process's memory (a 3.9
-// layout: thread states, heap frames, code objects, str and bytes) and
-// checks what bounds a walk: which frames of a deep stack are kept and
-// how the others are counted, loops in frame and thread chains, and the
-// one budget of reads and time of a whole walk.
-const boundsPy = `import struct
+// fakeProcessPy is the start of the walker scripts over a fake process
+// (a 3.9 layout: interpreters, thread states, heap frames, code objects,
+// str and bytes): FIELDS, and FakeMemory, whose stack builders the
+// scripts add.
+const fakeProcessPy = `import struct
 import pyattach_walk as w
 
 FIELDS = {
     "_PyRuntimeState.interpreters.head": 0,
-    "PyInterpreterState.next": 0, "PyInterpreterState.tstate_head": 8,
+    "PyInterpreterState.next": 0, "PyInterpreterState.tstate_head": 8, "PyInterpreterState.id": 16,
     "PyThreadState.next": 0, "PyThreadState.thread_id": 8, "PyThreadState.frame": 16,
     "PyFrameObject.f_back": 0, "PyFrameObject.f_code": 8, "PyFrameObject.f_lasti": 16,
     "PyCodeObject.co_filename": 0, "PyCodeObject.co_name": 8,
@@ -25,8 +24,9 @@ FIELDS = {
 }
 
 
-class Memory(object):
-    """Sparse memory: 64-byte blocks handed out in order; reads count."""
+class FakeMemory(object):
+    """Sparse memory: 64-byte blocks handed out in order; reads count;
+    other addresses cannot be read."""
 
     def __init__(self):
         self.blocks = {}
@@ -44,6 +44,8 @@ class Memory(object):
 
     def read(self, addr, size):
         self.reads += 1
+        if not 0x10000 <= addr < self.next:
+            raise IOError("unmapped")
         base = addr - addr % 64
         while base not in self.blocks:
             base -= 64
@@ -64,6 +66,17 @@ class Memory(object):
         self.put(c, 16, "<i", first)
         self.put(c, 24, "<Q", lnotab)
         return c
+`
+
+// boundsPy drives the walker over a fake process's memory (a 3.9
+// layout: thread states, heap frames, code objects, str and bytes) and
+// checks what bounds a walk: which frames of a deep stack are kept and
+// how the others are counted, loops in frame and thread chains, and the
+// one budget of reads and time of a whole walk.
+const boundsPy = fakeProcessPy + `
+
+class Memory(FakeMemory):
+    """FakeMemory and the stacks of the bounds tests."""
 
     def stack(self, names):
         """A thread state running names, innermost first; returns it and
