@@ -446,6 +446,24 @@ threading.Thread(target=collector, name="collector", daemon=True).start()
 time.sleep(1000)
 `
 
+// checkGCLive checks the collector's state in a live process's dump
+// --json and gdb's py-threads, then takes a core with gcore and returns
+// its path without the ".PID" gcore adds.
+func checkGCLive(t *testing.T, env []string, gcore, ps string) string {
+	t.Helper()
+	stdout, _ := pyattachOK(t, "pyattach dump --json", pyattachBin(t), env, "dump", "--json", ps)
+	checkGCJSON(t, "live dump --json", stdout)
+	out := mustRunIn(t, "pyattach gdb py-threads", "", env, pyattachBin(t), "gdb", "-nx", "-batch", "-p", ps, "-ex", "py-threads")
+	if !gcThreadsRe.MatchString(out) {
+		t.Errorf("py-threads: no line matching %s:\n%s", gcThreadsRe, out)
+	}
+	core := filepath.Join(t.TempDir(), "core")
+	if out, err := exec.Command(gcore, "-o", core, ps).CombinedOutput(); err != nil {
+		t.Fatalf("gcore: %v\n%s", err, out)
+	}
+	return core
+}
+
 // checkGCJSON checks a JSON dump of gcApp: the thread "collector" holds
 // the GIL and is in state gc, no other thread is.
 func checkGCJSON(t *testing.T, what, stdout string) {
@@ -489,17 +507,8 @@ func TestThreadStateGC(t *testing.T) {
 		pid := testenv.StartPython(t, testenv.Debian(t).Exe, gcApp)
 		waitInPause(t, pid, 0)
 		ps := strconv.Itoa(pid)
-		stdout, _ := pyattachOK(t, "pyattach dump --json", pyattachBin(t), env, "dump", "--json", ps)
-		checkGCJSON(t, "live dump --json", stdout)
-		out := mustRunIn(t, "pyattach gdb py-threads", "", env, pyattachBin(t), "gdb", "-nx", "-batch", "-p", ps, "-ex", "py-threads")
-		if !gcThreadsRe.MatchString(out) {
-			t.Errorf("py-threads: no line matching %s:\n%s", gcThreadsRe, out)
-		}
-		core := filepath.Join(t.TempDir(), "core")
-		if out, err := exec.Command(gcore, "-o", core, ps).CombinedOutput(); err != nil {
-			t.Fatalf("gcore: %v\n%s", err, out)
-		}
-		stdout, _ = pyattachOK(t, "pyattach dump --json core", pyattachBin(t), env, "dump", "--json", core+"."+ps)
+		core := checkGCLive(t, env, gcore, ps)
+		stdout, _ := pyattachOK(t, "pyattach dump --json core", pyattachBin(t), env, "dump", "--json", core+"."+ps)
 		checkGCJSON(t, "gcore core", stdout)
 	})
 	for _, r := range factsRoots(t) {
@@ -510,16 +519,7 @@ func TestThreadStateGC(t *testing.T) {
 			pid, _, program := startFactsRoot(t, r, gcApp, false)
 			waitInPause(t, pid, 0)
 			ps := strconv.Itoa(pid)
-			stdout, _ := pyattachOK(t, "pyattach dump --json", pyattachBin(t), env, "dump", "--json", ps)
-			checkGCJSON(t, "live dump --json", stdout)
-			out := mustRunIn(t, "pyattach gdb py-threads", "", env, pyattachBin(t), "gdb", "-nx", "-batch", "-p", ps, "-ex", "py-threads")
-			if !gcThreadsRe.MatchString(out) {
-				t.Errorf("py-threads: no line matching %s:\n%s", gcThreadsRe, out)
-			}
-			core := filepath.Join(t.TempDir(), "core")
-			if out, err := exec.Command(gcore, "-o", core, ps).CombinedOutput(); err != nil {
-				t.Fatalf("gcore: %v\n%s", err, out)
-			}
+			core := checkGCLive(t, env, gcore, ps)
 			threads, js := rootCoreJSON(t, env, r.dir, program, core+"."+ps)
 			checkGCJSON(t, "gcore core", js)
 			if !gcThreadsRe.MatchString(threads) {
