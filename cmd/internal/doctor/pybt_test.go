@@ -83,9 +83,9 @@ func TestSourceChecks(t *testing.T) {
 	// A distribution's CPython: a note, list in those frames is all
 	// that is lost.
 	answer(&SourceMap{Modules: 1, Unresolved: []SourceGroup{
-		{Prefix: "/build/reproducible-path/python3.11-3.11.2", Files: 309, Hint: "apt-get source python3.11", Shipped: true},
+		{Prefix: "/build/reproducible-path/python3.11-3.11.99", Files: 309, Hint: "apt-get source python3.11", Shipped: true},
 	}}, nil)
-	want(t, "shipped", one(t, s.sourceChecks(ctx, newResult(), &debuginfo.Info{}), "sources"), Note, "309 source files under /build/reproducible-path/python3.11-3.11.2 are not on this machine: list in those native frames shows \"No such file or directory\"; py-bt and py-list do not need them", "apt-get source python3.11")
+	want(t, "shipped", one(t, s.sourceChecks(ctx, newResult(), &debuginfo.Info{}), "sources"), Note, "309 source files under /build/reproducible-path/python3.11-3.11.99 are not on this machine: list in those native frames shows \"No such file or directory\"; py-bt and py-list do not need them", "apt-get source python3.11")
 	// No module names a source file (a stripped build): nothing found,
 	// nothing missing.
 	answer(&SourceMap{}, nil)

@@ -3,6 +3,7 @@ package dump
 import (
 	"errors"
 	"fmt"
+	"github.com/pyattach/pyattach/detect/testenv"
 	"os"
 	"path/filepath"
 	"testing"
@@ -47,9 +48,7 @@ func TestReader(t *testing.T) {
 // one in a directory others may write is refused, and none found says
 // why.
 func TestSystemPython(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root: the candidates must be root's")
-	}
+	testenv.NeedRoot(t, "the candidates must be root's")
 	dir := t.TempDir()
 	for _, d := range []string{"open", "safe"} {
 		if err := os.Mkdir(filepath.Join(dir, d), 0o755); err != nil {
