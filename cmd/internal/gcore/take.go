@@ -123,6 +123,9 @@ func Take(ctx context.Context, pid int, path string, opts Options) (Stats, error
 	if err != nil {
 		return st, err
 	}
+	if testHookStopped != nil {
+		testHookStopped()
+	}
 	let := func() {
 		if st.Stopped == 0 {
 			s.Resume()
