@@ -65,6 +65,8 @@ type segment struct {
 	flags      elf.ProgFlag
 	filesz     uint64
 	off        uint64 // file offset, set by layout
+	perms      string // as maps shows them, for Skip
+	path       string
 }
 
 // note appends one ELF note (4-byte aligned name and descriptor).

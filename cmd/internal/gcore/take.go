@@ -38,7 +38,8 @@ type Options struct {
 	MaxBuffer int64
 }
 
-// Skip is a mapping whose bytes are not in the core, or not all of them.
+// Skip is a mapping whose bytes are not in the core, or not all of them
+// (an unmodified file mapping keeps its ELF header page).
 type Skip struct {
 	Start, End uint64
 	Perms      string
@@ -157,7 +158,7 @@ func Take(ctx context.Context, pid int, path string, opts Options) (Stats, error
 	)
 	for _, a := range areas {
 		ext, why := decide(a, filter)
-		if why != "" && ext != dumpHeader {
+		if why != "" {
 			st.Skipped = append(st.Skipped, Skip{a.Start, a.End, a.Perms, a.Path, why})
 		}
 		if ext == omit {
@@ -170,7 +171,7 @@ func Take(ctx context.Context, pid int, path string, opts Options) (Stats, error
 			}
 			files = append(files, fileEntry{a.Start, a.End, a.Offset / pageSize, name})
 		}
-		sg := segment{start: a.Start, end: a.End, flags: progFlags(a.Perms)}
+		sg := segment{start: a.Start, end: a.End, flags: progFlags(a.Perms), perms: a.Perms, path: a.Path}
 		switch ext {
 		case dumpAll:
 			sg.filesz = a.End - a.Start
@@ -190,9 +191,7 @@ func Take(ctx context.Context, pid int, path string, opts Options) (Stats, error
 		}
 		b := make([]byte, pageSize)
 		if n, _ := mem.ReadAt(b, int64(segs[i].start)); n < 4 || !bytes.HasPrefix(b, []byte(elf.ELFMAG)) {
-			segs[i].filesz = 0
-			a := segs[i]
-			st.Skipped = append(st.Skipped, Skip{a.start, a.end, "", pathOf(files, a.start), ReasonFile})
+			segs[i].filesz = 0 // listed in Skipped already
 			continue
 		}
 		hdrPages[i] = b
@@ -221,7 +220,7 @@ func Take(ctx context.Context, pid int, path string, opts Options) (Stats, error
 			return st, err
 		}
 		if bad > 0 {
-			st.Skipped = append(st.Skipped, Skip{sg.start, sg.end, "", pathOf(files, sg.start), fmt.Sprintf("%s (%d bytes)", ReasonReadError, bad)})
+			st.Skipped = append(st.Skipped, Skip{sg.start, sg.end, sg.perms, sg.path, fmt.Sprintf("%s (%d bytes)", ReasonReadError, bad)})
 		}
 	}
 	let()
@@ -285,15 +284,6 @@ func anonPrivate(a proc.Area) bool {
 		return true
 	}
 	return false
-}
-
-func pathOf(files []fileEntry, start uint64) string {
-	for _, f := range files {
-		if f.start == start {
-			return f.name
-		}
-	}
-	return ""
 }
 
 func progFlags(perms string) elf.ProgFlag {
