@@ -373,9 +373,10 @@ func readThreads(s *ptrace.Stopped) ([]thread, error) {
 }
 
 // String is Stats in one line: "stopped 2.1 ms, 4 threads, 61 segments,
-// 41.2 MB of memory (9.8 MB not zero), core 41.3 MB, 5 mappings skipped".
+// 41.2 MB of memory (9.8 MB not zero), core 41.3 MB, 5 mappings left
+// out or cut to their ELF header".
 func (s Stats) String() string {
 	mb := func(n int64) string { return fmt.Sprintf("%.1f MB", float64(n)/1e6) }
-	return fmt.Sprintf("stopped %.1f ms, %d threads, %d segments, %s of memory (%s not zero), core %s, %d mappings skipped",
+	return fmt.Sprintf("stopped %.1f ms, %d threads, %d segments, %s of memory (%s not zero), core %s, %d mappings left out or cut to their ELF header",
 		float64(s.Stopped)/float64(time.Millisecond), s.Threads, s.Segments, mb(s.Memory), mb(s.Copied), mb(s.Size), len(s.Skipped))
 }
