@@ -8,6 +8,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
@@ -38,6 +39,9 @@ func main() {
 	st, err := gcore.Take(ctx, pid, args[1], gcore.Options{})
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "gcorebench: %v\n", err)
+		if errors.Is(err, gcore.ErrUnsupported) {
+			fmt.Fprintf(os.Stderr, "  hint: take the core with gdb instead: gdb -batch -p %d -ex 'gcore FILE'\n", pid)
+		}
 		stop()
 		os.Exit(1)
 	}
