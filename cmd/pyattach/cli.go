@@ -58,6 +58,7 @@ type CLI struct {
 	LLDB           LLDBCmd           `cmd:"" name:"lldb" passthrough:"" help:"Start lldb with the debug files and source maps found: pyattach [FLAGS] lldb LLDB_ARGS..."`
 	Srcmap         SrcmapCmd         `cmd:"" help:"Map source paths recorded at build time onto local source trees (gdb substitute-path, lldb target.source-map)."`
 	Dump           DumpCmd           `cmd:"" help:"Print every thread's Python stack of a process or core, from memory alone (no debug information needed)."`
+	Bundle         BundleCmd         `cmd:"" help:"Pack a core (or a live process's) with everything needed to debug it on another machine into one file."`
 	Doctor         DoctorCmd         `cmd:"" help:"Say exactly why py-bt, symbols or sources are missing, and how to fix each."`
 	Init           InitCmd           `cmd:"" help:"Write a project's .gdbinit, .lldbinit and VS Code attach configurations."`
 	FetchExtension FetchExtensionCmd `cmd:"" name:"fetch-extension" help:"Download CPython's gdb extension (libpython.py) for an interpreter's exact version."`

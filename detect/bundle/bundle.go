@@ -198,9 +198,24 @@ func CheckName(name string) error {
 		if rest != "" {
 			return errors.New("core must be a file")
 		}
-	case "root", "debug", "ext", "walker":
+	case "root":
 		if rest == "" {
-			return fmt.Errorf("%s must be a directory", top)
+			return errors.New("root must be a directory")
+		}
+	case "debug":
+		// Debug files by build-id only: debug/.build-id/xx/<hex>.debug.
+		el := strings.Split(rest, "/")
+		if len(el) != 3 || el[0] != ".build-id" || len(el[1]) != 2 || !isHex(el[1]) ||
+			!strings.HasSuffix(el[2], ".debug") || !isHex(strings.TrimSuffix(el[2], ".debug")) {
+			return errors.New("a debug file must be named debug/.build-id/xx/<hex>.debug")
+		}
+	case "ext":
+		if el := strings.Split(rest, "/"); len(el) != 2 || el[0] != "gdb" {
+			return errors.New("an extension must be named ext/gdb/<name>")
+		}
+	case "walker":
+		if strings.Contains(rest, "/") {
+			return errors.New("a walker file must be named walker/<name>")
 		}
 	default:
 		return fmt.Errorf("unknown top-level name %q", top)
@@ -505,4 +520,16 @@ func writeManifest(w io.Writer, m *Manifest) error {
 	}
 	_, err = w.Write(append(mj, '\n'))
 	return err
+}
+
+func isHex(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, c := range s {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
 }

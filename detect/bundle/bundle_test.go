@@ -253,7 +253,7 @@ func TestCheckName(t *testing.T) {
 			t.Errorf("%q: %v", ok, err)
 		}
 	}
-	for _, bad := range []string{"", "core/x", "root", "root/", "/root/x", "root/../x", "root/x/..", "root/x\x00", "root/x\ty", "root/x\u0085", "root/\xff", "etc/passwd", "./core", "root/" + strings.Repeat("a", 256)} {
+	for _, bad := range []string{"", "core/x", "root", "root/", "/root/x", "root/../x", "root/x/..", "root/x\x00", "root/x\ty", "root/x\u0085", "root/\xff", "etc/passwd", "./core", "root/" + strings.Repeat("a", 256), "debug/x", "debug/.build-id/ab/cd", "debug/.build-id/AB/cd.debug", "debug/.build-id/ab/c/d.debug", "ext/gdb/a/b", "ext/x", "walker/a/b"} {
 		if err := CheckName(bad); err == nil {
 			t.Errorf("%q accepted", bad)
 		}

@@ -141,7 +141,8 @@ func (c *Collector) Collect(ctx context.Context, tgt string, res *target.Result,
 	}
 	var mods []debugfile.Module
 	switch {
-	case res != nil && res.TargetKind == target.KindPID:
+	case res != nil && (res.TargetKind == target.KindPID || res.TargetKind == target.KindCore && len(res.Modules) > 0):
+		// A process's maps, or a core's NT_FILE note (read under its root).
 		di.PID = res.PID
 		di.Container = res.Container
 		for _, m := range res.Modules {
@@ -175,7 +176,7 @@ func (c *Collector) Collect(ctx context.Context, tgt string, res *target.Result,
 		Debuginfod: fetcher{client, c.DownloadFailed},
 		Offline:    di.Debuginfod.Offline || len(client.URLs) == 0,
 	}
-	if res != nil && res.TargetKind == target.KindPID && res.Container {
+	if res != nil && (res.TargetKind == target.KindPID || res.TargetKind == target.KindCore) && res.Container {
 		di.ContainerDebugDirs = loc.RootDirs(res.Root)
 	}
 	for _, r := range loc.LocateAll(ctx, mods, 8) {

@@ -18,7 +18,7 @@ import (
 	"github.com/pyattach/pyattach/detect/elfinfo"
 	"github.com/pyattach/pyattach/detect/proc"
 	"github.com/pyattach/pyattach/detect/pyinfo"
-	"github.com/pyattach/pyattach/detect/safefs"
+	"github.com/pyattach/pyattach/detect/rootfs"
 )
 
 // Target is what dump works on: a live process or a core.
@@ -61,7 +61,7 @@ func Resolve(ctx context.Context, arg string, svc *Services) (*Target, error) {
 		if _, err := os.Stat(arg); err != nil {
 			return nil, &Error{Kind: KindTarget, Err: fmt.Errorf("dump: %w", err)}
 		}
-		info, err := planner.ReadCore(arg)
+		info, err := planner.ReadCoreIn(arg, svc.CoreRoot)
 		if err != nil {
 			if errors.Is(err, core.ErrNotCore) || errors.Is(err, elfinfo.ErrNotELF) || errors.Is(err, elfinfo.ErrCorrupt) {
 				return nil, &Error{Kind: KindNotCore, Err: fmt.Errorf("dump %s: %w", arg, err), Core: arg}
@@ -70,7 +70,16 @@ func Resolve(ctx context.Context, arg string, svc *Services) (*Target, error) {
 		}
 		t.Core, t.Info, tgt = arg, info, info.Exe
 	}
-	res, err := target.Resolve(ctx, tgt, opts)
+	var res *target.Result
+	var err error
+	if t.Core != "" {
+		res, err = target.ResolveInRoot(ctx, tgt, svc.CoreRoot, opts)
+		if res != nil {
+			res.Bundle = svc.Bundle
+		}
+	} else {
+		res, err = target.Resolve(ctx, tgt, opts)
+	}
 	if err != nil {
 		var np *target.NotPythonError
 		if errors.As(err, &np) && len(np.Children) > 0 {
@@ -151,7 +160,11 @@ func (t *Target) RuntimeAddress() (uint64, error) {
 			return 0, fmt.Errorf("dump %s: the module defining _PyRuntime is not among the core's mappings", t.Core)
 		}
 		start, offset, module, wantBuild = file.Start, file.Offset, file.Path, file.BuildID
-		f, err := safefs.Open(file.Path)
+		root := ""
+		if t.Res.Container {
+			root = t.Res.Root
+		}
+		f, err := rootfs.Open(root, file.Path)
 		if err != nil {
 			e := t.fail(KindCoreFile, fmt.Errorf("dump %s: %w", t.Core, err))
 			e.Path = file.Path
