@@ -19,12 +19,15 @@ import (
 	"github.com/pyattach/pyattach/cmd/internal/bundler"
 	"github.com/pyattach/pyattach/cmd/internal/debuginfo"
 	"github.com/pyattach/pyattach/cmd/internal/dump"
+	"github.com/pyattach/pyattach/cmd/internal/planner"
 	"github.com/pyattach/pyattach/cmd/internal/target"
 	"github.com/pyattach/pyattach/cmd/internal/textline"
 	"github.com/pyattach/pyattach/detect/bundle"
+	"github.com/pyattach/pyattach/detect/core"
 	"github.com/pyattach/pyattach/detect/environ"
 	"github.com/pyattach/pyattach/detect/proc"
 	"github.com/pyattach/pyattach/detect/safefs"
+	"github.com/pyattach/pyattach/gdbgen/plan"
 )
 
 // BundleCmd packs a core with everything needed to debug it elsewhere.
@@ -344,4 +347,64 @@ func gdbGcore(ctx context.Context, pid int, path string) (time.Duration, error) 
 		return 0, fmt.Errorf("gdb gcore failed: %s", textline.EscapeControls(msg))
 	}
 	return stopped, nil
+}
+
+// bundleTarget opens the bundle a debugger command line names as its
+// core: the target and the arguments then name the unpacked core. A
+// core that is no bundle comes back as it is, with a nil *Opened.
+func bundleTarget(app *App, t dbgTarget, args []string) (dbgTarget, []string, *bundler.Opened, error) {
+	if t.Core == "" || !bundler.IsBundle(t.Core) {
+		return t, args, nil, nil
+	}
+	o, err := openBundle(app, t.Core)
+	if err != nil {
+		return t, args, nil, err
+	}
+	out := make([]string, len(args))
+	for i, a := range args {
+		out[i] = a
+		if a == t.Core {
+			out[i] = o.Core
+			continue
+		}
+		for _, pre := range []string{"--core=", "-core=", "-c"} {
+			if a == pre+t.Core {
+				out[i] = pre + o.Core
+			}
+		}
+	}
+	t.Core = o.Core
+	return t, out, o, nil
+}
+
+// bundlePlan is buildPlan for an unpacked bundle: the core's files are
+// read under its root/, its debug files are a debug directory, and the
+// target is foreign (nothing in it is auto-loaded). The bundle's own
+// CPython extension replaces the host's only with --trust-bundle.
+func bundlePlan(ctx context.Context, t dbgTarget, o *bundler.Opened, g *Globals, app *App, cfg *Config) (plan.Plan, error) {
+	g2 := *g
+	g2.DebugDir = append(append([]string(nil), g.DebugDir...), o.DebugDir)
+	opts := plannerOptions(&g2, app, cfg)
+	opts.ReadCore = func(path string) (*core.Info, error) { return planner.ReadCoreIn(path, o.Root) }
+	opts.Resolve = func(ctx context.Context, tgt string) (*target.Result, error) {
+		res, err := target.ResolveInRoot(ctx, tgt, o.Root, target.Options{ProcRoot: g.ProcRoot, Env: app.Env, Cwd: app.Cwd})
+		if res != nil {
+			res.Bundle = o.Bundle
+		}
+		return res, err
+	}
+	p, _, err := planner.Build(ctx, planner.Target(t), opts)
+	if err != nil {
+		return p, err
+	}
+	if g.TrustBundle {
+		if o.GDBExtension == "" {
+			return p, withHint(fmt.Errorf("--trust-bundle: %s holds no CPython gdb extension", o.Bundle), "leave --trust-bundle out: pyattach's walker answers py-bt")
+		}
+		p.GDBExtension, p.GDBAutoLoad = o.GDBExtension, nil
+		p.Findings = append(p.Findings, "gdb extension: "+o.GDBExtension+" (from the bundle, trusted with --trust-bundle)")
+	}
+	p.SolibSearchPath = o.LibDirs()
+	p.Findings = append(p.Findings, "bundle: "+o.Bundle+" unpacked in "+o.Dir)
+	return p, nil
 }

@@ -26,6 +26,8 @@ type Globals struct {
 	Print    bool     `help:"gdb, lldb: print the script and the debugger's command line instead of running it."`
 	Script   string   `help:"gdb, lldb: write the script to FILE (and FILE.late / FILE.after) instead of the cache." placeholder:"FILE" type:"path"`
 	Fast     bool     `help:"gdb, lldb: load only what Python frames need (the interpreter, libpython, libc), not every shared library."`
+	// TrustBundle lets gdb run the CPython extension packed in a bundle.
+	TrustBundle bool `name:"trust-bundle" help:"gdb: run the CPython gdb extension packed in a bundle (code from the machine that packed it) instead of pyattach's walker alone."`
 }
 
 // App carries what commands need from the outside world; tests replace

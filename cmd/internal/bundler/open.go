@@ -143,3 +143,22 @@ func opened(name, dir string, m *bundle.Manifest) *Opened {
 	}
 	return o
 }
+
+// LibDirs are the unpacked directories holding the bundle's modules, in
+// the manifest's order: where a debugger finds a library by file name
+// when the loader recorded it by another path (/lib for /usr/lib).
+func (o *Opened) LibDirs() []string {
+	var dirs []string
+	seen := map[string]bool{}
+	for _, e := range o.Manifest.Entries {
+		if e.Kind != bundle.KindModule {
+			continue
+		}
+		d := filepath.Dir(filepath.Join(o.Dir, e.Name))
+		if !seen[d] {
+			seen[d] = true
+			dirs = append(dirs, d)
+		}
+	}
+	return dirs
+}
