@@ -121,10 +121,23 @@ func (c *BundleCmd) Run(g *Globals, app *App, cfg *Config) error {
 		fmt.Fprintf(app.Stderr, "pyattach: process %d was stopped for %s while its core was taken\n", pid, stopped.Round(time.Millisecond))
 		opts.Core, opts.PID, opts.Stopped = tmp.Name(), pid, stopped
 		if root := filepath.Join(g.ProcRoot, strconv.Itoa(pid), "root"); inOtherRoot(g.ProcRoot, pid) {
-			opts.Root = root
+			// The core's paths are as gdb read /proc/PID/maps: this
+			// machine's for a chroot (its directory is reachable from
+			// here), the process's own under pivot_root ("/" here).
+			opts.SourceRoot = root
+			if l, err := os.Readlink(root); err == nil && l == "/" {
+				opts.Root = root
+			}
 		}
 	} else {
 		opts.Core = c.Target
+		opts.SourceRoot = c.Root
+	}
+	if opts.SourceRoot != "" && opts.Root == "" {
+		// A chroot's debug files are in its own debug directory.
+		g2 := *g
+		g2.DebugDir = append(append([]string(nil), g.DebugDir...), filepath.Join(opts.SourceRoot, "usr/lib/debug"))
+		g = &g2
 	}
 	m, items, err := bundler.Plan(ctx, opts)
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 	"strconv"
 
 	"github.com/pyattach/pyattach/detect/bundle"
+	"github.com/pyattach/pyattach/detect/elfinfo"
 	"github.com/pyattach/pyattach/detect/safefs"
 )
 
@@ -103,6 +104,7 @@ func Open(name, cacheDir string, max int64) (*Opened, error) {
 			return nil, err
 		}
 	}
+	sonameLinks(tmp, m)
 	if err := safefs.Rename(tmp, dir); err != nil {
 		os.RemoveAll(tmp)
 		// Another pyattach unpacked the same bundle meanwhile.
@@ -161,4 +163,30 @@ func (o *Opened) LibDirs() []string {
 		}
 	}
 	return dirs
+}
+
+// sonameLinks gives each unpacked library its DT_SONAME too, as a hard
+// link beside it: the loader records a library by the name it opened
+// (libz.so.1), the core maps the file that name led to (libz.so.1.3.1),
+// and a debugger looks the former up by file name. The links are made
+// in pyattach's own new directory, to files it just wrote.
+func sonameLinks(dir string, m *bundle.Manifest) {
+	for _, e := range m.Entries {
+		if e.Kind != bundle.KindModule {
+			continue
+		}
+		file := filepath.Join(dir, e.Name)
+		info, err := elfinfo.Open(file, elfinfo.Options{Dynamic: true})
+		if err != nil || info.Soname == "" || info.Soname == filepath.Base(file) {
+			continue
+		}
+		if bundle.CheckName(filepath.Join(filepath.Dir(e.Name), info.Soname)) != nil || filepath.Base(info.Soname) != info.Soname {
+			continue
+		}
+		link := filepath.Join(filepath.Dir(file), info.Soname)
+		if _, err := os.Lstat(link); err == nil {
+			continue
+		}
+		os.Link(file, link)
+	}
 }

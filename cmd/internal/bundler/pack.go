@@ -43,9 +43,14 @@ const maxSource = 32 << 20
 type Options struct {
 	// Core is the core file to pack.
 	Core string
-	// Root is the host directory standing for the process's "/" (a
-	// container's /proc/PID/root); "": this machine's own.
+	// Root is the host directory standing for the "/" of the core's own
+	// paths (NT_FILE): a container's /proc/PID/root; "" for this
+	// machine's own, and for a chroot's core that gdb wrote, whose paths
+	// are this machine's (/srv/chroot/usr/bin/python3).
 	Root string
+	// SourceRoot is where the paths the process itself names (its
+	// Python frames' files) are read: its root; "": this machine's.
+	SourceRoot string
 	// PID is the process the core was taken from by pyattach (0: the
 	// user gave a core file); Stopped is how long it was stopped.
 	PID     int
@@ -141,8 +146,18 @@ func Plan(ctx context.Context, opts Options) (*bundle.Manifest, []Item, error) {
 	}
 	// The CPython gdb extension for the interpreter.
 	if res != nil {
+		// As the process saw its executable, under its root (a chroot's
+		// core names this machine's path of it).
+		eres := res
+		if opts.SourceRoot != "" && opts.SourceRoot != opts.Root {
+			if dir, err := os.Readlink(opts.SourceRoot); err == nil && rootfs.Under(info.Exe, dir) {
+				if r2, err := opts.Resolve(ctx, rootfs.Strip(dir, info.Exe), opts.SourceRoot); err == nil {
+					eres = r2
+				}
+			}
+		}
 		ext := ""
-		if di2, err := opts.Collect(ctx, res); err == nil {
+		if di2, err := opts.Collect(ctx, eres); err == nil {
 			ext = di2.Extensions.GDB
 		}
 		if ext != "" {
@@ -266,8 +281,8 @@ func hostOpener(name string) func() (io.ReadCloser, error) {
 }
 
 // inRoot opens name, a path as the process saw it, under the root.
-func (p *packer) inRoot(name string) (string, os.FileInfo, error) {
-	host, err := rootfs.HostPath(p.opts.Root, name)
+func (p *packer) inRoot(root, name string) (string, os.FileInfo, error) {
+	host, err := rootfs.HostPath(root, name)
 	if err != nil {
 		return "", nil, err
 	}
@@ -309,7 +324,7 @@ func (p *packer) module(f core.File) (target.Module, bool) {
 		p.missing(bundle.KindModule, f.Path, f.BuildID, "deleted while the process had it mapped")
 		return mod, f.BuildID != ""
 	}
-	host, st, err := p.inRoot(f.Path)
+	host, st, err := p.inRoot(p.opts.Root, f.Path)
 	if err != nil {
 		if f.BuildID != "" {
 			p.missing(bundle.KindModule, f.Path, f.BuildID, err.Error())
@@ -403,7 +418,7 @@ func (p *packer) source(name string) {
 	if p.names["root"+name] {
 		return
 	}
-	host, st, err := p.inRoot(name)
+	host, st, err := p.inRoot(p.opts.SourceRoot, name)
 	switch {
 	case err != nil:
 		p.missing(bundle.KindPythonSource, name, "", err.Error())
