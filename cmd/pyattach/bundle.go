@@ -183,7 +183,7 @@ func inOtherRoot(procRoot string, pid int) bool {
 func (c *BundleCmd) list(app *App, max int64) error {
 	m, err := bundler.ReadManifest(c.Target, max)
 	if err != nil {
-		return bundleError(c.Target, err)
+		return bundleError(c.Target, err, true)
 	}
 	if c.JSON {
 		return writeJSON(app.Stdout, m)
@@ -228,14 +228,16 @@ func (c *BundleCmd) list(app *App, max int64) error {
 }
 
 // bundleError is the one-line error for a bundle that cannot be read.
-func bundleError(name string, err error) error {
+func bundleError(name string, err error, listing bool) error {
 	switch {
-	case errors.Is(err, bundle.ErrTooLarge):
+	case errors.Is(err, bundle.ErrTooLarge) && listing:
 		return withHint(err, "if you trust its size, raise the cap: pyattach bundle --max-size 64GiB --list %s", name)
+	case errors.Is(err, bundle.ErrTooLarge):
+		return withHint(err, "if you trust its size and have the room, raise the cap: PYATTACH_BUNDLE_MAX_SIZE=64GiB pyattach ...")
 	case errors.Is(err, bundle.ErrHostile):
 		return withHint(err, "the bundle breaks the format's rules and was not unpacked; ask its sender for a new one (pyattach bundle PID -o FILE)")
 	case errors.Is(err, bundle.ErrNotBundle):
-		return withHint(fmt.Errorf("%s: %w", name, err), "give a file written by: pyattach bundle PID -o FILE")
+		return withHint(err, "give a file written by: pyattach bundle PID -o FILE")
 	}
 	return err
 }
@@ -248,7 +250,7 @@ func openBundle(app *App, name string) (*bundler.Opened, error) {
 	}
 	o, err := bundler.Open(name, dir, bundleMaxSize(app.Env))
 	if err != nil {
-		return nil, bundleError(name, err)
+		return nil, bundleError(name, err, false)
 	}
 	return o, nil
 }

@@ -258,7 +258,7 @@ func (m *Manifest) check(max int64) error {
 		}
 		total += e.Size
 		if total > max || total < 0 {
-			return &FormatError{Entry: e.Name, Msg: fmt.Sprintf("the entries add up to more than the cap of %d bytes (--max-size)", max), cap: true}
+			return &FormatError{Entry: e.Name, Msg: fmt.Sprintf("the entries add up to more than the cap of %d bytes", max), cap: true}
 		}
 	}
 	if cores != 1 {
