@@ -15,6 +15,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/klauspost/compress/zstd"
+	"github.com/pyattach/pyattach/detect/buildid"
 )
 
 // Format is the manifest's format number this package writes and reads.
@@ -205,8 +206,7 @@ func CheckName(name string) error {
 	case "debug":
 		// Debug files by build-id only: debug/.build-id/xx/<hex>.debug.
 		el := strings.Split(rest, "/")
-		if len(el) != 3 || el[0] != ".build-id" || len(el[1]) != 2 || !isHex(el[1]) ||
-			!strings.HasSuffix(el[2], ".debug") || !isHex(strings.TrimSuffix(el[2], ".debug")) {
+		if len(el) != 3 || buildid.ID(el[1]+strings.TrimSuffix(el[2], ".debug")).Path("debug", ".debug") != name {
 			return errors.New("a debug file must be named debug/.build-id/xx/<hex>.debug")
 		}
 	case "ext":
@@ -520,16 +520,4 @@ func writeManifest(w io.Writer, m *Manifest) error {
 	}
 	_, err = w.Write(append(mj, '\n'))
 	return err
-}
-
-func isHex(s string) bool {
-	if s == "" {
-		return false
-	}
-	for _, c := range s {
-		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
-			return false
-		}
-	}
-	return true
 }
