@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -126,5 +127,54 @@ func TestBundleTrixie(t *testing.T) {
 			lldb, _ := pyattachOK(t, "lldb -c BUNDLE", bin, append(env, testenv.LLDBEnv()...), "lldb", "-b", "-c", c.bundle, "-o", "py-bt")
 			checkPyBt(t, "lldb -c BUNDLE", lldb)
 		})
+	}
+}
+
+// TestBundleBuildIDMismatch: a mapped file whose build-id is not the
+// one the core holds (it changed since the core was written) is not
+// packed: the manifest lists it as missing with both build-ids, and
+// stderr says so. The core of Debian's python is bundled with --root
+// naming a tree where /usr/bin/python3.X is another program.
+func TestBundleBuildIDMismatch(t *testing.T) {
+	gcore := testenv.Need(t, "gcore")
+	py := testenv.Debian(t)
+	pid := testenv.StartPython(t, py.Exe, "")
+	core := filepath.Join(t.TempDir(), "core")
+	if o, err := exec.Command(gcore, "-o", core, strconv.Itoa(pid)).CombinedOutput(); err != nil {
+		t.Fatalf("gcore: %v\n%s", err, o)
+	}
+	core += "." + strconv.Itoa(pid)
+	root := t.TempDir()
+	other, err := exec.LookPath("true")
+	if err != nil {
+		t.Fatal(err)
+	}
+	testenv.CopyFile(t, other, filepath.Join(root, py.Exe), 0o755)
+	bin := pyattachBin(t)
+	env := testEnv(t)
+	b := filepath.Join(t.TempDir(), "b.pyattach")
+	_, stderr := pyattachOK(t, "bundle --root", bin, env, "bundle", "--root", root, core, "-o", b)
+	if !strings.Contains(stderr, py.Exe+" not packed: build-id mismatch") {
+		t.Errorf("stderr does not report the mismatch:\n%s", stderr)
+	}
+	js, _ := pyattachOK(t, "bundle --list --json", bin, env, "bundle", "--list", "--json", b)
+	var m struct {
+		Entries []struct{ Name string }
+		Missing []struct{ Kind, Path, Reason string }
+	}
+	if err := json.Unmarshal([]byte(js), &m); err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range m.Entries {
+		if e.Name == "root"+py.Exe {
+			t.Errorf("the mismatched %s was packed", py.Exe)
+		}
+	}
+	found := false
+	for _, x := range m.Missing {
+		found = found || x.Kind == "module" && x.Path == py.Exe && strings.Contains(x.Reason, "build-id mismatch")
+	}
+	if !found {
+		t.Errorf("the manifest does not list the mismatch:\n%s", js)
 	}
 }
