@@ -103,7 +103,9 @@ func (c *DumpCmd) Run(g *Globals, app *App, cfg *Config) error {
 			return err
 		}
 		opts.Target, svc.CoreRoot, svc.Bundle = o.Core, o.Root, c.Target
-		g.DebugDir = append(g.DebugDir, o.DebugDir)
+		svc.NativePlan = func(ctx context.Context, pid int, core string) (plan.Plan, error) {
+			return bundlePlan(ctx, dbgTarget{Core: core}, o, g, app, cfg)
+		}
 	}
 	err := dump.Run(app.Ctx, opts, svc)
 	if errors.Is(err, dump.ErrPartial) {

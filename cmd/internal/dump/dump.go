@@ -180,6 +180,9 @@ func Run(ctx context.Context, opts Options, svc *Services) error {
 		p.Program = ""
 		if t.Core != "" {
 			p.Program = t.Info.Exe
+			if t.Res.Container && t.Res.ReadFrom != "" {
+				p.Program = t.Res.ReadFrom // under the core's root
+			}
 		}
 		d.Native = &p
 	}
@@ -276,7 +279,7 @@ func (t *Target) report(data []byte, log string, runErr error, tab *nativesym.Ta
 		// tables name its frames.
 		nameNative(wd, tab)
 	}
-	h := Header{PID: t.PID, Core: t.Core, Version: t.Res.Python.Version}
+	h := Header{PID: t.PID, Core: t.shown(), Version: t.Res.Python.Version}
 	if t.Info != nil {
 		h.CorePID = t.Info.PID
 	}

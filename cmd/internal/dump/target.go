@@ -29,6 +29,16 @@ type Target struct {
 	Res  *target.Result
 	// procRoot is the proc file system.
 	procRoot string
+	// bundle is the bundle Core was unpacked from, as the user named it.
+	bundle string
+}
+
+// shown is the core as the user named it: the bundle, if any.
+func (t *Target) shown() string {
+	if t.bundle != "" {
+		return t.bundle
+	}
+	return t.Core
 }
 
 // name leads the target's errors.
@@ -36,7 +46,7 @@ func (t *Target) name() string {
 	if t.PID != 0 {
 		return "dump " + strconv.Itoa(t.PID)
 	}
-	return "dump " + t.Core
+	return "dump " + t.shown()
 }
 
 // fail is an error of kind k about t.
@@ -48,7 +58,7 @@ func (t *Target) fail(k Kind, err error) *Error {
 // A target that is no Python process but has Python children is
 // returned as target.Resolve's *target.NotPythonError, wrapped.
 func Resolve(ctx context.Context, arg string, svc *Services) (*Target, error) {
-	t := &Target{procRoot: svc.ProcRoot}
+	t := &Target{procRoot: svc.ProcRoot, bundle: svc.Bundle}
 	opts := target.Options{ProcRoot: svc.ProcRoot, Env: svc.Env, Cwd: svc.Cwd, NoModules: true}
 	tgt := arg
 	if target.IsPID(arg) {
