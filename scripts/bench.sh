@@ -40,7 +40,7 @@ ROUNDS=${BENCH_ROUNDS:-5}
 NLIBS=${BENCH_LIBS:-300}
 PY=${BENCH_PYTHON:-/usr/bin/python3.11}
 
-SECTIONS=(startup resolve-small resolve-manylibs gdb-pybt-small gdb-pybt-manylibs dump gcore debuginfod srcscan)
+SECTIONS=(startup resolve-small resolve-manylibs gdb-pybt-small gdb-pybt-manylibs dump gcore bundle debuginfod srcscan)
 
 usage() {
 	sed -n '2,/^[^#]/{/^#/!d;/shellcheck/d;s/^# \{0,1\}//;p}' "$0"
@@ -609,6 +609,22 @@ section_srcscan() {
 	else
 		echo "peak memory: n/a (install GNU time: the Debian package time)"
 	fi
+}
+
+# bundle: a crash bundle of the small process (its core, modules, debug
+# files, extension and sources) against gdb's gcore alone, which writes
+# only the core; then the bundle's size.
+LABEL[cmd_gcore]="gcore -o CORE PID"
+cmd_gcore() { gcore -o "$tmp/bench-core" "$1"; }
+LABEL[cmd_pyattach_bundle]="pyattach bundle PID -o FILE"
+cmd_pyattach_bundle() { XDG_CACHE_HOME="$tmp/cache" "$PYATTACH" bundle "$1" -o "$tmp/bench.pyattach"; }
+
+section_bundle() {
+	need_tool gcore gdb
+	start_small
+	compare "bundle (process $SMALL_PID)" "$SMALL_PID" cmd_gcore cmd_pyattach_bundle
+	echo "  bundle size: $(stat -c %s "$tmp/bench.pyattach") bytes; core alone: $(stat -c %s "$tmp/bench-core.$SMALL_PID") bytes"
+	XDG_CACHE_HOME="$tmp/cache" "$PYATTACH" bundle "$SMALL_PID" -o "$tmp/bench.pyattach" 2>&1 | sed -n 's/^pyattach: /  /p'
 }
 
 # ---------------------------------------------------------------------

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/pyattach/pyattach/cmd/internal/bundler"
 	"io"
 	"os"
 	"strings"
@@ -63,7 +64,26 @@ func privateStoreDir(dirs environ.Dirs) (string, error) {
 // Run finds the debug information of every module of the target.
 func (c *DebuginfoCmd) Run(g *Globals, app *App, cfg *Config) error {
 	ctx := app.Ctx
-	res, rerr := resolveTarget(app, c.Target, target.Options{ProcRoot: g.ProcRoot, Env: app.Env, Cwd: app.Cwd})
+	var res *target.Result
+	var rerr error
+	if bundler.IsBundle(c.Target) {
+		// A bundle: its core's modules, read where it was unpacked, with
+		// its debug files as a debug directory.
+		o, err := openBundle(app, c.Target)
+		if err != nil {
+			return err
+		}
+		res, rerr = resolveBundle(app, c.Target, target.Options{ProcRoot: g.ProcRoot, Env: app.Env, Cwd: app.Cwd})
+		if rerr != nil {
+			return rerr
+		}
+		res.Container, res.Root = true, o.Root
+		g2 := *g
+		g2.DebugDir = append(append([]string(nil), g.DebugDir...), o.DebugDir)
+		g = &g2
+	} else {
+		res, rerr = resolveTarget(app, c.Target, target.Options{ProcRoot: g.ProcRoot, Env: app.Env, Cwd: app.Cwd})
+	}
 	col := newCollector(g, app, cfg)
 	// A download a bound stopped (too large, no space, cut) is an error
 	// of the command, reported after the findings that stand.

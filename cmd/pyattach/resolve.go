@@ -8,6 +8,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/pyattach/pyattach/cmd/internal/bundler"
 	"github.com/pyattach/pyattach/cmd/internal/planner"
 	"github.com/pyattach/pyattach/cmd/internal/target"
 	"github.com/pyattach/pyattach/cmd/internal/textline"
@@ -64,9 +65,13 @@ func (c *ResolveCmd) Run(g *Globals, app *App) error {
 }
 
 // resolveTarget resolves what the user named, as every command that
-// takes a target does: a core file through the executable its notes
-// name (resolveCore), anything else through target.Resolve.
+// takes a target does: a bundle through its unpacked core and files
+// (resolveBundle), a core file through the executable its notes name
+// (resolveCore), anything else through target.Resolve.
 func resolveTarget(app *App, tgt string, opts target.Options) (*target.Result, error) {
+	if bundler.IsBundle(tgt) {
+		return resolveBundle(app, tgt, opts)
+	}
 	info, err := resolveCoreInfo(tgt)
 	if err != nil {
 		return nil, withHint(err, "the program must be on this machine at the path the core names; resolve a copy of it instead: pyattach resolve PROGRAM")
@@ -105,7 +110,31 @@ func resolveCoreInfo(tgt string) (*core.Info, error) {
 // mapped with their build-ids, and whether the executable here is the
 // one it ran.
 func resolveCore(app *App, path string, info *core.Info, opts target.Options) (*target.Result, error) {
-	res, err := target.Resolve(app.Ctx, info.Exe, opts)
+	return resolveCoreIn(app, path, info, "", opts)
+}
+
+// resolveBundle is resolveCore for the core of a bundle, whose files are
+// read where it was unpacked.
+func resolveBundle(app *App, name string, opts target.Options) (*target.Result, error) {
+	o, err := openBundle(app, name)
+	if err != nil {
+		return nil, err
+	}
+	info, err := planner.ReadCoreIn(o.Core, o.Root)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	res, err := resolveCoreIn(app, name, info, o.Root, opts)
+	if err != nil {
+		return nil, fmt.Errorf("%s: core of %s: %w", name, info.Exe, err)
+	}
+	res.Bundle = name
+	return res, nil
+}
+
+// resolveCoreIn is resolveCore for a core whose files are under root.
+func resolveCoreIn(app *App, path string, info *core.Info, root string, opts target.Options) (*target.Result, error) {
+	res, err := target.ResolveInRoot(app.Ctx, info.Exe, root, opts)
 	if err != nil {
 		return nil, err
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/pyattach/pyattach/detect/elfinfo"
 	"github.com/pyattach/pyattach/detect/environ"
 	"github.com/pyattach/pyattach/detect/pyext"
+	"github.com/pyattach/pyattach/detect/rootfs"
 	"github.com/pyattach/pyattach/detect/safefs"
 )
 
@@ -152,6 +153,9 @@ func (c *Collector) Collect(ctx context.Context, tgt string, res *target.Result,
 			mods = append(mods, dm)
 		}
 	case res != nil && res.TargetKind == target.KindCore:
+		// A core's NT_FILE note, its files read under its root (a
+		// bundle's unpacked tree) when it has one.
+		di.Container = res.Container
 		mods = c.coreModules(res, di)
 	default:
 		p, err := c.fileModule(tgt, res)
@@ -177,7 +181,7 @@ func (c *Collector) Collect(ctx context.Context, tgt string, res *target.Result,
 		Debuginfod: fetcher{client, c.DownloadFailed},
 		Offline:    di.Debuginfod.Offline || len(client.URLs) == 0,
 	}
-	if res != nil && res.TargetKind == target.KindPID && res.Container {
+	if res != nil && (res.TargetKind == target.KindPID || res.TargetKind == target.KindCore) && res.Container {
 		di.ContainerDebugDirs = loc.RootDirs(res.Root)
 	}
 	for _, r := range loc.LocateAll(ctx, mods, 8) {
@@ -206,18 +210,22 @@ func (c *Collector) Collect(ctx context.Context, tgt string, res *target.Result,
 func (c *Collector) coreModules(res *target.Result, di *Info) []debugfile.Module {
 	var mods []debugfile.Module
 	for _, m := range res.Modules {
+		host, err := rootfs.HostPath(res.Root, m.Path)
+		if err != nil {
+			continue
+		}
 		if m.BuildID == "" {
 			// Mapped data files (locale archives, caches) are no modules.
-			if _, err := elfinfo.Open(m.Path, elfinfo.Options{}); errors.Is(err, elfinfo.ErrNotELF) {
+			if _, err := elfinfo.Open(host, elfinfo.Options{}); errors.Is(err, elfinfo.ErrNotELF) {
 				continue
 			}
 		}
-		dm := debugfile.Module{Path: m.Path}
+		dm := debugfile.Module{Path: m.Path, Root: res.Root}
 		if m.Path == res.Exe && res.Interpreter != "" && res.Interpreter != res.Exe {
 			dm.Also = []string{res.Interpreter}
 		}
 		if m.BuildID != "" {
-			info, err := elfinfo.Open(m.Path, elfinfo.Options{Producer: true})
+			info, err := elfinfo.Open(host, elfinfo.Options{Producer: true})
 			switch {
 			case err != nil:
 				dm.Info = &elfinfo.Info{BuildID: m.BuildID}
