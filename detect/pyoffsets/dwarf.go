@@ -15,6 +15,22 @@ var ErrNoTypes = errors.New("no CPython types in the DWARF")
 // FromDWARF reads the offsets of fields and the sizes of sizes from d,
 // the DWARF of a libpython or a static interpreter.
 func FromDWARF(d *dwarf.Data) (map[string]int64, error) {
+	out, err := fromDWARF(d)
+	if err != nil {
+		return nil, err
+	}
+	if _, ok := out["sizeof(PyObject)"]; !ok {
+		return nil, ErrNoTypes
+	}
+	if _, ok := out["PyCodeObject.co_filename"]; !ok {
+		return nil, ErrNoTypes
+	}
+	return out, nil
+}
+
+// fromDWARF reads what d has of fields and sizes: all of them from an
+// interpreter's DWARF, an extension module's types from its own.
+func fromDWARF(d *dwarf.Data) (map[string]int64, error) {
 	want := map[string]bool{}
 	for _, f := range fields {
 		want[strings.SplitN(f, ".", 2)[0]] = true
@@ -25,9 +41,6 @@ func FromDWARF(d *dwarf.Data) (map[string]int64, error) {
 	types, err := findTypes(d, want)
 	if err != nil {
 		return nil, err
-	}
-	if types["PyObject"] == nil || types["PyCodeObject"] == nil {
-		return nil, ErrNoTypes
 	}
 	out := map[string]int64{}
 	for _, f := range fields {
