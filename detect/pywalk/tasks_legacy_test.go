@@ -167,6 +167,9 @@ assert [ww.string(ww.ptrv(a + 144)) for a in addrs] == list("abcdef"), [ww.strin
 # dead one too).
 addrs, total, err = tl.legacy_task_addrs(walker(m), 2)
 assert err is None and len(addrs) == 2 and total == 7, (addrs, total, err)
+for limit in range(8):
+    addrs, total, err = tl.legacy_task_addrs(walker(m), limit)
+    assert len(addrs) == min(limit, 6) and total == (6 if limit >= 6 else 7), (limit, addrs, total)
 
 # No asyncio: no tasks, no error.
 m2 = world()

@@ -92,7 +92,7 @@ class _Found(object):
         self.counted = 0  # past the limit, not read
 
     def add(self, task):
-        if task in self.seen:
+        if task in self.seen or self.full():
             return
         self.seen.add(task)
         self.addrs.append(task)
@@ -180,8 +180,10 @@ def _add_holder(w, kind, h, found, types):
     if tname in ("set", "dict"):
         kind = tname  # a program's own set or dict under that name
     if kind == "dict":
+        # The running tasks: each is in a set too, where it is counted
+        # past the limit.
         for _, t in w.dict_items(h):
-            if types.of(t) != "NoneType":
+            if not found.full() and types.of(t) != "NoneType":
                 found.add(t)
         return
     if kind == "weakset":
@@ -192,7 +194,8 @@ def _add_holder(w, kind, h, found, types):
             # Past the limit tasks are counted, not read: a weak
             # reference whose task died and that the set still holds
             # counts too.
-            found.counted += 1
+            if kind == "weakset" or key not in found.seen:
+                found.counted += 1
             continue
         try:
             t = w.ptrv(key + wr) if kind == "weakset" else key
