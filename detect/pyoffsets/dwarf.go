@@ -65,6 +65,15 @@ func fromDWARF(d *dwarf.Data) (map[string]int64, error) {
 			out["sizeof("+s+")"] = st.ByteSize
 		}
 	}
+	for _, e := range enums {
+		vals, err := Enumerators(d, e)
+		if err != nil {
+			continue // not in this build, or not in this file
+		}
+		for name, v := range vals {
+			out[e+"."+name] = v
+		}
+	}
 	return out, nil
 }
 

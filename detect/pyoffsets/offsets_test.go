@@ -58,6 +58,8 @@ var legacyTasks = []string{
 	"FutureObj.fut_state", "FutureObj.fut_callback0", "FutureObj.fut_callbacks",
 	"PySetObject.used", "PySetObject.mask", "PySetObject.table", "setentry.key", "setentry.hash", "sizeof(setentry)",
 	"PyWeakReference.wr_object", "PyModuleObject.md_dict",
+	"PyFrameState.FRAME_SUSPENDED", "PyFrameState.FRAME_COMPLETED", "PyFrameState.FRAME_CLEARED",
+	"fut_state.STATE_PENDING", "fut_state.STATE_CANCELLED", "fut_state.STATE_FINISHED",
 }
 
 // TestTablesMatchDWARF regenerates every table from the builds on this

@@ -170,3 +170,13 @@ var sizes = []string{
 	"_gil_runtime_state", // a futex inside it is a wait for the GIL
 	"setentry",           // a set's table is an array of them
 }
+
+// enums are the C enums whose constants the walker compares with what
+// it reads, under "ENUM.CONSTANT" ("PyFrameState.FRAME_SUSPENDED"): a
+// coroutine's frame state (3.11+; the values move in 3.13) and a
+// future's (the _asyncio extension's fut_state: STATE_PENDING,
+// STATE_CANCELLED, STATE_FINISHED).
+var enums = []string{
+	"PyFrameState",
+	"fut_state",
+}
