@@ -87,6 +87,19 @@ print("@@total %d" % total)
 print("@@error %s" % err)
 `
 
+// tasksLLDBSnippet is tasksSnippet for lldb, imported as a module.
+const tasksLLDBSnippet = `import lldb
+import pyattach_lldb
+import pyattach_walk_tasks_legacy as tl
+target = lldb.debugger.GetSelectedTarget()
+w = pyattach_lldb._walker(target, target.GetProcess())
+addrs, total, err = tl.legacy_task_addrs(w, 1000)
+for a in addrs:
+    print("@@task 0x%x %s" % (a, w.string(w.ptrv(a + w.L.off("TaskObj.task_name")))))
+print("@@total %d" % total)
+print("@@error %s" % err)
+`
+
 var taskLineRe = regexp.MustCompile(`(?m)^@@task (0x[0-9a-f]+) (.*)$`)
 
 // checkTasks compares the tasks the walker found in gdb's output with
@@ -129,15 +142,25 @@ func readyTasks(t *testing.T, line string) []string {
 
 // TestLegacyTaskAddrs: legacy_task_addrs finds every asyncio task of
 // both event loops of tasksPy (by each Task's task_name, read through the
-// walker in gdb), live and from a gcore core, under pyenv's 3.11 and
-// 3.12, a stripped copy of 3.12, Debian's 3.11 and Debian's 3.13 in the
-// trixie root (its own namespaces).
+// walker in gdb, and in lldb but in the roots), live and from a gcore core, under pyenv's 3.11 and
+// 3.12, a stripped copy of 3.12, Debian's 3.11, and Debian's 3.13 and
+// the free-threaded 3.13t in the trixie root (their own namespaces).
 func TestLegacyTaskAddrs(t *testing.T) {
-	testenv.Need(t, "gdb")
-	dir := walkerDir(t)
+	dir := walkerDebuggers(t)
 	snippet := filepath.Join(t.TempDir(), "tasks.py")
+	lldbSnippet := filepath.Join(t.TempDir(), "tasks_lldb.py")
 	if err := os.WriteFile(snippet, []byte(tasksSnippet), 0o644); err != nil {
 		t.Fatal(err)
+	}
+	if err := os.WriteFile(lldbSnippet, []byte(tasksLLDBSnippet), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	lldbTasks := func(in interp, args ...string) string {
+		args = append(append([]string{"-b"}, args...),
+			"-o", "command script import "+filepath.Join(dir, "pyattach_lldb.py"),
+			"-o", fmt.Sprintf("script pyattach_lldb.setup(version=%q, flags=%q)", in.version, in.flags),
+			"-o", "command script import "+lldbSnippet)
+		return run(t, testenv.LLDBEnv(), "lldb", args...)
 	}
 	type build struct {
 		name    string
@@ -172,33 +195,41 @@ func TestLegacyTaskAddrs(t *testing.T) {
 			want := readyTasks(t, testenv.Start(t, cmd))
 			pid := strconv.Itoa(cmd.Process.Pid)
 			live := run(t, nil, "gdb", gdbArgs(dir, in, "-p", pid, "-ex", "source "+snippet)...)
-			checkTasks(t, "live", live, want)
+			checkTasks(t, "gdb live", live, want)
+			checkTasks(t, "lldb live", lldbTasks(in, "-p", pid), want)
 			core, _ := gcore(t, pid)
 			cmd.Process.Signal(syscall.SIGKILL)
 			fromCore := run(t, nil, "gdb", gdbArgs(dir, in, exe, core, "-ex", "source "+snippet)...)
-			checkTasks(t, "gcore core", fromCore, want)
+			checkTasks(t, "gdb gcore core", fromCore, want)
+			checkTasks(t, "lldb gcore core", lldbTasks(in, "-c", core, exe), want)
 		})
 	}
-	t.Run("debian-root-3.13", func(t *testing.T) {
+	// Debian's 3.13 and the free-threaded 3.13t that make-roots.sh
+	// builds, in the trixie root.
+	t.Run("roots", func(t *testing.T) {
 		testenv.NeedRoot(t, "running a root's Python in its own namespaces (unshare, chroot)")
-		var ri *rootInterp
+		var roots []rootInterp
 		for _, r := range testenv.Roots(t) {
-			if r.Minor == "3.13" {
-				ri = &r
+			if strings.HasPrefix(r.Minor, "3.13") {
+				roots = append(roots, r)
 			}
 		}
-		if ri == nil {
+		if len(roots) == 0 {
 			testenv.Missing(t, "no Debian root with Python 3.13; make it with: sudo scripts/make-roots.sh")
 		}
-		testenv.Parallel(t)
-		proc, line := startSourceInRoot(t, *ri, tasksPy)
-		want := readyTasks(t, line)
-		proot := fmt.Sprintf("/proc/%d/root", proc.pid)
-		ps := strconv.Itoa(proc.pid)
-		live := run(t, nil, "gdb", rootGdb(dir, proot, *ri, "None", "-p", ps, "-ex", "source "+snippet)...)
-		checkTasks(t, "live", live, want)
-		core, _ := gcore(t, ps, "-iex", "set sysroot "+proot, filepath.Join(proot, ri.Exe()))
-		fromCore := run(t, nil, "gdb", rootGdb(dir, ri.Dir, *ri, "None", core, "-ex", "source "+snippet)...)
-		checkTasks(t, "gcore core", fromCore, want)
+		for _, ri := range roots {
+			t.Run(ri.Suite+"-python"+ri.Minor, func(t *testing.T) {
+				testenv.Parallel(t)
+				proc, line := startSourceInRoot(t, ri, tasksPy)
+				want := readyTasks(t, line)
+				proot := fmt.Sprintf("/proc/%d/root", proc.pid)
+				ps := strconv.Itoa(proc.pid)
+				live := run(t, nil, "gdb", rootGdb(dir, proot, ri, "None", "-p", ps, "-ex", "source "+snippet)...)
+				checkTasks(t, "live", live, want)
+				core, _ := gcore(t, ps, "-iex", "set sysroot "+proot, filepath.Join(proot, ri.Exe()))
+				fromCore := run(t, nil, "gdb", rootGdb(dir, ri.Dir, ri, "None", core, "-ex", "source "+snippet)...)
+				checkTasks(t, "gcore core", fromCore, want)
+			})
+		}
 	})
 }
