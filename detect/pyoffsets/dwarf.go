@@ -66,12 +66,15 @@ func fromDWARF(d *dwarf.Data) (map[string]int64, error) {
 		}
 	}
 	for _, e := range enums {
-		vals, err := Enumerators(d, e)
-		if err != nil {
-			continue // not in this build, or not in this file
-		}
-		for name, v := range vals {
-			out[e+"."+name] = v
+		for _, n := range e.Names {
+			vals, err := Enumerators(d, n)
+			if err != nil {
+				continue // not in this build, or not in this file
+			}
+			for name, v := range vals {
+				out[e.Key+"."+name] = v
+			}
+			break
 		}
 	}
 	return out, nil

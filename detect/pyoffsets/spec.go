@@ -172,11 +172,16 @@ var sizes = []string{
 }
 
 // enums are the C enums whose constants the walker compares with what
-// it reads, under "ENUM.CONSTANT" ("PyFrameState.FRAME_SUSPENDED"): a
-// coroutine's frame state (3.11+; the values move in 3.13) and a
-// future's (the _asyncio extension's fut_state: STATE_PENDING,
-// STATE_CANCELLED, STATE_FINISHED).
-var enums = []string{
-	"PyFrameState",
-	"fut_state",
+// it reads, under "ENUM.CONSTANT" ("PyFrameState.FRAME_SUSPENDED"), each
+// with the names C gives it (a typedef, or the enum's tag where a version
+// has no typedef): a coroutine's frame state (3.11+; the values move in
+// 3.13 and 3.15, where only the tag _framestate names it) and a future's
+// (the _asyncio extension's fut_state: STATE_PENDING, STATE_CANCELLED,
+// STATE_FINISHED).
+var enums = []struct {
+	Key   string
+	Names []string
+}{
+	{"PyFrameState", []string{"PyFrameState", "_framestate"}},
+	{"fut_state", []string{"fut_state"}},
 }
