@@ -75,6 +75,44 @@ async def main():
 asyncio.run(main())
 `
 
+// subinterpTasksPy runs an event loop in a subinterpreter (in a thread)
+// and one in the main interpreter; its one line names every task.
+const subinterpTasksPy = `import asyncio, threading
+try:
+    import _interpreters as interpreters
+except ImportError:
+    import _xxsubinterpreters as interpreters
+
+code = """
+import asyncio
+
+async def sub_worker():
+    await asyncio.sleep(1000)
+
+async def main():
+    asyncio.current_task().set_name("sub-main")
+    await asyncio.gather(*[asyncio.create_task(sub_worker(), name="sub-%d" % i) for i in range(2)])
+
+asyncio.run(main())
+"""
+threading.Thread(target=interpreters.run_string, args=(interpreters.create(), code), daemon=True).start()
+
+
+async def worker():
+    await asyncio.sleep(1000)
+
+
+async def main():
+    asyncio.current_task().set_name("main")
+    t = asyncio.create_task(worker(), name="main-worker")
+    await asyncio.sleep(1)
+    print("ready main main-worker sub-0 sub-1 sub-main", flush=True)
+    await t
+
+
+asyncio.run(main())
+`
+
 // tasksSnippet runs legacy_task_addrs in gdb through the walker and
 // prints each task's name (TaskObj.task_name), the total and the error.
 const tasksSnippet = `import pyattach_gdb
@@ -144,7 +182,8 @@ func readyTasks(t *testing.T, line string) []string {
 // both event loops of tasksPy (by each Task's task_name, read through the
 // walker in gdb, and in lldb but in the roots), live and from a gcore core, under pyenv's 3.11 and
 // 3.12, a stripped copy of 3.12, Debian's 3.11, and Debian's 3.13 and
-// the free-threaded 3.13t in the trixie root (their own namespaces).
+// the free-threaded 3.13t in the trixie root (their own namespaces); and
+// the tasks of a subinterpreter's event loop beside the main one's.
 func TestLegacyTaskAddrs(t *testing.T) {
 	dir := walkerDebuggers(t)
 	snippet := filepath.Join(t.TempDir(), "tasks.py")
@@ -204,6 +243,19 @@ func TestLegacyTaskAddrs(t *testing.T) {
 			checkTasks(t, "lldb gcore core", lldbTasks(in, "-c", core, exe), want)
 		})
 	}
+	// Tasks of every interpreter: a subinterpreter's event loop too
+	// (3.12+: a subinterpreter of its own GIL runs _asyncio).
+	t.Run("pyenv-subinterpreter", func(t *testing.T) {
+		testenv.Parallel(t)
+		p := testenv.Pyenv(t, "3.12+")
+		in := interp{version: p.Version, flags: p.ABIFlags}
+		app := filepath.Join(t.TempDir(), "app.py")
+		os.WriteFile(app, []byte(subinterpTasksPy), 0o644)
+		cmd := exec.Command(filepath.Join(p.Prefix, "bin", "python3"), app)
+		want := readyTasks(t, testenv.Start(t, cmd))
+		live := run(t, nil, "gdb", gdbArgs(dir, in, "-p", strconv.Itoa(cmd.Process.Pid), "-ex", "source "+snippet)...)
+		checkTasks(t, "gdb live", live, want)
+	})
 	// Debian's 3.13 and the free-threaded 3.13t that make-roots.sh
 	// builds, in the trixie root.
 	t.Run("roots", func(t *testing.T) {
