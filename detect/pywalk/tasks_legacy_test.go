@@ -230,6 +230,25 @@ bad = g.set([0x7fff0000, g.weakref(0x7fff1000), g.weakref(g.tasks[1])])
 g.put(g.ws, 16, "<Q", g.dict([("data", bad)]))
 addrs, total, err = tl.legacy_task_addrs(walker(g), 100)
 assert err is None and sorted(addrs) == sorted([g.tasks[0], g.tasks[1], g.tasks[5]]), (addrs, err)
+
+# Random garbage: words of the world overwritten with random values,
+# small numbers and addresses of other blocks. Every run returns (never
+# raises) within its budget, with at most limit addresses.
+import random
+for seed in range(300):
+    rnd = random.Random(seed)
+    g = world()
+    blocks = sorted(g.blocks)
+    for _ in range(rnd.randint(1, 40)):
+        b = rnd.choice(blocks)
+        off = 8 * rnd.randrange(len(g.blocks[b]) // 8)
+        v = rnd.choice([rnd.getrandbits(64), rnd.randint(-3, 300), rnd.choice(blocks) + 8 * rnd.randint(0, 8)])
+        g.put(b, off, "<Q", v & 0xFFFFFFFFFFFFFFFF)
+    ww = walker(g, max_reads=20000, timeout=0)
+    addrs, total, err = tl.legacy_task_addrs(ww, 4)
+    assert isinstance(addrs, list) and len(addrs) <= 4 and total >= len(addrs), (seed, addrs, total)
+    assert err is None or ("\n" not in err and err.startswith("Python 3.12.99: ")), (seed, err)
+    assert ww.budget.reads <= 20001, (seed, ww.budget.reads)
 print("ok")
 `
 
