@@ -722,7 +722,7 @@ def dump(path, native=False, source=False, max_frames=walk.MAX_FRAMES, max_reads
     budget = walk.Budget(max_reads=max_reads, timeout=timeout)
     want = None
     if tasks:
-        want = {"debug": asyncio_debug or None, "limit": max_tasks}
+        want = {"debug": asyncio_debug or None, "limit": max_tasks}  # 0: all
     walk.write_dump(path, budget, lambda: _dump_threads(native, source, max_frames, budget, locals, want),
                     errors=(gdb.error,))
 
@@ -850,7 +850,14 @@ counted. Works without debug information and on cores."""
         try:
             w = walker()
             tl = w.tasks(asyncio_debug_address(), limit)
-            gdb.write(walk.format_tasks(tl, _files(), source_line=walk.source_line))
+            tid_of = {}
+            if any(t.running is not None for t in tl):
+                threads, tids, native, states = _thread_states(inf, w)
+                for th, tid in zip(threads, tids):
+                    ts = states.get(native[tid])
+                    if ts is not None:
+                        tid_of[ts.tstate] = th.num
+            gdb.write(walk.format_tasks(tl, _files(), source_line=walk.source_line, tid_of=tid_of))
         except walk.WalkError as e:
             gdb.write("pyattach: %s\n" % e)
             return

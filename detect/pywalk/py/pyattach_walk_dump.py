@@ -12,7 +12,7 @@ from pyattach_walk_frames import FrameList
 from pyattach_walk_memory import BudgetExhausted, WalkError
 from pyattach_walk_native import merge_stack
 from pyattach_walk_source import source_line
-from pyattach_walk_tasks import MAX_TASKS, format_tasks, running_tasks, tasks_json
+from pyattach_walk_tasks import MAX_LISTED, MAX_TASKS, format_tasks, running_tasks, tasks_json
 from pyattach_walk_text import thousands
 from pyattach_walk_threads import kernel_view, known_thread_infos, thread_facts
 
@@ -115,10 +115,14 @@ def dump_threads(w, pid, threads, states, live, files, source=False, with_locals
     if tasks is not None:
         # tasks: {"debug": the .AsyncioDebug section's address (3.14+),
         # "limit": how many tasks are reported}.
-        tl = w.tasks(tasks.get("debug"), tasks.get("limit") or MAX_TASKS)
+        limit = tasks.get("limit", MAX_TASKS)
+        tl = w.tasks(tasks.get("debug"), limit if limit else MAX_LISTED)
         by_tstate = running_tasks(tl)
+        tid_of = {}
         for ot, entry in zip(threads, result):
             t = states.get(ot.native_tid)
+            if t is not None:
+                tid_of[t.tstate] = ot.tid
             task = by_tstate.get(t.tstate) if t is not None else None
             if task is not None:
                 entry["task"] = {"id": task.id, "name": task.name}
@@ -130,8 +134,8 @@ def dump_threads(w, pid, threads, states, live, files, source=False, with_locals
     for d, fr in pending:
         d["source"] = source_line(fr.filename, fr.lineno, files)
     if tl is not None:
-        extra = tasks_json(tl)
-        extra["tasks_text"] = format_tasks(tl, files, with_source=source, source_line=source_line)
+        extra = tasks_json(tl, tid_of)
+        extra["tasks_text"] = format_tasks(tl, files, with_source=source, source_line=source_line, tid_of=tid_of)
         return result, why, extra
     return result, why
 

@@ -125,17 +125,26 @@ class Task(object):
         self.running = None
         self.error = None
 
-    def as_dict(self):
+    def as_dict(self, tid_of=None):
         d = {"id": self.id, "name": self.name, "state": self.state,
              "frames": [{"function": f.name, "file": f.filename, "line": f.lineno} for f in self.frames],
              "awaiting": self.awaiting, "awaited_by": list(self.awaited_by)}
         if self.awaiting is not None and self.awaiting_type:
             d["awaiting_type"] = self.awaiting_type
         if self.running is not None:
-            d["running_in_thread"] = self.running.native_id or self.running.thread_id
+            d["running_in_thread"] = thread_id(self.running, tid_of)
         if self.error:
             d["error"] = self.error
         return d
+
+
+def thread_id(th, tid_of=None):
+    """How a thread state's thread is named: the debugger's id of its OS
+    thread (tid_of maps thread state addresses to it), else the id
+    CPython recorded."""
+    if tid_of and th.tstate in tid_of:
+        return tid_of[th.tstate]
+    return th.native_id or th.thread_id
 
 
 class TaskList(list):
@@ -435,10 +444,10 @@ def find_cycles(tasks):
     return cycles
 
 
-def tasks_json(tl):
+def tasks_json(tl, tid_of=None):
     """The JSON value of a TaskList: {"tasks": [...], "tasks_total",
     "task_cycles", "tasks_error"}."""
-    out = {"tasks": [t.as_dict() for t in tl], "tasks_total": tl.total,
+    out = {"tasks": [t.as_dict(tid_of) for t in tl], "tasks_total": tl.total,
            "task_cycles": [list(c) for c in tl.cycles]}
     if tl.error:
         out["tasks_error"] = tl.error
@@ -454,10 +463,11 @@ def _label(t):
     return "%s (0x%x)" % (escape(t.name if t.name is not None else "?"), t.id)
 
 
-def format_tasks(tl, files=None, with_source=True, source_line=None):
+def format_tasks(tl, files=None, with_source=True, source_line=None, tid_of=None):
     """A TaskList as text: a tree of who awaits whom (like `python -m
     asyncio pstree`, roots first: the tasks no task awaits), each task
-    with its state and coroutine stack, then the cycles."""
+    with its state and coroutine stack, then the cycles. tid_of names
+    the threads that run tasks (see thread_id)."""
     lines = []
     if tl.error:
         lines.append("pyattach: " + escape(tl.error))
@@ -477,7 +487,7 @@ def format_tasks(tl, files=None, with_source=True, source_line=None):
         pad = "  " * indent
         head = "%s%s Task %s [%s]" % (pad, "+" if indent else "*", _label(t), t.state or "?")
         if t.running is not None:
-            head += ", running in thread %s" % (t.running.native_id or t.running.thread_id)
+            head += ", running in thread %s" % thread_id(t.running, tid_of)
         lines.append(head)
         for fr in t.frames:
             line = "?" if fr.lineno is None else str(fr.lineno)
