@@ -400,9 +400,14 @@ class Tasks(object):
         L = self.L
         if L.has("_PyInterpreterFrame.stackpointer"):
             sp = self.ptrv(f + L.off("_PyInterpreterFrame.stackpointer"))
-            if not sp or sp <= f + L.off("_PyInterpreterFrame.localsplus"):
+            base = f + L.off("_PyInterpreterFrame.localsplus")
+            if not sp or sp <= base or sp - base > 1 << 20:
                 return 0
             top = self.ptrv(sp - self.ptr) & stackref_mask(L.minor)
+            if not top and sp - 2 * self.ptr >= base:
+                # 3.15 keeps a null reference on top of the awaited
+                # object while suspended in an await.
+                top = self.ptrv(sp - 2 * self.ptr) & stackref_mask(L.minor)
         elif L.has("_PyInterpreterFrame.stacktop"):
             n = self.i32(f + L.off("_PyInterpreterFrame.stacktop"))
             if n <= 0 or n > 1 << 16:
