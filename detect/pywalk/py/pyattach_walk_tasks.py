@@ -272,17 +272,30 @@ class Tasks(object):
         if waiter:
             t.awaiting = waiter
             try:
-                t.awaiting_type = self.type_name(waiter)
+                t.awaiting_type = self.task_type(waiter)[0]
             except WalkError:
                 pass
         t.awaited_by = self.awaiters(t.id)
+
+    def task_type(self, addr):
+        """(type name, static) of the object at addr, the names kept by
+        type for the walk (thousands of tasks share a few types)."""
+        tp = self.ptrv(addr + self.L.off("PyObject.ob_type"))
+        cache = getattr(self, "_task_types", None)
+        if cache is None or cache[0] is not self.budget:
+            cache = self._task_types = (self.budget, {})
+        got = cache[1].get(tp)
+        if got is None:
+            got = self.type_of(addr)
+            cache[1][tp] = got
+        return got
 
     def task_name(self, addr):
         """A task's name: a str, or the number of an unnamed task
         (3.13+ keep the int and make "Task-N" of it when asked)."""
         if not addr:
             return None
-        name, _ = self.type_of(addr)
+        name, _ = self.task_type(addr)
         if name == "str":
             return self.string(addr)
         if name == "int":
@@ -417,7 +430,7 @@ class Tasks(object):
             return 0
         if not top:
             return 0
-        name, static = self.type_of(top)
+        name, static = self.task_type(top)
         if static and name in ("coroutine", "generator", "async_generator", "coroutine_wrapper"):
             if name == "coroutine_wrapper":
                 return 0
