@@ -260,22 +260,31 @@ class Tasks(object):
 
     def _read_task(self, t, running):
         L = self.L
-        name = self.ptrv(t.id + L.off("TaskObj.task_name"))
-        t.name = self.task_name(name)
-        state = self.i32(t.id + L.off("FutureObj.fut_state"))
+        # The fields read, in one read of the task object.
+        offs = dict((k, L.off(k)) for k in ("TaskObj.task_name", "FutureObj.fut_state", "TaskObj.task_coro",
+                                              "TaskObj.task_fut_waiter"))
+        size = max(offs.values()) + 8
+        if L.has("FutureObj.fut_awaited_by"):
+            size = max(size, L.off("FutureObj.fut_awaited_by") + 8, L.off("FutureObj.fut_awaited_by_is_set") + 1)
+        block = self.read(t.id, size)
+
+        def ptr(k):
+            return struct.unpack_from("<Q", block, offs[k])[0]
+
+        t.name = self.task_name(ptr("TaskObj.task_name"))
+        state = struct.unpack_from("<i", block, offs["FutureObj.fut_state"])[0]
         t.state = TASK_STATES.get(state, "state %d" % state)
         th = running.get(t.id)
-        coro = self.ptrv(t.id + L.off("TaskObj.task_coro"))
         t.running = th
-        t.frames = self.coro_frames(coro, th)
-        waiter = self.ptrv(t.id + L.off("TaskObj.task_fut_waiter"))
+        t.frames = self.coro_frames(ptr("TaskObj.task_coro"), th)
+        waiter = ptr("TaskObj.task_fut_waiter")
         if waiter:
             t.awaiting = waiter
             try:
                 t.awaiting_type = self.task_type(waiter)[0]
             except WalkError:
                 pass
-        t.awaited_by = self.awaiters(t.id)
+        t.awaited_by = self.awaiters(t.id, block)
 
     def task_type(self, addr):
         """(type name, static) of the object at addr, the names kept by
@@ -303,18 +312,54 @@ class Tasks(object):
             return "Task-%s" % v
         return "<%s>" % name
 
-    def awaiters(self, fut):
-        """The tasks fut's awaited_by records (one object, or a set)."""
+    def awaiters(self, fut, block=None):
+        """The tasks fut's awaited_by records (one object, or a set);
+        block holds the start of fut when it was read already."""
         L = self.L
         if not L.has("FutureObj.fut_awaited_by"):
             return []
-        a = self.ptrv(fut + L.off("FutureObj.fut_awaited_by"))
+        ptr, byte = self._block_reader(fut, block)
+        a = ptr(fut + L.off("FutureObj.fut_awaited_by"))
         if not a:
             return []
-        is_set = self.read(fut + L.off("FutureObj.fut_awaited_by_is_set"), 1) != b"\0"
+        is_set = byte(fut + L.off("FutureObj.fut_awaited_by_is_set")) != 0
         if not is_set:
             return [a]
         return self.set_keys(a, MAX_AWAITERS)
+
+    def _block_reader(self, base, block):
+        """(ptr(addr), byte(addr)) reading from block, the memory at base
+        read already, and from the target beyond it."""
+        data = block or b""
+
+        def ptr(a):
+            o = a - base
+            if 0 <= o and o + 8 <= len(data):
+                return struct.unpack_from("<Q", data, o)[0]
+            return self.ptrv(a)
+
+        def byte(a):
+            o = a - base
+            if 0 <= o < len(data):
+                return bytearray(data[o:o + 1])[0]
+            return bytearray(self.read(a, 1))[0]
+
+        return ptr, byte
+
+    def _gen_span(self):
+        """How many bytes from a generator's gi_frame_state hold it and
+        the fields of its frame read here."""
+        L = self.L
+        last = 0
+        for k in ("_PyInterpreterFrame.f_code", "_PyInterpreterFrame.f_executable", "_PyInterpreterFrame.prev_instr",
+                  "_PyInterpreterFrame.instr_ptr", "_PyInterpreterFrame.stackpointer", "_PyInterpreterFrame.stacktop"):
+            if L.has(k):
+                last = max(last, L.off(k) + 8)
+        start = L.off("PyGenObject.gi_frame_state")
+        end = L.off("PyGenObject.gi_iframe") + last
+        if end <= start or end - start > 1024:
+            return 1
+        return end - start
 
     def set_keys(self, addr, limit):
         """The keys of the set object at addr (at most limit)."""
@@ -349,13 +394,17 @@ class Tasks(object):
         suspended, executing = frame_states(L.minor)
         gi_frame = L.off("PyGenObject.gi_iframe")
         gi_state = L.off("PyGenObject.gi_frame_state")
+        span = self._gen_span()
         chain = []
         seen = set()
         g = coro
         try:
             while g and g not in seen and len(chain) < MAX_CHAIN:
                 seen.add(g)
-                state = struct.unpack("<b", self.read(g + gi_state, 1))[0]
+                # The state and the frame's fields in one read.
+                block = self.read(g + gi_state, span)
+                ptr, _ = self._block_reader(g + gi_state, block)
+                state = struct.unpack("<b", block[:1])[0]
                 frame = g + gi_frame
                 if state == executing and thread is not None:
                     own = self._frames_down_to(thread, frame)
@@ -364,13 +413,13 @@ class Tasks(object):
                         break
                 if state not in suspended and state != executing:
                     break
-                fr = self.gen_frame(frame)
+                fr = self.gen_frame(frame, ptr)
                 if fr is None:
                     break
                 chain.append([fr])
                 if state not in suspended:
                     break
-                g = self.awaited_coro(frame)
+                g = self.awaited_coro(frame, ptr)
         except BudgetExhausted:
             out.partial = True
         except WalkError as e:
@@ -391,28 +440,31 @@ class Tasks(object):
                 return list(fl[:i + 1])
         return None
 
-    def gen_frame(self, f):
+    def gen_frame(self, f, ptr=None):
         """The Frame of a generator's embedded _PyInterpreterFrame at f,
-        None when it holds no code."""
+        None when it holds no code (ptr reads pointers, self.ptrv when
+        None)."""
         L = self.L
+        ptr = ptr or self.ptrv
         code_field = "_PyInterpreterFrame.f_code" if L.has("_PyInterpreterFrame.f_code") else "_PyInterpreterFrame.f_executable"
         instr_field = "_PyInterpreterFrame.prev_instr" if L.has("_PyInterpreterFrame.prev_instr") else "_PyInterpreterFrame.instr_ptr"
-        code = self.ptrv(f + L.off(code_field)) & executable_mask(L.minor)
+        code = ptr(f + L.off(code_field)) & executable_mask(L.minor)
         if not code:
             return None
         c = self.code(code)
-        instr = self.ptrv(f + L.off(instr_field))
+        instr = ptr(f + L.off(instr_field))
         index = (instr - self.bytecode_start(f, code, c)) // 2
         if index < 0 or index > 1 << 24:
             index = 0
         return self._frame_of((f, code, index, False))
 
-    def awaited_coro(self, f):
+    def awaited_coro(self, f, ptr=None):
         """What the suspended frame at f awaits when it is a coroutine or
         generator (the object on top of its stack), else 0."""
         L = self.L
+        ptr = ptr or self.ptrv
         if L.has("_PyInterpreterFrame.stackpointer"):
-            sp = self.ptrv(f + L.off("_PyInterpreterFrame.stackpointer"))
+            sp = ptr(f + L.off("_PyInterpreterFrame.stackpointer"))
             base = f + L.off("_PyInterpreterFrame.localsplus")
             if not sp or sp <= base or sp - base > 1 << 20:
                 return 0
@@ -500,6 +552,14 @@ def format_tasks(tl, files=None, with_source=True, source_line=None, tid_of=None
                 children.setdefault(a, []).append(t.id)
     printed = set()
     in_cycle = set(i for c in tl.cycles for i in c)
+    # Thousands of tasks run the same few lines: each is read once.
+    sources = {}
+
+    def source(fr):
+        key = (fr.filename, fr.lineno)
+        if key not in sources:
+            sources[key] = source_line(fr.filename, fr.lineno, files)
+        return sources[key]
 
     def task_lines(t, indent):
         pad = "  " * indent
@@ -511,7 +571,7 @@ def format_tasks(tl, files=None, with_source=True, source_line=None, tid_of=None
             line = "?" if fr.lineno is None else str(fr.lineno)
             lines.append('%s    File "%s", line %s, in %s' % (pad, escape(fr.filename), line, escape(fr.qualname or fr.name)))
             if with_source and source_line is not None:
-                src = source_line(fr.filename, fr.lineno, files)
+                src = source(fr)
                 if src:
                     lines.append("%s      %s" % (pad, escape(src)))
         if getattr(t.frames, "partial", False):
