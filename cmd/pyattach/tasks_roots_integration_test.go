@@ -250,7 +250,7 @@ func checkTasksText(t *testing.T, what, out string, d tasksOut, source bool) {
 	names := d.byName()
 	want := []string{`File "/mnt/app.py", line 30, in leaf`}
 	if source {
-		want = append(want, "await asyncio.sleep(600 + n)")
+		want = append(want, "await asyncio.sleep(3600 + n)")
 	}
 	for _, s := range append(want,
 		fmt.Sprintf("Task worker-0 (%#x) [pending]", d.Tasks[names["worker-0"]].ID),

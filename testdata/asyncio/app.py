@@ -6,7 +6,7 @@ once every task is where it stays, then sleeps.
 
 In the main thread's event loop, under a TaskGroup (the main task,
 named "main"):
-  worker-0..2           worker -> middle -> leaf -> asyncio.sleep(600)
+  worker-0..2           worker -> middle -> leaf -> asyncio.sleep(3600)
   waits-for-worker-0    awaits the task worker-0
   never-done            awaits a Future nobody completes
   event-a, event-b      each waits on an asyncio.Event only the other
@@ -15,7 +15,7 @@ named "main"):
   ready                 prints "ready", then sleeps
   sleeper-0..N-1        N more tasks sleeping (default 0)
 A thread "other-loop" runs its own event loop, whose task "blocking"
-is running: it calls time.sleep(600) and so never yields.
+is running: it calls time.sleep(3600) and so never yields.
 """
 
 import asyncio
@@ -27,7 +27,7 @@ started = threading.Event()
 
 
 async def leaf(n):
-    await asyncio.sleep(600 + n)
+    await asyncio.sleep(3600 + n)
 
 
 async def middle(n):
@@ -70,7 +70,7 @@ async def cycle_b():
 
 
 async def sleeper():
-    await asyncio.sleep(600)
+    await asyncio.sleep(3600)
 
 
 async def ready():
@@ -79,12 +79,12 @@ async def ready():
     await asyncio.sleep(0.1)
     sys.stdout.write("ready\n")
     sys.stdout.flush()
-    await asyncio.sleep(600)
+    await asyncio.sleep(3600)
 
 
 def blocking():
     started.set()
-    time.sleep(600)
+    time.sleep(3600)
 
 
 async def blocking_task():

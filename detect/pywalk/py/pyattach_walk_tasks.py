@@ -197,14 +197,17 @@ class Tasks(object):
                 n = 0
                 while node and node != head and n < MAX_LISTED:
                     n += 1
+                    # The node is read before its task is taken: a
+                    # pointer into unreadable memory ends the list.
+                    nxt = self.ptrv(node)
                     task = node - node_off
-                    if task in seen:
+                    if task in seen or task <= 0:
                         break
                     seen.add(task)
                     total += 1
                     if len(out) < limit:
                         out.append(task)
-                    node = self.ptrv(node)
+                    node = nxt
             except BudgetExhausted:
                 raise
             except WalkError as e:
