@@ -185,6 +185,7 @@ class Tasks(object):
         if why:
             return [], 0, why
         node_off = L.off("TaskObj.task_node")
+        next_off = L.off("llist_node.next") if L.has("llist_node.next") else 0
         heads = []
         for interp in self.interpreters():
             heads.append(interp + L.off("PyInterpreterState.asyncio_tasks_head"))
@@ -193,13 +194,13 @@ class Tasks(object):
         out, seen, total = [], set(), 0
         for head in heads:
             try:
-                node = self.ptrv(head)
+                node = self.ptrv(head + next_off)
                 n = 0
                 while node and node != head and n < MAX_LISTED:
                     n += 1
                     # The node is read before its task is taken: a
                     # pointer into unreadable memory ends the list.
-                    nxt = self.ptrv(node)
+                    nxt = self.ptrv(node + next_off)
                     task = node - node_off
                     if task in seen or task <= 0:
                         break
