@@ -207,6 +207,14 @@ assert j["tasks_total"] == 5 and len(j["tasks"]) == 5 and j["task_cycles"] == [l
 d = [t for t in j["tasks"] if t["name"] == "worker-0"][0]
 assert d["frames"][1] == {"function": "leaf", "file": "/app.py", "line": None}, d["frames"]
 
+# A name from the target is escaped in the text, kept in the JSON.
+m.put(ca + 136, "<Q", string("evil\x1b[2J\nname"))
+tl = walker().tasks(debug)
+text = w.format_tasks(tl, with_source=False)
+assert "Task evil\\x1b[2J\\nname (0x%x)" % ca in text and "\x1b" not in text, text
+assert [t for t in w.tasks_json(tl)["tasks"] if t["id"] == ca][0]["name"] == "evil\x1b[2J\nname"
+m.put(ca + 136, "<Q", string("cycle-a"))
+
 # The cap: 2 shown, 5 counted.
 tl = walker().tasks(debug, 2)
 assert len(tl) == 2 and tl.total == 5
