@@ -270,7 +270,7 @@ func checkTasksText(t *testing.T, what, out string, d tasksOut, source bool) {
 // await edge the root's own `python3.X -m asyncio ps` prints, the
 // workers' coroutine stacks, the awaits, the cycle; gdb's and lldb's
 // py-tasks print the tree; a gcore core read through pyattach gdb with
-// the root as sysroot gives the same tasks.
+// the root as sysroot gives the same tasks, and lldb's py-tasks the tree.
 func TestTasksRoots(t *testing.T) {
 	testenv.Need(t, "gdb")
 	testenv.Need(t, "lldb")
@@ -335,6 +335,13 @@ func TestTasksRoots(t *testing.T) {
 			if err != nil {
 				t.Fatalf("core: the walker wrote no JSON: %v\n%s", err, out)
 			}
+			// lldb finds the root's _asyncio module (3.14) by its name in
+			// the root's lib-dynload: it has no sysroot for a core.
+			minor := strings.TrimPrefix(filepath.Base(r.exe), "python")
+			out = mustRunIn(t, "pyattach lldb core py-tasks", "", env, bin, "lldb",
+				"-O", "settings append target.exec-search-paths "+filepath.Join(r.dir, "usr", "lib", "python"+minor, "lib-dynload"),
+				program, "-c", core, "-b", "-o", "py-tasks")
+			checkTasksText(t, "core: lldb py-tasks", out, live, false)
 			fromCore := parseTasks(t, "core: walker JSON", string(b))
 			checkTasks(t, "core: walker JSON", fromCore, false)
 			checkOracle(t, "core: walker JSON", fromCore, tasks, edges)
