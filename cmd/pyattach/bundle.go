@@ -18,8 +18,8 @@ import (
 
 	"github.com/pyattach/pyattach/cmd/internal/bundler"
 	"github.com/pyattach/pyattach/cmd/internal/debuginfo"
-	"github.com/pyattach/pyattach/cmd/internal/gcore"
 	"github.com/pyattach/pyattach/cmd/internal/dump"
+	"github.com/pyattach/pyattach/cmd/internal/gcore"
 	"github.com/pyattach/pyattach/cmd/internal/planner"
 	"github.com/pyattach/pyattach/cmd/internal/target"
 	"github.com/pyattach/pyattach/cmd/internal/textline"

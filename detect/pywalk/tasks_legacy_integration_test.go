@@ -15,12 +15,12 @@ import (
 	"github.com/pyattach/pyattach/detect/testenv"
 )
 
-// tasksPy runs asyncio tasks that hold still: a TaskGroup of workers
+// legacyTasksPy runs asyncio tasks that hold still: a TaskGroup of workers
 // (worker -> middle -> leaf -> asyncio.sleep), a task awaiting another
 // task, one waiting on a Future that never completes, and a second event
 // loop in another thread with its own tasks. Its one line names every
 // task (asyncio.all_tasks of both loops): "ready NAME NAME ...".
-const tasksPy = `import asyncio, threading
+const legacyTasksPy = `import asyncio, threading
 
 
 async def leaf(n):
@@ -168,7 +168,7 @@ func checkTasks(t *testing.T, what, out string, want []string) {
 	}
 }
 
-// readyTasks is the task names of tasksPy's ready line.
+// readyTasks is the task names of legacyTasksPy's ready line.
 func readyTasks(t *testing.T, line string) []string {
 	t.Helper()
 	f := strings.Fields(line)
@@ -179,7 +179,7 @@ func readyTasks(t *testing.T, line string) []string {
 }
 
 // TestLegacyTaskAddrs: legacy_task_addrs finds every asyncio task of
-// both event loops of tasksPy (by each Task's task_name, read through the
+// both event loops of legacyTasksPy (by each Task's task_name, read through the
 // walker in gdb, and in lldb but in the roots), live and from a gcore core, under pyenv's 3.11 and
 // 3.12, a stripped copy of 3.12, Debian's 3.11, and Debian's 3.13 and
 // the free-threaded 3.13t in the trixie root (their own namespaces); and
@@ -228,7 +228,7 @@ func TestLegacyTaskAddrs(t *testing.T) {
 				exe, env = testenv.Stripped(t, b.exe)
 			}
 			app := filepath.Join(t.TempDir(), "app.py")
-			os.WriteFile(app, []byte(tasksPy), 0o644)
+			os.WriteFile(app, []byte(legacyTasksPy), 0o644)
 			cmd := exec.Command(exe, app)
 			cmd.Env = append(os.Environ(), env...)
 			want := readyTasks(t, testenv.Start(t, cmd))
@@ -272,7 +272,7 @@ func TestLegacyTaskAddrs(t *testing.T) {
 		for _, ri := range roots {
 			t.Run(ri.Suite+"-python"+ri.Minor, func(t *testing.T) {
 				testenv.Parallel(t)
-				proc, line := startSourceInRoot(t, ri, tasksPy)
+				proc, line := startSourceInRoot(t, ri, legacyTasksPy)
 				want := readyTasks(t, line)
 				proot := fmt.Sprintf("/proc/%d/root", proc.pid)
 				ps := strconv.Itoa(proc.pid)

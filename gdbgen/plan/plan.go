@@ -193,4 +193,9 @@ type Dump struct {
 	// MaxFrames, MaxReads and Timeout bound the walk (0: no bound).
 	MaxFrames, MaxReads uint
 	Timeout             time.Duration
+	// Tasks adds the asyncio tasks, at most MaxTasks (0: all); Asyncio
+	// is the .AsyncioDebug section's address (0: gdb looks for it).
+	Tasks    bool
+	Asyncio  uint64
+	MaxTasks uint
 }
