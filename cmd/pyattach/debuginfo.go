@@ -72,7 +72,15 @@ func (c *DebuginfoCmd) Run(g *Globals, app *App, cfg *Config) error {
 		stopped.Add(1)
 		warnStopped(err)
 	}
-	di, err := col.Collect(ctx, c.Target, res, rerr)
+	var di *debuginfo.Info
+	var err error
+	if debuginfo.IsMachO(c.Target, app.Cwd) {
+		// A macOS module: its .dSYM per architecture, found as lldb
+		// finds it (no process, no Python to resolve).
+		di, err = col.CollectMachO(c.Target)
+	} else {
+		di, err = col.Collect(ctx, c.Target, res, rerr)
+	}
 	if err != nil {
 		return fmt.Errorf("debuginfo %s: %w", c.Target, err)
 	}
@@ -163,9 +171,30 @@ func printDebugInfo(w io.Writer, di *debuginfo.Info) {
 		} else if m.Debug.Err != "" && m.Debug.Via == debugfile.ViaNone {
 			file = "debuginfod: " + m.Debug.Err
 		}
-		textline.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", m.Path, short(m.BuildID), m.Debug.Via, m.Debug.Kind, file)
+		id := short(m.BuildID)
+		if m.MachO != nil && len(m.MachO.Arches) > 0 {
+			id = m.MachO.Arches[0].UUID
+		}
+		textline.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", m.Path, id, m.Debug.Via, m.Debug.Kind, file)
 	}
 	tw.Flush()
+	for _, m := range di.Modules {
+		if m.MachO == nil {
+			continue
+		}
+		for _, a := range m.MachO.Arches {
+			where := string(a.Via)
+			switch {
+			case a.DWARF != "":
+				where = fmt.Sprintf("%s (%s)", a.Bundle, a.Via)
+			case len(a.Objects) > 0:
+				where = fmt.Sprintf("%s (debug map: the object files still hold the DWARF)", strings.Join(a.Objects, " "))
+			case a.Via == "none":
+				where = "no .dSYM found (make one with dsymutil, or pyattach symbols install a macosx debug-symbols zip)"
+			}
+			textline.Fprintf(w, "%s: %s UUID %s: %s\n", m.Path, a.CPU, a.UUID, where)
+		}
+	}
 	for _, m := range di.Modules {
 		for _, r := range m.Debug.Rejected {
 			textline.Fprintf(w, "warning: %s: rejected %s: %s\n", m.Path, r.Path, r.Reason)
