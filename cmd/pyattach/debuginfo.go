@@ -22,7 +22,7 @@ import (
 
 // DebuginfoCmd is `pyattach debuginfo`.
 type DebuginfoCmd struct {
-	Target string `arg:"" help:"A PID, or any ELF file (a Python executable, a venv directory, a library, any program)."`
+	Target string `arg:"" help:"A PID, or any ELF file (a Python executable, a venv directory, a library, any program), or a Mach-O file (its UUID and .dSYM per architecture)."`
 	JSON   bool   `help:"Print one JSON object (fields: pyattach help json)."`
 }
 
@@ -38,7 +38,8 @@ py-locals) that matches the interpreter, and an lldb one if installed.
 Examples:
   pyattach debuginfo 12345
   pyattach --offline debuginfo .venv
-  pyattach --debug-dir ~/debug debuginfo --json /usr/bin/python3.11`
+  pyattach --debug-dir ~/debug debuginfo --json /usr/bin/python3.11
+  pyattach debuginfo _stack_v2.cpython-313-darwin.so     # a Mach-O file: UUID and .dSYM`
 }
 
 // storeDir is pyattach's private debug directory (symbols install).
@@ -204,6 +205,10 @@ func printDebugInfo(w io.Writer, di *debuginfo.Info) {
 		}
 	}
 	fmt.Fprintln(w)
+	if len(di.Modules) == 1 && di.Modules[0].MachO != nil {
+		fmt.Fprintln(w, "python: a Mach-O file (macOS); no interpreter to resolve here")
+		return
+	}
 	if di.Python == nil {
 		fmt.Fprintln(w, "python: not a Python target; no CPython extension to look for")
 		return
