@@ -316,6 +316,12 @@ func newSlice(r io.ReaderAt, arch string, base, size int64) (s *Slice, err error
 			s, err = nil, corruptf(arch, "load commands", base, "%v", p)
 		}
 	}()
+	// debug/macho reads what the load commands point at (relocations,
+	// symbols, strings, indirect symbols) in chunks of up to 10 MB
+	// before it finds the file too short: check every extent first.
+	if err := precheck(r, arch, base); err != nil {
+		return nil, err
+	}
 	mf, err := macho.NewFile(r)
 	if err != nil {
 		var fe *macho.FormatError
@@ -452,4 +458,112 @@ func typeName(t macho.Type) string {
 		return "dsym"
 	}
 	return fmt.Sprintf("type-%#x", uint32(t))
+}
+
+// Load commands whose extents precheck knows.
+const (
+	lcSegment   = 0x1
+	lcSymtab    = 0x2
+	lcDysymtab  = 0xb
+	lcSegment64 = 0x19
+	// maxCmdsSize bounds the load commands (real files: a few KiB).
+	maxCmdsSize = 16 << 20
+)
+
+// precheck reads the Mach-O header and load commands of one file and
+// checks that every table they point at lies inside it: the load
+// commands themselves, each section's relocations, the symbol and string
+// tables, the indirect symbol table.
+func precheck(r io.ReaderAt, arch string, base int64) error {
+	var h [32]byte
+	if _, err := r.ReadAt(h[:28], 0); err != nil {
+		return corruptf(arch, "Mach-O header", base, "the file ends inside its header (%w)", noEOF(err))
+	}
+	var bo binary.ByteOrder = binary.LittleEndian
+	m := bo.Uint32(h[:])
+	if m != magic32 && m != magic64 {
+		bo = binary.BigEndian
+		m = bo.Uint32(h[:])
+	}
+	if m != magic32 && m != magic64 {
+		return corruptf(arch, "Mach-O header", base, "bad magic number %#x", binary.BigEndian.Uint32(h[:]))
+	}
+	hdr := int64(28)
+	if m == magic64 {
+		hdr = 32
+	}
+	ncmds, size := bo.Uint32(h[16:]), int64(bo.Uint32(h[20:]))
+	if size > maxCmdsSize || int64(ncmds)*8 > size {
+		return corruptf(arch, "load commands", base, "%d load commands in %d bytes", ncmds, size)
+	}
+	if checkExtent(r, hdr, size) != nil {
+		return corruptf(arch, "load commands", base+hdr, "the file ends inside its %d bytes of load commands", size)
+	}
+	cmds := make([]byte, size)
+	if _, err := r.ReadAt(cmds, hdr); err != nil {
+		return corruptf(arch, "load commands", base+hdr, "the file ends inside its %d bytes of load commands (%w)", size, noEOF(err))
+	}
+	extent := func(where string, off, n uint64) error {
+		if n == 0 {
+			return nil
+		}
+		if off > 1<<40 || n > 1<<40 || checkExtent(r, int64(off), int64(n)) != nil {
+			return corruptf(arch, where, base+int64(off), "%#x bytes, but the file ends before them (truncated?)", n)
+		}
+		return nil
+	}
+	b := cmds
+	for i := uint32(0); i < ncmds; i++ {
+		if len(b) < 8 {
+			return corruptf(arch, "load commands", base+hdr+size-int64(len(b)), "command %d of %d runs past the commands' size", i+1, ncmds)
+		}
+		cmd, sz := bo.Uint32(b), bo.Uint32(b[4:])
+		if sz < 8 || uint64(sz) > uint64(len(b)) {
+			return corruptf(arch, "load commands", base+hdr+size-int64(len(b)), "command %d of size %d", i+1, sz)
+		}
+		c := b[:sz]
+		switch cmd {
+		case lcSegment, lcSegment64:
+			head, sect, relOff := 56, 68, 48
+			if cmd == lcSegment64 {
+				head, sect, relOff = 72, 80, 56
+			}
+			if len(c) < head {
+				return corruptf(arch, "load commands", -1, "segment command of %d bytes", len(c))
+			}
+			n := int(bo.Uint32(c[head-8:]))
+			if n > (len(c)-head)/sect {
+				return corruptf(arch, "load commands", -1, "segment command of %d bytes claims %d sections", len(c), n)
+			}
+			for k := 0; k < n; k++ {
+				sc := c[head+k*sect:]
+				name := strings.TrimRight(string(sc[:16]), "\x00")
+				if err := extent("section "+name+" relocations", uint64(bo.Uint32(sc[relOff:])), uint64(bo.Uint32(sc[relOff+4:]))*8); err != nil {
+					return err
+				}
+			}
+		case lcSymtab:
+			if len(c) < 24 {
+				return corruptf(arch, "LC_SYMTAB", -1, "command of %d bytes", len(c))
+			}
+			entry := uint64(12)
+			if m == magic64 {
+				entry = 16
+			}
+			if err := extent("symbol table", uint64(bo.Uint32(c[8:])), uint64(bo.Uint32(c[12:]))*entry); err != nil {
+				return err
+			}
+			if err := extent("string table", uint64(bo.Uint32(c[16:])), uint64(bo.Uint32(c[20:]))); err != nil {
+				return err
+			}
+		case lcDysymtab:
+			if len(c) >= 64 {
+				if err := extent("indirect symbol table", uint64(bo.Uint32(c[56:])), uint64(bo.Uint32(c[60:]))*4); err != nil {
+					return err
+				}
+			}
+		}
+		b = b[sz:]
+	}
+	return nil
 }
