@@ -109,6 +109,17 @@ func TestRefused(t *testing.T) {
 	binary.BigEndian.PutUint32(lying[8+20+8:], uint32(len(fat)+0x1000)) // the arm64 entry's offset
 	overlap := bytes.Clone(fat)
 	binary.BigEndian.PutUint32(overlap[8+20+8:], binary.BigEndian.Uint32(fat[8+8:])) // arm64 at x86_64's offset
+	// A section claiming a million relocations past the end of the file.
+	relocs := bytes.Clone(b)
+	for off, i := 32, uint32(0); i < binary.LittleEndian.Uint32(b[16:]); i++ {
+		cmd, size := binary.LittleEndian.Uint32(b[off:]), int(binary.LittleEndian.Uint32(b[off+4:]))
+		if cmd == 0x19 && binary.LittleEndian.Uint32(b[off+64:]) > 0 { // LC_SEGMENT_64 with sections
+			binary.LittleEndian.PutUint32(relocs[off+72+56:], uint32(len(b)))
+			binary.LittleEndian.PutUint32(relocs[off+72+60:], 1<<20)
+			break
+		}
+		off += size
+	}
 	for name, tc := range map[string]struct {
 		data []byte
 		want string
@@ -118,6 +129,7 @@ func TestRefused(t *testing.T) {
 		"lying offset":   {lying, "arm64 slice: fat header at offset 0x1c: architecture at offset"},
 		"overlap":        {overlap, "overlaps the x86_64 one"},
 		"fat header cut": {fat[:12], "fat header"},
+		"relocations":    {relocs, "relocations at offset"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := machoinfo.Read(bytes.NewReader(tc.data))
