@@ -191,9 +191,14 @@ func TestMachORefused(t *testing.T) {
 	if !regexp.MustCompile(`warning: .*: rejected .*\.dSYM: UUID [0-9A-F-]{36} \(x86_64\), want ` + uuid).MatchString(out) {
 		t.Errorf("UUID mismatch not reported:\n%s", out)
 	}
+	// ... doctor fails on it, naming the rejected bundle ...
+	out, err := runIn(t, "", env, bin, "--offline", "doctor", so)
+	if err == nil || !regexp.MustCompile(`FAIL\s+debug\.dsym\s+x86_64 \(UUID ` + uuid + `\): the \.dSYM found belongs to another build`).MatchString(out) || !strings.Contains(out, "pyattach symbols install") {
+		t.Errorf("doctor on a module with another build's .dSYM: %v\n%s", err, out)
+	}
 	// ... and a zip of it is not installed.
 	venv, _ := macInstall(t, fx.SO)
-	out, err := runIn(t, "", env, bin, "symbols", "install", "--venv", venv, macDebugZip(t, so+".dSYM"))
+	out, err = runIn(t, "", env, bin, "symbols", "install", "--venv", venv, macDebugZip(t, so+".dSYM"))
 	if err == nil || !strings.Contains(out, "do not match") || !strings.Contains(out, uuid) {
 		t.Errorf("symbols install of another build's bundle: %v\n%s", err, out)
 	}
