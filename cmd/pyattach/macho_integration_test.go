@@ -193,7 +193,7 @@ func TestMachORefused(t *testing.T) {
 	}
 	// ... doctor fails on it, naming the rejected bundle ...
 	out, err := runIn(t, "", env, bin, "--offline", "doctor", so)
-	if err == nil || !regexp.MustCompile(`FAIL\s+debug\.dsym\s+x86_64 \(UUID ` + uuid + `\): the \.dSYM found belongs to another build`).MatchString(out) || !strings.Contains(out, "pyattach symbols install") {
+	if err == nil || !regexp.MustCompile(`FAIL\s+debug\.dsym\s+x86_64 \(UUID `+uuid+`\): the \.dSYM found belongs to another build`).MatchString(out) || !strings.Contains(out, "pyattach symbols install") {
 		t.Errorf("doctor on a module with another build's .dSYM: %v\n%s", err, out)
 	}
 	// ... and a zip of it is not installed.
