@@ -168,6 +168,16 @@ func TestMachOWorkflow(t *testing.T) {
 			t.Errorf("lldb output lacks %q:\n%s", want, out)
 		}
 	}
+
+	// The universal variant with its universal .dSYM beside it: lldb
+	// picks an architecture, and the bundle's slice of the same UUID.
+	out = mustRunIn(t, "pyattach lldb (universal)", "", env, bin, "--offline", "--source", "echion="+fx.Checkout,
+		"lldb", "-b", "-o", "image lookup -n Frame::read -v", "-o", "source list -n Frame::read", fx.Fat)
+	for _, want := range []string{"has been added to", "LineEntry:", "// CHECKOUT COPY"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("lldb output (universal) lacks %q:\n%s", want, out)
+		}
+	}
 }
 
 // TestMachORefused: a .dSYM of another build (UUID mismatch), a
