@@ -40,7 +40,7 @@ ROUNDS=${BENCH_ROUNDS:-5}
 NLIBS=${BENCH_LIBS:-300}
 PY=${BENCH_PYTHON:-/usr/bin/python3.11}
 
-SECTIONS=(startup resolve-small resolve-manylibs gdb-pybt-small gdb-pybt-manylibs dump debuginfod srcscan)
+SECTIONS=(startup resolve-small resolve-manylibs gdb-pybt-small gdb-pybt-manylibs dump gcore debuginfod srcscan)
 
 usage() {
 	sed -n '2,/^[^#]/{/^#/!d;/shellcheck/d;s/^# \{0,1\}//;p}' "$0"
@@ -516,6 +516,39 @@ section_dump_readers() {
 	if [ -n "${BENCH_PYSTACK:-}" ]; then
 		compare "dump --native: merged stacks vs pystack remote --native, 4 threads (target: at most 1.0 x)" "$THREADS_PID" cmd_pystack_native cmd_pyattach_dump_native
 	fi
+}
+
+# Taking a core of a live 4-thread process: pyattach's writer
+# (cmd/internal/gcore, through its bench command gcorebench) beside
+# gdb -p PID -ex gcore, interleaved on one process. gcorebench prints how
+# long the process was stopped; gdb holds it stopped from its attach to
+# its detach, most of its wall time. gdb's gcore reads every page of
+# every mapping, which maps the zero page into untouched stacks; the
+# writer skips untouched pages, so its stop time is shown first on a
+# process no gdb has read.
+LABEL[cmd_gcore_gdb]="gdb -batch -p PID -ex gcore"
+cmd_gcore_gdb() { gdb -nx -batch -p "$1" -ex "gcore $tmp/gdb.core"; }
+LABEL[cmd_gcore_pyattach]="gcorebench PID (cmd/internal/gcore)"
+cmd_gcore_pyattach() { "$GCOREBENCH" "$1" "$tmp/pyattach.core"; }
+
+section_gcore() {
+	local i line
+	if [ -z "${GCOREBENCH:-}" ]; then
+		go build -o "$tmp/gcorebench" ./cmd/internal/gcore/internal/gcorebench || { echo "$0: error: go build ./cmd/internal/gcore/internal/gcorebench failed" >&2; exit 1; }
+		GCOREBENCH="$tmp/gcorebench"
+	fi
+	start_python GCORE_FRESH_PID "$PY" -c "$THREADS_APP"
+	start_python GCORE_PID "$PY" -c "$THREADS_APP"
+	echo
+	echo "gcore: pyattach's writer on a fresh 4-thread $("$PY" -V 2>&1) process, 5 runs:"
+	for ((i = 0; i < 5; i++)); do
+		line=$("$GCOREBENCH" "$GCORE_FRESH_PID" "$tmp/pyattach.core") || { echo "$0: error: gcorebench failed" >&2; exit 1; }
+		echo "  $line; $(du -k "$tmp/pyattach.core" | cut -f1) KB on disk"
+	done
+	compare "gcore: a core of a 4-thread process, pyattach's writer vs gdb's gcore" "$GCORE_PID" cmd_gcore_gdb cmd_gcore_pyattach
+	echo "  pyattach's writer, after gdb's gcore read the same process: $("$GCOREBENCH" "$GCORE_PID" "$tmp/pyattach.core")"
+	echo "  sizes: gdb's core $(($(stat -c %s "$tmp/gdb.core") / 1024)) KB ($(du -k "$tmp/gdb.core" | cut -f1) KB on disk), pyattach's $(($(stat -c %s "$tmp/pyattach.core") / 1024)) KB ($(du -k "$tmp/pyattach.core" | cut -f1) KB on disk)"
+	rm -f "$tmp/gdb.core" "$tmp/pyattach.core"
 }
 
 # Fetching 32 debug files from a debuginfod server that answers each

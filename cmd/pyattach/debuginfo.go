@@ -22,7 +22,7 @@ import (
 
 // DebuginfoCmd is `pyattach debuginfo`.
 type DebuginfoCmd struct {
-	Target string `arg:"" help:"A PID, or any ELF file (a Python executable, a venv directory, a library, any program), or a Mach-O file (its UUID and .dSYM per architecture)."`
+	Target string `arg:"" help:"A PID, a core file, or any ELF file (a Python executable, a venv directory, a library, any program), or a Mach-O file (its UUID and .dSYM per architecture)."`
 	JSON   bool   `help:"Print one JSON object (fields: pyattach help json)."`
 }
 
@@ -37,6 +37,7 @@ py-locals) that matches the interpreter, and an lldb one if installed.
 
 Examples:
   pyattach debuginfo 12345
+  pyattach debuginfo core.12345
   pyattach --offline debuginfo .venv
   pyattach --debug-dir ~/debug debuginfo --json /usr/bin/python3.11
   pyattach debuginfo _stack_v2.cpython-313-darwin.so     # a Mach-O file: UUID and .dSYM`
@@ -63,7 +64,6 @@ func privateStoreDir(dirs environ.Dirs) (string, error) {
 // Run finds the debug information of every module of the target.
 func (c *DebuginfoCmd) Run(g *Globals, app *App, cfg *Config) error {
 	ctx := app.Ctx
-	res, rerr := target.Resolve(ctx, c.Target, target.Options{ProcRoot: g.ProcRoot, Env: app.Env, Cwd: app.Cwd})
 	col := newCollector(g, app, cfg)
 	// A download a bound stopped (too large, no space, cut) is an error
 	// of the command, reported after the findings that stand.
@@ -80,6 +80,7 @@ func (c *DebuginfoCmd) Run(g *Globals, app *App, cfg *Config) error {
 		// finds it (no process, no Python to resolve).
 		di, err = col.CollectMachO(c.Target)
 	} else {
+		res, rerr := resolveTarget(app, c.Target, target.Options{ProcRoot: g.ProcRoot, Env: app.Env, Cwd: app.Cwd})
 		di, err = col.Collect(ctx, c.Target, res, rerr)
 	}
 	if err != nil {
@@ -102,7 +103,7 @@ func (c *DebuginfoCmd) Run(g *Globals, app *App, cfg *Config) error {
 // collectDebugInfo resolves the target, lists its modules and finds
 // their debug files and the extensions.
 func collectDebugInfo(ctx context.Context, tgt string, g *Globals, app *App, cfg *Config) (*debuginfo.Info, error) {
-	res, rerr := target.Resolve(ctx, tgt, target.Options{ProcRoot: g.ProcRoot, Env: app.Env, Cwd: app.Cwd})
+	res, rerr := resolveTarget(app, tgt, target.Options{ProcRoot: g.ProcRoot, Env: app.Env, Cwd: app.Cwd})
 	return debugInfoFor(ctx, tgt, res, rerr, g, app, cfg)
 }
 

@@ -43,20 +43,7 @@ func (c *ResolveCmd) Run(g *Globals, app *App) error {
 		Env:      app.Env,
 		Cwd:      app.Cwd,
 	}
-	if info, err := resolveCoreInfo(c.Target); err != nil {
-		return withHint(fmt.Errorf("resolve %s: %w", c.Target, err), "the program must be on this machine at the path the core names; resolve a copy of it instead: pyattach resolve PROGRAM")
-	} else if info != nil {
-		res, err := resolveCore(app, c.Target, info, opts)
-		if err != nil {
-			return fmt.Errorf("resolve %s: core of %s: %w", c.Target, info.Exe, err)
-		}
-		if c.JSON {
-			return writeJSON(app.Stdout, res)
-		}
-		printResult(app.Stdout, res)
-		return nil
-	}
-	res, err := target.Resolve(app.Ctx, c.Target, opts)
+	res, err := resolveTarget(app, c.Target, opts)
 	if err != nil {
 		err = fmt.Errorf("resolve %s: %w", c.Target, err)
 		// Name the user's venv in the hint's command when we know it.
@@ -74,6 +61,24 @@ func (c *ResolveCmd) Run(g *Globals, app *App) error {
 	}
 	printResult(app.Stdout, res)
 	return nil
+}
+
+// resolveTarget resolves what the user named, as every command that
+// takes a target does: a core file through the executable its notes
+// name (resolveCore), anything else through target.Resolve.
+func resolveTarget(app *App, tgt string, opts target.Options) (*target.Result, error) {
+	info, err := resolveCoreInfo(tgt)
+	if err != nil {
+		return nil, withHint(err, "the program must be on this machine at the path the core names; resolve a copy of it instead: pyattach resolve PROGRAM")
+	}
+	if info == nil {
+		return target.Resolve(app.Ctx, tgt, opts)
+	}
+	res, err := resolveCore(app, tgt, info, opts)
+	if err != nil {
+		return nil, fmt.Errorf("core of %s: %w", info.Exe, err)
+	}
+	return res, nil
 }
 
 // resolveCoreInfo reads tgt's notes when it is a core file: nil, nil

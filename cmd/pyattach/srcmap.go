@@ -25,7 +25,7 @@ import (
 
 // SrcmapCmd is `pyattach srcmap`.
 type SrcmapCmd struct {
-	Target string `arg:"" help:"A PID, or an ELF or Mach-O file (interpreter, venv, extension module)."`
+	Target string `arg:"" help:"A PID, a core file, or an ELF or Mach-O file (interpreter, venv, extension module)."`
 	JSON   bool   `help:"Print one JSON object: rules and unresolved groups."`
 }
 
@@ -87,7 +87,7 @@ func (c *SrcmapCmd) Run(g *Globals, app *App, cfg *Config) error {
 		di, err = newCollector(g, app, cfg).CollectMachO(c.Target)
 	} else {
 		var rerr error
-		res, rerr = target.Resolve(ctx, c.Target, target.Options{ProcRoot: g.ProcRoot, Env: app.Env, Cwd: app.Cwd})
+		res, rerr = resolveTarget(app, c.Target, target.Options{ProcRoot: g.ProcRoot, Env: app.Env, Cwd: app.Cwd})
 		di, err = debugInfoFor(ctx, c.Target, res, rerr, g, app, cfg)
 	}
 	if err != nil {

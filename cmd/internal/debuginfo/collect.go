@@ -153,6 +153,8 @@ func (c *Collector) Collect(ctx context.Context, tgt string, res *target.Result,
 			}
 			mods = append(mods, dm)
 		}
+	case res != nil && res.TargetKind == target.KindCore:
+		mods = c.coreModules(res, di)
 	default:
 		p, err := c.fileModule(tgt, res)
 		if err != nil {
@@ -263,6 +265,45 @@ func (c *Collector) CollectMachO(tgt string) (*Info, error) {
 	}
 	di.Modules = []Module{m}
 	return di, nil
+}
+
+// coreModules are the files a core's process mapped, from its notes.
+// A file that is gone from this machine, or is no longer the one the
+// process mapped, is looked for by the build-id the core recorded
+// (build-id directories, debuginfod), never by the file now at its path,
+// and a warning says so.
+func (c *Collector) coreModules(res *target.Result, di *Info) []debugfile.Module {
+	var mods []debugfile.Module
+	for _, m := range res.Modules {
+		if m.BuildID == "" {
+			// Mapped data files (locale archives, caches) are no modules.
+			if _, err := elfinfo.Open(m.Path, elfinfo.Options{}); errors.Is(err, elfinfo.ErrNotELF) {
+				continue
+			}
+		}
+		dm := debugfile.Module{Path: m.Path}
+		if m.Path == res.Exe && res.Interpreter != "" && res.Interpreter != res.Exe {
+			dm.Also = []string{res.Interpreter}
+		}
+		if m.BuildID != "" {
+			info, err := elfinfo.Open(m.Path, elfinfo.Options{Producer: true})
+			switch {
+			case err != nil:
+				dm.Info = &elfinfo.Info{BuildID: m.BuildID}
+			case info.BuildID != m.BuildID:
+				dm.Info = &elfinfo.Info{BuildID: m.BuildID}
+				w := fmt.Sprintf("%s changed since the core was written (the core's build-id is %s, the file's %s): its debug file is looked for by the core's build-id", m.Path, m.BuildID, info.BuildID)
+				di.Warnings = append(di.Warnings, w)
+				if c.Warn != nil {
+					c.Warn(w)
+				}
+			default:
+				dm.Info = info
+			}
+		}
+		mods = append(mods, dm)
+	}
+	return mods
 }
 
 // fileModule is the path of a file target's own module: the file itself,
