@@ -118,6 +118,9 @@ type SymbolFile struct {
 	Module string
 	// File is the debug file.
 	File string
+	// UUID is set for a Mach-O module's .dSYM DWARF file: the LC_UUID
+	// it was matched by ("" for an ELF file, matched by build-id).
+	UUID string
 }
 
 // SourceRule maps a build-time path prefix to a local directory.
