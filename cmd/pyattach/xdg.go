@@ -5,27 +5,21 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/adrg/xdg"
-
 	"github.com/pyattach/pyattach/detect/environ"
 )
 
-// xdgVars are the variables whose defaults hostLayout asks adrg/xdg for.
+// xdgVars are the variables whose defaults hostLayout asks adrg/xdg
+// for (macOS); withoutXDGVars unsets them around the question.
 var xdgVars = []string{"XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME", "XDG_CONFIG_DIRS"}
 
-// hostLayout asks adrg/xdg where this system keeps the base directories
-// the XDG variables do not name (macOS: ~/Library/Application Support,
-// ~/Library/Caches, /Library/Application Support; Linux: the XDG
-// specification's). The library reads the process environment only (in
-// its init and in Reload), so the variables are unset around one
-// Reload and put back as they were: main calls this once, before any
-// command runs and before pyattach starts a goroutine. Commands then
-// apply the variables of their injected environment themselves
-// (environ.Env.Dirs), so tests that hand Main an environment stay
-// hermetic and parallel-safe. System-wide configuration directories
-// under $HOME (macOS lists ~/Library/Preferences and ~/.config) are left
-// out: they are not system-wide.
-func hostLayout() environ.Layout {
+// withoutXDGVars runs f with xdgVars unset in the process environment,
+// then puts them back as they were. adrg/xdg reads the process
+// environment only, so this is how its defaults are asked for: main
+// calls it once, before any command runs and before pyattach starts a
+// goroutine. Commands then apply the variables of their injected
+// environment themselves (environ.Env.Dirs), so tests that hand Main an
+// environment stay hermetic and parallel-safe.
+func withoutXDGVars(f func()) {
 	saved := map[string]string{}
 	for _, k := range xdgVars {
 		if v, ok := os.LookupEnv(k); ok {
@@ -33,17 +27,19 @@ func hostLayout() environ.Layout {
 			os.Unsetenv(k)
 		}
 	}
-	xdg.Reload()
-	l := layoutOf(xdg.Home, xdg.ConfigHome, xdg.DataHome, xdg.CacheHome, xdg.StateHome, xdg.ConfigDirs)
-	for k, v := range saved {
-		os.Setenv(k, v)
-	}
-	xdg.Reload()
-	return l
+	defer func() {
+		for k, v := range saved {
+			os.Setenv(k, v)
+		}
+	}()
+	f()
 }
 
-// layoutOf makes a layout of the library's answers for home: each home
-// directory relative to home when it lies under it.
+// layoutOf makes a layout of adrg/xdg's answers for home: each home
+// directory relative to home when it lies under it. System-wide
+// configuration directories under home (macOS lists
+// ~/Library/Preferences and ~/.config) are left out: they are not
+// system-wide.
 func layoutOf(home, config, data, cache, state string, configDirs []string) environ.Layout {
 	l := environ.XDGLayout
 	l.ConfigDirs = nil

@@ -6,32 +6,45 @@ import (
 	"runtime"
 	"testing"
 
+	"github.com/adrg/xdg"
+
 	"github.com/pyattach/pyattach/detect/environ"
 )
 
-// TestHostLayout: adrg/xdg, asked as main asks it, gives the
-// defaults, not the variables set in the process, and the variables
-// are as they were afterwards. On Linux its answer is the XDG
-// specification's. (Not parallel: it changes the process environment,
-// as main does before anything runs.)
-func TestHostLayout(t *testing.T) {
+// TestXDGLinuxLayout: asked as main asks it on macOS, adrg/xdg gives
+// its defaults, not the variables set in the process, and the
+// variables are as they were afterwards; on Linux its answer is
+// environ.XDGLayout, the layout pyattach uses there without linking
+// the library (xdg_other.go says why). Not parallel: it changes the
+// process environment, as main does before anything runs.
+func TestXDGLinuxLayout(t *testing.T) {
 	t.Setenv("XDG_CACHE_HOME", "/elsewhere/cache")
 	t.Setenv("XDG_CONFIG_DIRS", "/elsewhere/etc")
 	t.Setenv("HOME", "/home/someone")
 	t.Setenv("XDG_STATE_HOME", "")
 	os.Unsetenv("XDG_STATE_HOME")
-	l := hostLayout()
+	var l environ.Layout
+	withoutXDGVars(func() {
+		xdg.Reload()
+		l = layoutOf(xdg.Home, xdg.ConfigHome, xdg.DataHome, xdg.CacheHome, xdg.StateHome, xdg.ConfigDirs)
+	})
+	xdg.Reload()
 	if os.Getenv("XDG_CACHE_HOME") != "/elsewhere/cache" || os.Getenv("XDG_CONFIG_DIRS") != "/elsewhere/etc" {
 		t.Errorf("environment not restored: %q %q", os.Getenv("XDG_CACHE_HOME"), os.Getenv("XDG_CONFIG_DIRS"))
 	}
 	if _, ok := os.LookupEnv("XDG_STATE_HOME"); ok {
-		t.Error("XDG_STATE_HOME set by hostLayout")
-	}
-	if runtime.GOOS == "linux" && !reflect.DeepEqual(l, environ.XDGLayout) {
-		t.Errorf("Linux layout %+v, want %+v", l, environ.XDGLayout)
+		t.Error("XDG_STATE_HOME set by withoutXDGVars")
 	}
 	if l.CacheHome == "/elsewhere/cache" || len(l.ConfigDirs) == 0 || l.ConfigDirs[0] == "/elsewhere/etc" {
 		t.Errorf("the layout took the variables: %+v", l)
+	}
+	if runtime.GOOS == "linux" {
+		if !reflect.DeepEqual(l, environ.XDGLayout) {
+			t.Errorf("adrg/xdg's Linux layout %+v, want %+v", l, environ.XDGLayout)
+		}
+		if !reflect.DeepEqual(hostLayout(), environ.XDGLayout) {
+			t.Errorf("hostLayout %+v", hostLayout())
+		}
 	}
 }
 

@@ -35,8 +35,8 @@ var XDGLayout = Layout{
 }
 
 // Host is the running system's layout. It is XDGLayout until
-// cmd/pyattach's main sets it, once, before any command runs, from the
-// adrg/xdg library (macOS: ~/Library/Application Support and
+// cmd/pyattach's main sets it, once, before any command runs (on macOS
+// from the adrg/xdg library: ~/Library/Application Support and
 // ~/Library/Caches); nothing else changes it, so tests see XDGLayout.
 var Host = XDGLayout
 
