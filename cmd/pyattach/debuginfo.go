@@ -62,7 +62,7 @@ func privateStoreDir(dirs environ.Dirs) (string, error) {
 // Run finds the debug information of every module of the target.
 func (c *DebuginfoCmd) Run(g *Globals, app *App, cfg *Config) error {
 	ctx := app.Ctx
-	res, rerr := target.Resolve(ctx, c.Target, target.Options{ProcRoot: g.ProcRoot, Env: app.Env, Cwd: app.Cwd})
+	res, rerr := target.Resolve(ctx, c.Target, g.targetOptions(app))
 	col := newCollector(g, app, cfg)
 	// A download a bound stopped (too large, no space, cut) is an error
 	// of the command, reported after the findings that stand.
@@ -93,7 +93,7 @@ func (c *DebuginfoCmd) Run(g *Globals, app *App, cfg *Config) error {
 // collectDebugInfo resolves the target, lists its modules and finds
 // their debug files and the extensions.
 func collectDebugInfo(ctx context.Context, tgt string, g *Globals, app *App, cfg *Config) (*debuginfo.Info, error) {
-	res, rerr := target.Resolve(ctx, tgt, target.Options{ProcRoot: g.ProcRoot, Env: app.Env, Cwd: app.Cwd})
+	res, rerr := target.Resolve(ctx, tgt, g.targetOptions(app))
 	return debugInfoFor(ctx, tgt, res, rerr, g, app, cfg)
 }
 

@@ -75,6 +75,7 @@ func (c *DoctorCmd) Run(g *Globals, app *App, cfg *Config) error {
 func doctorServices(g *Globals, app *App, cfg *Config) *doctor.Services {
 	return &doctor.Services{
 		ProcRoot: g.ProcRoot,
+		GOOS:     g.GOOS,
 		Env:      app.Env,
 		Euid:     os.Geteuid(),
 		UID:      os.Getuid(),
@@ -86,7 +87,7 @@ func doctorServices(g *Globals, app *App, cfg *Config) *doctor.Services {
 			return findDebugger(app.Env, names...)
 		},
 		Resolve: func(ctx context.Context, tgt string) (*target.Result, error) {
-			return target.Resolve(ctx, tgt, target.Options{ProcRoot: g.ProcRoot, Env: app.Env, Cwd: app.Cwd})
+			return target.Resolve(ctx, tgt, g.targetOptions(app))
 		},
 		DebugInfo: func(ctx context.Context, tgt string, res *target.Result) (*debuginfo.Info, error) {
 			return debugInfoFor(ctx, tgt, res, nil, g, app, cfg)

@@ -97,6 +97,7 @@ func (c *DumpCmd) Run(g *Globals, app *App, cfg *Config) error {
 		Reader: c.Reader, MaxFrames: c.MaxFrames, MaxReads: c.MaxReads, Timeout: c.Timeout}
 	svc := &dump.Services{
 		ProcRoot:    g.ProcRoot,
+		GOOS:        g.GOOS,
 		Env:         app.Env,
 		Cwd:         app.Cwd,
 		Stdout:      app.Stdout,

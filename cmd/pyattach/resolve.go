@@ -38,11 +38,7 @@ gdb -c finds it; its modules are the files its notes list.`
 
 // Run resolves the target and prints the result.
 func (c *ResolveCmd) Run(g *Globals, app *App) error {
-	opts := target.Options{
-		ProcRoot: g.ProcRoot,
-		Env:      app.Env,
-		Cwd:      app.Cwd,
-	}
+	opts := g.targetOptions(app)
 	if info, err := resolveCoreInfo(c.Target); err != nil {
 		return withHint(fmt.Errorf("resolve %s: %w", c.Target, err), "the program must be on this machine at the path the core names; resolve a copy of it instead: pyattach resolve PROGRAM")
 	} else if info != nil {

@@ -78,7 +78,7 @@ type SrcUnresolved struct {
 // Run maps the target's sources.
 func (c *SrcmapCmd) Run(g *Globals, app *App, cfg *Config) error {
 	ctx := app.Ctx
-	res, rerr := target.Resolve(ctx, c.Target, target.Options{ProcRoot: g.ProcRoot, Env: app.Env, Cwd: app.Cwd})
+	res, rerr := target.Resolve(ctx, c.Target, g.targetOptions(app))
 	di, err := debugInfoFor(ctx, c.Target, res, rerr, g, app, cfg)
 	if err != nil {
 		return fmt.Errorf("srcmap %s: %w", c.Target, err)

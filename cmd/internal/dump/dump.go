@@ -51,6 +51,9 @@ type Runner func(ctx context.Context, env []string, name string, args ...string)
 type Services struct {
 	// ProcRoot is the proc file system ("/proc").
 	ProcRoot string
+	// GOOS is the system whose rules apply ("" for the running one; a
+	// PID needs Linux).
+	GOOS string
 	// Env is the environment gdb runs with; Cwd resolves relative paths.
 	Env []string
 	Cwd string
