@@ -192,6 +192,20 @@ func build(p plan.Plan, loaded bool) (gen, error) {
 			[]string{"set sysroot " + p.Sysroot},
 		})
 	}
+	if len(p.SolibSearchPath) > 0 {
+		for _, d := range p.SolibSearchPath {
+			if err := checkRaw("solib-search-path", d); err != nil {
+				return g, err
+			}
+			if strings.Contains(d, ":") {
+				return g, &PathError{"solib-search-path", d, "gdb separates its library directories with ':', so a directory holding ':' cannot be named"}
+			}
+		}
+		g.early = append(g.early, block{
+			"Libraries the loader named by another path than the sysroot holds, found by file name.",
+			[]string{"set solib-search-path " + strings.Join(p.SolibSearchPath, ":")},
+		})
+	}
 	autoLoad := map[string]bool{}
 	if len(p.GDBAutoLoad) > 0 {
 		files := sortedSet(p.GDBAutoLoad)

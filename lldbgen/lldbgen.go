@@ -167,6 +167,13 @@ func build(p plan.Plan) (commands, error) {
 	if p.Sysroot != "" {
 		comment(&b, "sysroot "+p.Sysroot+": lldb 14 has no sysroot for a local process; its libraries are read at the paths the process maps")
 	}
+	for _, d := range p.SolibSearchPath {
+		q, err := quotedPath("library directory", d)
+		if err != nil {
+			return c, err
+		}
+		b.WriteString("settings append target.exec-search-paths " + q + "\n")
+	}
 	if p.LLDBRoot != "" {
 		if err := rootTarget(&b, p); err != nil {
 			return c, err

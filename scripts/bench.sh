@@ -40,7 +40,7 @@ ROUNDS=${BENCH_ROUNDS:-5}
 NLIBS=${BENCH_LIBS:-300}
 PY=${BENCH_PYTHON:-/usr/bin/python3.11}
 
-SECTIONS=(startup resolve-small resolve-manylibs gdb-pybt-small gdb-pybt-manylibs dump debuginfod srcscan)
+SECTIONS=(startup resolve-small resolve-manylibs gdb-pybt-small gdb-pybt-manylibs dump gcore bundle debuginfod srcscan)
 
 usage() {
 	sed -n '2,/^[^#]/{/^#/!d;/shellcheck/d;s/^# \{0,1\}//;p}' "$0"
@@ -518,6 +518,39 @@ section_dump_readers() {
 	fi
 }
 
+# Taking a core of a live 4-thread process: pyattach's writer
+# (cmd/internal/gcore, through its bench command gcorebench) beside
+# gdb -p PID -ex gcore, interleaved on one process. gcorebench prints how
+# long the process was stopped; gdb holds it stopped from its attach to
+# its detach, most of its wall time. gdb's gcore reads every page of
+# every mapping, which maps the zero page into untouched stacks; the
+# writer skips untouched pages, so its stop time is shown first on a
+# process no gdb has read.
+LABEL[cmd_gcore_gdb]="gdb -batch -p PID -ex gcore"
+cmd_gcore_gdb() { gdb -nx -batch -p "$1" -ex "gcore $tmp/gdb.core"; }
+LABEL[cmd_gcore_pyattach]="gcorebench PID (cmd/internal/gcore)"
+cmd_gcore_pyattach() { "$GCOREBENCH" "$1" "$tmp/pyattach.core"; }
+
+section_gcore() {
+	local i line
+	if [ -z "${GCOREBENCH:-}" ]; then
+		go build -o "$tmp/gcorebench" ./cmd/internal/gcore/internal/gcorebench || { echo "$0: error: go build ./cmd/internal/gcore/internal/gcorebench failed" >&2; exit 1; }
+		GCOREBENCH="$tmp/gcorebench"
+	fi
+	start_python GCORE_FRESH_PID "$PY" -c "$THREADS_APP"
+	start_python GCORE_PID "$PY" -c "$THREADS_APP"
+	echo
+	echo "gcore: pyattach's writer on a fresh 4-thread $("$PY" -V 2>&1) process, 5 runs:"
+	for ((i = 0; i < 5; i++)); do
+		line=$("$GCOREBENCH" "$GCORE_FRESH_PID" "$tmp/pyattach.core") || { echo "$0: error: gcorebench failed" >&2; exit 1; }
+		echo "  $line; $(du -k "$tmp/pyattach.core" | cut -f1) KB on disk"
+	done
+	compare "gcore: a core of a 4-thread process, pyattach's writer vs gdb's gcore" "$GCORE_PID" cmd_gcore_gdb cmd_gcore_pyattach
+	echo "  pyattach's writer, after gdb's gcore read the same process: $("$GCOREBENCH" "$GCORE_PID" "$tmp/pyattach.core")"
+	echo "  sizes: gdb's core $(($(stat -c %s "$tmp/gdb.core") / 1024)) KB ($(du -k "$tmp/gdb.core" | cut -f1) KB on disk), pyattach's $(($(stat -c %s "$tmp/pyattach.core") / 1024)) KB ($(du -k "$tmp/pyattach.core" | cut -f1) KB on disk)"
+	rm -f "$tmp/gdb.core" "$tmp/pyattach.core"
+}
+
 # Fetching 32 debug files from a debuginfod server that answers each
 # request after 100 ms: pyattach's client (parallel) against a
 # sequential loop of debuginfod-find. Defined in bench_debuginfod.sh.
@@ -576,6 +609,22 @@ section_srcscan() {
 	else
 		echo "peak memory: n/a (install GNU time: the Debian package time)"
 	fi
+}
+
+# bundle: a crash bundle of the small process (its core, modules, debug
+# files, extension and sources) against gdb's gcore alone, which writes
+# only the core; then the bundle's size.
+LABEL[cmd_gcore]="gcore -o CORE PID"
+cmd_gcore() { gcore -o "$tmp/bench-core" "$1"; }
+LABEL[cmd_pyattach_bundle]="pyattach bundle PID -o FILE"
+cmd_pyattach_bundle() { XDG_CACHE_HOME="$tmp/cache" "$PYATTACH" bundle "$1" -o "$tmp/bench.pyattach"; }
+
+section_bundle() {
+	need_tool gcore gdb
+	start_small
+	compare "bundle (process $SMALL_PID)" "$SMALL_PID" cmd_gcore cmd_pyattach_bundle
+	echo "  bundle size: $(stat -c %s "$tmp/bench.pyattach") bytes; core alone: $(stat -c %s "$tmp/bench-core.$SMALL_PID") bytes"
+	XDG_CACHE_HOME="$tmp/cache" "$PYATTACH" bundle "$SMALL_PID" -o "$tmp/bench.pyattach" 2>&1 | sed -n 's/^pyattach: /  /p'
 }
 
 # ---------------------------------------------------------------------

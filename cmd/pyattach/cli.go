@@ -28,6 +28,8 @@ type Globals struct {
 	Print    bool     `help:"gdb, lldb: print the script and the debugger's command line instead of running it."`
 	Script   string   `help:"gdb, lldb: write the script to FILE (and FILE.late / FILE.after) instead of the cache." placeholder:"FILE" type:"path"`
 	Fast     bool     `help:"gdb, lldb: load only what Python frames need (the interpreter, libpython, libc), not every shared library."`
+	// TrustBundle lets gdb run the CPython extension packed in a bundle.
+	TrustBundle bool `name:"trust-bundle" help:"gdb: run the CPython gdb extension packed in a bundle (code from the machine that packed it) instead of pyattach's walker alone."`
 }
 
 // App carries what commands need from the outside world; tests replace
@@ -65,6 +67,7 @@ type CLI struct {
 	LLDB           LLDBCmd           `cmd:"" name:"lldb" passthrough:"" help:"Start lldb with the debug files and source maps found: pyattach [FLAGS] lldb LLDB_ARGS..."`
 	Srcmap         SrcmapCmd         `cmd:"" help:"Map source paths recorded at build time onto local source trees (gdb substitute-path, lldb target.source-map)."`
 	Dump           DumpCmd           `cmd:"" help:"Print every thread's Python stack of a process or core, from memory alone (no debug information needed)."`
+	Bundle         BundleCmd         `cmd:"" help:"Pack a core (or a live process's) with everything needed to debug it on another machine into one file."`
 	Doctor         DoctorCmd         `cmd:"" help:"Say exactly why py-bt, symbols or sources are missing, and how to fix each."`
 	Init           InitCmd           `cmd:"" help:"Write a project's .gdbinit, .lldbinit and VS Code attach configurations."`
 	FetchExtension FetchExtensionCmd `cmd:"" name:"fetch-extension" help:"Download CPython's gdb extension (libpython.py) for an interpreter's exact version."`

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/pyattach/pyattach/cmd/internal/bundler"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -81,8 +82,14 @@ func allDigits(s string) bool {
 // debuggerPlan is buildPlan for the debugger named name ("gdb", "lldb"),
 // whose name leads its error. An interrupt before the debugger starts is
 // an error too: the debugger is not started then.
-func debuggerPlan(name string, t dbgTarget, g *Globals, app *App, cfg *Config) (plan.Plan, error) {
-	p, _, err := buildPlan(app.Ctx, t, g, app, cfg)
+func debuggerPlan(name string, t dbgTarget, g *Globals, app *App, cfg *Config, ob *bundler.Opened) (plan.Plan, error) {
+	var p plan.Plan
+	var err error
+	if ob != nil {
+		p, err = bundlePlan(app.Ctx, t, ob, g, app, cfg)
+	} else {
+		p, _, err = buildPlan(app.Ctx, t, g, app, cfg)
+	}
 	if err != nil {
 		return p, fmt.Errorf("%s: %w", name, err)
 	}
@@ -95,7 +102,12 @@ func (c *GDBCmd) Run(g *Globals, app *App, cfg *Config) error {
 	if err != nil {
 		return withHint(err, "pyattach passes everything after \"gdb\" to gdb; check gdb's own options with: gdb --help")
 	}
-	p, err := debuggerPlan("gdb", t, g, app, cfg)
+	t, args, ob, err := bundleTarget(app, t, c.Args)
+	if err != nil {
+		return fmt.Errorf("gdb: %w", err)
+	}
+	c.Args = args
+	p, err := debuggerPlan("gdb", t, g, app, cfg, ob)
 	if err != nil {
 		return err
 	}
@@ -150,7 +162,12 @@ func (c *LLDBCmd) Run(g *Globals, app *App, cfg *Config) error {
 	if err := checkLLDBArgs(c.Args); err != nil {
 		return withHint(err, "lldb pastes the program and its arguments into its own commands; start the program yourself and attach with: pyattach lldb -p PID")
 	}
-	p, err := debuggerPlan("lldb", t, g, app, cfg)
+	t, args, ob, err := bundleTarget(app, t, c.Args)
+	if err != nil {
+		return fmt.Errorf("lldb: %w", err)
+	}
+	c.Args = args
+	p, err := debuggerPlan("lldb", t, g, app, cfg, ob)
 	if err != nil {
 		return err
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/pyattach/pyattach/cmd/internal/bundler"
 	"io"
 	"os"
 	"strings"
@@ -22,7 +23,7 @@ import (
 
 // DebuginfoCmd is `pyattach debuginfo`.
 type DebuginfoCmd struct {
-	Target string `arg:"" help:"A PID, or any ELF file (a Python executable, a venv directory, a library, any program)."`
+	Target string `arg:"" help:"A PID, a core file, or any ELF file (a Python executable, a venv directory, a library, any program)."`
 	JSON   bool   `help:"Print one JSON object (fields: pyattach help json)."`
 }
 
@@ -37,6 +38,7 @@ py-locals) that matches the interpreter, and an lldb one if installed.
 
 Examples:
   pyattach debuginfo 12345
+  pyattach debuginfo core.12345
   pyattach --offline debuginfo .venv
   pyattach --debug-dir ~/debug debuginfo --json /usr/bin/python3.11`
 }
@@ -62,7 +64,26 @@ func privateStoreDir(dirs environ.Dirs) (string, error) {
 // Run finds the debug information of every module of the target.
 func (c *DebuginfoCmd) Run(g *Globals, app *App, cfg *Config) error {
 	ctx := app.Ctx
-	res, rerr := target.Resolve(ctx, c.Target, g.targetOptions(app))
+	var res *target.Result
+	var rerr error
+	if bundler.IsBundle(c.Target) {
+		// A bundle: its core's modules, read where it was unpacked, with
+		// its debug files as a debug directory.
+		o, err := openBundle(app, c.Target)
+		if err != nil {
+			return err
+		}
+		res, rerr = resolveBundle(app, c.Target, g.targetOptions(app))
+		if rerr != nil {
+			return rerr
+		}
+		res.Container, res.Root = true, o.Root
+		g2 := *g
+		g2.DebugDir = append(append([]string(nil), g.DebugDir...), o.DebugDir)
+		g = &g2
+	} else {
+		res, rerr = resolveTarget(app, c.Target, g.targetOptions(app))
+	}
 	col := newCollector(g, app, cfg)
 	// A download a bound stopped (too large, no space, cut) is an error
 	// of the command, reported after the findings that stand.
@@ -93,7 +114,7 @@ func (c *DebuginfoCmd) Run(g *Globals, app *App, cfg *Config) error {
 // collectDebugInfo resolves the target, lists its modules and finds
 // their debug files and the extensions.
 func collectDebugInfo(ctx context.Context, tgt string, g *Globals, app *App, cfg *Config) (*debuginfo.Info, error) {
-	res, rerr := target.Resolve(ctx, tgt, g.targetOptions(app))
+	res, rerr := resolveTarget(app, tgt, g.targetOptions(app))
 	return debugInfoFor(ctx, tgt, res, rerr, g, app, cfg)
 }
 

@@ -18,7 +18,7 @@ import (
 
 // DoctorCmd is `pyattach doctor`.
 type DoctorCmd struct {
-	Target  string `arg:"" optional:"" help:"A PID, interpreter, venv or script to check (optional: without it, only the debuggers and ptrace are checked)."`
+	Target  string `arg:"" optional:"" help:"A PID, core file, interpreter, venv or script to check (optional: without it, only the debuggers and ptrace are checked)."`
 	JSON    bool   `help:"Print {checks: [{id, status, summary, fix, details}]}, notes included."`
 	Verbose bool   `help:"Print the notes too: facts that change nothing pyattach gdb and lldb show (a --copies venv, an -O3 build the walker reads, the distribution's C sources)."`
 }
@@ -35,6 +35,7 @@ Exit code 0 when nothing fails, 1 when something does.
 Examples:
   pyattach doctor
   pyattach doctor 12345
+  pyattach doctor core.12345
   pyattach doctor --verbose .venv
   pyattach doctor --json .venv`
 }
@@ -87,7 +88,7 @@ func doctorServices(g *Globals, app *App, cfg *Config) *doctor.Services {
 			return findDebugger(app.Env, names...)
 		},
 		Resolve: func(ctx context.Context, tgt string) (*target.Result, error) {
-			return target.Resolve(ctx, tgt, g.targetOptions(app))
+			return resolveTarget(app, tgt, g.targetOptions(app))
 		},
 		DebugInfo: func(ctx context.Context, tgt string, res *target.Result) (*debuginfo.Info, error) {
 			return debugInfoFor(ctx, tgt, res, nil, g, app, cfg)

@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/pyattach/pyattach/cmd/internal/bundler"
 	"github.com/pyattach/pyattach/cmd/internal/dump"
 	"github.com/pyattach/pyattach/cmd/internal/shquote"
 	"github.com/pyattach/pyattach/cmd/internal/target"
@@ -95,7 +96,27 @@ Examples:
 func (c *DumpCmd) Run(g *Globals, app *App, cfg *Config) error {
 	opts := dump.Options{Target: c.Target, JSON: c.JSON, Native: c.Native, Verbose: c.Verbose, Locals: c.Locals,
 		Reader: c.Reader, MaxFrames: c.MaxFrames, MaxReads: c.MaxReads, Timeout: c.Timeout}
-	svc := &dump.Services{
+	svc := dumpServices(g, app, cfg)
+	if bundler.IsBundle(c.Target) {
+		o, err := openBundle(app, c.Target)
+		if err != nil {
+			return err
+		}
+		opts.Target, svc.CoreRoot, svc.Bundle = o.Core, o.Root, c.Target
+		svc.NativePlan = func(ctx context.Context, pid int, core string) (plan.Plan, error) {
+			return bundlePlan(ctx, dbgTarget{Core: core}, o, g, app, cfg)
+		}
+	}
+	err := dump.Run(app.Ctx, opts, svc)
+	if errors.Is(err, dump.ErrPartial) {
+		return exitPartial
+	}
+	return explainDump(err)
+}
+
+// dumpServices are dump's services for this invocation.
+func dumpServices(g *Globals, app *App, cfg *Config) *dump.Services {
+	return &dump.Services{
 		ProcRoot:    g.ProcRoot,
 		GOOS:        g.GOOS,
 		Env:         app.Env,
@@ -116,11 +137,6 @@ func (c *DumpCmd) Run(g *Globals, app *App, cfg *Config) error {
 		WriteJSON: writeJSON,
 		Run:       runGDB,
 	}
-	err := dump.Run(app.Ctx, opts, svc)
-	if errors.Is(err, dump.ErrPartial) {
-		return exitPartial
-	}
-	return explainDump(err)
 }
 
 // explainDump adds to dump's errors the hint the user can act on.

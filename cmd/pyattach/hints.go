@@ -53,7 +53,7 @@ func reportAs(w io.Writer, kind string, err error) {
 	}
 }
 
-const targetForms = "give a PID, a Python executable, a virtualenv directory or a script with a #! line"
+const targetForms = "give a PID, a core file, a Python executable, a virtualenv directory or a script with a #! line"
 
 // hintFor returns the advice for an error, or "".
 func hintFor(err error) string {
@@ -85,7 +85,7 @@ func hintFor(err error) string {
 		case errors.As(err, &core):
 			what = "the core file itself, as gcore or the kernel writes it"
 		case errors.Is(err, target.ErrNotExecutable):
-			what = "a PID, a Python executable, a virtualenv directory or a script with a #! line"
+			what = strings.TrimPrefix(targetForms, "give ")
 		}
 		return notRegularHint(nr, what)
 	}

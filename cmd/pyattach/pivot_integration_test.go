@@ -107,6 +107,14 @@ func startPivoted(t *testing.T, lower, upper, exe string) int {
 // into dir (seen as /mnt/app.py inside); it must print "ready".
 func startPivotedApp(t *testing.T, lower, upper, exe string, writeApp func(dir string)) int {
 	t.Helper()
+	pid, _ := startPivotedAppStop(t, lower, upper, exe, writeApp)
+	return pid
+}
+
+// startPivotedAppStop is startPivotedApp that also returns the function
+// that kills the container (it runs when the test ends too).
+func startPivotedAppStop(t *testing.T, lower, upper, exe string, writeApp func(dir string)) (int, func()) {
+	t.Helper()
 	d := t.TempDir()
 	for _, sub := range []string{"work", "merged", "app"} {
 		if err := os.MkdirAll(filepath.Join(d, sub), 0o755); err != nil {
@@ -121,14 +129,21 @@ mount --bind "$3/app" "$3/merged/mnt" && cd "$3/merged" && pivot_root . . &&
 mount -t proc proc /proc && umount -l . && cd /mnt && exec "$4" /mnt/app.py`
 	cmd := exec.Command("unshare", "--pid", "--mount", "--fork", "--kill-child", "sh", "-c", script, "sh", lower, upper, d, exe)
 	cmd.Env = []string{"PATH=/usr/bin:/bin:/usr/sbin:/sbin", "PYTHONDONTWRITEBYTECODE=1"}
-	if line := testenv.Start(t, cmd); line != "ready\n" {
+	line, stop, err := testenv.StartReady(cmd)
+	if stop != nil {
+		t.Cleanup(stop)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if line != "ready\n" {
 		t.Fatalf("app.py after pivot_root did not start: stdout %q", line)
 	}
 	kids, err := childPIDs(cmd.Process.Pid)
 	if err != nil || len(kids) != 1 {
 		t.Fatalf("children of unshare (pid %d): %v %v", cmd.Process.Pid, kids, err)
 	}
-	return kids[0]
+	return kids[0], stop
 }
 
 var objfileLine = regexp.MustCompile(`(?m)^OBJ (\S+) ([0-9a-f]+)$`)

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/pyattach/pyattach/cmd/internal/bundler"
 	"github.com/pyattach/pyattach/cmd/internal/planner"
 	"github.com/pyattach/pyattach/cmd/internal/target"
 	"github.com/pyattach/pyattach/cmd/internal/textline"
@@ -39,20 +40,7 @@ gdb -c finds it; its modules are the files its notes list.`
 // Run resolves the target and prints the result.
 func (c *ResolveCmd) Run(g *Globals, app *App) error {
 	opts := g.targetOptions(app)
-	if info, err := resolveCoreInfo(c.Target); err != nil {
-		return withHint(fmt.Errorf("resolve %s: %w", c.Target, err), "the program must be on this machine at the path the core names; resolve a copy of it instead: pyattach resolve PROGRAM")
-	} else if info != nil {
-		res, err := resolveCore(app, c.Target, info, opts)
-		if err != nil {
-			return fmt.Errorf("resolve %s: core of %s: %w", c.Target, info.Exe, err)
-		}
-		if c.JSON {
-			return writeJSON(app.Stdout, res)
-		}
-		printResult(app.Stdout, res)
-		return nil
-	}
-	res, err := target.Resolve(app.Ctx, c.Target, opts)
+	res, err := resolveTarget(app, c.Target, opts)
 	if err != nil {
 		err = fmt.Errorf("resolve %s: %w", c.Target, err)
 		// Name the user's venv in the hint's command when we know it.
@@ -70,6 +58,28 @@ func (c *ResolveCmd) Run(g *Globals, app *App) error {
 	}
 	printResult(app.Stdout, res)
 	return nil
+}
+
+// resolveTarget resolves what the user named, as every command that
+// takes a target does: a bundle through its unpacked core and files
+// (resolveBundle), a core file through the executable its notes name
+// (resolveCore), anything else through target.Resolve.
+func resolveTarget(app *App, tgt string, opts target.Options) (*target.Result, error) {
+	if bundler.IsBundle(tgt) {
+		return resolveBundle(app, tgt, opts)
+	}
+	info, err := resolveCoreInfo(tgt)
+	if err != nil {
+		return nil, withHint(err, "the program must be on this machine at the path the core names; resolve a copy of it instead: pyattach resolve PROGRAM")
+	}
+	if info == nil {
+		return target.Resolve(app.Ctx, tgt, opts)
+	}
+	res, err := resolveCore(app, tgt, info, opts)
+	if err != nil {
+		return nil, fmt.Errorf("core of %s: %w", info.Exe, err)
+	}
+	return res, nil
 }
 
 // resolveCoreInfo reads tgt's notes when it is a core file: nil, nil
@@ -96,7 +106,31 @@ func resolveCoreInfo(tgt string) (*core.Info, error) {
 // mapped with their build-ids, and whether the executable here is the
 // one it ran.
 func resolveCore(app *App, path string, info *core.Info, opts target.Options) (*target.Result, error) {
-	res, err := target.Resolve(app.Ctx, info.Exe, opts)
+	return resolveCoreIn(app, path, info, "", opts)
+}
+
+// resolveBundle is resolveCore for the core of a bundle, whose files are
+// read where it was unpacked.
+func resolveBundle(app *App, name string, opts target.Options) (*target.Result, error) {
+	o, err := openBundle(app, name)
+	if err != nil {
+		return nil, err
+	}
+	info, err := planner.ReadCoreIn(o.Core, o.Root)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	res, err := resolveCoreIn(app, name, info, o.Root, opts)
+	if err != nil {
+		return nil, fmt.Errorf("%s: core of %s: %w", name, info.Exe, err)
+	}
+	res.Bundle = name
+	return res, nil
+}
+
+// resolveCoreIn is resolveCore for a core whose files are under root.
+func resolveCoreIn(app *App, path string, info *core.Info, root string, opts target.Options) (*target.Result, error) {
+	res, err := target.ResolveInRoot(app.Ctx, info.Exe, root, opts)
 	if err != nil {
 		return nil, err
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pyattach/pyattach/cmd/internal/debuginfo"
 	"github.com/pyattach/pyattach/cmd/internal/target"
 	"github.com/pyattach/pyattach/detect/testenv"
 )
@@ -58,5 +59,30 @@ func TestResolveCore(t *testing.T) {
 		if !regexp.MustCompile(want).MatchString(o) {
 			t.Errorf("resolve %s lacks %s:\n%s", core, want, o)
 		}
+	}
+
+	// debuginfo and doctor take the core as resolve does: the modules
+	// of its notes, the interpreter's debug file by the core's build-id.
+	o = mustRunIn(t, "debuginfo --json", "", nil, pyattachBin(t), "debuginfo", "--json", core)
+	var di debuginfo.Info
+	if err := json.Unmarshal([]byte(o), &di); err != nil {
+		t.Fatalf("debuginfo --json %s: %v\n%s", core, err, o)
+	}
+	var exe, libcMod bool
+	for _, m := range di.Modules {
+		if m.Error != "" {
+			t.Errorf("debuginfo %s: module %s: %s", core, m.Path, m.Error)
+		}
+		if m.BuildID == id && m.Debug.Path != "" {
+			exe = true
+		}
+		libcMod = libcMod || strings.Contains(filepath.Base(m.Path), "libc.so")
+	}
+	if !exe || !libcMod || di.Python == nil || di.Python.Version != r.Python.Version {
+		t.Errorf("debuginfo --json %s: want the interpreter (build-id %s) with its debug file, libc, and Python %s:\n%s", core, id, r.Python.Version, o)
+	}
+	o = mustRunIn(t, "doctor", "", nil, pyattachBin(t), "doctor", core)
+	if !regexp.MustCompile(`(?m)^ok +target +.*Python 3\.11\.`).MatchString(o) {
+		t.Errorf("doctor %s: want the target resolved through the core's notes:\n%s", core, o)
 	}
 }

@@ -25,7 +25,7 @@ import (
 
 // SrcmapCmd is `pyattach srcmap`.
 type SrcmapCmd struct {
-	Target string `arg:"" help:"A PID, or an ELF file (interpreter, venv, extension module)."`
+	Target string `arg:"" help:"A PID, a core file, or an ELF file (interpreter, venv, extension module)."`
 	JSON   bool   `help:"Print one JSON object: rules and unresolved groups."`
 }
 
@@ -78,7 +78,7 @@ type SrcUnresolved struct {
 // Run maps the target's sources.
 func (c *SrcmapCmd) Run(g *Globals, app *App, cfg *Config) error {
 	ctx := app.Ctx
-	res, rerr := target.Resolve(ctx, c.Target, g.targetOptions(app))
+	res, rerr := resolveTarget(app, c.Target, g.targetOptions(app))
 	di, err := debugInfoFor(ctx, c.Target, res, rerr, g, app, cfg)
 	if err != nil {
 		return fmt.Errorf("srcmap %s: %w", c.Target, err)

@@ -187,19 +187,18 @@ type stat struct {
 // and parentheses, so it ends at the last ')'.
 func parseStat(b []byte) (stat, error) {
 	var st stat
+	comm, rest, err := StatFields(b)
+	if err != nil {
+		return st, err
+	}
 	s := string(b)
 	open := strings.IndexByte(s, '(')
-	end := strings.LastIndexByte(s, ')')
-	if open < 0 || end < open {
-		return st, errors.New("no (comm) field")
-	}
 	pid, err := strconv.Atoi(strings.TrimSpace(s[:open]))
 	if err != nil {
 		return st, fmt.Errorf("bad pid %s", quote(s[:open]))
 	}
 	st.pid = pid
-	st.comm = s[open+1 : end]
-	rest := strings.Fields(s[end+1:])
+	st.comm = comm
 	if len(rest) < 2 {
 		return st, errors.New("no state and ppid fields")
 	}
@@ -213,6 +212,7 @@ func parseStat(b []byte) (stat, error) {
 // Status holds the lines of PID/status that pyattach reads.
 type Status struct {
 	UID       int // real user id: the first number of the Uid line
+	GID       int // real group id: the first number of the Gid line (0 when absent)
 	TracerPID int // the TracerPid line: the tracing process, or 0
 	// Seccomp is the Seccomp line: 0 none, 1 strict, 2 a filter (as
 	// container runtimes install); 0 when the kernel has no such line.
@@ -231,7 +231,7 @@ func ParseStatus(b []byte) (Status, error) {
 		}
 		f := strings.Fields(rest)
 		switch key {
-		case "Uid", "TracerPid", "Seccomp":
+		case "Uid", "Gid", "TracerPid", "Seccomp":
 		default:
 			continue
 		}
@@ -245,6 +245,8 @@ func ParseStatus(b []byte) (Status, error) {
 		switch key {
 		case "Uid":
 			st.UID, uidSeen = n, true
+		case "Gid":
+			st.GID = n
 		case "TracerPid":
 			st.TracerPID = n
 		case "Seccomp":

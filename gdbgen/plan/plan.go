@@ -31,6 +31,12 @@ type Plan struct {
 	// Sysroot is set for a process in another root (a container):
 	// the debugger reads its libraries under it ("/proc/PID/root").
 	Sysroot string
+	// SolibSearchPath are directories searched for shared libraries by
+	// file name when Sysroot does not hold the path the dynamic loader
+	// recorded (an unpacked bundle holds /usr/lib/x/libc.so.6, the
+	// loader named /lib/x/libc.so.6): gdb's solib-search-path, lldb's
+	// target.exec-search-paths.
+	SolibSearchPath []string
 	// LLDBRoot is set for an attached process in another mount namespace
 	// whose root reads as "/" from here (pivot_root: podman, docker): the
 	// directory this machine opens its files under ("/proc/PID/root",

@@ -15,6 +15,7 @@ import (
 	"github.com/pyattach/pyattach/detect/elfinfo"
 	"github.com/pyattach/pyattach/detect/environ"
 	"github.com/pyattach/pyattach/detect/pyext"
+	"github.com/pyattach/pyattach/detect/rootfs"
 	"github.com/pyattach/pyattach/detect/safefs"
 )
 
@@ -151,6 +152,11 @@ func (c *Collector) Collect(ctx context.Context, tgt string, res *target.Result,
 			}
 			mods = append(mods, dm)
 		}
+	case res != nil && res.TargetKind == target.KindCore:
+		// A core's NT_FILE note, its files read under its root (a
+		// bundle's unpacked tree) when it has one.
+		di.Container = res.Container
+		mods = c.coreModules(res, di)
 	default:
 		p, err := c.fileModule(tgt, res)
 		if err != nil {
@@ -175,7 +181,7 @@ func (c *Collector) Collect(ctx context.Context, tgt string, res *target.Result,
 		Debuginfod: fetcher{client, c.DownloadFailed},
 		Offline:    di.Debuginfod.Offline || len(client.URLs) == 0,
 	}
-	if res != nil && res.TargetKind == target.KindPID && res.Container {
+	if res != nil && (res.TargetKind == target.KindPID || res.TargetKind == target.KindCore) && res.Container {
 		di.ContainerDebugDirs = loc.RootDirs(res.Root)
 	}
 	for _, r := range loc.LocateAll(ctx, mods, 8) {
@@ -194,6 +200,49 @@ func (c *Collector) Collect(ctx context.Context, tgt string, res *target.Result,
 		di.Extensions = c.FindExtensions(res)
 	}
 	return di, nil
+}
+
+// coreModules are the files a core's process mapped, from its notes.
+// A file that is gone from this machine, or is no longer the one the
+// process mapped, is looked for by the build-id the core recorded
+// (build-id directories, debuginfod), never by the file now at its path,
+// and a warning says so.
+func (c *Collector) coreModules(res *target.Result, di *Info) []debugfile.Module {
+	var mods []debugfile.Module
+	for _, m := range res.Modules {
+		host, err := rootfs.HostPath(res.Root, m.Path)
+		if err != nil {
+			continue
+		}
+		if m.BuildID == "" {
+			// Mapped data files (locale archives, caches) are no modules.
+			if _, err := elfinfo.Open(host, elfinfo.Options{}); errors.Is(err, elfinfo.ErrNotELF) {
+				continue
+			}
+		}
+		dm := debugfile.Module{Path: m.Path, Root: res.Root}
+		if m.Path == res.Exe && res.Interpreter != "" && res.Interpreter != res.Exe {
+			dm.Also = []string{res.Interpreter}
+		}
+		if m.BuildID != "" {
+			info, err := elfinfo.Open(host, elfinfo.Options{Producer: true})
+			switch {
+			case err != nil:
+				dm.Info = &elfinfo.Info{BuildID: m.BuildID}
+			case info.BuildID != m.BuildID:
+				dm.Info = &elfinfo.Info{BuildID: m.BuildID}
+				w := fmt.Sprintf("%s changed since the core was written (the core's build-id is %s, the file's %s): its debug file is looked for by the core's build-id", m.Path, m.BuildID, info.BuildID)
+				di.Warnings = append(di.Warnings, w)
+				if c.Warn != nil {
+					c.Warn(w)
+				}
+			default:
+				dm.Info = info
+			}
+		}
+		mods = append(mods, dm)
+	}
+	return mods
 }
 
 // fileModule is the path of a file target's own module: the file itself,

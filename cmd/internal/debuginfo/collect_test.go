@@ -11,6 +11,7 @@ import (
 
 	"github.com/pyattach/pyattach/cmd/internal/target"
 	"github.com/pyattach/pyattach/detect/debugfile"
+	"github.com/pyattach/pyattach/detect/testenv"
 )
 
 func TestDebugDirs(t *testing.T) {
@@ -124,5 +125,42 @@ func TestCollectPIDModules(t *testing.T) {
 	}
 	if len(di.Extensions.GDBTried) == 0 {
 		t.Errorf("no extension looked for: %+v", di.Extensions)
+	}
+}
+
+// TestCollectCore: the modules of a core come from its notes; a file
+// that changed since the core was written is looked for by the build-id
+// the core recorded (here found in a build-id directory), with a
+// warning, and mapped data files are no modules.
+func TestCollectCore(t *testing.T) {
+	dir := t.TempDir()
+	const src = "int f(void) { return 1; }\n"
+	const was, now = "2222222222222222222222222222222222222222", "1111111111111111111111111111111111111111"
+	lib := testenv.CC(t, dir, "libx.so", src, "-shared", "-fPIC", "-Wl,--build-id=0x"+now)
+	dbg := filepath.Join(dir, "debug")
+	old := testenv.CC(t, dir, "libold.so", src, "-shared", "-fPIC", "-g", "-Wl,--build-id=0x"+was)
+	want := filepath.Join(dbg, ".build-id", was[:2], was[2:]+".debug")
+	if err := os.MkdirAll(filepath.Dir(want), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(old, want); err != nil {
+		t.Fatal(err)
+	}
+	data := filepath.Join(dir, "locale-archive")
+	if err := os.WriteFile(data, []byte("not an ELF file\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res := &target.Result{TargetKind: target.KindCore, Modules: []target.Module{{Path: lib, BuildID: was}, {Path: data}}}
+	var warned []string
+	c := New(Options{Offline: true, StoreDir: t.TempDir(), DebugDirs: []string{dbg}, UID: os.Geteuid(), Warn: func(w string) { warned = append(warned, w) }})
+	di, err := c.Collect(context.Background(), filepath.Join(dir, "core"), res, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(di.Modules) != 1 || di.Modules[0].Path != lib || di.Modules[0].BuildID != was || di.Modules[0].Debug.Path != want {
+		t.Fatalf("modules %+v; want only %s (build-id %s) with debug file %s", di.Modules, lib, was, want)
+	}
+	if len(warned) != 1 || !strings.Contains(warned[0], lib+" changed since the core was written") || !slices.Equal(di.Warnings, warned) {
+		t.Errorf("warnings %q (info %q); want one saying %s changed", warned, di.Warnings, lib)
 	}
 }

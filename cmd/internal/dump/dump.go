@@ -54,6 +54,12 @@ type Services struct {
 	// GOOS is the system whose rules apply ("" for the running one; a
 	// PID needs Linux).
 	GOOS string
+	// CoreRoot, for a core, is the host directory standing for its
+	// process's "/", under which its files are read (an unpacked
+	// bundle's root/, a container's root); "": this machine's own.
+	CoreRoot string
+	// Bundle is the bundle the core was unpacked from, if any.
+	Bundle string
 	// Env is the environment gdb runs with; Cwd resolves relative paths.
 	Env []string
 	Cwd string
@@ -177,6 +183,9 @@ func Run(ctx context.Context, opts Options, svc *Services) error {
 		p.Program = ""
 		if t.Core != "" {
 			p.Program = t.Info.Exe
+			if t.Res.Container && t.Res.ReadFrom != "" {
+				p.Program = t.Res.ReadFrom // under the core's root
+			}
 		}
 		d.Native = &p
 	}
@@ -206,7 +215,11 @@ func Run(ctx context.Context, opts Options, svc *Services) error {
 	if t.PID != 0 {
 		argv = append(argv, "--pid="+strconv.Itoa(t.PID))
 	} else {
-		argv = append(argv, "--exec="+t.Info.Exe, "--core="+t.Core)
+		exe := t.Info.Exe
+		if t.Res.Container && t.Res.ReadFrom != "" {
+			exe = t.Res.ReadFrom
+		}
+		argv = append(argv, "--exec="+exe, "--core="+t.Core)
 	}
 	if err := ctx.Err(); err != nil {
 		return err
@@ -269,7 +282,7 @@ func (t *Target) report(data []byte, log string, runErr error, tab *nativesym.Ta
 		// tables name its frames.
 		nameNative(wd, tab)
 	}
-	h := Header{PID: t.PID, Core: t.Core, Version: t.Res.Python.Version}
+	h := Header{PID: t.PID, Core: t.shown(), Version: t.Res.Python.Version}
 	if t.Info != nil {
 		h.CorePID = t.Info.PID
 	}

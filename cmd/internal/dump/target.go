@@ -18,7 +18,7 @@ import (
 	"github.com/pyattach/pyattach/detect/elfinfo"
 	"github.com/pyattach/pyattach/detect/proc"
 	"github.com/pyattach/pyattach/detect/pyinfo"
-	"github.com/pyattach/pyattach/detect/safefs"
+	"github.com/pyattach/pyattach/detect/rootfs"
 )
 
 // Target is what dump works on: a live process or a core.
@@ -29,6 +29,16 @@ type Target struct {
 	Res  *target.Result
 	// procRoot is the proc file system.
 	procRoot string
+	// bundle is the bundle Core was unpacked from, as the user named it.
+	bundle string
+}
+
+// shown is the core as the user named it: the bundle, if any.
+func (t *Target) shown() string {
+	if t.bundle != "" {
+		return t.bundle
+	}
+	return t.Core
 }
 
 // name leads the target's errors.
@@ -36,7 +46,7 @@ func (t *Target) name() string {
 	if t.PID != 0 {
 		return "dump " + strconv.Itoa(t.PID)
 	}
-	return "dump " + t.Core
+	return "dump " + t.shown()
 }
 
 // fail is an error of kind k about t.
@@ -48,7 +58,7 @@ func (t *Target) fail(k Kind, err error) *Error {
 // A target that is no Python process but has Python children is
 // returned as target.Resolve's *target.NotPythonError, wrapped.
 func Resolve(ctx context.Context, arg string, svc *Services) (*Target, error) {
-	t := &Target{procRoot: svc.ProcRoot}
+	t := &Target{procRoot: svc.ProcRoot, bundle: svc.Bundle}
 	opts := target.Options{ProcRoot: svc.ProcRoot, Env: svc.Env, Cwd: svc.Cwd, NoModules: true, GOOS: svc.GOOS}
 	tgt := arg
 	if target.IsPID(arg) {
@@ -61,7 +71,7 @@ func Resolve(ctx context.Context, arg string, svc *Services) (*Target, error) {
 		if _, err := os.Stat(arg); err != nil {
 			return nil, &Error{Kind: KindTarget, Err: fmt.Errorf("dump: %w", err)}
 		}
-		info, err := planner.ReadCore(arg)
+		info, err := planner.ReadCoreIn(arg, svc.CoreRoot)
 		if err != nil {
 			if errors.Is(err, core.ErrNotCore) || errors.Is(err, elfinfo.ErrNotELF) || errors.Is(err, elfinfo.ErrCorrupt) {
 				return nil, &Error{Kind: KindNotCore, Err: fmt.Errorf("dump %s: %w", arg, err), Core: arg}
@@ -70,7 +80,16 @@ func Resolve(ctx context.Context, arg string, svc *Services) (*Target, error) {
 		}
 		t.Core, t.Info, tgt = arg, info, info.Exe
 	}
-	res, err := target.Resolve(ctx, tgt, opts)
+	var res *target.Result
+	var err error
+	if t.Core != "" {
+		res, err = target.ResolveInRoot(ctx, tgt, svc.CoreRoot, opts)
+		if res != nil {
+			res.Bundle = svc.Bundle
+		}
+	} else {
+		res, err = target.Resolve(ctx, tgt, opts)
+	}
 	if err != nil {
 		var np *target.NotPythonError
 		if errors.As(err, &np) && len(np.Children) > 0 {
@@ -151,7 +170,11 @@ func (t *Target) RuntimeAddress() (uint64, error) {
 			return 0, fmt.Errorf("dump %s: the module defining _PyRuntime is not among the core's mappings", t.Core)
 		}
 		start, offset, module, wantBuild = file.Start, file.Offset, file.Path, file.BuildID
-		f, err := safefs.Open(file.Path)
+		root := ""
+		if t.Res.Container {
+			root = t.Res.Root
+		}
+		f, err := rootfs.Open(root, file.Path)
 		if err != nil {
 			e := t.fail(KindCoreFile, fmt.Errorf("dump %s: %w", t.Core, err))
 			e.Path = file.Path

@@ -3,10 +3,10 @@ package planner
 import (
 	"errors"
 	"fmt"
-	"os"
 	"syscall"
 
 	"github.com/pyattach/pyattach/detect/core"
+	"github.com/pyattach/pyattach/detect/rootfs"
 	"github.com/pyattach/pyattach/detect/safefs"
 	"github.com/pyattach/pyattach/gdbgen/plan"
 )
@@ -47,7 +47,12 @@ func (e *CoreError) NotCore() bool { return e.Exe == "" && e.Err != nil }
 // core's Owner (NT_PRPSINFO's pr_uid and pr_gid) is kept only when the
 // file is that user's or root's and nobody else may write it: whoever
 // else wrote the file could have claimed any user, root included.
-func ReadCore(path string) (*core.Info, error) {
+func ReadCore(path string) (*core.Info, error) { return ReadCoreIn(path, "") }
+
+// ReadCoreIn is ReadCore for a core whose files are under root, the host
+// directory standing for its process's "/" (an unpacked bundle's root/;
+// "": this machine's).
+func ReadCoreIn(path, root string) (*core.Info, error) {
 	f, err := safefs.Open(path)
 	if errors.Is(err, safefs.ErrNotRegular) {
 		return nil, &CoreError{Path: path, Err: err}
@@ -72,7 +77,7 @@ func ReadCore(path string) (*core.Info, error) {
 	if info.Exe == "" {
 		return nil, &CoreError{Path: path}
 	}
-	if _, err := os.Stat(info.Exe); err != nil {
+	if _, err := rootfs.Stat(root, info.Exe); err != nil {
 		return nil, &CoreError{Path: path, Exe: info.Exe, Err: err}
 	}
 	return info, nil

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"syscall"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -210,4 +211,57 @@ func listTasks(procRoot string, pid int) ([]int, error) {
 	}
 	sort.Ints(out)
 	return out, nil
+}
+
+// Tids are the threads held, the process's main thread (its PID) first
+// when it is held, the others in the order they were stopped.
+func (s *Stopped) Tids() []int {
+	out := make([]int, 0, len(s.tids))
+	for _, t := range s.tids {
+		if t == s.pid {
+			out = append(out, t)
+		}
+	}
+	for _, t := range s.tids {
+		if t != s.pid {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// Signal is the signal thread t stopped with instead of the interrupt
+// (passed on when it is let go), or 0.
+func (s *Stopped) Signal(t int) int { return s.sigs[t] }
+
+// Do runs f on the tracer thread, where every ptrace request on the held
+// threads must be made (GetRegSet, GetSigInfo). It must not be called
+// after Resume.
+func (s *Stopped) Do(f func()) { s.do(f) }
+
+// GetRegSet reads register set typ (NT_PRSTATUS, NT_PRFPREG, ...) of the
+// held thread t into buf (PTRACE_GETREGSET) and returns the part the
+// kernel filled. Call it inside Do.
+func GetRegSet(t, typ int, buf []byte) ([]byte, error) {
+	if len(buf) == 0 {
+		return nil, fmt.Errorf("thread %d: register set %#x: empty buffer", t, typ)
+	}
+	iov := unix.Iovec{Base: &buf[0]}
+	iov.SetLen(len(buf))
+	_, _, e := unix.Syscall6(unix.SYS_PTRACE, unix.PTRACE_GETREGSET, uintptr(t), uintptr(typ), uintptr(unsafe.Pointer(&iov)), 0, 0)
+	if e != 0 {
+		return nil, fmt.Errorf("thread %d: register set %#x: %w", t, typ, e)
+	}
+	return buf[:iov.Len], nil
+}
+
+// GetSigInfo reads the siginfo of the signal the held thread t stopped
+// with (PTRACE_GETSIGINFO, 128 bytes). Call it inside Do.
+func GetSigInfo(t int) ([]byte, error) {
+	buf := make([]byte, 128)
+	_, _, e := unix.Syscall6(unix.SYS_PTRACE, unix.PTRACE_GETSIGINFO, uintptr(t), 0, uintptr(unsafe.Pointer(&buf[0])), 0, 0)
+	if e != 0 {
+		return nil, fmt.Errorf("thread %d: siginfo: %w", t, e)
+	}
+	return buf, nil
 }

@@ -14,6 +14,9 @@ import "fmt"
 // Such files stay data (debug information, sources); none of them may
 // become debugger code.
 func Foreign(res *Result, uid int) []string {
+	if res != nil && res.Bundle != "" {
+		return []string{fmt.Sprintf("its files come from the bundle %s, packed on another machine", res.Bundle)}
+	}
 	if res == nil || res.TargetKind != KindPID {
 		return nil
 	}

@@ -75,6 +75,9 @@ type Result struct {
 	// sees it.
 	Container bool   `json:"container"`
 	Root      string `json:"root,omitempty"`
+	// Bundle is the crash bundle whose unpacked files Root holds (the
+	// target's files came from another machine).
+	Bundle string `json:"bundle,omitempty"`
 	// UID is the process's real user id (PID targets only).
 	UID *int `json:"uid,omitempty"`
 

@@ -1,0 +1,192 @@
+package bundler
+
+import (
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	"github.com/pyattach/pyattach/detect/bundle"
+	"github.com/pyattach/pyattach/detect/elfinfo"
+	"github.com/pyattach/pyattach/detect/safefs"
+)
+
+// Opened is a bundle unpacked into pyattach's cache.
+type Opened struct {
+	// Bundle is the bundle file as the user named it.
+	Bundle string
+	// Dir is the unpacked directory, named by the bundle's sha256.
+	Dir string
+	// Core is the unpacked core; Root stands for the process's "/";
+	// DebugDir holds the debug files by build-id.
+	Core, Root, DebugDir string
+	// GDBExtension is the packed CPython gdb extension ("" if none):
+	// code from the packing machine, loaded only when the user trusts
+	// the bundle.
+	GDBExtension string
+	Manifest     *bundle.Manifest
+}
+
+// IsBundle reports whether the file name starts with a bundle's magic
+// (false for anything unreadable, a directory, a FIFO).
+func IsBundle(name string) bool {
+	f, err := safefs.Open(name)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	head := make([]byte, bundle.HeadSize)
+	if _, err := io.ReadFull(f, head); err != nil {
+		return false
+	}
+	return bundle.IsBundle(head)
+}
+
+// ReadManifest reads and checks a bundle's manifest only.
+func ReadManifest(name string, max int64) (*bundle.Manifest, error) {
+	f, err := safefs.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	m, err := bundle.ReadManifest(f, max)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return m, nil
+}
+
+// Open unpacks the bundle name into cacheDir (a private directory of
+// pyattach's) once, as cacheDir/<sha256 of the bundle>, and returns
+// where its files are. A bundle already unpacked is reused. Unpacking
+// checks the whole bundle first (bundle.Verify) and writes nothing for a
+// refused one; it writes into a temporary directory renamed into place
+// when complete, so that the cache never holds half a bundle.
+func Open(name, cacheDir string, max int64) (*Opened, error) {
+	f, err := safefs.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	dir := filepath.Join(cacheDir, hex.EncodeToString(h.Sum(nil)))
+	if m, err := loadManifest(dir); err == nil {
+		return opened(name, dir, m), nil
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return nil, err
+	}
+	if _, err := bundle.Verify(f, max); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return nil, err
+	}
+	var rb [8]byte
+	rand.Read(rb[:])
+	tmp := filepath.Join(cacheDir, safefs.TempPrefix+strconv.Itoa(os.Getpid())+"-"+hex.EncodeToString(rb[:]))
+	m, err := bundle.Extract(f, tmp, max)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	for _, d := range []string{"root", "debug"} {
+		if err := os.MkdirAll(filepath.Join(tmp, d), 0o755); err != nil {
+			os.RemoveAll(tmp)
+			return nil, err
+		}
+	}
+	sonameLinks(tmp, m)
+	if err := safefs.Rename(tmp, dir); err != nil {
+		os.RemoveAll(tmp)
+		// Another pyattach unpacked the same bundle meanwhile.
+		if m2, err2 := loadManifest(dir); err2 == nil {
+			return opened(name, dir, m2), nil
+		}
+		return nil, fmt.Errorf("unpack %s: %w", name, err)
+	}
+	return opened(name, dir, m), nil
+}
+
+func loadManifest(dir string) (*bundle.Manifest, error) {
+	b, err := os.ReadFile(filepath.Join(dir, bundle.ManifestName))
+	if err != nil {
+		return nil, err
+	}
+	var m bundle.Manifest
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, err
+	}
+	if m.Format != bundle.Format {
+		return nil, errors.New("another format")
+	}
+	return &m, nil
+}
+
+func opened(name, dir string, m *bundle.Manifest) *Opened {
+	o := &Opened{
+		Bundle: name, Dir: dir, Manifest: m,
+		Core:     filepath.Join(dir, "core"),
+		Root:     filepath.Join(dir, "root"),
+		DebugDir: filepath.Join(dir, "debug"),
+	}
+	for _, e := range m.Entries {
+		if e.Kind == bundle.KindGDBExtension {
+			o.GDBExtension = filepath.Join(dir, e.Name)
+		}
+	}
+	return o
+}
+
+// LibDirs are the unpacked directories holding the bundle's modules, in
+// the manifest's order: where a debugger finds a library by file name
+// when the loader recorded it by another path (/lib for /usr/lib).
+func (o *Opened) LibDirs() []string {
+	var dirs []string
+	seen := map[string]bool{}
+	for _, e := range o.Manifest.Entries {
+		if e.Kind != bundle.KindModule {
+			continue
+		}
+		d := filepath.Dir(filepath.Join(o.Dir, e.Name))
+		if !seen[d] {
+			seen[d] = true
+			dirs = append(dirs, d)
+		}
+	}
+	return dirs
+}
+
+// sonameLinks gives each unpacked library its DT_SONAME too, as a hard
+// link beside it: the loader records a library by the name it opened
+// (libz.so.1), the core maps the file that name led to (libz.so.1.3.1),
+// and a debugger looks the former up by file name. The links are made
+// in pyattach's own new directory, to files it just wrote.
+func sonameLinks(dir string, m *bundle.Manifest) {
+	for _, e := range m.Entries {
+		if e.Kind != bundle.KindModule {
+			continue
+		}
+		file := filepath.Join(dir, e.Name)
+		info, err := elfinfo.Open(file, elfinfo.Options{Dynamic: true})
+		if err != nil || info.Soname == "" || info.Soname == filepath.Base(file) {
+			continue
+		}
+		if bundle.CheckName(filepath.Join(filepath.Dir(e.Name), info.Soname)) != nil || filepath.Base(info.Soname) != info.Soname {
+			continue
+		}
+		link := filepath.Join(filepath.Dir(file), info.Soname)
+		if _, err := os.Lstat(link); err == nil {
+			continue
+		}
+		os.Link(file, link)
+	}
+}

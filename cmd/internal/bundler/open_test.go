@@ -1,0 +1,100 @@
+package bundler
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/pyattach/pyattach/detect/bundle"
+)
+
+func writeBundle(t *testing.T, files map[string]string) string {
+	t.Helper()
+	m := &bundle.Manifest{CreatedBy: "test"}
+	var data []string
+	for _, n := range []string{"core", "root/usr/lib/x/libfoo.so.1.2", "root/srv/app.py"} {
+		d, ok := files[n]
+		if !ok {
+			continue
+		}
+		kind := bundle.KindPythonSource
+		switch {
+		case n == "core":
+			kind = bundle.KindCore
+		case strings.Contains(n, ".so"):
+			kind = bundle.KindModule
+		}
+		h := sha256.Sum256([]byte(d))
+		m.Entries = append(m.Entries, bundle.Entry{Name: n, Kind: kind, Size: int64(len(d)), SHA256: hex.EncodeToString(h[:]), Origin: "test"})
+		data = append(data, d)
+	}
+	p := filepath.Join(t.TempDir(), "b.pyattach")
+	f, err := os.Create(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	w, err := bundle.NewWriter(f, m, bundle.DefaultMaxSize)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range data {
+		if err := w.Add(strings.NewReader(d)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestOpenOnceAndReuse: a bundle is unpacked once, under its sha256,
+// with no temporary directory left; opened again it is reused.
+func TestOpenOnceAndReuse(t *testing.T) {
+	b := writeBundle(t, map[string]string{"core": "CORE", "root/srv/app.py": "print(1)\n"})
+	cache := t.TempDir()
+	o1, err := Open(b, cache, bundle.DefaultMaxSize)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := os.ReadFile(b)
+	sum := sha256.Sum256(raw)
+	if filepath.Base(o1.Dir) != hex.EncodeToString(sum[:]) {
+		t.Errorf("unpacked into %s, not the bundle's sha256", o1.Dir)
+	}
+	if got, err := os.ReadFile(filepath.Join(o1.Root, "srv/app.py")); err != nil || string(got) != "print(1)\n" {
+		t.Errorf("root/srv/app.py: %q %v", got, err)
+	}
+	// A mark in the unpacked tree survives a second Open: it was reused.
+	os.WriteFile(filepath.Join(o1.Dir, "mark"), nil, 0o644)
+	o2, err := Open(b, cache, bundle.DefaultMaxSize)
+	if err != nil || o2.Dir != o1.Dir {
+		t.Fatalf("second open: %v %v", o2, err)
+	}
+	if _, err := os.Stat(filepath.Join(o2.Dir, "mark")); err != nil {
+		t.Error("the second open unpacked again")
+	}
+	ents, _ := os.ReadDir(cache)
+	if len(ents) != 1 {
+		t.Errorf("the cache holds %d entries, want the one bundle: %v", len(ents), ents)
+	}
+}
+
+// TestOpenRefusedWritesNothing: a bundle cut short is refused and the
+// cache stays empty.
+func TestOpenRefusedWritesNothing(t *testing.T) {
+	b := writeBundle(t, map[string]string{"core": strings.Repeat("C", 1<<16), "root/srv/app.py": "print(1)\n"})
+	raw, _ := os.ReadFile(b)
+	os.WriteFile(b, raw[:len(raw)/2], 0o644)
+	cache := t.TempDir()
+	if _, err := Open(b, cache, bundle.DefaultMaxSize); err == nil {
+		t.Fatal("a cut bundle was opened")
+	}
+	if ents, _ := os.ReadDir(cache); len(ents) != 0 {
+		t.Errorf("the cache holds %v", ents)
+	}
+}
