@@ -92,9 +92,17 @@ func dumpBlock(d plan.Dump) ([]string, error) {
 		"pyattach_gdb.dump(" + pyquote.String(d.Output) + ", native=" + pyquote.Bool(d.Native != nil) +
 			", source=" + pyquote.Bool(d.Source) + ", max_frames=" + strconv.FormatUint(uint64(d.MaxFrames), 10) +
 			", max_reads=" + strconv.FormatUint(uint64(d.MaxReads), 10) +
-			", timeout=" + strconv.FormatFloat(d.Timeout.Seconds(), 'g', -1, 64) + localsArg(d.Locals) + ")",
+			", timeout=" + strconv.FormatFloat(d.Timeout.Seconds(), 'g', -1, 64) + localsArg(d.Locals) + tasksArg(d) + ")",
 		"end",
 	}, nil
+}
+
+// tasksArg is dump's tasks arguments: none unless asked for.
+func tasksArg(d plan.Dump) string {
+	if !d.Tasks {
+		return ""
+	}
+	return ", tasks=True, asyncio_debug=0x" + strconv.FormatUint(d.Asyncio, 16) + ", max_tasks=" + strconv.FormatUint(uint64(d.MaxTasks), 10)
 }
 
 // localsArg is dump's locals argument: none unless asked for.

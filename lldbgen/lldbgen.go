@@ -234,7 +234,10 @@ func build(p plan.Plan) (commands, error) {
 		if err != nil {
 			return c, err
 		}
-		if f.Module != "" {
+		switch {
+		case f.Module != "" && f.UUID != "":
+			comment(&b, "for "+f.Module+" (.dSYM matched by UUID "+f.UUID+")")
+		case f.Module != "":
 			comment(&b, "for "+f.Module+" (matched by build-id)")
 		}
 		cmd := "target symbols add -- " + q

@@ -58,6 +58,13 @@ func TestGolden(t *testing.T) {
 		"minimal": {Target: "1234", PID: 1234, DebugDirs: []string{"/usr/lib/debug"}},
 		"foreign": {Target: "1234", PID: 1234, LLDBRoot: "/proc/1234/root", LLDBExe: "/usr/bin/python3.13",
 			Foreign: []string{"process 1234 runs in another root (/proc/1234/root): the container wrote every file there, whoever owns it"}},
+		// A Mach-O module read on Linux: its .dSYM's DWARF file by UUID,
+		// the echion build directory mapped onto a checkout.
+		"macho": {Target: "/srv/site-packages/_stack_v2.cpython-313-darwin.so",
+			SymbolFiles: []plan.SymbolFile{{Module: "/srv/site-packages/_stack_v2.cpython-313-darwin.so",
+				File: "/home/me/.local/share/pyattach/debug/dsym/4C4C4471-5555-3144-A1B1-371B07785887/_stack_v2.cpython-313-darwin.so.dSYM/Contents/Resources/DWARF/_stack_v2.cpython-313-darwin.so",
+				UUID: "4C4C4471-5555-3144-A1B1-371B07785887"}},
+			SourceMap: []plan.SourceRule{{From: "/project/build/cmake.macosx-11-x86_64-cpython-313/_deps/echion-src", To: "/home/me/src/echion"}}},
 	}
 	for name, p := range cases {
 		t.Run(name, func(t *testing.T) {

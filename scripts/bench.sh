@@ -14,6 +14,11 @@
 # /usr/lib/debug) the file the srcscan section scans.
 # BENCH_STARTUP_ROUNDS (default 50) rounds of the startup section, whose
 # runs take milliseconds.
+# BENCH_TASKS_PYTHON a command that runs Python 3.14 or newer (words
+# split at spaces, e.g. "chroot /var/cache/pyattach-test/roots/sid
+# /usr/bin/python3.14"; default: python3.15 or python3.14 on PATH, else
+# the sid root of scripts/make-roots.sh) and BENCH_TASKS (default 10000)
+# the asyncio tasks of the dump-tasks section's process.
 # BENCH_PYSTACK a command that runs pystack (words split at spaces, e.g.
 # "chroot /srv/root /opt/pystack/bin/pystack"): the dump section then
 # times `pystack remote PID` beside pyattach dump, on a 4-thread process
@@ -40,7 +45,7 @@ ROUNDS=${BENCH_ROUNDS:-5}
 NLIBS=${BENCH_LIBS:-300}
 PY=${BENCH_PYTHON:-/usr/bin/python3.11}
 
-SECTIONS=(startup resolve-small resolve-manylibs gdb-pybt-small gdb-pybt-manylibs dump gcore bundle debuginfod srcscan)
+SECTIONS=(startup resolve-small resolve-manylibs gdb-pybt-small gdb-pybt-manylibs dump dump-tasks gcore bundle debuginfod srcscan)
 
 usage() {
 	sed -n '2,/^[^#]/{/^#/!d;/shellcheck/d;s/^# \{0,1\}//;p}' "$0"
@@ -549,6 +554,62 @@ section_gcore() {
 	echo "  pyattach's writer, after gdb's gcore read the same process: $("$GCOREBENCH" "$GCORE_PID" "$tmp/pyattach.core")"
 	echo "  sizes: gdb's core $(($(stat -c %s "$tmp/gdb.core") / 1024)) KB ($(du -k "$tmp/gdb.core" | cut -f1) KB on disk), pyattach's $(($(stat -c %s "$tmp/pyattach.core") / 1024)) KB ($(du -k "$tmp/pyattach.core" | cut -f1) KB on disk)"
 	rm -f "$tmp/gdb.core" "$tmp/pyattach.core"
+}
+
+# dump --tasks beside dump on a process of BENCH_TASKS asyncio tasks
+# (testdata/asyncio/app.py: the workers, awaits and cycle of the tests,
+# plus that many sleeping tasks) under Python 3.14+: the default (1,000
+# tasks printed, all counted) and every task printed.
+LABEL[cmd_pyattach_dump_tasks]="pyattach dump --tasks PID"
+cmd_pyattach_dump_tasks() { "$PYATTACH" dump --tasks "$1"; }
+LABEL[cmd_pyattach_dump_tasks_all]="pyattach dump --tasks --max-tasks 0"
+cmd_pyattach_dump_tasks_all() { "$PYATTACH" dump --tasks --max-tasks 0 "$1"; }
+
+# tasks_python prints the command that runs Python 3.14+ for dump-tasks,
+# or nothing.
+tasks_python() {
+	local p roots=${PYATTACH_ROOTS:-/var/cache/pyattach-test/roots}
+	if [ -n "${BENCH_TASKS_PYTHON:-}" ]; then
+		echo "$BENCH_TASKS_PYTHON"
+		return
+	fi
+	for p in python3.15 python3.14; do
+		if command -v "$p" >/dev/null 2>&1; then
+			command -v "$p"
+			return
+		fi
+	done
+	for p in python3.15 python3.14; do
+		if [ -x "$roots/sid/usr/bin/$p" ]; then
+			echo "chroot $roots/sid /usr/bin/$p"
+			return
+		fi
+	done
+}
+
+section_dump_tasks() {
+	local n=${BENCH_TASKS:-10000} py total
+	case $n in
+	'' | *[!0-9]*) echo "$0: error: BENCH_TASKS must be a number, not '$n'" >&2; exit 2 ;;
+	esac
+	py=$(tasks_python)
+	if [ -z "$py" ]; then
+		echo "$0: error: dump-tasks needs Python 3.14 or newer, and none was found" >&2
+		echo "  hint: set BENCH_TASKS_PYTHON, install python3.14, or make the test roots: sudo scripts/make-roots.sh" >&2
+		exit 1
+	fi
+	# shellcheck disable=SC2086 # py is a command line
+	start_python TASKS_PID $py -c "$(cat testdata/asyncio/app.py)" "$n"
+	total=$("$PYATTACH" dump --tasks --json --max-tasks 1 "$TASKS_PID" | "$PY" -c 'import json, sys; print(json.load(sys.stdin).get("tasks_total", 0))')
+	if [ "${total:-0}" -lt "$n" ]; then
+		echo "$0: error: ${LABEL[cmd_pyattach_dump_tasks]} found ${total:-0} tasks, the process has more than $n" >&2
+		"$PYATTACH" dump --tasks "$TASKS_PID" 2>&1 | tail -n 5 | sed 's/^/  /' >&2
+		exit 1
+	fi
+	echo
+	echo "dump-tasks: $py, $total asyncio tasks; dump -v --tasks --max-tasks 0, where the time goes:"
+	"$PYATTACH" dump -v --tasks --max-tasks 0 "$TASKS_PID" 2>&1 >/dev/null | grep -E '^pyattach: (resolve|the walk)' | sed 's/^/  /'
+	compare "dump --tasks beside dump, $total asyncio tasks" "$TASKS_PID" cmd_pyattach_dump cmd_pyattach_dump_tasks cmd_pyattach_dump_tasks_all
 }
 
 # Fetching 32 debug files from a debuginfod server that answers each

@@ -13,11 +13,12 @@ cd "$(dirname "$0")/.."
 # the debug build, venv support, elfutils and a debuginfod server, a C
 # compiler and binutils for ELF fixtures, zip for debug-symbol packages,
 # util-linux for unshare and pivot_root, podman and runc for a real
-# container engine; zsh, fish, groff and man for the completion scripts
+# container engine; clang-14, lld-14 and llvm-14 (dsymutil, llvm-strip,
+# llvm-lipo) for the Mach-O fixtures; zsh, fish, groff and man for the completion scripts
 # and the man page, pipx for the wheel (test-package.sh).
 need_debs gdb lldb python3-lldb-14 python3.11 python3.11-dbg python3.11-venv \
 	elfutils debuginfod gcc g++ binutils zip unzip util-linux procps podman runc \
-	zsh fish groff-base man-db pipx python3-venv
+	zsh fish groff-base man-db pipx python3-venv clang-14 lld-14 llvm-14
 [ "$(id -u)" -ne 0 ] || scripts/make-roots.sh # Debian's 3.13-3.15 + -dbg in cached debootstrap roots
 need_go
 # CPython's upstream sources for Debian's python3.11 (a srcmap test).

@@ -23,7 +23,7 @@ import (
 
 // DebuginfoCmd is `pyattach debuginfo`.
 type DebuginfoCmd struct {
-	Target string `arg:"" help:"A PID, a core file, or any ELF file (a Python executable, a venv directory, a library, any program)."`
+	Target string `arg:"" help:"A PID, a core file, or any ELF file (a Python executable, a venv directory, a library, any program), or a Mach-O file (its UUID and .dSYM per architecture)."`
 	JSON   bool   `help:"Print one JSON object (fields: pyattach help json)."`
 }
 
@@ -40,7 +40,8 @@ Examples:
   pyattach debuginfo 12345
   pyattach debuginfo core.12345
   pyattach --offline debuginfo .venv
-  pyattach --debug-dir ~/debug debuginfo --json /usr/bin/python3.11`
+  pyattach --debug-dir ~/debug debuginfo --json /usr/bin/python3.11
+  pyattach debuginfo _stack_v2.cpython-313-darwin.so     # a Mach-O file: UUID and .dSYM`
 }
 
 // storeDir is pyattach's private debug directory (symbols install).
@@ -66,7 +67,11 @@ func (c *DebuginfoCmd) Run(g *Globals, app *App, cfg *Config) error {
 	ctx := app.Ctx
 	var res *target.Result
 	var rerr error
-	if bundler.IsBundle(c.Target) {
+	macho := debuginfo.IsMachO(c.Target, app.Cwd)
+	switch {
+	case macho:
+		// A macOS module: no process, no Python to resolve.
+	case bundler.IsBundle(c.Target):
 		// A bundle: its core's modules, read where it was unpacked, with
 		// its debug files as a debug directory.
 		o, err := openBundle(app, c.Target)
@@ -81,7 +86,7 @@ func (c *DebuginfoCmd) Run(g *Globals, app *App, cfg *Config) error {
 		g2 := *g
 		g2.DebugDir = append(append([]string(nil), g.DebugDir...), o.DebugDir)
 		g = &g2
-	} else {
+	default:
 		res, rerr = resolveTarget(app, c.Target, g.targetOptions(app))
 	}
 	col := newCollector(g, app, cfg)
@@ -93,7 +98,14 @@ func (c *DebuginfoCmd) Run(g *Globals, app *App, cfg *Config) error {
 		stopped.Add(1)
 		warnStopped(err)
 	}
-	di, err := col.Collect(ctx, c.Target, res, rerr)
+	var di *debuginfo.Info
+	var err error
+	if macho {
+		// Its .dSYM per architecture, found as lldb finds it.
+		di, err = col.CollectMachO(c.Target)
+	} else {
+		di, err = col.Collect(ctx, c.Target, res, rerr)
+	}
 	if err != nil {
 		return fmt.Errorf("debuginfo %s: %w", c.Target, err)
 	}
@@ -184,9 +196,30 @@ func printDebugInfo(w io.Writer, di *debuginfo.Info) {
 		} else if m.Debug.Err != "" && m.Debug.Via == debugfile.ViaNone {
 			file = "debuginfod: " + m.Debug.Err
 		}
-		textline.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", m.Path, short(m.BuildID), m.Debug.Via, m.Debug.Kind, file)
+		id := short(m.BuildID)
+		if m.MachO != nil && len(m.MachO.Arches) > 0 {
+			id = m.MachO.Arches[0].UUID
+		}
+		textline.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", m.Path, id, m.Debug.Via, m.Debug.Kind, file)
 	}
 	tw.Flush()
+	for _, m := range di.Modules {
+		if m.MachO == nil {
+			continue
+		}
+		for _, a := range m.MachO.Arches {
+			where := string(a.Via)
+			switch {
+			case a.DWARF != "":
+				where = fmt.Sprintf("%s (%s)", a.Bundle, a.Via)
+			case len(a.Objects) > 0:
+				where = fmt.Sprintf("%s (debug map: the object files still hold the DWARF)", strings.Join(a.Objects, " "))
+			case a.Via == "none":
+				where = "no .dSYM found (make one with dsymutil, or pyattach symbols install a macosx debug-symbols zip)"
+			}
+			textline.Fprintf(w, "%s: %s UUID %s: %s\n", m.Path, a.CPU, a.UUID, where)
+		}
+	}
 	for _, m := range di.Modules {
 		for _, r := range m.Debug.Rejected {
 			textline.Fprintf(w, "warning: %s: rejected %s: %s\n", m.Path, r.Path, r.Reason)
@@ -196,6 +229,10 @@ func printDebugInfo(w io.Writer, di *debuginfo.Info) {
 		}
 	}
 	fmt.Fprintln(w)
+	if len(di.Modules) == 1 && di.Modules[0].MachO != nil {
+		fmt.Fprintln(w, "python: a Mach-O file (macOS); no interpreter to resolve here")
+		return
+	}
 	if di.Python == nil {
 		fmt.Fprintln(w, "python: not a Python target; no CPython extension to look for")
 		return

@@ -18,7 +18,7 @@ import (
 
 // DoctorCmd is `pyattach doctor`.
 type DoctorCmd struct {
-	Target  string `arg:"" optional:"" help:"A PID, core file, interpreter, venv or script to check (optional: without it, only the debuggers and ptrace are checked)."`
+	Target  string `arg:"" optional:"" help:"A PID, core file, interpreter, venv, script or Mach-O file to check (optional: without it, only the debuggers and ptrace are checked)."`
 	JSON    bool   `help:"Print {checks: [{id, status, summary, fix, details}]}, notes included."`
 	Verbose bool   `help:"Print the notes too: facts that change nothing pyattach gdb and lldb show (a --copies venv, an -O3 build the walker reads, the distribution's C sources)."`
 }
@@ -111,7 +111,11 @@ func doctorServices(g *Globals, app *App, cfg *Config) *doctor.Services {
 			}
 			return sm, nil
 		},
-		Hint: hintFor,
+		Hint:    hintFor,
+		IsMachO: func(tgt string) bool { return debuginfo.IsMachO(tgt, app.Cwd) },
+		MachODebugInfo: func(_ context.Context, tgt string) (*debuginfo.Info, error) {
+			return newCollector(g, app, cfg).CollectMachO(tgt)
+		},
 	}
 }
 

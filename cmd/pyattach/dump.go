@@ -22,12 +22,14 @@ import (
 
 // DumpCmd is `pyattach dump TARGET`.
 type DumpCmd struct {
-	Target  string `arg:"" help:"The PID of a Python process (a venv's python too) or a core file."`
-	JSON    bool   `help:"Print one JSON object: pid or core, python.version, threads[] with tid, name, frames[] (function, file, line), innermost first."`
-	Native  bool   `help:"Add each thread's C frames, merged with its Python frames into one stack (JSON: stack[] with kind, function, file, line, pc; native[] as gdb unwound them)."`
-	Verbose bool   `short:"v" help:"Also print which reader ran, how long each step took, gdb's own messages and what the walk cost (memory reads, seconds), on stderr."`
-	Reader  string `default:"auto" enum:"auto,gdb,direct" help:"How the process's memory is read: direct (stop it with ptrace, a system python3 reads /proc/PID/mem; live processes without --native), gdb (gdb in batch mode), auto (direct when it can run, else gdb)."`
-	Locals  bool   `help:"Add each frame's local variables, as repr() shows them, bounded (JSON: locals, an object of name -> repr)."`
+	Target   string `arg:"" help:"The PID of a Python process (a venv's python too) or a core file."`
+	JSON     bool   `help:"Print one JSON object: pid or core, python.version, threads[] with tid, name, frames[] (function, file, line), innermost first."`
+	Native   bool   `help:"Add each thread's C frames, merged with its Python frames into one stack (JSON: stack[] with kind, function, file, line, pc; native[] as gdb unwound them)."`
+	Verbose  bool   `short:"v" help:"Also print which reader ran, how long each step took, gdb's own messages and what the walk cost (memory reads, seconds), on stderr."`
+	Reader   string `default:"auto" enum:"auto,gdb,direct" help:"How the process's memory is read: direct (stop it with ptrace, a system python3 reads /proc/PID/mem; live processes without --native), gdb (gdb in batch mode), auto (direct when it can run, else gdb)."`
+	Locals   bool   `help:"Add each frame's local variables, as repr() shows them, bounded (JSON: locals, an object of name -> repr)."`
+	Tasks    bool   `help:"Add the asyncio tasks (Python 3.14+): each task's name, state, coroutine stack, what it awaits and which tasks await it, as a tree; cycles reported (JSON: tasks[] with id, name, state, frames, awaiting, awaited_by)."`
+	MaxTasks uint   `name:"max-tasks" default:"1000" placeholder:"N" help:"With --tasks, show at most N tasks and count the rest (0: all)."`
 	// The walk's bounds; the defaults are the walker's (MAX_FRAMES in
 	// pyattach_walk_frames.py, MAX_READS and TIMEOUT in
 	// pyattach_walk_memory.py).
@@ -88,6 +90,7 @@ Examples:
   pyattach dump --json 12345 | jq '.threads[] | {tid, top: .frames[0]}'
   pyattach dump core.12345
   pyattach dump --native 12345          # C and Python frames, one stack
+  pyattach dump --tasks 12345           # and every asyncio task (3.14+)
   pyattach dump --reader gdb 12345      # read through gdb`
 }
 
@@ -95,7 +98,7 @@ Examples:
 // flags, the environment and the configuration).
 func (c *DumpCmd) Run(g *Globals, app *App, cfg *Config) error {
 	opts := dump.Options{Target: c.Target, JSON: c.JSON, Native: c.Native, Verbose: c.Verbose, Locals: c.Locals,
-		Reader: c.Reader, MaxFrames: c.MaxFrames, MaxReads: c.MaxReads, Timeout: c.Timeout}
+		Reader: c.Reader, MaxFrames: c.MaxFrames, MaxReads: c.MaxReads, Timeout: c.Timeout, Tasks: c.Tasks, MaxTasks: c.MaxTasks}
 	svc := dumpServices(g, app, cfg)
 	if bundler.IsBundle(c.Target) {
 		o, err := openBundle(app, c.Target)

@@ -13,6 +13,7 @@ import (
 	"github.com/pyattach/pyattach/cmd/internal/textline"
 	"github.com/pyattach/pyattach/detect/debuginfod"
 	"github.com/pyattach/pyattach/detect/elfinfo"
+	"github.com/pyattach/pyattach/detect/machoinfo"
 	"github.com/pyattach/pyattach/detect/proc"
 	"github.com/pyattach/pyattach/detect/safefs"
 	"github.com/pyattach/pyattach/venv"
@@ -137,6 +138,8 @@ func hintFor(err error) string {
 		return targetForms
 	case errors.Is(err, elfinfo.ErrCorrupt):
 		return "the file is truncated or corrupt (still being copied?); check it with: " + readelfFor(err)
+	case errors.Is(err, machoinfo.ErrCorrupt):
+		return "the Mach-O file is truncated or corrupt (still being copied, or a universal file whose header lies); copy it again from its wheel and check it with: llvm-objdump --macho --private-headers --arch=all FILE"
 	case errors.Is(err, target.ErrNotPython):
 		return "this is not a CPython interpreter; " + targetForms
 	case errors.Is(err, debuginfod.ErrTooLarge):

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"runtime"
 
 	"github.com/pyattach/pyattach/cmd/internal/debuginfo"
 	"github.com/pyattach/pyattach/cmd/internal/planner"
@@ -38,8 +39,13 @@ func plannerOptions(g *Globals, app *App, cfg *Config) planner.Options {
 		SourceRules: func(ctx context.Context, res *target.Result, di *debuginfo.Info) ([]plan.SourceRule, error) {
 			return sourceRules(res, di, g, cfg, app)
 		},
-		DataHome: app.dirs().DataHome,
-		UID:      os.Geteuid(),
+		MachO: func(p string) bool { return debuginfo.IsMachO(p, app.Cwd) },
+		CollectMachO: func(ctx context.Context, p string) (*debuginfo.Info, error) {
+			return newCollector(g, app, cfg).CollectMachO(p)
+		},
+		LLDBFindsBesideDSYM: runtime.GOOS == "darwin",
+		DataHome:            app.dirs().DataHome,
+		UID:                 os.Geteuid(),
 		Warn: func(err error) {
 			fmt.Fprintf(app.Stderr, "pyattach: warning: %s\n", textline.EscapeControls(textline.Fold(err.Error())))
 			if h := hintFor(err); h != "" {

@@ -25,7 +25,7 @@ import (
 
 // SrcmapCmd is `pyattach srcmap`.
 type SrcmapCmd struct {
-	Target string `arg:"" help:"A PID, a core file, or an ELF file (interpreter, venv, extension module)."`
+	Target string `arg:"" help:"A PID, a core file, or an ELF or Mach-O file (interpreter, venv, extension module)."`
 	JSON   bool   `help:"Print one JSON object: rules and unresolved groups."`
 }
 
@@ -78,8 +78,18 @@ type SrcUnresolved struct {
 // Run maps the target's sources.
 func (c *SrcmapCmd) Run(g *Globals, app *App, cfg *Config) error {
 	ctx := app.Ctx
-	res, rerr := resolveTarget(app, c.Target, g.targetOptions(app))
-	di, err := debugInfoFor(ctx, c.Target, res, rerr, g, app, cfg)
+	var res *target.Result
+	var di *debuginfo.Info
+	var err error
+	if debuginfo.IsMachO(c.Target, app.Cwd) {
+		// A macOS module: the DWARF of its .dSYM (or of itself, or of
+		// its debug map's objects) feeds the same inference.
+		di, err = newCollector(g, app, cfg).CollectMachO(c.Target)
+	} else {
+		var rerr error
+		res, rerr = resolveTarget(app, c.Target, g.targetOptions(app))
+		di, err = debugInfoFor(ctx, c.Target, res, rerr, g, app, cfg)
+	}
 	if err != nil {
 		return fmt.Errorf("srcmap %s: %w", c.Target, err)
 	}

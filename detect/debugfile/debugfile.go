@@ -28,6 +28,10 @@ const (
 	ViaDebuginfodCache Via = "debuginfod-cache"
 	ViaDebuginfod      Via = "debuginfod"
 	ViaNone            Via = "none"
+	// ViaDSYM and ViaDebugMap are a Mach-O module's: a .dSYM bundle's
+	// DWARF file, the object files of its debug map (detect/dsym).
+	ViaDSYM     Via = "dsym"
+	ViaDebugMap Via = "debug-map"
 )
 
 // Kind says what the debug information holds, which decides what the

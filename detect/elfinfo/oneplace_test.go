@@ -13,7 +13,9 @@ import (
 // TestOnePlace keeps two rules in one place each, in the spirit of
 // go/build's deps_test: no package but elfinfo calls debug/elf's Open or
 // NewFile (which panic on some hostile files; elfinfo.NewFile is the one
-// door for ELF input), and no package but detect/buildid spells gdb's
+// door for ELF input; machoinfo.NewFile is the one for Mach-O, so no
+// package but detect/machoinfo calls debug/macho's Open, NewFile, OpenFat
+// or NewFatFile), and no package but detect/buildid spells gdb's
 // .build-id layout in a path literal (buildid.ID.Path does). Tests and
 // testdata tools are left out, and so is detect/testenv, the tests'
 // support package: it opens the test's own fixtures, and elfinfo's
@@ -43,8 +45,14 @@ func TestOnePlace(t *testing.T) {
 			return err
 		}
 		pkgDir := filepath.ToSlash(filepath.Dir(rel))
-		elfName := ""
+		elfName, machoName := "", ""
 		for _, im := range f.Imports {
+			if im.Path.Value == `"debug/macho"` {
+				machoName = "macho"
+				if im.Name != nil {
+					machoName = im.Name.Name
+				}
+			}
 			if im.Path.Value == `"debug/elf"` {
 				elfName = "elf"
 				if im.Name != nil {
@@ -58,6 +66,12 @@ func TestOnePlace(t *testing.T) {
 			case *ast.SelectorExpr:
 				if id, ok := n.X.(*ast.Ident); ok && elfName != "" && id.Name == elfName && (n.Sel.Name == "Open" || n.Sel.Name == "NewFile") && pkgDir != "detect/elfinfo" && pkgDir != "detect/testenv" {
 					t.Errorf("%s:%d: %s.%s: parse ELF input with elfinfo.NewFile", rel, line(n), elfName, n.Sel.Name)
+				}
+				switch n.Sel.Name {
+				case "Open", "NewFile", "OpenFat", "NewFatFile":
+					if id, ok := n.X.(*ast.Ident); ok && machoName != "" && id.Name == machoName && pkgDir != "detect/machoinfo" && pkgDir != "detect/testenv" {
+						t.Errorf("%s:%d: %s.%s: parse Mach-O input with machoinfo.NewFile", rel, line(n), machoName, n.Sel.Name)
+					}
 				}
 			case *ast.BasicLit:
 				// A path piece, not prose (help texts name the layout).

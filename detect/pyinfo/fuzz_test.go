@@ -11,7 +11,7 @@ import (
 	"github.com/pyattach/pyattach/detect/pyversion"
 )
 
-// FuzzRead feeds arbitrary bytes to Read. The seed corpus in
+// FuzzRead feeds arbitrary bytes to Read and ReadSection. The seed corpus in
 // testdata/fuzz/FuzzRead holds small ELF files built with
 //
 //	gcc -Os -s -shared -nostdlib -Wl,--build-id=none -Wl,-z,noseparate-code
@@ -24,6 +24,16 @@ func FuzzRead(f *testing.F) {
 	f.Add([]byte{})
 	f.Add([]byte("\x7fELF"))
 	f.Fuzz(func(t *testing.T, b []byte) {
+		// The .AsyncioDebug section of the same bytes: found, or a
+		// typed error.
+		if rt, err := ReadSection(bytes.NewReader(b), AsyncioDebugSection); err != nil {
+			var fe *elfinfo.FormatError
+			if rt != nil || !errors.As(err, &fe) && !errors.Is(err, elfinfo.ErrNotELF) && !errors.Is(err, ErrNoSection) {
+				t.Fatalf("ReadSection: %v (%v)", err, rt)
+			}
+		} else if len(rt.Loads) == 0 {
+			t.Fatalf("ReadSection: no PT_LOAD in %+v", rt)
+		}
 		for _, name := range []string{"python3.11d", "libpython3.6m.so.1.0", "/proc/1/exe"} {
 			facts, err := Read(bytes.NewReader(b), name)
 			if err != nil {

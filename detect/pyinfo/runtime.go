@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/pyattach/pyattach/detect/elfinfo"
 )
@@ -79,4 +80,44 @@ func (rt *Runtime) Address(start, off uint64) (uint64, bool) {
 		return bias + rt.Value, true
 	}
 	return 0, false
+}
+
+// AsyncioDebugSection is the section where CPython 3.14+ writes
+// _Py_AsyncioModuleDebugOffsets: in the _asyncio extension module, or
+// in the executable (or libpython) when the module is built in.
+const AsyncioDebugSection = ".AsyncioDebug"
+
+// ErrNoSection means the file has no section of that name.
+var ErrNoSection = errors.New("no such section")
+
+// ReadSection reads where the loaded section name (SHF_ALLOC) sits in
+// an ELF file: its link-time address as Value, and the PT_LOAD
+// segments, so that Address places it in a process. Section headers
+// survive strip, so stripped files have it too.
+func ReadSection(r io.ReaderAt, name string) (*Runtime, error) {
+	f, err := elfinfo.NewFile(r)
+	if err != nil {
+		return nil, err
+	}
+	s := f.Section(name)
+	if s == nil || s.Flags&elf.SHF_ALLOC == 0 || s.Addr == 0 {
+		return nil, fmt.Errorf("%w: %s", ErrNoSection, name)
+	}
+	rt := &Runtime{Value: s.Addr}
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_LOAD {
+			rt.Loads = append(rt.Loads, Load{Off: p.Off, Vaddr: p.Vaddr, Filesz: p.Filesz})
+		}
+	}
+	if len(rt.Loads) == 0 {
+		return nil, fmt.Errorf("%w: no PT_LOAD segment", ErrNoSection)
+	}
+	return rt, nil
+}
+
+// IsAsyncioModule reports whether a file's base name is the _asyncio
+// extension module's ("_asyncio.cpython-314-x86_64-linux-gnu.so",
+// "_asyncio.so").
+func IsAsyncioModule(base string) bool {
+	return strings.HasPrefix(base, "_asyncio.") && strings.HasSuffix(base, ".so")
 }

@@ -15,6 +15,22 @@ var ErrNoTypes = errors.New("no CPython types in the DWARF")
 // FromDWARF reads the offsets of fields and the sizes of sizes from d,
 // the DWARF of a libpython or a static interpreter.
 func FromDWARF(d *dwarf.Data) (map[string]int64, error) {
+	out, err := fromDWARF(d)
+	if err != nil {
+		return nil, err
+	}
+	if _, ok := out["sizeof(PyObject)"]; !ok {
+		return nil, ErrNoTypes
+	}
+	if _, ok := out["PyCodeObject.co_filename"]; !ok {
+		return nil, ErrNoTypes
+	}
+	return out, nil
+}
+
+// fromDWARF reads what d has of fields and sizes: all of them from an
+// interpreter's DWARF, an extension module's types from its own.
+func fromDWARF(d *dwarf.Data) (map[string]int64, error) {
 	want := map[string]bool{}
 	for _, f := range fields {
 		want[strings.SplitN(f, ".", 2)[0]] = true
@@ -25,9 +41,6 @@ func FromDWARF(d *dwarf.Data) (map[string]int64, error) {
 	types, err := findTypes(d, want)
 	if err != nil {
 		return nil, err
-	}
-	if types["PyObject"] == nil || types["PyCodeObject"] == nil {
-		return nil, ErrNoTypes
 	}
 	out := map[string]int64{}
 	for _, f := range fields {
@@ -50,6 +63,18 @@ func FromDWARF(d *dwarf.Data) (map[string]int64, error) {
 	for _, s := range sizes {
 		if st := types[s]; st != nil {
 			out["sizeof("+s+")"] = st.ByteSize
+		}
+	}
+	for _, e := range enums {
+		for _, n := range e.Names {
+			vals, err := Enumerators(d, n)
+			if err != nil {
+				continue // not in this build, or not in this file
+			}
+			for name, v := range vals {
+				out[e.Key+"."+name] = v
+			}
+			break
 		}
 	}
 	return out, nil

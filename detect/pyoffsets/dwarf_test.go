@@ -10,7 +10,8 @@ import (
 )
 
 // A C file with the shapes FromDWARF must read: typedefs of tagged
-// structs, nested and anonymous members, and bit fields.
+// structs, nested and anonymous members, bit fields, and enums (a
+// tagged one and an anonymous one, by their typedef names).
 const fixtureC = `
 typedef struct _object { long ob_refcnt; void *ob_type; } PyObject;
 typedef struct { PyObject ob_base; long ob_size; } PyVarObject;
@@ -23,7 +24,9 @@ typedef struct {
 struct _is { struct _is *next; long id; struct { int count; void *head; } threads; };
 typedef struct _is PyInterpreterState;
 typedef struct { PyObject ob_base; union { int a; long b; }; void *co_filename; int co_firstlineno; } PyCodeObject;
-PyASCIIObject s; PyInterpreterState i; PyCodeObject c; PyVarObject v;
+typedef enum _framestate { FRAME_CREATED = -3, FRAME_SUSPENDED, FRAME_CLEARED = 4 } PyFrameState;
+typedef enum { STATE_PENDING, STATE_CANCELLED } fut_state;
+PyASCIIObject s; PyInterpreterState i; PyCodeObject c; PyVarObject v; PyFrameState fs; fut_state st;
 int main(void) { return 0; }
 `
 
@@ -55,6 +58,11 @@ func TestFromDWARF(t *testing.T) {
 		"PyCodeObject.co_firstlineno":             32,
 		"sizeof(PyObject)":                        16,
 		"sizeof(PyASCIIObject)":                   40,
+		"PyFrameState.FRAME_CREATED":              -3,
+		"PyFrameState.FRAME_SUSPENDED":            -2,
+		"PyFrameState.FRAME_CLEARED":              4,
+		"fut_state.STATE_PENDING":                 0,
+		"fut_state.STATE_CANCELLED":               1,
 	}
 	// DWARF 4 gives bit fields as DW_AT_data_bit_offset in gcc 12, DWARF
 	// 2 as DW_AT_bit_offset from the storage unit's top: both must agree.

@@ -23,6 +23,12 @@ func TestTablesCoverVersions(t *testing.T) {
 		"3.14": {"PyInterpreterState.threads.head", "PyThreadState.current_frame", "_PyInterpreterFrame.f_executable", "_PyInterpreterFrame.instr_ptr", "PyCodeObject._co_firsttraceable"},
 		"3.15": {"PyInterpreterState.threads.head", "PyThreadState.current_frame", "_PyInterpreterFrame.f_executable", "_PyInterpreterFrame.instr_ptr", "PyCodeObject._co_firsttraceable"},
 	}
+	// What finds and reads asyncio tasks up to 3.13 (3.14+ has its own
+	// debug offsets for them): the _asyncio extension's TaskObj and
+	// FutureObj, coroutines' frames, sets and weak references.
+	for _, key := range []string{"3.11", "3.12", "3.13"} {
+		need[key] = append(need[key], legacyTasks...)
+	}
 	for key, members := range need {
 		tab, ok := Lookup(key, "")
 		if !ok {
@@ -42,6 +48,18 @@ func TestTablesCoverVersions(t *testing.T) {
 	if a, _ := Lookup("3.7", "m"); a.Key != "3.7" {
 		t.Errorf("3.7m: got table %q", a.Key)
 	}
+}
+
+// legacyTasks are the members legacy_task_addrs and the task walk read
+// in 3.11-3.13.
+var legacyTasks = []string{
+	"PyGenObject.gi_iframe", "PyGenObject.gi_frame_state",
+	"TaskObj.task_coro", "TaskObj.task_name", "TaskObj.task_fut_waiter",
+	"FutureObj.fut_state", "FutureObj.fut_callback0", "FutureObj.fut_callbacks",
+	"PySetObject.used", "PySetObject.mask", "PySetObject.table", "setentry.key", "setentry.hash", "sizeof(setentry)",
+	"PyWeakReference.wr_object", "PyModuleObject.md_dict",
+	"PyFrameState.FRAME_SUSPENDED", "PyFrameState.FRAME_COMPLETED", "PyFrameState.FRAME_CLEARED",
+	"fut_state.STATE_PENDING", "fut_state.STATE_CANCELLED", "fut_state.STATE_FINISHED",
 }
 
 // TestTablesMatchDWARF regenerates every table from the builds on this

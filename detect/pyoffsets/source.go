@@ -26,7 +26,15 @@ type Source struct {
 	BuildID  string
 	Version  string // "3.11.7"
 	ABIFlags string // "" or "d", "t", "td": the flags that change layouts
+	// Extensions are the files holding the DWARF of the build's own
+	// extension modules whose types the tables carry (_asyncio's TaskObj
+	// and FutureObj), where the build has them as lib-dynload modules.
+	Extensions []string
 }
+
+// extensionModules are the lib-dynload modules whose types the tables
+// carry; a build that links one in has its types in its own DWARF.
+var extensionModules = []string{"_asyncio"}
 
 // Key is the table a source belongs to: "3.11", "3.11d", "3.13t".
 func (s Source) Key() string { return pyversion.MajorMinorOf(s.Version) + s.ABIFlags }
@@ -150,7 +158,60 @@ func sourceOf(kind, path, debugDir string) (Source, bool) {
 			s.Debug = d
 		}
 	}
-	return s, s.Debug != ""
+	if s.Debug == "" {
+		return s, false
+	}
+	s.Extensions = extensionDebug(path, s.Version, s.ABIFlags, debugDir)
+	return s, true
+}
+
+// extensionDebug finds the files with the DWARF of extensionModules for
+// the interpreter or libpython at path: PREFIX/lib/python3.N[t]/lib-dynload/
+// MODULE.cpython-3N[flags][m]-x86_64-linux-gnu.so, PREFIX being the directory above path's
+// (bin/ or lib/), with the DWARF embedded or in a build-id file under
+// debugDir. Modules not found are left out.
+func extensionDebug(path, version, flags, debugDir string) []string {
+	minor := pyversion.MajorMinorOf(version)
+	tag := strings.ReplaceAll(minor, ".", "") + flags
+	lib := minor
+	if strings.Contains(flags, "t") {
+		lib += "t"
+	}
+	dynload := filepath.Join(filepath.Dir(filepath.Dir(path)), "lib", "python"+lib, "lib-dynload")
+	var out []string
+	for _, m := range extensionModules {
+		// Up to 3.7 the file names carry the m (pymalloc) flag too.
+		for _, t := range []string{tag, tag + "m"} {
+			so := filepath.Join(dynload, m+".cpython-"+t+"-x86_64-linux-gnu.so")
+			if d := debugOf(so, debugDir); d != "" {
+				out = append(out, d)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// debugOf is the file holding the DWARF of the ELF file at path (itself,
+// or its build-id debug file under debugDir), "" when there is none.
+func debugOf(path, debugDir string) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	ef, err := elfinfo.NewFile(f)
+	if err != nil {
+		return ""
+	}
+	if embedsDWARF(ef) {
+		return path
+	}
+	id, _ := elfinfo.BuildIDOf(ef)
+	if d := buildid.ID(id).DebugPath(debugDir); d != "" && hasDWARF(d) {
+		return d
+	}
+	return ""
 }
 
 func hasDWARF(path string) bool {
@@ -175,24 +236,48 @@ func embedsDWARF(f *elf.File) bool {
 	return s != nil && s.Type != elf.SHT_NOBITS
 }
 
-// Generate reads the offsets from a source's DWARF.
+// Generate reads the offsets from a source's DWARF, then those its
+// Extensions add (what the interpreter's own DWARF lacks).
 func Generate(s Source) (map[string]int64, error) {
-	f, err := os.Open(s.Debug)
+	d, err := openDWARF(s.Debug)
+	if err != nil {
+		return nil, err
+	}
+	m, err := FromDWARF(d)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", s.Debug, err)
+	}
+	for _, e := range s.Extensions {
+		d, err := openDWARF(e)
+		if err != nil {
+			return nil, err
+		}
+		more, err := fromDWARF(d)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", e, err)
+		}
+		for k, v := range more {
+			if _, ok := m[k]; !ok {
+				m[k] = v
+			}
+		}
+	}
+	return m, nil
+}
+
+func openDWARF(path string) (*dwarf.Data, error) {
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
 	ef, err := elfinfo.NewFile(f)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", s.Debug, err)
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	d, err := dwarfOf(ef)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", s.Debug, err)
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	m, err := FromDWARF(d)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", s.Debug, err)
-	}
-	return m, nil
+	return d, nil
 }

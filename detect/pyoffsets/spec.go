@@ -125,6 +125,35 @@ var fields = []string{
 	"PyTracebackObject.tb_frame",
 	"PyTracebackObject.tb_lasti",
 	"PyTracebackObject.tb_lineno",
+
+	// asyncio tasks (dump --tasks, py-tasks). Coroutines and generators
+	// embed their _PyInterpreterFrame from 3.11 on. Tasks and futures are
+	// the _asyncio extension's (Modules/_asynciomodule.c: a lib-dynload
+	// module whose DWARF Generate reads beside the interpreter's, or built
+	// in). C names a Task's future members task_state, task_callback0...
+	// (FutureObj_HEAD(task)): they sit where a Future's fut_* do, so the
+	// FutureObj keys serve both. Up to 3.13 the tasks are found from the
+	// interpreter's modules: asyncio.tasks's _all_tasks (up to 3.11) or
+	// _scheduled_tasks (3.12+), a weakref.WeakSet whose instance dict's
+	// "data" is a set of weak references, and _eager_tasks (3.12+), a set.
+	"PyGenObject.gi_iframe",      // 3.11+
+	"PyGenObject.gi_frame_state", // 3.11+
+	"PyGenObject.gi_frame",       // up to 3.10
+	"TaskObj.task_coro",          //
+	"TaskObj.task_name",          //
+	"TaskObj.task_fut_waiter",    //
+	"TaskObj.task_is_done",       // 3.14+
+	"FutureObj.fut_state",        //
+	"FutureObj.fut_callback0",    //
+	"FutureObj.fut_callbacks",    //
+	"FutureObj.fut_awaited_by",   // 3.14+
+	"PySetObject.fill",           //
+	"PySetObject.used",           //
+	"PySetObject.mask",           //
+	"PySetObject.table",          //
+	"setentry.key",               //
+	"setentry.hash",              //
+	"PyWeakReference.wr_object",  //
 }
 
 // sizes are the types whose sizes the walker needs (a compact string's
@@ -139,4 +168,20 @@ var sizes = []string{
 	"PyDictKeyEntry",
 	"PyDictUnicodeEntry", // 3.11+
 	"_gil_runtime_state", // a futex inside it is a wait for the GIL
+	"setentry",           // a set's table is an array of them
+}
+
+// enums are the C enums whose constants the walker compares with what
+// it reads, under "ENUM.CONSTANT" ("PyFrameState.FRAME_SUSPENDED"), each
+// with the names C gives it (a typedef, or the enum's tag where a version
+// has no typedef): a coroutine's frame state (3.11+; the values move in
+// 3.13 and 3.15, where only the tag _framestate names it) and a future's
+// (the _asyncio extension's fut_state: STATE_PENDING, STATE_CANCELLED,
+// STATE_FINISHED).
+var enums = []struct {
+	Key   string
+	Names []string
+}{
+	{"PyFrameState", []string{"PyFrameState", "_framestate"}},
+	{"fut_state", []string{"fut_state"}},
 }

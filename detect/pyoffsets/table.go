@@ -16,7 +16,8 @@ type Table struct {
 	// From names the build the table was generated from.
 	From From `json:"generated_from"`
 	// Fields maps "Type.member" to a byte offset, "Type.member:bit_offset"
-	// and ":bit_size" for bit fields, and "sizeof(Type)" to a size.
+	// and ":bit_size" for bit fields, "sizeof(Type)" to a size, and
+	// "Enum.CONSTANT" to the value of a constant of a C enum (see enums).
 	Fields map[string]int64 `json:"fields"`
 }
 

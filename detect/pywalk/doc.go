@@ -17,8 +17,10 @@
 // reprs), pyattach_walk_native (which C frames run which Python
 // frames), pyattach_walk_source (the target's source files),
 // pyattach_walk_text (escape, the one escaping of the target's strings),
-// pyattach_walk_format (what the commands print) and pyattach_walk_dump
-// (what `pyattach dump` reports of each OS thread, for any reader). The thin adapters
+// pyattach_walk_format (what the commands print), pyattach_walk_dump
+// (what `pyattach dump` reports of each OS thread, for any reader) and
+// pyattach_walk_tasks_legacy (where 3.7-3.13 keep their asyncio tasks:
+// legacy_task_addrs). The thin adapters
 // py/pyattach_gdb.py and py/pyattach_lldb.py import pyattach_walk only,
 // and their own modules (py/pyattach_gdb_bt.py: the frame filter that
 // shows Python frames in gdb's bt).

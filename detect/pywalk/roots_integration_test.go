@@ -44,9 +44,20 @@ type inRoot struct {
 // the namespace's init, so that it gets signals as any process does.
 func startInRoot(t *testing.T, ri rootInterp) inRoot {
 	t.Helper()
+	proc, line := startSourceInRoot(t, ri, appPy)
+	if line != "ready" {
+		t.Fatalf("%s in %s: app.py did not start: it printed %q", ri.Exe(), ri.Dir, line)
+	}
+	return proc
+}
+
+// startSourceInRoot is startInRoot for src as app.py, which prints one
+// line when it is ready: that line is returned.
+func startSourceInRoot(t *testing.T, ri rootInterp, src string) (inRoot, string) {
+	t.Helper()
 	unshare := testenv.Need(t, "unshare")
 	d := t.TempDir()
-	os.WriteFile(filepath.Join(d, "app.py"), []byte(appPy), 0o644)
+	os.WriteFile(filepath.Join(d, "app.py"), []byte(src), 0o644)
 	cmd := exec.Command(unshare, "--pid", "--mount", "--fork", "--kill-child", "--mount-proc="+filepath.Join(ri.Dir, "proc"),
 		"sh", "-c", `mount --bind "$2" "$1/mnt" && ulimit -c unlimited && exec chroot "$1" /bin/sh -c 'cd /mnt && "$0" /mnt/app.py; :' "$3"`,
 		"sh", ri.Dir, d, ri.Exe())
@@ -61,28 +72,26 @@ func startInRoot(t *testing.T, ri rootInterp) inRoot {
 	done := make(chan struct{})
 	go func() { cmd.Wait(); close(done) }()
 	t.Cleanup(func() { cmd.Process.Kill(); <-done })
-	ready := make(chan bool, 1)
+	ready := make(chan string, 1)
 	go func() {
 		s := bufio.NewScanner(out)
-		ok := s.Scan() && s.Text() == "ready"
-		ready <- ok
+		s.Scan()
+		ready <- s.Text()
 		for s.Scan() {
 		}
 	}()
+	var line string
 	select {
-	case ok := <-ready:
-		if !ok {
-			t.Fatalf("%s in %s: app.py did not start", ri.Exe(), ri.Dir)
-		}
+	case line = <-ready:
 	case <-time.After(60 * time.Second):
 		t.Fatalf("%s in %s: app.py printed no ready line", ri.Exe(), ri.Dir)
 	}
 	time.Sleep(200 * time.Millisecond)
 	pid := descendant(cmd.Process.Pid, "python"+ri.Minor)
 	if pid == 0 {
-		t.Fatalf("no python%s under unshare's pid %d", ri.Minor, cmd.Process.Pid)
+		t.Fatalf("no python%s under unshare's pid %d (it printed %q)", ri.Minor, cmd.Process.Pid, line)
 	}
-	return inRoot{pid: pid, dir: d, done: done}
+	return inRoot{pid: pid, dir: d, done: done}, line
 }
 
 // descendant finds the process below pid whose executable is named exe.

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/pyattach/pyattach/detect/elfinfo"
+	"github.com/pyattach/pyattach/detect/machoinfo"
 	"github.com/pyattach/pyattach/detect/safefs"
 )
 
@@ -48,7 +49,19 @@ func ScanFile(path string) (*Result, error) {
 // or separate debug file behind r. A file without DWARF gives an empty
 // Result. Malformed DWARF gives an error wrapping elfinfo.ErrCorrupt; a
 // file that is not ELF, elfinfo.ErrNotELF.
+//
+// A Mach-O file (a module with its DWARF, a .dSYM bundle's DWARF file,
+// an object file of a debug map) is read too: every architecture of a
+// universal file, their files merged.
 func Scan(r io.ReaderAt) (*Result, error) {
+	var magic [4]byte
+	if _, err := r.ReadAt(magic[:], 0); err == nil && machoinfo.IsMachO(magic[:]) {
+		mf, err := machoinfo.NewFile(r)
+		if err != nil {
+			return nil, err
+		}
+		return ScanMachO(mf)
+	}
 	f, err := elfinfo.NewFile(r)
 	if err != nil {
 		return nil, err
@@ -56,15 +69,54 @@ func Scan(r io.ReaderAt) (*Result, error) {
 	return ScanELF(f)
 }
 
+// ScanMachO is Scan on a Mach-O file parsed by machoinfo.NewFile: the
+// __DWARF sections of each architecture, the results merged.
+func ScanMachO(f *machoinfo.File) (*Result, error) {
+	out := &Result{Units: []Unit{}, Files: []string{}}
+	seen := map[string]bool{}
+	for _, sl := range f.Slices {
+		mf := sl.File
+		sec := func(name string) *section {
+			s := mf.Section(name)
+			if s == nil || s.Seg != "__DWARF" {
+				return nil
+			}
+			return &section{name: s.Name, size: s.Size, rs: s.Open(), buf: make([]byte, 0, chunk)}
+		}
+		// Mach-O section names stop at 16 bytes: __debug_str_offs.
+		res, err := scanSections(mf.ByteOrder, sec("__debug_info"), sec("__debug_line"), sec("__debug_abbrev"),
+			sec("__debug_str"), sec("__debug_line_str"), sec("__debug_str_offs"))
+		if err != nil {
+			return nil, err
+		}
+		out.Units = append(out.Units, res.Units...)
+		for _, p := range res.Files {
+			if !seen[p] {
+				seen[p] = true
+				out.Files = append(out.Files, p)
+			}
+		}
+	}
+	sort.Strings(out.Files)
+	return out, nil
+}
+
 // ScanELF is Scan on an ELF file parsed by elfinfo.NewFile.
 func ScanELF(f *elf.File) (*Result, error) {
+	return scanSections(f.ByteOrder, openSection(f.Section(".debug_info")), openSection(f.Section(".debug_line")),
+		openSection(f.Section(".debug_abbrev")), openSection(f.Section(".debug_str")),
+		openSection(f.Section(".debug_line_str")), openSection(f.Section(".debug_str_offsets")))
+}
+
+// scanSections scans the DWARF sections of one file (nil: absent).
+func scanSections(bo binary.ByteOrder, info, line, abbrev, str, lineStr, strOffsets *section) (*Result, error) {
 	s := &scanner{
-		bo:     f.ByteOrder,
-		info:   openSection(f.Section(".debug_info")),
-		line:   openSection(f.Section(".debug_line")),
+		bo:     bo,
+		info:   info,
+		line:   line,
 		tables: map[uint64]*lineTable{},
 	}
-	s.abbrevs = abbrevs{sec: openSection(f.Section(".debug_abbrev")), tables: map[uint64]map[uint64][]attrSpec{}}
+	s.abbrevs = abbrevs{sec: abbrev, tables: map[uint64]map[uint64][]attrSpec{}}
 	res := &Result{Units: []Unit{}, Files: []string{}}
 	if s.info == nil {
 		return res, nil
@@ -76,11 +128,7 @@ func ScanELF(f *elf.File) (*Result, error) {
 	if err := s.scanLines(); err != nil {
 		return nil, err
 	}
-	err := s.strs.resolve(
-		openSection(f.Section(".debug_str")),
-		openSection(f.Section(".debug_line_str")),
-		openSection(f.Section(".debug_str_offsets")),
-		s.bo)
+	err := s.strs.resolve(str, lineStr, strOffsets, s.bo)
 	if err != nil {
 		return nil, err
 	}

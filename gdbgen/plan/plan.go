@@ -118,6 +118,9 @@ type SymbolFile struct {
 	Module string
 	// File is the debug file.
 	File string
+	// UUID is set for a Mach-O module's .dSYM DWARF file: the LC_UUID
+	// it was matched by ("" for an ELF file, matched by build-id).
+	UUID string
 }
 
 // SourceRule maps a build-time path prefix to a local directory.
@@ -193,4 +196,9 @@ type Dump struct {
 	// MaxFrames, MaxReads and Timeout bound the walk (0: no bound).
 	MaxFrames, MaxReads uint
 	Timeout             time.Duration
+	// Tasks adds the asyncio tasks, at most MaxTasks (0: all); Asyncio
+	// is the .AsyncioDebug section's address (0: gdb looks for it).
+	Tasks    bool
+	Asyncio  uint64
+	MaxTasks uint
 }

@@ -149,6 +149,15 @@ func (m Mismatch) String() string {
 		return fmt.Sprintf("%s: %s is not a readable ELF file: %s", m.Entry, m.SO, m.Got)
 	case MismatchNoBuildID:
 		return fmt.Sprintf("%s: %s has no build-id to file the debug file under", m.Entry, m.SO)
+	case MismatchUUID:
+		return fmt.Sprintf("%s: UUID %s, but %s has UUID %s", m.Entry, m.Got, m.SO, m.Want)
+	case MismatchNotMachO:
+		return fmt.Sprintf("%s: %s is not a readable Mach-O file: %s", m.Entry, m.SO, m.Got)
+	case MismatchNoDWARFFile:
+		if m.Want != "" {
+			return fmt.Sprintf("%s: the bundle has no %s", m.Entry, m.Want)
+		}
+		return fmt.Sprintf("%s: the bundle's DWARF file is not readable: %s", m.Entry, m.Got)
 	case MismatchNoDebugInfo:
 		return fmt.Sprintf("%s: not an ELF debug file: %s", m.Entry, m.Got)
 	}
@@ -219,7 +228,11 @@ func (s *Store) Install(zipPath string, dist *Dist) (rep *Report, err error) {
 	}
 
 	rep = &Report{}
-	entries, err := checkEntries(zipPath, zr.File, rep)
+	if hasBundles(zr.File) {
+		// A macosx zip: .dSYM bundles (dsym.go).
+		return s.installBundles(zipPath, zf, st.Size(), zr, dist, rep)
+	}
+	entries, err := checkEntries(zipPath, zr.File, rep, isDebugEntry, "*.debug")
 	if err != nil {
 		return nil, err
 	}
@@ -328,9 +341,15 @@ func (s *Store) dir() (string, error) {
 	return filepath.Abs(s.Dir)
 }
 
-// checkEntries refuses a zip with any unsafe entry and returns its
-// *.debug entries; other regular files go to rep.Ignored.
-func checkEntries(zipPath string, files []*zip.File, rep *Report) ([]*zip.File, error) {
+// isDebugEntry is a Linux zip's entry to install: <path>/<name>.debug.
+func isDebugEntry(name string) bool {
+	return strings.HasSuffix(name, ".debug") && path.Base(name) != ".debug"
+}
+
+// checkEntries refuses a zip with any unsafe entry and returns the
+// entries want keeps (what names them in an error); other regular files
+// go to rep.Ignored.
+func checkEntries(zipPath string, files []*zip.File, rep *Report, want func(string) bool, what string) ([]*zip.File, error) {
 	if len(files) > MaxEntries {
 		return nil, fmt.Errorf("%s: %w: %d entries (at most %d)", zipPath, ErrUnsafeEntry, len(files), MaxEntries)
 	}
@@ -355,7 +374,7 @@ func checkEntries(zipPath string, files []*zip.File, rep *Report) ([]*zip.File, 
 			return nil, fmt.Errorf("%s: %w %q: appears twice", zipPath, ErrUnsafeEntry, f.Name)
 		}
 		seen[name] = true
-		if !strings.HasSuffix(name, ".debug") || path.Base(name) == ".debug" {
+		if !want(name) {
 			rep.Ignored = append(rep.Ignored, f.Name)
 			continue
 		}
@@ -369,7 +388,7 @@ func checkEntries(zipPath string, files []*zip.File, rep *Report) ([]*zip.File, 
 		out = append(out, f)
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("%w: %s has no *.debug entries", ErrNotDebugZip, zipPath)
+		return nil, fmt.Errorf("%w: %s has no %s entries", ErrNotDebugZip, zipPath, what)
 	}
 	return out, nil
 }
@@ -792,6 +811,17 @@ func (s *Store) Remove(name string) ([]string, error) {
 				continue
 			}
 			used[f.Debug] = true // once
+			if strings.HasPrefix(f.Debug, filepath.Join(dir, "dsym")+string(filepath.Separator)) && f.Verified == VerifiedUUID {
+				// A .dSYM bundle (or a link to one), then its UUID
+				// directory when empty.
+				if err := os.RemoveAll(f.Debug); err != nil {
+					errs = append(errs, err)
+					continue
+				}
+				removed = append(removed, f.Debug)
+				os.Remove(filepath.Dir(f.Debug))
+				continue
+			}
 			if !strings.HasPrefix(f.Debug, buildIDDir+string(filepath.Separator)) {
 				continue
 			}

@@ -12,8 +12,10 @@ import (
 	"github.com/pyattach/pyattach/cmd/internal/textline"
 	"github.com/pyattach/pyattach/detect/debugfile"
 	"github.com/pyattach/pyattach/detect/debuginfod"
+	"github.com/pyattach/pyattach/detect/dsym"
 	"github.com/pyattach/pyattach/detect/elfinfo"
 	"github.com/pyattach/pyattach/detect/environ"
+	"github.com/pyattach/pyattach/detect/machoinfo"
 	"github.com/pyattach/pyattach/detect/pyext"
 	"github.com/pyattach/pyattach/detect/rootfs"
 	"github.com/pyattach/pyattach/detect/safefs"
@@ -199,6 +201,73 @@ func (c *Collector) Collect(ctx context.Context, tgt string, res *target.Result,
 	if python {
 		di.Extensions = c.FindExtensions(res)
 	}
+	return di, nil
+}
+
+// IsMachO reports whether the file target tgt (relative to cwd) is a
+// Mach-O file: its debug information is found by CollectMachO.
+func IsMachO(tgt, cwd string) bool {
+	if !filepath.IsAbs(tgt) && cwd != "" {
+		tgt = filepath.Join(cwd, tgt)
+	}
+	f, err := safefs.Open(tgt)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	var b [4]byte
+	if _, err := f.ReadAt(b[:], 0); err != nil {
+		return false
+	}
+	return machoinfo.IsMachO(b[:])
+}
+
+// CollectMachO finds the .dSYM of the Mach-O file tgt for each of its
+// architectures, in lldb's order (detect/dsym): beside it, in the debug
+// directories, then in the store by UUID.
+func (c *Collector) CollectMachO(tgt string) (*Info, error) {
+	abs := tgt
+	if !filepath.IsAbs(abs) && c.Cwd != "" {
+		abs = filepath.Join(c.Cwd, abs)
+	}
+	abs, err := filepath.Abs(abs)
+	if err != nil {
+		return nil, err
+	}
+	info, err := machoinfo.Open(abs)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", abs, err)
+	}
+	di, err := c.Collect(context.Background(), "", nil, nil)
+	if err != nil {
+		return nil, err
+	}
+	di.Target = tgt
+	loc := &dsym.Locator{DebugDirs: di.DebugDirs, Store: c.StoreDir}
+	arches := loc.Locate(abs, info)
+	m := Module{Path: abs, MachO: &MachO{Universal: info.Universal, Arches: arches}}
+	m.Debug = debugfile.Found{Via: debugfile.ViaNone, Kind: debugfile.KindNone}
+	if len(arches) > 0 {
+		a := arches[0]
+		switch a.Via {
+		case dsym.ViaEmbedded:
+			m.Debug = debugfile.Found{Via: debugfile.ViaEmbedded, Path: abs, Kind: debugfile.KindDWARF}
+		case dsym.ViaBeside, dsym.ViaDebugDir, dsym.ViaStore:
+			m.Debug = debugfile.Found{Via: debugfile.ViaDSYM, Path: a.DWARF, Kind: debugfile.KindDWARF}
+		case dsym.ViaDebugMap:
+			m.Debug = debugfile.Found{Via: debugfile.ViaDebugMap, Path: a.Objects[0], Kind: debugfile.KindDWARF}
+		default:
+			if info.Arches[0].Symtab {
+				m.Debug.Kind = debugfile.KindSymtab
+			}
+		}
+		for _, a := range arches {
+			for _, r := range a.Rejected {
+				m.Debug.Rejected = append(m.Debug.Rejected, debugfile.Rejection{Path: r.Path, Reason: r.Reason})
+			}
+		}
+	}
+	di.Modules = []Module{m}
 	return di, nil
 }
 

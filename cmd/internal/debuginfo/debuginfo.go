@@ -3,6 +3,7 @@ package debuginfo
 import (
 	"github.com/pyattach/pyattach/cmd/internal/target"
 	"github.com/pyattach/pyattach/detect/debugfile"
+	"github.com/pyattach/pyattach/detect/dsym"
 	"github.com/pyattach/pyattach/detect/elfinfo"
 )
 
@@ -40,7 +41,18 @@ type Module struct {
 	DebugLink    *elfinfo.DebugLink `json:"debuglink"`
 	DebugAltLink *elfinfo.AltLink   `json:"debugaltlink"`
 	Debug        debugfile.Found    `json:"debug"`
-	Error        string             `json:"error,omitempty"`
+	// MachO is set for a Mach-O module (macOS): its UUID and .dSYM per
+	// architecture. BuildID, DebugLink and DebugAltLink are then empty,
+	// and Debug sums up the first architecture.
+	MachO *MachO `json:"macho,omitempty"`
+	Error string `json:"error,omitempty"`
+}
+
+// MachO is where a Mach-O module's DWARF is, architecture by
+// architecture (detect/dsym's answer).
+type MachO struct {
+	Universal bool         `json:"universal"`
+	Arches    []dsym.Found `json:"arches"`
 }
 
 // Extensions are the CPython debugger extensions for the interpreter.

@@ -124,6 +124,11 @@ type Services struct {
 	Sources func(ctx context.Context, res *target.Result, di *debuginfo.Info) (*SourceMap, error)
 	// Hint is the advice for an error resolving the target, or "".
 	Hint func(error) string
+	// IsMachO reports whether a file target is a Mach-O file, whose
+	// .dSYMs MachODebugInfo finds (debuginfo.Collector.CollectMachO);
+	// nil: no Mach-O checks.
+	IsMachO        func(tgt string) bool
+	MachODebugInfo func(ctx context.Context, tgt string) (*debuginfo.Info, error)
 }
 
 // getenv is the one place doctor reads the environment.
@@ -216,6 +221,8 @@ func Run(ctx context.Context, s *Services, tgt string) []Check {
 	run(func() []Check { return []Check{s.checkDebuginfod(ctx)} })
 	if tgt == "" {
 		run(func() []Check { return []Check{s.checkPtrace(nil)} })
+	} else if s.IsMachO != nil && s.MachODebugInfo != nil && s.IsMachO(tgt) {
+		run(func() []Check { return s.machOChecks(ctx, tgt) })
 	} else {
 		run(func() []Check { return s.targetChecks(ctx, tgt) })
 	}

@@ -112,7 +112,7 @@ type Timings struct {
 // /proc/PID/mem and returns the JSON it wrote to output. The process is
 // resumed once its stacks are read, and whatever happens (an error, a
 // timeout, ctx cancelled by SIGINT or SIGTERM).
-func (t *Target) readDirect(ctx context.Context, opts Options, svc *Services, runtime uint64, wdir, output string, tm *Timings) ([]byte, error) {
+func (t *Target) readDirect(ctx context.Context, opts Options, svc *Services, runtime, asyncio uint64, wdir, output string, tm *Timings) ([]byte, error) {
 	python, err := svc.Python()
 	if err != nil {
 		return nil, err
@@ -121,6 +121,7 @@ func (t *Target) readDirect(ctx context.Context, opts Options, svc *Services, ru
 		"pid": t.PID, "runtime": runtime, "version": t.Res.Python.Version, "flags": t.Res.Python.ABIFlags,
 		"output": output, "source": !opts.JSON, "locals": opts.Locals, "max_frames": opts.MaxFrames,
 		"max_reads": opts.MaxReads, "timeout": opts.Timeout.Seconds(),
+		"tasks": opts.Tasks, "asyncio_debug": asyncio, "max_tasks": opts.MaxTasks,
 	})
 	if err != nil {
 		return nil, err

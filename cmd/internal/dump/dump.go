@@ -40,6 +40,10 @@ type Options struct {
 	// MaxFrames, MaxReads and Timeout bound the walk (0: no bound).
 	MaxFrames, MaxReads uint
 	Timeout             time.Duration
+	// Tasks adds the asyncio tasks (pyattach_walk_tasks), at most
+	// MaxTasks of them (0: all), each counted.
+	Tasks    bool
+	MaxTasks uint
 }
 
 // Runner runs an external command with env as its whole environment and
@@ -110,6 +114,10 @@ func Run(ctx context.Context, opts Options, svc *Services) error {
 	if err != nil {
 		return err
 	}
+	var asyncio uint64
+	if opts.Tasks {
+		asyncio = t.AsyncioAddress()
+	}
 	tm.Resolve = time.Since(t0)
 	wdir, err := svc.WalkerDir()
 	if err != nil {
@@ -127,7 +135,7 @@ func Run(ctx context.Context, opts Options, svc *Services) error {
 	}
 	defer out.Cleanup()
 	if reader == ReaderDirect {
-		data, err := t.readDirect(ctx, opts, svc, runtime, wdir, out.Name(), &tm)
+		data, err := t.readDirect(ctx, opts, svc, runtime, asyncio, wdir, out.Name(), &tm)
 		if err == nil {
 			if opts.Verbose {
 				fmt.Fprintf(svc.Stderr, "pyattach: reader: direct (a system python3 reading /proc/%d/mem)\n", t.PID)
@@ -164,6 +172,9 @@ func Run(ctx context.Context, opts Options, svc *Services) error {
 		MaxFrames: opts.MaxFrames,
 		MaxReads:  opts.MaxReads,
 		Timeout:   opts.Timeout,
+		Tasks:     opts.Tasks,
+		Asyncio:   asyncio,
+		MaxTasks:  opts.MaxTasks,
 	}
 	if t.Res.Container {
 		d.Walker.Root = t.Res.Root
@@ -287,6 +298,9 @@ func (t *Target) report(data []byte, log string, runErr error, tab *nativesym.Ta
 		h.CorePID = t.Info.PID
 	}
 	res, text, warnings := Render(h, wd, opts.Native)
+	if opts.Tasks {
+		text = renderTasks(&res, wd, text)
+	}
 	for _, w := range warnings {
 		fmt.Fprintf(svc.Stderr, "pyattach: warning: %s\n", w)
 	}

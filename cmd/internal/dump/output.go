@@ -17,6 +17,43 @@ type Output struct {
 	Python    Python   `json:"python"`
 	Threads   []Thread `json:"threads"`
 	Truncated string   `json:"truncated,omitempty"`
+	// With --tasks: the asyncio tasks (at most --max-tasks of them),
+	// how many there are, the await cycles (task ids in await order) and
+	// why none could be listed.
+	Tasks      *[]Task     `json:"tasks,omitempty"`
+	TasksTotal *int        `json:"tasks_total,omitempty"`
+	TaskCycles *[][]uint64 `json:"task_cycles,omitempty"`
+	TasksError string      `json:"tasks_error,omitempty"`
+}
+
+// Task is one asyncio task (pyattach_walk_tasks): its id (the Task
+// object's address), name, state (pending, cancelled, done), coroutine
+// stack innermost first, the task or future it awaits (null: none;
+// AwaitingType that object's type), the tasks that await it, the thread
+// running it now (its id as the process knows it).
+type Task struct {
+	ID              uint64      `json:"id"`
+	Name            *string     `json:"name"`
+	State           *string     `json:"state"`
+	Frames          []TaskFrame `json:"frames"`
+	Awaiting        *uint64     `json:"awaiting"`
+	AwaitingType    string      `json:"awaiting_type,omitempty"`
+	AwaitedBy       []uint64    `json:"awaited_by"`
+	RunningInThread *int        `json:"running_in_thread,omitempty"`
+	Error           string      `json:"error,omitempty"`
+}
+
+// TaskFrame is one coroutine frame of a task.
+type TaskFrame struct {
+	Function string `json:"function"`
+	File     string `json:"file"`
+	Line     *int   `json:"line"`
+}
+
+// TaskRef names the task a thread runs now.
+type TaskRef struct {
+	ID   uint64  `json:"id"`
+	Name *string `json:"name"`
 }
 
 // Python is the interpreter of the target.
@@ -44,6 +81,8 @@ type Thread struct {
 	StackUnmerged string        `json:"stack_unmerged,omitempty"`
 	// Exception is the one the thread is handling (null: none).
 	Exception *Exception `json:"exception"`
+	// Task (--tasks) is the asyncio task the thread runs now.
+	Task *TaskRef `json:"task,omitempty"`
 }
 
 // StackFrame is one frame of a merged stack: Kind "python" (PC null)
@@ -196,6 +235,12 @@ type Walker struct {
 		Seconds float64 `json:"seconds"`
 	} `json:"cost"`
 	Threads []WalkerThread `json:"threads"`
+	// The asyncio tasks (dump with tasks), and the walker's text of them.
+	Tasks      *[]Task    `json:"tasks"`
+	TasksTotal int        `json:"tasks_total"`
+	TaskCycles [][]uint64 `json:"task_cycles"`
+	TasksError string     `json:"tasks_error"`
+	TasksText  string     `json:"tasks_text"`
 }
 
 // WalkerThread is a thread as the walker writes it.
@@ -216,6 +261,7 @@ type WalkerThread struct {
 	Stack           *[]StackRef     `json:"stack"`
 	StackUnmerged   *string         `json:"stack_unmerged"`
 	Exception       *Exception      `json:"exception"`
+	Task            *TaskRef        `json:"task"`
 }
 
 // WalkerNative is a C frame as gdb unwinds it; BlockPC is an address
@@ -292,7 +338,15 @@ func Render(h Header, wd *Walker, native bool) (Output, string, []string) {
 		if th.Error != "" {
 			warnings = append(warnings, fmt.Sprintf("thread %d: %s", th.TID, textline.Escape(th.Error)))
 		}
+		dt.Task = th.Task
 		text.WriteString("\n" + facts.header(th.TID, th.Name) + ":\n")
+		if th.Task != nil {
+			name := "?"
+			if th.Task.Name != nil {
+				name = *th.Task.Name
+			}
+			fmt.Fprintf(&text, "  Running asyncio task %s (%#x)\n", textline.Escape(name), th.Task.ID)
+		}
 		if th.Exception != nil {
 			text.WriteString(th.Exception.line())
 		}
@@ -461,4 +515,28 @@ func Thousands(n int) string {
 		s = s[:i] + "," + s[i:]
 	}
 	return s
+}
+
+// renderTasks adds the asyncio tasks the walker read to res and their
+// text (the walker's tree, escaped there) after the threads' text.
+func renderTasks(res *Output, wd *Walker, text string) string {
+	tasks := []Task{}
+	if wd.Tasks != nil {
+		tasks = *wd.Tasks
+	}
+	for i := range tasks {
+		if tasks[i].Frames == nil {
+			tasks[i].Frames = []TaskFrame{}
+		}
+		if tasks[i].AwaitedBy == nil {
+			tasks[i].AwaitedBy = []uint64{}
+		}
+	}
+	cycles := wd.TaskCycles
+	if cycles == nil {
+		cycles = [][]uint64{}
+	}
+	total := wd.TasksTotal
+	res.Tasks, res.TasksTotal, res.TaskCycles, res.TasksError = &tasks, &total, &cycles, wd.TasksError
+	return text + "\nasyncio tasks:\n" + wd.TasksText
 }

@@ -18,7 +18,9 @@ import (
 	"github.com/pyattach/pyattach/detect/elfinfo"
 	"github.com/pyattach/pyattach/detect/proc"
 	"github.com/pyattach/pyattach/detect/pyinfo"
+	"github.com/pyattach/pyattach/detect/pyversion"
 	"github.com/pyattach/pyattach/detect/rootfs"
+	"github.com/pyattach/pyattach/detect/safefs"
 )
 
 // Target is what dump works on: a live process or a core.
@@ -222,4 +224,109 @@ func TracerOf(procRoot string, pid int) string {
 		}
 	}
 	return ""
+}
+
+// AsyncioAddress is where the process or core keeps
+// _Py_AsyncioModuleDebugOffsets (Python 3.14+): the .AsyncioDebug
+// section of the _asyncio extension module, or of the module defining
+// _PyRuntime when _asyncio is built in, placed by that module's lowest
+// mapping. 0 when no mapped module has it (asyncio not imported, or
+// before 3.14): the walker then says why it lists no task.
+func (t *Target) AsyncioAddress() uint64 {
+	v, err := pyversion.Parse(t.Res.Python.Version)
+	if err != nil || v.Major() < 3 || v.Major() == 3 && v.Minor() < 14 {
+		return 0
+	}
+	type cand struct {
+		path, buildID string
+		start, offset uint64
+		open          func() (io.ReaderAt, io.Closer, error)
+	}
+	var cands []cand
+	seen := map[string]bool{}
+	if t.PID != 0 {
+		pr := proc.New(t.procRoot)
+		maps, err := pr.Maps(t.PID)
+		if err != nil {
+			return 0
+		}
+		for i := range maps {
+			m := maps[i]
+			if m.Path == "" || seen[m.Path] || !t.asyncioCandidate(m.Path) {
+				continue
+			}
+			seen[m.Path] = true
+			cands = append(cands, cand{path: m.Path, start: m.Start, offset: m.Offset, open: func() (io.ReaderAt, io.Closer, error) {
+				// The file mapped itself (map_files: root only), else
+				// the path in the process's root; a chroot's maps name
+				// the host's path, which only the first reaches.
+				f, err := pr.OpenMapFile(t.PID, m)
+				if err != nil && !m.Deleted {
+					f, err = pr.OpenInRoot(t.PID, m.Path)
+				}
+				if err != nil {
+					return nil, nil, err
+				}
+				ra, ok := f.(io.ReaderAt)
+				if !ok {
+					f.Close()
+					return nil, nil, fmt.Errorf("%s cannot be read at offsets", m.Path)
+				}
+				return ra, f, nil
+			}})
+		}
+	} else {
+		for i := range t.Info.Files {
+			file := t.Info.Files[i]
+			if seen[file.Path] || !t.asyncioCandidate(file.Path) {
+				continue
+			}
+			seen[file.Path] = true
+			cands = append(cands, cand{path: file.Path, buildID: file.BuildID, start: file.Start, offset: file.Offset, open: func() (io.ReaderAt, io.Closer, error) {
+				f, err := safefs.Open(file.Path)
+				if err != nil {
+					return nil, nil, err
+				}
+				return f, f, nil
+			}})
+		}
+	}
+	for _, c := range cands {
+		ra, closer, err := c.open()
+		if err != nil {
+			continue
+		}
+		addr, ok := asyncioIn(ra, c.buildID, c.start, c.offset)
+		closer.Close()
+		if ok {
+			return addr
+		}
+	}
+	return 0
+}
+
+// asyncioCandidate reports whether the module at p may hold the
+// .AsyncioDebug section: the _asyncio extension module, the executable,
+// libpython.
+func (t *Target) asyncioCandidate(p string) bool {
+	base := path.Base(p)
+	return pyinfo.IsAsyncioModule(base) || pyinfo.IsLibpython(base) ||
+		t.PID != 0 && (p == t.Res.Exe || strings.HasSuffix(p, t.Res.Exe) && t.Res.Container) ||
+		t.PID == 0 && p == t.Info.Exe
+}
+
+// asyncioIn is the run-time address of the .AsyncioDebug section of the
+// ELF file ra mapped at start from file offset off (its build-id, when
+// known, must be wantBuild).
+func asyncioIn(ra io.ReaderAt, wantBuild string, start, off uint64) (uint64, bool) {
+	if wantBuild != "" {
+		if id, err := elfinfo.ReadBuildID(ra); err != nil || id != wantBuild {
+			return 0, false
+		}
+	}
+	s, err := pyinfo.ReadSection(ra, pyinfo.AsyncioDebugSection)
+	if err != nil {
+		return 0, false
+	}
+	return s.Address(start, off)
 }

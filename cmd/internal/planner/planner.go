@@ -13,6 +13,7 @@ import (
 	"github.com/pyattach/pyattach/cmd/internal/target"
 	"github.com/pyattach/pyattach/detect/core"
 	"github.com/pyattach/pyattach/detect/debugfile"
+	"github.com/pyattach/pyattach/detect/dsym"
 	"github.com/pyattach/pyattach/detect/rootfs"
 	"github.com/pyattach/pyattach/gdbgen/plan"
 )
@@ -52,6 +53,15 @@ type Options struct {
 	// Warn, when not nil, receives what keeps a part of the plan out
 	// without stopping the debugger (the walker cannot be written).
 	Warn func(error)
+	// MachO, when not nil, reports whether a program file is a Mach-O
+	// module (macOS), and CollectMachO finds its .dSYMs
+	// (debuginfo.Collector.CollectMachO): such a program gets a plan of
+	// its own (see machO).
+	MachO        func(path string) bool
+	CollectMachO func(ctx context.Context, path string) (*debuginfo.Info, error)
+	// LLDBFindsBesideDSYM: lldb finds X.dSYM beside X by itself (on
+	// macOS); elsewhere every .dSYM is added with target symbols add.
+	LLDBFindsBesideDSYM bool
 }
 
 // Build resolves what t opens and gathers everything the debugger needs
@@ -69,6 +79,8 @@ func Build(ctx context.Context, t Target, opts Options) (plan.Plan, *debuginfo.I
 	switch {
 	case t.PID != 0:
 		tgt = strconv.Itoa(t.PID)
+	case t.Program != "" && t.Core == "" && opts.MachO != nil && opts.CollectMachO != nil && opts.MachO(t.Program):
+		return machO(ctx, p, t, opts)
 	case t.Program != "":
 		tgt = t.Program
 		if t.Core != "" {
@@ -346,4 +358,43 @@ func findings(res *target.Result, di *debuginfo.Info) []string {
 		out = append(out, "gdb extension: none found; run: pyattach fetch-extension "+res.Target)
 	}
 	return out
+}
+
+// machO is the plan for a Mach-O program (a macOS module read on any
+// host): its .dSYMs that lldb would not find alone as symbol files (by
+// UUID, one per bundle), and the source rules its DWARF calls for. No
+// Python is resolved: there is no process to read.
+func machO(ctx context.Context, p plan.Plan, t Target, opts Options) (plan.Plan, *debuginfo.Info, error) {
+	di, err := opts.CollectMachO(ctx, t.Program)
+	if err != nil {
+		return p, nil, err
+	}
+	p.Target = t.Program
+	p.DebugDirs = debuggerDebugDirs(di.DebugDirs)
+	seen := map[string]bool{}
+	for _, m := range di.Modules {
+		if m.MachO == nil {
+			continue
+		}
+		for _, a := range m.MachO.Arches {
+			switch {
+			case a.DWARF == "" || seen[a.DWARF]:
+				continue
+			case a.Via == dsym.ViaBeside && opts.LLDBFindsBesideDSYM:
+				p.Findings = append(p.Findings, fmt.Sprintf("%s (%s, UUID %s): lldb finds %s beside it", m.Path, a.CPU, a.UUID, a.Bundle))
+				continue
+			}
+			seen[a.DWARF] = true
+			p.SymbolFiles = append(p.SymbolFiles, plan.SymbolFile{Module: m.Path, File: a.DWARF, UUID: a.UUID})
+			p.Findings = append(p.Findings, fmt.Sprintf("%s (%s, UUID %s): symbols from %s (%s)", m.Path, a.CPU, a.UUID, a.Bundle, a.Via))
+		}
+	}
+	if opts.SourceRules != nil {
+		rules, err := opts.SourceRules(ctx, nil, di)
+		if err != nil {
+			return p, nil, err
+		}
+		p.SourceMap = rules
+	}
+	return p, di, nil
 }

@@ -16,7 +16,7 @@ _config = {}
 _walker = None
 
 
-def setup(version="", flags="", root="", tables=None, runtime=None, creds=None):
+def setup(version="", flags="", root="", tables=None, runtime=None, creds=None, asyncio_debug=None):
     """Registers pyattach-bt, and py-bt (see PyBt). Called once, before
     the program is loaded; claim() runs again whenever CPython's own
     extension may have been loaded since and taken py-bt over. runtime
@@ -25,7 +25,7 @@ def setup(version="", flags="", root="", tables=None, runtime=None, creds=None):
     permissions its source files are read with (a live process's are
     read from /proc)."""
     global _walker
-    _config.update(version=version, flags=flags, root=root, runtime=runtime, creds=creds)
+    _config.update(version=version, flags=flags, root=root, runtime=runtime, creds=creds, asyncio_debug=asyncio_debug)
     _config["tables"] = tables
     # Called again for another target (a project .gdbinit's hook, after
     # each attach or load): the new facts replace the old, once set up.
@@ -702,7 +702,8 @@ memory."""
 _FRAME_COMMANDS = (PyList, PyLocals, PyUp, PyDown, PyBacktraceFull, PyPrint)
 
 
-def dump(path, native=False, source=False, max_frames=walk.MAX_FRAMES, max_reads=walk.MAX_READS, timeout=walk.TIMEOUT, locals=False):
+def dump(path, native=False, source=False, max_frames=walk.MAX_FRAMES, max_reads=walk.MAX_READS, timeout=walk.TIMEOUT, locals=False,
+         tasks=False, asyncio_debug=0, max_tasks=walk.MAX_TASKS):
     """Writes every OS thread's Python stack (innermost first) as JSON to
     path (walk.write_dump, walk.dump_threads): {"threads": [{"tid",
     "name", "frames": [{"function", "file", "line"}]}]}, plus each
@@ -715,9 +716,14 @@ def dump(path, native=False, source=False, max_frames=walk.MAX_FRAMES, max_reads
     "partial": true. The whole walk has one budget (max_reads, timeout;
     0 for none): once it is used up, "truncated" says why and the
     threads left are listed without their stacks. With locals, each
-    frame has "locals": [[name, repr], ...] (see Walker.locals)."""
+    frame has "locals": [[name, repr], ...] (see Walker.locals). With
+    tasks, the asyncio tasks too (walk.tasks_json; asyncio_debug is the
+    .AsyncioDebug section's address when pyattach found it)."""
     budget = walk.Budget(max_reads=max_reads, timeout=timeout)
-    walk.write_dump(path, budget, lambda: _dump_threads(native, source, max_frames, budget, locals),
+    want = None
+    if tasks:
+        want = {"debug": asyncio_debug or None, "limit": max_tasks}  # 0: all
+    walk.write_dump(path, budget, lambda: _dump_threads(native, source, max_frames, budget, locals, want),
                     errors=(gdb.error,))
 
 
@@ -762,7 +768,7 @@ def _match_pthreads(threads, tids, native, states, w):
             selected.switch()
 
 
-def _dump_threads(native, source, max_frames, budget, with_locals=False):
+def _dump_threads(native, source, max_frames, budget, with_locals=False, tasks=None):
     inf = gdb.selected_inferior()
     if not inf.pid:
         raise walk.WalkError("no process or core is loaded")
@@ -774,10 +780,91 @@ def _dump_threads(native, source, max_frames, budget, with_locals=False):
         return walk.dump_threads(
             w, inf.pid, oss, states, _live(inf), _files(), source=source, with_locals=with_locals,
             native=(lambda ot: _native_frames(ot.handle)) if native else None,
-            detach=lambda: gdb.execute("detach", to_string=True))
+            detach=lambda: gdb.execute("detach", to_string=True), tasks=_with_debug(tasks))
     finally:
         if selected is not None and native and selected.is_valid():
             selected.switch()
+
+
+def _with_debug(tasks):
+    """tasks with the .AsyncioDebug section's address found by gdb when
+    pyattach gave none."""
+    if tasks is not None and not tasks.get("debug"):
+        tasks = dict(tasks, debug=asyncio_debug_address())
+    return tasks
+
+
+_SECTION_RE = None
+
+
+def asyncio_debug_address():
+    """The run-time address of the .AsyncioDebug section (3.14+: the
+    _asyncio module's, or the executable's when the module is built in)
+    among the sections gdb knows, else the one pyattach passed to setup,
+    else None."""
+    if _config.get("asyncio_debug"):
+        return _config["asyncio_debug"]
+    global _SECTION_RE
+    if _SECTION_RE is None:
+        import re
+        _SECTION_RE = re.compile(r"^\s*\[\s*\d+\]\s+0x([0-9a-fA-F]+)->0x[0-9a-fA-F]+ at 0x[0-9a-fA-F]+: \.AsyncioDebug\b")
+    try:
+        out = gdb.execute("maint info sections -all-objects", to_string=True)
+    except gdb.error:
+        return None
+    for line in out.splitlines():
+        m = _SECTION_RE.match(line)
+        if m:
+            return int(m.group(1), 16)
+    return None
+
+
+class PyTasks(gdb.Command):
+    """List the asyncio tasks of the process, read from memory.
+
+Usage: py-tasks [--max-tasks N]
+
+Every task (Python 3.14+; 3.11-3.13 where the task list can be found):
+its name, state and coroutine stack (innermost first: the coroutine
+the task runs, then what it awaits, down the chain), the task or future
+it awaits, as a tree of who awaits whom (like python -m asyncio
+pstree). Tasks that await each other in a circle are reported as a
+cycle. A task a thread is running says which thread. Of more than N
+tasks (default 1000; 0 for all) the first N are shown and all are
+counted. Works without debug information and on cores."""
+
+    def __init__(self):
+        super(PyTasks, self).__init__("py-tasks", gdb.COMMAND_STACK, gdb.COMPLETE_NONE)
+
+    def invoke(self, args, from_tty):
+        argv = gdb.string_to_argv(args or "")
+        limit = walk.MAX_TASKS
+        if argv:
+            if len(argv) == 2 and argv[0] == "--max-tasks" and argv[1].isdigit():
+                limit = int(argv[1]) or (1 << 62)
+            else:
+                raise gdb.GdbError("usage: py-tasks [--max-tasks N]")
+        inf = gdb.selected_inferior()
+        if not inf.pid:
+            raise gdb.GdbError("py-tasks: no process or core is loaded")
+        try:
+            w = walker()
+            tl = w.tasks(asyncio_debug_address(), limit)
+            tid_of = {}
+            if any(t.running is not None for t in tl):
+                threads, tids, native, states = _thread_states(inf, w)
+                for th, tid in zip(threads, tids):
+                    ts = states.get(native[tid])
+                    if ts is not None:
+                        tid_of[ts.tstate] = th.num
+            gdb.write(walk.format_tasks(tl, _files(), source_line=walk.source_line, tid_of=tid_of))
+        except walk.WalkError as e:
+            gdb.write("pyattach: %s\n" % e)
+            return
+        gdb.write(stopped_line(w))
+
+
+PyTasks()
 
 
 class PyExc(gdb.Command):

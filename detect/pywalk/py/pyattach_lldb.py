@@ -107,7 +107,7 @@ def __lldb_init_module(debugger, internal_dict):
     # imported first; its other commands stay.
     debugger.HandleCommand("command script add -o -f %s.py_bt py-bt" % __name__)
     debugger.HandleCommand("command script add -o -f %s.py_bt pyattach-bt" % __name__)
-    for name in ("py-list", "py-locals", "py-up", "py-down", "py-exc", "py-threads", "pyattach-bt-filter"):
+    for name in ("py-list", "py-locals", "py-up", "py-down", "py-exc", "py-threads", "py-tasks", "pyattach-bt-filter"):
         debugger.HandleCommand("command script add -o -f %s.%s %s" % (__name__, name.replace("-", "_"), name))
     pyattach_lldb_bt.register(_walker, _thread_state)
 
@@ -412,5 +412,50 @@ def py_exc(debugger, command, exe_ctx, result, internal_dict):
         if t is None:
             return "Unable to locate python frame"
         return "\n".join(walk.exception_lines(w.exception(t.tstate)))
+
+    _command(exe_ctx, result, run)
+
+
+def _asyncio_debug(target):
+    """The run-time address of the .AsyncioDebug section (3.14+: the
+    _asyncio module's, or the executable's when it is built in), None
+    when no module lldb loaded has it."""
+    for i in range(target.GetNumModules()):
+        m = target.GetModuleAtIndex(i)
+        sec = m.FindSection(".AsyncioDebug")
+        if sec.IsValid():
+            a = sec.GetLoadAddress(target)
+            if a != lldb.LLDB_INVALID_ADDRESS:
+                return a
+    return None
+
+
+_TASKS_USAGE = "usage: py-tasks [--max-tasks N] (N tasks shown, 0 for all)"
+
+
+def py_tasks(debugger, command, exe_ctx, result, internal_dict):
+    """py-tasks [--max-tasks N]: every asyncio task (3.14+), its name,
+    state and coroutine stack, what it awaits, as a tree of who awaits
+    whom, cycles reported; as gdb's py-tasks."""
+    argv = command.split()
+    limit = walk.MAX_TASKS
+    if argv:
+        if len(argv) == 2 and argv[0] == "--max-tasks" and argv[1].isdigit():
+            limit = int(argv[1]) or (1 << 62)
+        else:
+            result.SetError(_TASKS_USAGE)
+            return
+
+    def run(process, w):
+        target = exe_ctx.GetTarget()
+        tl = w.tasks(_asyncio_debug(target), limit)
+        tid_of = {}
+        if any(t.running is not None for t in tl):
+            for i in range(process.GetNumThreads()):
+                th = process.GetThreadAtIndex(i)
+                ts = _thread_state(w, th, process)
+                if ts is not None:
+                    tid_of[ts.tstate] = th.GetIndexID()
+        return walk.format_tasks(tl, _files(process), source_line=walk.source_line, tid_of=tid_of).rstrip("\n")
 
     _command(exe_ctx, result, run)

@@ -9,7 +9,8 @@ environment, no user site, no current directory on sys.path):
 
 CONFIG is one JSON object: pid, runtime (_PyRuntime's address), version,
 flags, output (the file the JSON goes to, see write_dump), source,
-locals, max_frames, max_reads, timeout. Nothing of the target runs here:
+locals, max_frames, max_reads, timeout, and for asyncio tasks tasks,
+asyncio_debug (the .AsyncioDebug section's address) and max_tasks. Nothing of the target runs here:
 its memory, /proc/PID/task and the files of its source lines (read as
 the process's own user, within its root) are only read.
 
@@ -100,8 +101,11 @@ def _dump_threads(cfg, budget, tables):
             states = {threads[0].native_tid: pys[0]}
     files = walk.process_files(pid, True)
     try:
+        tasks = None
+        if cfg.get("tasks"):
+            tasks = {"debug": cfg.get("asyncio_debug") or None, "limit": cfg.get("max_tasks") or 0}
         return walk.dump_threads(w, pid, threads, states, True, files, source=cfg["source"],
-                                 with_locals=cfg["locals"], detach=_detach)
+                                 with_locals=cfg["locals"], detach=_detach, tasks=tasks)
     finally:
         # Without source lines to read, the process goes on before the
         # JSON is written.

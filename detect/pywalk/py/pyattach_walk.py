@@ -21,6 +21,7 @@ each reading through the same memory (Walker.read) and Layout:
   pyattach_walk_source   the target's source files, read as it reads them
   pyattach_walk_format   what py-bt, py-list, py-locals, py-up print
   pyattach_walk_dump     what `pyattach dump` reports of each OS thread
+  pyattach_walk_tasks    asyncio tasks, their coroutine stacks and awaits
 """
 
 from pyattach_walk_dump import (  # noqa: F401
@@ -47,12 +48,15 @@ from pyattach_walk_source import (  # noqa: F401
 from pyattach_walk_threads import (  # noqa: F401
     MAX_TRACEBACK, NO_GIL, STATES, Exceptions, ThreadInfo, Threads, exception_lines, facts_header,
     kernel_view, known_thread_infos, thread_facts, thread_header, thread_state)
+from pyattach_walk_tasks import (  # noqa: F401
+    ASYNCIO_DEBUG_MEMBERS, MAX_TASKS, Task, TaskList, Tasks, asyncio_debug_fields, find_cycles, format_tasks,
+    frame_states, tasks_json)
 from pyattach_walk_text import MAX_REPR, TRUNCATED, bounded, escape, has_controls, thousands  # noqa: F401
 
 __all__ = ["Walker", "Layout", "WalkError", "BudgetExhausted", "Budget", "load_tables", "format_frames", "process_files", "source_line", "escape"]
 
 
-class Walker(Runtime, Threads, Exceptions, Frames, Objects, Memory):
+class Walker(Runtime, Threads, Exceptions, Tasks, Frames, Objects, Memory):
     """Reads Python stacks through read(addr, size) -> bytes."""
 
     def __init__(self, read, runtime, layout, ptr_size=8, budget=None, max_frames=MAX_FRAMES):

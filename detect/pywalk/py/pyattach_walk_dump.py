@@ -12,6 +12,7 @@ from pyattach_walk_frames import FrameList
 from pyattach_walk_memory import BudgetExhausted, WalkError
 from pyattach_walk_native import merge_stack
 from pyattach_walk_source import source_line
+from pyattach_walk_tasks import MAX_LISTED, MAX_TASKS, format_tasks, running_tasks, tasks_json
 from pyattach_walk_text import thousands
 from pyattach_walk_threads import kernel_view, known_thread_infos, thread_facts
 
@@ -57,7 +58,7 @@ def stack_of(entry, frames):
 
 
 def dump_threads(w, pid, threads, states, live, files, source=False, with_locals=False,
-                 native=None, detach=None):
+                 native=None, detach=None, tasks=None):
     """Every OS thread's entry (see write_dump), in the order of threads
     (OSThread values); states maps a native_tid to its thread state.
     native(os_thread) returns the thread's C frames when the adapter
@@ -110,24 +111,47 @@ def dump_threads(w, pid, threads, states, live, files, source=False, with_locals
         result.append(entry)
         if not entry.get("partial"):
             done += 1
+    tl = None
+    if tasks is not None:
+        # tasks: {"debug": the .AsyncioDebug section's address (3.14+),
+        # "limit": how many tasks are reported}.
+        limit = tasks.get("limit", MAX_TASKS)
+        tl = w.tasks(tasks.get("debug"), limit if limit else MAX_LISTED)
+        by_tstate = running_tasks(tl)
+        tid_of = {}
+        for ot, entry in zip(threads, result):
+            t = states.get(ot.native_tid)
+            if t is not None:
+                tid_of[t.tstate] = ot.tid
+            task = by_tstate.get(t.tstate) if t is not None else None
+            if task is not None:
+                entry["task"] = {"id": task.id, "name": task.name}
     why = w.stopped()
     if why:
         why = "%s; stacks of %s of %s threads read" % (why, thousands(done), thousands(len(threads)))
-    if pending and live and detach is not None:
+    if (pending or tl is not None and source) and live and detach is not None:
         detach()
     for d, fr in pending:
         d["source"] = source_line(fr.filename, fr.lineno, files)
+    if tl is not None:
+        extra = tasks_json(tl, tid_of)
+        extra["tasks_text"] = format_tasks(tl, files, with_source=source, source_line=source_line, tid_of=tid_of)
+        return result, why, extra
     return result, why
 
 
 def write_dump(path, budget, run, errors=()):
     """Writes dump's JSON to path: {"threads": [...], "truncated": why,
     "error": ..., "cost": {"reads", "bytes", "seconds"}}. run() returns
-    dump_threads' (entries, why); a WalkError or one of errors (the
+    dump_threads' (entries, why) or (entries, why, tasks: its keys
+    added to the output); a WalkError or one of errors (the
     adapter's own) becomes "error"."""
     out = {"threads": []}
     try:
-        out["threads"], why = run()
+        got = run()
+        out["threads"], why = got[0], got[1]
+        if len(got) > 2:
+            out.update(got[2])
         if why:
             out["truncated"] = why
     except (WalkError,) + tuple(errors) as e:

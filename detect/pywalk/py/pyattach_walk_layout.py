@@ -188,6 +188,9 @@ DEBUG_OFFSETS_FIELDS = {
     "unicode_object.asciiobject_size": "sizeof(PyASCIIObject)",
     "unicode_object.compactunicodeobject_size": "sizeof(PyCompactUnicodeObject)",
     "interpreter_state.ceval_gil": "PyInterpreterState.ceval.gil",
+    "gen_object.gi_iframe": "PyGenObject.gi_iframe",
+    "gen_object.gi_frame_state": "PyGenObject.gi_frame_state",
+    "llist_node.next": "llist_node.next",
 }
 
 # Members that give an offset from another member's: the GIL's fields are

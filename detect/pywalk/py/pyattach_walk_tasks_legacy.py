@@ -1,0 +1,255 @@
+"""Where Python 3.7 to 3.13 keep their asyncio tasks, read from memory.
+
+No list of tasks is kept for out-of-process readers before 3.14; the
+interpreter's own structures have them. From each interpreter's modules
+dict (sys.modules: PyInterpreterState.modules, 3.12+'s imports.modules):
+
+  asyncio.tasks  _all_tasks (up to 3.11) or _scheduled_tasks (3.12+): a
+                 weakref.WeakSet of every pending task of every event
+                 loop in every thread; its instance dict's "data" is a
+                 set of weak references (PyWeakReference.wr_object is the
+                 task, None once it died)
+                 _eager_tasks (3.12+): a set of the eager tasks running
+                 their first step
+                 _current_tasks: a dict, event loop -> the task it runs
+  _asyncio       the C module: the same names, bound to the very objects
+                 asyncio.tasks rebinds to (its module state holds them
+                 too), read in case a program rebinds the Python ones.
+
+Sets are read from their table (PySetObject.mask + 1 slots of setentry:
+key, hash; a deleted slot holds the dummy key with hash -1) in large
+reads, bounded by MAX_SET_SLOTS and the walk's Budget, so that garbage
+memory (a table pointer that loops back, a size that lies) ends the
+walk, never hangs it. Dicts are read by the walker's own dict reader
+(pyattach_walk_threads.Threads.dict_items)."""
+
+import struct
+
+from pyattach_walk_memory import BudgetExhausted, WalkError
+
+# The most slots of a set's table read: 2**22 (64 MiB of entries, room
+# for a million tasks); a set claiming more is not believed.
+MAX_SET_SLOTS = 1 << 22
+# Set entries read at once.
+_SET_CHUNK = 256
+# A deleted set entry's hash.
+_DUMMY_HASH = 0xFFFFFFFFFFFFFFFF
+
+# asyncio.tasks's names for what holds tasks: (name, how it holds them).
+_TASK_HOLDERS = (
+    ("_all_tasks", "weakset"),        # up to 3.11
+    ("_scheduled_tasks", "weakset"),  # 3.12+
+    ("_eager_tasks", "set"),          # 3.12+
+    ("_current_tasks", "dict"),       # loop -> the task it runs now
+)
+_TASK_MODULES = ("asyncio.tasks", "_asyncio")
+
+
+def set_keys(w, s):
+    """Yields the keys of the set object at s (addresses), in table
+    order, until its `used` live keys are found or its table ends.
+    Raises WalkError for a set whose size cannot be right."""
+    L = w.L
+    used = w.i64(s + L.off("PySetObject.used"))
+    mask = w.i64(s + L.off("PySetObject.mask"))
+    table = w.ptrv(s + L.off("PySetObject.table"))
+    slots = mask + 1
+    if used < 0 or mask < 0 or slots > MAX_SET_SLOTS or slots & mask or used > slots:
+        raise WalkError("set at 0x%x: %d keys in %d slots" % (s, used, slots))
+    if not used:
+        return
+    size = L.off("sizeof(setentry)")
+    koff = L.off("setentry.key")
+    hoff = L.off("setentry.hash")
+    if size % 8 or koff % 8 or hoff % 8:
+        raise WalkError("Python %s: setentry is not made of 8-byte words" % L.version)
+    step, kw, hw = size // 8, koff // 8, hoff // 8
+    found = 0
+    i = 0
+    while i < slots and found < used:
+        n = min(slots - i, _SET_CHUNK)
+        raw = w.read(table + size * i, size * n)
+        i += n
+        if raw.count(b"\0") == len(raw):
+            continue  # an empty stretch of the table
+        words = struct.unpack("<%dQ" % (step * n), raw)
+        for j in range(0, step * n, step):
+            key, h = words[j + kw], words[j + hw]
+            if key and h != _DUMMY_HASH:
+                found += 1
+                yield key
+                if found >= used:
+                    return
+
+
+class _Found(object):
+    """The tasks found so far: the first limit addresses, and how many."""
+
+    def __init__(self, limit):
+        self.limit = limit
+        self.addrs = []
+        self.seen = set()
+        self.counted = 0  # past the limit, not read
+
+    def add(self, task):
+        if task in self.seen or self.full():
+            return
+        self.seen.add(task)
+        self.addrs.append(task)
+
+    def full(self):
+        return len(self.addrs) >= self.limit
+
+    def total(self):
+        return len(self.addrs) + self.counted
+
+
+def _lookup(w, items, names):
+    """{name: value address} of the str keys among names in the (key,
+    value) pairs items, read in one pass."""
+    out = {}
+    for k, v in items:
+        if len(out) == len(names):
+            break
+        try:
+            s = w.string(k)
+        except WalkError:
+            continue
+        if s in names and s not in out:
+            out[s] = v
+    return out
+
+
+class _Types(object):
+    """Names of types by address, each read once."""
+
+    def __init__(self, w):
+        self.w = w
+        self.names = {}
+
+    def of(self, obj):
+        L = self.w.L
+        tp = self.w.ptrv(obj + L.off("PyObject.ob_type"))
+        name = self.names.get(tp)
+        if name is None:
+            name = self.names[tp] = self.w.cstring(self.w.ptrv(tp + L.off("PyTypeObject.tp_name")), 64)
+        return name
+
+
+def _holders(w, interp):
+    """[(kind, address)] of what holds an interpreter's tasks (see
+    _TASK_HOLDERS), each once; None when asyncio is not imported there."""
+    L = w.L
+    key = "PyInterpreterState.imports.modules" if L.has("PyInterpreterState.imports.modules") else "PyInterpreterState.modules"
+    modules = w.ptrv(interp + L.off(key))
+    if not modules:
+        return None
+    mods = _lookup(w, w.dict_items(modules), _TASK_MODULES)
+    if not mods:
+        return None
+    names = dict(_TASK_HOLDERS)
+    out = []
+    seen = set()
+    for m in _TASK_MODULES:
+        if m not in mods:
+            continue
+        md = w.ptrv(mods[m] + L.off("PyModuleObject.md_dict"))
+        got = _lookup(w, w.dict_items(md), names)
+        for name, kind in _TASK_HOLDERS:
+            v = got.get(name)
+            if v and v not in seen:
+                seen.add(v)
+                out.append((kind, v))
+    return out
+
+
+def _weakset_data(w, ws, types):
+    """The set of weak references inside the weakref.WeakSet at ws."""
+    data = w.str_lookup(w.instance_items(ws), "data")
+    if not data or types.of(data) != "set":
+        raise WalkError("WeakSet at 0x%x: no set in its data" % ws)
+    return data
+
+
+def _add_holder(w, kind, h, found, types):
+    """Adds the tasks the holder h of kind (weakset, set, dict) keeps."""
+    L = w.L
+    tname = types.of(h)
+    if tname == "NoneType":
+        return
+    if tname in ("set", "dict"):
+        kind = tname  # a program's own set or dict under that name
+    if kind == "dict":
+        # The running tasks: each is in a set too, where it is counted
+        # past the limit.
+        for _, t in w.dict_items(h):
+            if not found.full() and types.of(t) != "NoneType":
+                found.add(t)
+        return
+    if kind == "weakset":
+        h = _weakset_data(w, h, types)
+    wr = L.off("PyWeakReference.wr_object")
+    for key in set_keys(w, h):
+        if found.full():
+            # Past the limit tasks are counted, not read: a weak
+            # reference whose task died and that the set still holds
+            # counts too.
+            if kind == "weakset" or key not in found.seen:
+                found.counted += 1
+            continue
+        try:
+            t = w.ptrv(key + wr) if kind == "weakset" else key
+            if t and types.of(t) != "NoneType":
+                found.add(t)
+        except BudgetExhausted:
+            raise
+        except WalkError:
+            continue
+
+
+def legacy_task_addrs(w, limit):
+    """Addresses of every asyncio Task object of the interpreter(s) w
+    walks (3.7-3.13): the tasks in asyncio.tasks's _scheduled_tasks
+    (_all_tasks up to 3.11: a WeakSet) and _eager_tasks (3.12+), the
+    running ones of _current_tasks, and the C _asyncio module's own
+    bindings of the same names. Returns (addrs, total, error): addrs a
+    list of at most limit ints, total the number found (may be > limit:
+    past limit the weak references are counted, not read), error None or
+    a one-line str naming the version and why the list cannot be found
+    (then addrs holds what was found before)."""
+    found = _Found(max(0, limit))
+    version = w.L.version
+    errors = []
+    try:
+        interps = list(w.interpreters())
+    except WalkError as e:
+        return [], 0, "Python %s: cannot read the interpreters: %s" % (version, e)
+    types = _Types(w)
+    for interp in interps:
+        try:
+            holders = _holders(w, interp)
+        except BudgetExhausted as e:
+            errors.append("task list cut: %s" % e)
+            break
+        except WalkError as e:
+            errors.append("cannot read sys.modules or asyncio.tasks: %s" % e)
+            continue
+        if holders is None:
+            continue  # asyncio not imported: no tasks
+        if not holders:
+            errors.append("asyncio.tasks has none of %s" % ", ".join(n for n, _ in _TASK_HOLDERS))
+            continue
+        for kind, h in holders:
+            try:
+                _add_holder(w, kind, h, found, types)
+            except BudgetExhausted as e:
+                errors.append("task list cut: %s" % e)
+                break
+            except WalkError as e:
+                errors.append("cannot read the tasks' %s: %s" % (kind, e))
+        if w.budget.exhausted:
+            break
+    error = None
+    if errors:
+        error = "Python %s: %s" % (version, "; ".join(errors))
+    return found.addrs, found.total(), error
