@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Builds pyattach's release artifacts for linux amd64 and arm64 into DIR
-# (default dist/):
+# Builds pyattach's release artifacts for linux and darwin (macOS), amd64
+# and arm64, into DIR (default dist/):
 #
-#   pyattach-linux-ARCH                          static binary (CGO_ENABLED=0, -trimpath)
-#   pyattach_VERSION_linux_ARCH.tar.gz           binary, README, LICENSE, completions, man page
+#   pyattach-OS-ARCH                             binary (CGO_ENABLED=0, -trimpath; static on Linux)
+#   pyattach_VERSION_OS_ARCH.tar.gz              binary, README, LICENSE, completions, man page
 #   pyattach-PEP440-py3-none-manylinux...whl     pip / pipx / uv tool install
 #   pyattach_DEBVERSION_ARCH.deb                 apt-get install ./pyattach_...deb
 #   checksums.txt                                sha256sum of all of the above
@@ -78,7 +78,7 @@ if [ -z "$maintainer" ]; then
 fi
 
 mkdir -p "$out"
-rm -f "$out"/pyattach-linux-* "$out"/pyattach_*.tar.gz "$out"/pyattach-*.whl "$out"/pyattach_*.deb "$out"/checksums.txt
+rm -f "$out"/pyattach-linux-* "$out"/pyattach-darwin-* "$out"/pyattach_*.tar.gz "$out"/pyattach-*.whl "$out"/pyattach_*.deb "$out"/checksums.txt
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
@@ -91,9 +91,11 @@ targz() { # targz OUT DIR NAME: DIR/NAME as OUT, reproducibly
 
 # --- binaries ---------------------------------------------------------------
 ldflags="-s -w -X main.version=$version -X main.commit=$commit -X main.date=$date"
-for arch in amd64 arm64; do
-	CGO_ENABLED=0 GOOS=linux GOARCH=$arch go build -trimpath -buildvcs=false \
-		-ldflags "$ldflags" -o "$out/pyattach-linux-$arch" ./cmd/pyattach
+for os in linux darwin; do
+	for arch in amd64 arm64; do
+		CGO_ENABLED=0 GOOS=$os GOARCH=$arch go build -trimpath -buildvcs=false \
+			-ldflags "$ldflags" -o "$out/pyattach-$os-$arch" ./cmd/pyattach
+	done
 done
 
 # Completions and the man page come from the binary itself: one built for
@@ -106,6 +108,21 @@ mkdir -p "$extras/completions" "$extras/man"
 "$host" completion zsh >"$extras/completions/_pyattach"
 "$host" completion fish >"$extras/completions/pyattach.fish"
 "$host" man >"$extras/man/pyattach.1"
+
+# --- macOS archives ---------------------------------------------------------
+# The same archive as Linux's; on macOS pyattach works on files (see
+# README's install section), and no wheel or .deb is made for it.
+for arch in amd64 arm64; do
+	name=pyattach_${version}_darwin_$arch
+	d=$work/$name
+	mkdir -p "$d"
+	install -m 755 "$out/pyattach-darwin-$arch" "$d/pyattach"
+	install -m 644 README.md LICENSE "$d/"
+	cp -r "$extras/completions" "$extras/man" "$d/"
+	chmod -R u=rwX,go=rX "$d"
+	stamp "$d"
+	targz "$out/$name.tar.gz" "$work" "$name"
+done
 
 for arch in amd64 arm64; do
 	case $arch in
@@ -193,6 +210,6 @@ EOF
 	dpkg-deb --root-owner-group -Zxz --build "$root" "$out/pyattach_${debversion}_$arch.deb" >/dev/null
 done
 
-(cd "$out" && sha256sum -- pyattach-linux-* *.tar.gz *.whl *.deb >checksums.txt)
+(cd "$out" && sha256sum -- pyattach-linux-* pyattach-darwin-* *.tar.gz *.whl *.deb >checksums.txt)
 echo "$0: wrote $out:" >&2
 (cd "$out" && ls -1) >&2

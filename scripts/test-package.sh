@@ -95,6 +95,19 @@ for a in amd64:x86_64 arm64:aarch64; do
 		pyattach-*-py3-none-manylinux_2_17_$m.manylinux2014_$m.musllinux_1_1_$m.whl pyattach_*_$a.deb"
 	check "$a: static binary (no program interpreter)" bash -c "readelf -lW '$dist/pyattach-linux-$a' >'$tmp/phdrs' && ! grep -q INTERP '$tmp/phdrs'"
 done
+# macOS: an archive per architecture, holding the same files as Linux's
+# and a 64-bit Mach-O executable of its architecture (magic 0xfeedfacf,
+# CPU type x86_64 0x01000007 or arm64 0x0100000c, file type MH_EXECUTE).
+for a in amd64:01000007 arm64:0100000c; do
+	cpu=${a#*:} a=${a%:*}
+	check "darwin/$a: archive holds a Mach-O $a executable" bash -c "
+		cd '$dist' && ls pyattach-darwin-$a >/dev/null && t=\$(ls pyattach_*_darwin_$a.tar.gz) && s=\${t%.tar.gz} &&
+		tar -tzf \$t | sort | sed \"s|^\$s/|STEM/|\" >'$tmp/darwin-$a.list' &&
+		printf '%s\n' STEM/ STEM/LICENSE STEM/README.md STEM/completions/ STEM/completions/_pyattach STEM/completions/pyattach.bash \
+			STEM/completions/pyattach.fish STEM/man/ STEM/man/pyattach.1 STEM/pyattach | diff -u - '$tmp/darwin-$a.list' &&
+		tar -xzOf \$t \$s/pyattach | od -An -tx4 -N16 | tr -s ' ' | tee /dev/stderr | grep -qx ' feedfacf $cpu [0-9a-f]* 00000002'"
+done
+
 archive=$(ls "$dist"/pyattach_*_linux_"$arch".tar.gz)
 wheel=$(ls "$dist"/pyattach-*-py3-none-manylinux_2_17_"$march".*.whl)
 deb=$(ls "$dist"/pyattach_*_"$arch".deb)

@@ -109,6 +109,9 @@ func (c *BundleCmd) Run(g *Globals, app *App, cfg *Config) error {
 		if err != nil || pid <= 0 {
 			return fmt.Errorf("bundle: %q is not a valid process id", c.Target)
 		}
+		if err := proc.CheckPlatform(g.GOOS, pid); err != nil {
+			return fmt.Errorf("bundle: %w", err)
+		}
 		if c.Root != "" {
 			return withHint(errors.New("bundle: --root is for a core file"), "a live process's root is read through /proc: pyattach bundle %d -o FILE", pid)
 		}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/alecthomas/kong"
 
+	"github.com/pyattach/pyattach/cmd/internal/target"
 	"github.com/pyattach/pyattach/cmd/internal/textline"
 	"github.com/pyattach/pyattach/detect/environ"
 )
@@ -19,6 +20,7 @@ import (
 // Globals are the flags every command takes. They go before the command.
 type Globals struct {
 	ProcRoot string   `hidden:"" default:"/proc" env:"PYATTACH_PROC_ROOT" help:"Root of the proc file system (for tests)."`
+	GOOS     string   `hidden:"" env:"PYATTACH_GOOS" help:"The system whose rules apply, linux or darwin (for tests; default: this one)."`
 	Config   string   `help:"Configuration file to read instead of $XDG_CONFIG_HOME/pyattach/config.toml." placeholder:"FILE" type:"path"`
 	DebugDir []string `sep:"none" help:"Also search DIR for separate debug files (repeatable)." placeholder:"DIR" type:"path"`
 	Offline  bool     `help:"Never ask debuginfod servers; use local files and the debuginfod cache only."`
@@ -41,6 +43,11 @@ type App struct {
 	Stderr io.Writer
 	Env    environ.Env
 	Cwd    string
+}
+
+// targetOptions are target resolution's roots for this invocation.
+func (g *Globals) targetOptions(app *App) target.Options {
+	return target.Options{ProcRoot: g.ProcRoot, Env: app.Env, Cwd: app.Cwd, GOOS: g.GOOS}
 }
 
 // dirs are the XDG base directories of the App's environment, under

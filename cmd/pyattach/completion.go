@@ -58,7 +58,12 @@ func (c *CompleteCmd) Run(g *Globals, app *App, kctx *kong.Context) error {
 	if len(words) == 0 {
 		words = []string{""}
 	}
-	pids := func() []candidate { return pythonPIDs(proc.New(g.ProcRoot)) }
+	pids := func() []candidate {
+		if proc.CheckPlatform(g.GOOS, 0) != nil {
+			return nil // no /proc: PIDs are refused here
+		}
+		return pythonPIDs(proc.New(g.ProcRoot))
+	}
 	res := complete(kctx.Model.Node, words, pids)
 	var b strings.Builder
 	if res.files {

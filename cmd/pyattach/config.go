@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 
 	"github.com/BurntSushi/toml"
 
@@ -19,10 +20,15 @@ import (
 	"github.com/pyattach/pyattach/detect/safefs"
 )
 
-// Config is the configuration file. The user's file
-// ($XDG_CONFIG_HOME/pyattach/config.toml, or --config) is read first,
-// then the project's .pyattach.toml in the working directory or the
-// nearest parent; lists are joined, and the project's scalars win.
+// Config is the configuration file. The system-wide files
+// (pyattach/config.toml in each $XDG_CONFIG_DIRS directory, /etc/xdg by
+// default, the least important first) are read first, then the user's
+// file ($XDG_CONFIG_HOME/pyattach/config.toml, or --config), then the
+// project's .pyattach.toml in the working directory or the nearest
+// parent; lists are joined, and the later file's scalars win. A
+// system-wide file is read only when root alone can change it
+// (safefs.CheckTrusted for uid 0): pyattach runs as root, and a file
+// another user controls must not steer it.
 //
 // Settings that carry code (see codeKeys) are taken only from a file
 // that may become debugger code: the user's own file when it passes
@@ -97,6 +103,9 @@ func loadConfig(userFile, cwd string, env environ.Env) (*Config, error) {
 	cfg := &Config{}
 	home, dirs := env.Home(), env.Dirs()
 	uid := os.Geteuid()
+	if err := cfg.mergeSystem(env.ConfigDirs(), home); err != nil {
+		return nil, err
+	}
 	explicit := userFile != ""
 	if !explicit {
 		userFile = dirs.ConfigFile()
@@ -130,6 +139,35 @@ func loadConfig(userFile, cwd string, env environ.Env) (*Config, error) {
 		cfg.ExtensionBaseURL = DefaultExtensionBaseURL
 	}
 	return cfg, nil
+}
+
+// mergeSystem merges the system-wide configuration files in dirs (most
+// important first) that root alone can change; the others are left out,
+// with a notice.
+func (c *Config) mergeSystem(dirs []string, home string) error {
+	for i := len(dirs) - 1; i >= 0; i-- {
+		p := environ.ConfigFileIn(dirs[i])
+		if _, err := os.Lstat(p); errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+			continue
+		}
+		if err := safefs.CheckTrusted(p, 0); err != nil {
+			why := textline.Fold(err.Error())
+			var ue *safefs.UntrustedError
+			if errors.As(err, &ue) {
+				why = ue.Component + " is " + ue.Reason
+			}
+			c.Notices = append(c.Notices, fmt.Sprintf("pyattach: ignored %s: %s; a system-wide configuration file must be owned by root and writable by root alone", p, why))
+			continue
+		}
+		data, err := readConfigFile(p)
+		if err != nil {
+			return err
+		}
+		if err := c.merge(p, data, home, ""); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // projectTrust returns "" when the project file p, whose content is

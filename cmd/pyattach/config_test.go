@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"runtime"
 	"strconv"
 	"strings"
@@ -217,4 +218,64 @@ func TestSecurityDebugDirAutoLoad(t *testing.T) {
 	if run("/usr/lib/debug") {
 		t.Errorf("gdb ran %s without its debug directory", script)
 	}
+}
+
+// TestSystemConfig: pyattach/config.toml in $XDG_CONFIG_DIRS is read
+// before the user's file only when root alone can change it; a file
+// another user owns, or one its group or others may write, is left out
+// with a notice (pyattach runs as root: such a file must not steer it).
+func TestSystemConfig(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	sys := filepath.Join(dir, "etc", "xdg")
+	file := filepath.Join(sys, "pyattach", "config.toml")
+	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(file, []byte("debug_dirs = [\"/opt/sys-debug\"]\noffline = true\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	home := filepath.Join(dir, "home")
+	env := environ.Env{"HOME=" + home, "XDG_CONFIG_HOME=" + filepath.Join(home, ".config"), "XDG_CONFIG_DIRS=relative:" + sys}
+	load := func() *Config {
+		t.Helper()
+		cfg, err := loadConfig("", dir, env)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cfg
+	}
+	ignored := func(cfg *Config, why string) {
+		t.Helper()
+		want := "pyattach: ignored " + file + ": " + why + "; a system-wide configuration file must be owned by root and writable by root alone"
+		if len(cfg.Notices) != 1 || cfg.Notices[0] != want || len(cfg.Files) != 0 || len(cfg.DebugDirs) != 0 || cfg.Offline {
+			t.Errorf("not ignored:\n%+v\nwant notice %q", cfg, want)
+		}
+	}
+	if os.Geteuid() != 0 {
+		// A file of one's own is not a system-wide file.
+		ignored(load(), fmt.Sprintf("%s is owned by uid %d", file, os.Geteuid()))
+		return
+	}
+	cfg := load()
+	if len(cfg.Notices) != 0 || !reflect.DeepEqual(cfg.Files, []string{file}) || !reflect.DeepEqual(cfg.DebugDirs, []string{"/opt/sys-debug"}) || !cfg.Offline {
+		t.Errorf("root's file not read: %+v", cfg)
+	}
+	// The user's file comes after it: lists joined, its scalars win.
+	user := filepath.Join(home, ".config", "pyattach", "config.toml")
+	os.MkdirAll(filepath.Dir(user), 0o755)
+	os.WriteFile(user, []byte("debug_dirs = [\"/opt/mine\"]\noffline = false\n"), 0o644)
+	cfg = load()
+	if !reflect.DeepEqual(cfg.DebugDirs, []string{"/opt/sys-debug", "/opt/mine"}) || cfg.Offline || !reflect.DeepEqual(cfg.Files, []string{file, user}) {
+		t.Errorf("system then user: %+v", cfg)
+	}
+	os.Remove(user)
+	os.Chmod(file, 0o646)
+	ignored(load(), file+" is writable by others")
+	os.Chmod(file, 0o644)
+	os.Chown(file, 4242, 4242)
+	ignored(load(), file+" is owned by uid 4242")
+	os.Chown(file, 0, 0)
+	os.Chmod(filepath.Dir(file), 0o775)
+	ignored(load(), filepath.Dir(file)+fmt.Sprintf(" is writable by its group (gid %d)", 0))
 }

@@ -18,8 +18,6 @@ import (
 	"github.com/pyattach/pyattach/cmd/internal/shquote"
 	"github.com/pyattach/pyattach/gdbgen/plan"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/pyattach/pyattach/detect/environ"
 	"github.com/pyattach/pyattach/detect/safefs"
 	"github.com/pyattach/pyattach/gdbgen"
@@ -339,11 +337,7 @@ func execDebugger(path string, argv, env []string) error {
 	// os/signal has handled these signals, Go may leave them blocked on
 	// it (seen with Go 1.26), and gdb would then never see a Ctrl-C.
 	runtime.LockOSThread()
-	var set unix.Sigset_t
-	for _, s := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
-		set.Val[(s-1)/64] |= 1 << ((s - 1) % 64)
-	}
-	unix.PthreadSigmask(unix.SIG_UNBLOCK, &set, nil)
+	unblockSignals(syscall.SIGINT, syscall.SIGTERM)
 	err := syscall.Exec(path, argv, env)
 	return fmt.Errorf("start %s: %w", path, err)
 }

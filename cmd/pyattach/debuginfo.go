@@ -78,7 +78,7 @@ func (c *DebuginfoCmd) Run(g *Globals, app *App, cfg *Config) error {
 		if err != nil {
 			return err
 		}
-		res, rerr = resolveBundle(app, c.Target, target.Options{ProcRoot: g.ProcRoot, Env: app.Env, Cwd: app.Cwd})
+		res, rerr = resolveBundle(app, c.Target, g.targetOptions(app))
 		if rerr != nil {
 			return rerr
 		}
@@ -87,7 +87,7 @@ func (c *DebuginfoCmd) Run(g *Globals, app *App, cfg *Config) error {
 		g2.DebugDir = append(append([]string(nil), g.DebugDir...), o.DebugDir)
 		g = &g2
 	default:
-		res, rerr = resolveTarget(app, c.Target, target.Options{ProcRoot: g.ProcRoot, Env: app.Env, Cwd: app.Cwd})
+		res, rerr = resolveTarget(app, c.Target, g.targetOptions(app))
 	}
 	col := newCollector(g, app, cfg)
 	// A download a bound stopped (too large, no space, cut) is an error
@@ -126,7 +126,7 @@ func (c *DebuginfoCmd) Run(g *Globals, app *App, cfg *Config) error {
 // collectDebugInfo resolves the target, lists its modules and finds
 // their debug files and the extensions.
 func collectDebugInfo(ctx context.Context, tgt string, g *Globals, app *App, cfg *Config) (*debuginfo.Info, error) {
-	res, rerr := resolveTarget(app, tgt, target.Options{ProcRoot: g.ProcRoot, Env: app.Env, Cwd: app.Cwd})
+	res, rerr := resolveTarget(app, tgt, g.targetOptions(app))
 	return debugInfoFor(ctx, tgt, res, rerr, g, app, cfg)
 }
 

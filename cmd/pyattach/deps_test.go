@@ -58,7 +58,10 @@ var layers = []layer{
 	// dump runs gdb through its injected Runner, so that its parsing and
 	// output are tested on literal gdb JSON.
 	{prefix: "cmd/internal/dump", own: []string{"detect/", "venv", "gdbgen", "cmd/internal/"}, forbidStd: []string{"os/exec"}},
+	// adrg/xdg reads the process environment: only the command boundary
+	// (main's hostLayout) may ask it, once, for the system's layout.
 	{prefix: "cmd/pyattach", own: []string{"detect/", "venv", "gdbgen", "lldbgen", "cmd/internal/"}, external: []string{
+		"github.com/adrg/xdg",
 		"github.com/alecthomas/kong",
 		"github.com/BurntSushi/toml",
 		"golang.org/x/sys/unix",

@@ -76,6 +76,7 @@ func (c *DoctorCmd) Run(g *Globals, app *App, cfg *Config) error {
 func doctorServices(g *Globals, app *App, cfg *Config) *doctor.Services {
 	return &doctor.Services{
 		ProcRoot: g.ProcRoot,
+		GOOS:     g.GOOS,
 		Env:      app.Env,
 		Euid:     os.Geteuid(),
 		UID:      os.Getuid(),
@@ -87,7 +88,7 @@ func doctorServices(g *Globals, app *App, cfg *Config) *doctor.Services {
 			return findDebugger(app.Env, names...)
 		},
 		Resolve: func(ctx context.Context, tgt string) (*target.Result, error) {
-			return resolveTarget(app, tgt, target.Options{ProcRoot: g.ProcRoot, Env: app.Env, Cwd: app.Cwd})
+			return resolveTarget(app, tgt, g.targetOptions(app))
 		},
 		DebugInfo: func(ctx context.Context, tgt string, res *target.Result) (*debuginfo.Info, error) {
 			return debugInfoFor(ctx, tgt, res, nil, g, app, cfg)

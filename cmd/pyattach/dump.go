@@ -121,6 +121,7 @@ func (c *DumpCmd) Run(g *Globals, app *App, cfg *Config) error {
 func dumpServices(g *Globals, app *App, cfg *Config) *dump.Services {
 	return &dump.Services{
 		ProcRoot:    g.ProcRoot,
+		GOOS:        g.GOOS,
 		Env:         app.Env,
 		Cwd:         app.Cwd,
 		Stdout:      app.Stdout,

@@ -64,6 +64,7 @@ func testEnv(t testing.TB) []string {
 		{"XDG_DATA_HOME", filepath.Join(d, "data")},
 		{"XDG_CACHE_HOME", filepath.Join(d, "cache")},
 		{"XDG_STATE_HOME", filepath.Join(d, "state")},
+		{"XDG_CONFIG_DIRS", filepath.Join(d, "etc-xdg")},
 		{"DEBUGINFOD_CACHE_PATH", cache},
 	} {
 		env = env.With(kv[0], kv[1])

@@ -38,7 +38,9 @@ func (c *FetchExtensionCmd) Run(g *Globals, app *App, cfg *Config) error {
 		if c.Target == "" {
 			return withHint(fmt.Errorf("fetch-extension: no target and no --python-version"), "name a PID or interpreter, or give --python-version X.Y.Z")
 		}
-		res, err := target.Resolve(app.Ctx, c.Target, target.Options{ProcRoot: g.ProcRoot, Env: app.Env, Cwd: app.Cwd, NoModules: true})
+		opts := g.targetOptions(app)
+		opts.NoModules = true
+		res, err := target.Resolve(app.Ctx, c.Target, opts)
 		if err != nil {
 			return fmt.Errorf("fetch-extension %s: %w", c.Target, err)
 		}

@@ -107,6 +107,10 @@ func hintFor(err error) string {
 		}
 		return "fix or remove " + ce.file + "; its keys are described in: pyattach help configuration"
 	}
+	var nl *proc.NeedsLinuxError
+	if errors.As(err, &nl) {
+		return needsLinuxHint(nl)
+	}
 	var nm *venv.NoMatchError
 	switch {
 	case errors.As(err, &nm):
@@ -204,4 +208,14 @@ func inDir(err error, dir string) error {
 		return withHint(err, "%s", strings.ReplaceAll(h, "VENV_DIR", dir))
 	}
 	return err
+}
+
+// needsLinuxHint is the advice for a process asked for on macOS: what
+// works there is given files (the program, a virtualenv, a core).
+func needsLinuxHint(e *proc.NeedsLinuxError) string {
+	if e.Exe != "" {
+		q := shquote.Quote(e.Exe)
+		return fmt.Sprintf("on %s pyattach works on files: the process runs %s, so try: pyattach resolve %s, or pyattach lldb %s", e.GOOS, q, q, q)
+	}
+	return fmt.Sprintf("on %s pyattach works on files: pass the program, a virtualenv or a core file instead (pyattach resolve .venv, pyattach lldb PROGRAM -c CORE)", e.GOOS)
 }

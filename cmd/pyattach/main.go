@@ -2,8 +2,13 @@
 // and lldb work the first time. See README.md.
 package main
 
-import "os"
+import (
+	"os"
+
+	"github.com/pyattach/pyattach/detect/environ"
+)
 
 func main() {
+	environ.Host = hostLayout()
 	os.Exit(Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Environ()))
 }

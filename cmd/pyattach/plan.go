@@ -31,7 +31,7 @@ func plannerOptions(g *Globals, app *App, cfg *Config) planner.Options {
 	return planner.Options{
 		Fast: g.Fast,
 		Resolve: func(ctx context.Context, tgt string) (*target.Result, error) {
-			return target.Resolve(ctx, tgt, target.Options{ProcRoot: g.ProcRoot, Env: app.Env, Cwd: app.Cwd})
+			return target.Resolve(ctx, tgt, g.targetOptions(app))
 		},
 		Collect: func(ctx context.Context, tgt string, res *target.Result) (*debuginfo.Info, error) {
 			return debugInfoFor(ctx, tgt, res, nil, g, app, cfg)

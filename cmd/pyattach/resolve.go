@@ -39,11 +39,7 @@ gdb -c finds it; its modules are the files its notes list.`
 
 // Run resolves the target and prints the result.
 func (c *ResolveCmd) Run(g *Globals, app *App) error {
-	opts := target.Options{
-		ProcRoot: g.ProcRoot,
-		Env:      app.Env,
-		Cwd:      app.Cwd,
-	}
+	opts := g.targetOptions(app)
 	res, err := resolveTarget(app, c.Target, opts)
 	if err != nil {
 		err = fmt.Errorf("resolve %s: %w", c.Target, err)

@@ -46,6 +46,7 @@ func scriptParams() testscript.Params {
 			e.Setenv("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
 			e.Setenv("XDG_CACHE_HOME", filepath.Join(home, ".cache"))
 			e.Setenv("XDG_DATA_HOME", filepath.Join(home, ".local", "share"))
+			e.Setenv("XDG_CONFIG_DIRS", filepath.Join(e.WorkDir, "etc", "xdg"))
 			e.Setenv("PYENV_ROOT", filepath.Join(home, ".pyenv"))
 			e.Setenv("DEBUGINFOD_URLS", "")
 			e.Setenv("NO_COLOR", "1")

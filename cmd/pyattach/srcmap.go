@@ -87,7 +87,7 @@ func (c *SrcmapCmd) Run(g *Globals, app *App, cfg *Config) error {
 		di, err = newCollector(g, app, cfg).CollectMachO(c.Target)
 	} else {
 		var rerr error
-		res, rerr = resolveTarget(app, c.Target, target.Options{ProcRoot: g.ProcRoot, Env: app.Env, Cwd: app.Cwd})
+		res, rerr = resolveTarget(app, c.Target, g.targetOptions(app))
 		di, err = debugInfoFor(ctx, c.Target, res, rerr, g, app, cfg)
 	}
 	if err != nil {

@@ -7,10 +7,13 @@
 // repeats, the last entry counts. Dirs computes, from an Env alone, the
 // XDG base directories (XDG_CONFIG_HOME, XDG_DATA_HOME, XDG_CACHE_HOME,
 // XDG_STATE_HOME) under which pyattach keeps its configuration, trust
-// store, debug-symbol store, stack walker and caches: a variable that is
-// unset, empty or not an absolute path is ignored, as the XDG Base
-// Directory specification says, and the default under $HOME is used
-// ("/" when HOME is unset or relative). In-process tests therefore never
+// store, debug-symbol store, stack walker and caches, and ConfigDirs the
+// system-wide configuration directories (XDG_CONFIG_DIRS): a variable
+// that is unset, empty or not an absolute path is ignored, as the XDG
+// Base Directory specification says, and the default of the system's
+// Layout is used, under $HOME ("/" when HOME is unset or relative).
+// Host, the running system's Layout, is XDGLayout (Linux's) unless
+// cmd/pyattach's main set it from adrg/xdg (macOS: ~/Library/...). In-process tests therefore never
 // read or write the developer's real directories: they hand pyattach an
 // Env naming temporary ones.
 package environ

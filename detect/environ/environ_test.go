@@ -65,3 +65,44 @@ func TestDirs(t *testing.T) {
 		t.Errorf("own dirs: %q %q %q %q", d.ConfigFile(), d.Data("debug"), d.Cache(), d.State("x"))
 	}
 }
+
+// TestDirsIn: the same rule with another system's defaults: macOS's
+// (adrg/xdg's answers there, relative to HOME), and an absolute default.
+func TestDirsIn(t *testing.T) {
+	mac := Layout{ConfigHome: "Library/Application Support", DataHome: "Library/Application Support",
+		CacheHome: "Library/Caches", StateHome: "Library/Application Support",
+		ConfigDirs: []string{"/Library/Application Support", "/Library/Preferences"}}
+	d := Env{"HOME=/Users/me", "XDG_CACHE_HOME=/Volumes/fast/cache", "XDG_DATA_HOME=rel"}.DirsIn(mac)
+	want := Dirs{"/Users/me/Library/Application Support", "/Users/me/Library/Application Support", "/Volumes/fast/cache", "/Users/me/Library/Application Support"}
+	if d != want {
+		t.Errorf("macOS: %+v, want %+v", d, want)
+	}
+	if got := d.ConfigFile(); got != "/Users/me/Library/Application Support/pyattach/config.toml" {
+		t.Errorf("macOS config file %q", got)
+	}
+	if d := (Env{"HOME=/h"}).DirsIn(Layout{CacheHome: "/var/cache/x"}); d.CacheHome != "/var/cache/x" {
+		t.Errorf("absolute default: %q", d.CacheHome)
+	}
+	if got := (Env{}).ConfigDirsIn(mac); !reflect.DeepEqual(got, mac.ConfigDirs) {
+		t.Errorf("macOS config dirs %q", got)
+	}
+}
+
+func TestConfigDirs(t *testing.T) {
+	for _, c := range []struct {
+		env  Env
+		want []string
+	}{
+		{nil, []string{"/etc/xdg"}},
+		{Env{"XDG_CONFIG_DIRS="}, []string{"/etc/xdg"}},
+		{Env{"XDG_CONFIG_DIRS=rel:~/x"}, []string{"/etc/xdg"}},
+		{Env{"XDG_CONFIG_DIRS=/opt/etc/:rel::/etc/xdg:/opt/etc"}, []string{"/opt/etc", "/etc/xdg"}},
+	} {
+		if got := c.env.ConfigDirsIn(XDGLayout); !reflect.DeepEqual(got, c.want) {
+			t.Errorf("%q: %q, want %q", c.env, got, c.want)
+		}
+	}
+	if got := ConfigFileIn("/etc/xdg"); got != "/etc/xdg/pyattach/config.toml" {
+		t.Errorf("ConfigFileIn = %q", got)
+	}
+}

@@ -61,7 +61,7 @@ type walker struct {
 // walk opens p (absolute) with O_PATH, checking every component, and
 // returns the descriptor of its last component.
 func (w *walker) walk(p string) (int, error) {
-	dir, err := unix.Open("/", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	dir, err := unix.Open("/", oPath|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return -1, fmt.Errorf("check %s: %w", w.name, err)
 	}
@@ -115,7 +115,7 @@ func (w *walker) walkFrom(dir int, shown, rel string) (int, error) {
 			continue
 		}
 		next := path.Join(shown, c)
-		fd, err := unix.Openat(cur, c, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		fd, err := unix.Openat(cur, c, oPathNoFollow|unix.O_CLOEXEC, 0)
 		if err != nil {
 			closeAll()
 			return -1, fmt.Errorf("check %s: %s: %w", w.name, next, err)
@@ -141,7 +141,7 @@ func (w *walker) walkFrom(dir int, shown, rel string) (int, error) {
 			if isProcMagic(shown, c) {
 				// The kernel's own link: open through it.
 				unix.Close(fd)
-				fd, err = unix.Openat(cur, c, unix.O_PATH|unix.O_CLOEXEC, 0)
+				fd, err = unix.Openat(cur, c, oPath|unix.O_CLOEXEC, 0)
 				if err != nil {
 					closeAll()
 					return -1, fmt.Errorf("check %s: %s: %w", w.name, next, err)

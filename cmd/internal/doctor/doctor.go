@@ -88,6 +88,9 @@ type Services struct {
 	// ProcRoot is the proc file system ("/proc"): ptrace_scope, self's
 	// and the target's status are read under it.
 	ProcRoot string
+	// GOOS is the system whose rules apply ("" for the running one):
+	// outside Linux there is no /proc, and ptrace is not checked.
+	GOOS string
 	// HostRoot is where the host's own system files are read
 	// (/etc/debian_version, /etc/fedora-release, /var/lib/dpkg/info):
 	// "" for the real root. A container's are read under its root.

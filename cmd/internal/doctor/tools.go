@@ -1,6 +1,7 @@
 package doctor
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"net/http"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -140,6 +142,9 @@ func (s *Services) reachURL(ctx context.Context, u string) error {
 // checkPtrace says whether this user may attach to the process of res
 // (nil, or not a process: in general).
 func (s *Services) checkPtrace(res *target.Result) Check {
+	if goos := cmp.Or(s.GOOS, runtime.GOOS); goos != "linux" {
+		return Check{ID: "ptrace", Status: Skip, Summary: fmt.Sprintf("not checked on %s: pyattach reads running processes on Linux only", goos)}
+	}
 	p := proc.New(s.procRoot())
 	root := s.Euid == 0
 	scope := -1

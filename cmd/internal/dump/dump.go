@@ -55,6 +55,9 @@ type Runner func(ctx context.Context, env []string, name string, args ...string)
 type Services struct {
 	// ProcRoot is the proc file system ("/proc").
 	ProcRoot string
+	// GOOS is the system whose rules apply ("" for the running one; a
+	// PID needs Linux).
+	GOOS string
 	// CoreRoot, for a core, is the host directory standing for its
 	// process's "/", under which its files are read (an unpacked
 	// bundle's root/, a container's root); "": this machine's own.

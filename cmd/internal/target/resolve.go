@@ -15,6 +15,7 @@ import (
 
 	"github.com/pyattach/pyattach/detect/elfinfo"
 	"github.com/pyattach/pyattach/detect/environ"
+	"github.com/pyattach/pyattach/detect/proc"
 	"github.com/pyattach/pyattach/detect/pyinfo"
 	"github.com/pyattach/pyattach/detect/rootfs"
 	"github.com/pyattach/pyattach/detect/safefs"
@@ -33,6 +34,9 @@ type Options struct {
 	Cwd string
 	// NoModules skips reading the build-ids of a process's modules.
 	NoModules bool
+	// GOOS is the system whose rules apply ("" for the running one): a
+	// PID needs Linux's /proc (proc.CheckPlatform). Tests set "darwin".
+	GOOS string
 }
 
 // ErrNotPython means the target holds no CPython runtime.
@@ -72,6 +76,9 @@ func Resolve(ctx context.Context, tgt string, opts Options) (*Result, error) {
 		pid, err := strconv.Atoi(tgt)
 		if err != nil || pid <= 0 {
 			return nil, fmt.Errorf("%q is not a valid process id", tgt)
+		}
+		if err := proc.CheckPlatform(opts.GOOS, pid); err != nil {
+			return nil, err
 		}
 		return resolvePID(ctx, pid, opts)
 	}

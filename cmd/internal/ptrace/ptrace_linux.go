@@ -1,0 +1,267 @@
+package ptrace
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strconv"
+	"syscall"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// maxStopRounds bounds how often /proc/PID/task is listed again while
+// threads appear: each round stops every thread listed, and a stopped
+// thread creates none, so a real process needs two.
+const maxStopRounds = 64
+
+// Stopped is a process every thread of which pyattach holds stopped
+// (PTRACE_SEIZE, PTRACE_INTERRUPT). Every ptrace call runs on one locked
+// OS thread (the kernel knows the tracer as that thread).
+type Stopped struct {
+	pid  int
+	reqs chan func()
+	// tids are the threads held, sigs the signals some of them stopped
+	// with, delivered again when they are let go.
+	tids []int
+	sigs map[int]int
+	gone bool
+}
+
+// Stop stops every thread of pid, listing procRoot/PID/task again until
+// no new thread appears, within ctx. The threads stay stopped until
+// Resume; on error, none is.
+func Stop(ctx context.Context, procRoot string, pid int) (*Stopped, error) {
+	s := &Stopped{pid: pid, reqs: make(chan func()), sigs: map[int]int{}}
+	go func() {
+		runtime.LockOSThread()
+		// The thread stays locked: it ends with this goroutine rather than
+		// go back to the scheduler as a tracer.
+		for f := range s.reqs {
+			f()
+		}
+	}()
+	var err error
+	s.do(func() { err = s.stopAll(ctx, procRoot) })
+	if err != nil {
+		s.Resume()
+		return nil, err
+	}
+	return s, nil
+}
+
+// do runs f on the tracer thread.
+func (s *Stopped) do(f func()) {
+	done := make(chan struct{})
+	s.reqs <- func() { f(); close(done) }
+	<-done
+}
+
+func (s *Stopped) stopAll(ctx context.Context, procRoot string) error {
+	seen := map[int]bool{}
+	for round := 0; ; round++ {
+		tids, err := listTasks(procRoot, s.pid)
+		if err != nil {
+			return err
+		}
+		var fresh []int
+		for _, t := range tids {
+			if !seen[t] {
+				seen[t] = true
+				fresh = append(fresh, t)
+			}
+		}
+		if len(fresh) == 0 {
+			return nil
+		}
+		if round == maxStopRounds {
+			return fmt.Errorf("process %d: threads keep appearing while it is stopped (%d listings)", s.pid, maxStopRounds)
+		}
+		for _, t := range fresh {
+			if zombie(procRoot, s.pid, t) {
+				continue // an exited thread (a leader that called pthread_exit) never stops
+			}
+			if err := unix.PtraceSeize(t); err != nil {
+				if errors.Is(err, unix.ESRCH) {
+					continue // the thread ended
+				}
+				return &Error{PID: s.pid, Err: err}
+			}
+			s.tids = append(s.tids, t)
+			if err := unix.PtraceInterrupt(t); err != nil && !errors.Is(err, unix.ESRCH) {
+				return &Error{PID: s.pid, Err: err}
+			}
+		}
+		for _, t := range fresh {
+			if err := s.waitStop(ctx, t); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// waitStop waits for thread t's stop; a thread that ended is dropped. A
+// signal it stopped with (rather than the interrupt) is kept for resume.
+func (s *Stopped) waitStop(ctx context.Context, t int) error {
+	delay := 20 * time.Microsecond
+	deadline := time.Now().Add(StopWait)
+	for {
+		var ws unix.WaitStatus
+		got, err := unix.Wait4(t, &ws, unix.WALL|unix.WNOHANG, nil)
+		switch {
+		case errors.Is(err, unix.EINTR):
+			continue
+		case errors.Is(err, unix.ECHILD):
+			s.drop(t)
+			return nil
+		case err != nil:
+			return fmt.Errorf("process %d: waiting for thread %d: %w", s.pid, t, err)
+		}
+		if got == t {
+			if ws.Exited() || ws.Signaled() {
+				s.drop(t)
+				return nil
+			}
+			if ws.Stopped() {
+				// A PTRACE_EVENT_STOP is the interrupt (or a group stop, which
+				// detaching leaves as it was); any other stop is the delivery
+				// of a signal, passed on when the thread is let go.
+				if int(ws>>16)&0xff != unix.PTRACE_EVENT_STOP {
+					s.sigs[t] = int(ws.StopSignal())
+				}
+				return nil
+			}
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("process %d: thread %d did not stop within %v", s.pid, t, StopWait)
+		}
+		time.Sleep(delay)
+		if delay < time.Millisecond {
+			delay *= 2
+		}
+	}
+}
+
+func (s *Stopped) drop(t int) {
+	for i, x := range s.tids {
+		if x == t {
+			s.tids = append(s.tids[:i], s.tids[i+1:]...)
+			break
+		}
+	}
+}
+
+// Threads is how many threads are held.
+func (s *Stopped) Threads() int { return len(s.tids) }
+
+// Resume lets every thread go (once; later calls do nothing), each with
+// the signal it stopped with, and ends the tracer thread.
+func (s *Stopped) Resume() {
+	if s.gone {
+		return
+	}
+	s.gone = true
+	s.do(func() {
+		for _, t := range s.tids {
+			unix.Syscall6(unix.SYS_PTRACE, unix.PTRACE_DETACH, uintptr(t), 0, uintptr(s.sigs[t]), 0, 0)
+		}
+		s.tids = nil
+	})
+	close(s.reqs)
+}
+
+// zombie reports whether thread t of pid has exited (state Z or X in
+// its stat file).
+func zombie(procRoot string, pid, t int) bool {
+	b, err := os.ReadFile(filepath.Join(procRoot, strconv.Itoa(pid), "task", strconv.Itoa(t), "stat"))
+	if err != nil {
+		return false
+	}
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 || i+2 >= len(b) {
+		return false
+	}
+	return b[i+2] == 'Z' || b[i+2] == 'X'
+}
+
+// listTasks returns the thread ids in procRoot/PID/task.
+func listTasks(procRoot string, pid int) ([]int, error) {
+	ents, err := os.ReadDir(filepath.Join(procRoot, strconv.Itoa(pid), "task"))
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("process %d: %w", pid, syscall.ESRCH)
+		}
+		return nil, fmt.Errorf("process %d: %w", pid, err)
+	}
+	var out []int
+	for _, e := range ents {
+		if t, err := strconv.Atoi(e.Name()); err == nil && t > 0 {
+			out = append(out, t)
+		}
+	}
+	sort.Ints(out)
+	return out, nil
+}
+
+// Tids are the threads held, the process's main thread (its PID) first
+// when it is held, the others in the order they were stopped.
+func (s *Stopped) Tids() []int {
+	out := make([]int, 0, len(s.tids))
+	for _, t := range s.tids {
+		if t == s.pid {
+			out = append(out, t)
+		}
+	}
+	for _, t := range s.tids {
+		if t != s.pid {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// Signal is the signal thread t stopped with instead of the interrupt
+// (passed on when it is let go), or 0.
+func (s *Stopped) Signal(t int) int { return s.sigs[t] }
+
+// Do runs f on the tracer thread, where every ptrace request on the held
+// threads must be made (GetRegSet, GetSigInfo). It must not be called
+// after Resume.
+func (s *Stopped) Do(f func()) { s.do(f) }
+
+// GetRegSet reads register set typ (NT_PRSTATUS, NT_PRFPREG, ...) of the
+// held thread t into buf (PTRACE_GETREGSET) and returns the part the
+// kernel filled. Call it inside Do.
+func GetRegSet(t, typ int, buf []byte) ([]byte, error) {
+	if len(buf) == 0 {
+		return nil, fmt.Errorf("thread %d: register set %#x: empty buffer", t, typ)
+	}
+	iov := unix.Iovec{Base: &buf[0]}
+	iov.SetLen(len(buf))
+	_, _, e := unix.Syscall6(unix.SYS_PTRACE, unix.PTRACE_GETREGSET, uintptr(t), uintptr(typ), uintptr(unsafe.Pointer(&iov)), 0, 0)
+	if e != 0 {
+		return nil, fmt.Errorf("thread %d: register set %#x: %w", t, typ, e)
+	}
+	return buf[:iov.Len], nil
+}
+
+// GetSigInfo reads the siginfo of the signal the held thread t stopped
+// with (PTRACE_GETSIGINFO, 128 bytes). Call it inside Do.
+func GetSigInfo(t int) ([]byte, error) {
+	buf := make([]byte, 128)
+	_, _, e := unix.Syscall6(unix.SYS_PTRACE, unix.PTRACE_GETSIGINFO, uintptr(t), 0, uintptr(unsafe.Pointer(&buf[0])), 0, 0)
+	if e != 0 {
+		return nil, fmt.Errorf("thread %d: siginfo: %w", t, e)
+	}
+	return buf, nil
+}
