@@ -30,6 +30,8 @@ FIELDS = {
     "_PyInterpreterFrame.f_executable": 0, "_PyInterpreterFrame.previous": 8,
     "_PyInterpreterFrame.instr_ptr": 56, "_PyInterpreterFrame.stackpointer": 64,
     "_PyInterpreterFrame.localsplus": 80, "_PyInterpreterFrame.owner": 70,
+    "PySetObject.used": 24, "PySetObject.mask": 32, "PySetObject.table": 40,
+    "setentry.key": 0, "setentry.hash": 8, "sizeof(setentry)": 16,
 }
 # _Py_AsyncioModuleDebugOffsets, 3.14's values.
 DEBUG = [168, 136, 96, 108, 109, 128, 152, 512, 64, 256, 96, 104, 112]

@@ -19,7 +19,7 @@ import struct
 
 from pyattach_walk_frames import FrameList, executable_mask, stackref_mask
 from pyattach_walk_memory import BudgetExhausted, WalkError
-from pyattach_walk_tasks_legacy import legacy_task_addrs
+from pyattach_walk_tasks_legacy import legacy_task_addrs, set_keys
 from pyattach_walk_text import escape, thousands
 
 # How many tasks one walk reports by default (the rest are counted).
@@ -376,23 +376,15 @@ class Tasks(object):
         return end - start
 
     def set_keys(self, addr, limit):
-        """The keys of the set object at addr (at most limit)."""
-        h = self.L.off("sizeof(PyObject)")
-        used = self.i64(addr + h + 8)
-        mask = self.i64(addr + h + 16)
-        table = self.ptrv(addr + h + 24)
-        if used < 0 or mask < 0 or mask >= 1 << 30 or used > mask + 1:
-            raise WalkError("set of %d in %d slots at 0x%x" % (used, mask + 1, addr))
+        """The keys of the set object at addr (at most limit), read as
+        pyattach_walk_tasks_legacy.set_keys reads sets."""
         keys = []
-        i = 0
-        while i <= mask and len(keys) < min(used, limit):
-            k = min(mask + 1 - i, 256)
-            raw = struct.unpack("<%dQ" % (2 * k), self.read(table + 16 * i, 16 * k))
-            for j in range(k):
-                key, hsh = raw[2 * j], raw[2 * j + 1]
-                if key and hsh != 0xFFFFFFFFFFFFFFFF and len(keys) < limit:
-                    keys.append(key)
-            i += k
+        if limit <= 0:
+            return keys
+        for k in set_keys(self, addr):
+            keys.append(k)
+            if len(keys) >= limit:
+                break
         return keys
 
     def coro_frames(self, coro, thread=None, thread_of_frame=None):
