@@ -14,8 +14,8 @@ import (
 )
 
 // tasksLegacyCase is one interpreter TestTasksLegacy runs the asyncio
-// program under: a pyenv build (exe, with env; strip: a stripped copy
-// of it), or a root's (root set).
+// program under: a pyenv build (exe; strip: a stripped copy of it;
+// core: a gcore core of it read too), or a root's (root set).
 type tasksLegacyCase struct {
 	name  string
 	exe   string
@@ -27,11 +27,11 @@ type tasksLegacyCase struct {
 // TestTasksLegacy: the asyncio program on Pythons without the asyncio
 // debug offsets (3.11-3.13, whose tasks are found through sys.modules):
 // pyenv's 3.11 and 3.12, a stripped copy of the 3.12, and Debian's 3.13
-// in its root. pyattach dump --tasks --json has every task by name, the
-// workers' coroutine stacks, the awaits, the cycle and the thread
-// running "blocking"; dump --tasks and gdb's and lldb's py-tasks print
-// the tree; a gcore core of the 3.12 read by dump --tasks and gdb's
-// py-tasks gives the same tasks.
+// in its root. pyattach dump --tasks --json (through both readers) has
+// every task by name, the workers' coroutine stacks, the awaits, the
+// cycle and the thread running "blocking"; dump --tasks and gdb's and
+// lldb's py-tasks print the tree; a gcore core of the 3.12 read by dump
+// --tasks and gdb's py-tasks gives the same tasks.
 func TestTasksLegacy(t *testing.T) {
 	testenv.Need(t, "gdb")
 	testenv.Need(t, "lldb")
@@ -82,6 +82,8 @@ func TestTasksLegacy(t *testing.T) {
 			js, _ := pyattachOK(t, "dump --tasks --json", bin, env, "dump", "--tasks", "--json", ps)
 			live := parseTasks(t, "dump --tasks --json", js)
 			checkTasks(t, "dump --tasks --json", live, true, false)
+			js, _ = pyattachOK(t, "dump --tasks --json --reader gdb", bin, env, "dump", "--tasks", "--json", "--reader", "gdb", ps)
+			checkTasks(t, "dump --tasks --json --reader gdb", parseTasks(t, "dump --tasks --json --reader gdb", js), true, false)
 			text, _ := pyattachOK(t, "dump --tasks", bin, env, "dump", "--tasks", ps)
 			checkTasksText(t, "dump --tasks", text, appPath, live, true)
 
