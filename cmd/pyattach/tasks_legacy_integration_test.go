@@ -31,7 +31,7 @@ type tasksLegacyCase struct {
 // every task by name, the workers' coroutine stacks, the awaits, the
 // cycle and the thread running "blocking"; dump --tasks and gdb's and
 // lldb's py-tasks print the tree; a gcore core of the 3.12 read by dump
-// --tasks and gdb's py-tasks gives the same tasks.
+// --tasks and gdb's and lldb's py-tasks gives the same tasks.
 func TestTasksLegacy(t *testing.T) {
 	testenv.Need(t, "gdb")
 	testenv.Need(t, "lldb")
@@ -107,6 +107,8 @@ func TestTasksLegacy(t *testing.T) {
 			checkTasksText(t, "core: dump --tasks", text, appPath, live, true)
 			out = mustRunIn(t, "pyattach gdb core py-tasks", "", env, bin, "gdb", "-nx", "-batch", program, core, "-ex", "py-tasks")
 			checkTasksText(t, "core: gdb py-tasks", out, appPath, live, true)
+			out = mustRunIn(t, "pyattach lldb core py-tasks", "", env, bin, "lldb", program, "-c", core, "-b", "-o", "py-tasks")
+			checkTasksText(t, "core: lldb py-tasks", out, appPath, live, true)
 		})
 	}
 }
