@@ -30,6 +30,8 @@ FIELDS = {
     "_PyInterpreterFrame.f_executable": 0, "_PyInterpreterFrame.previous": 8,
     "_PyInterpreterFrame.instr_ptr": 56, "_PyInterpreterFrame.stackpointer": 64,
     "_PyInterpreterFrame.localsplus": 80, "_PyInterpreterFrame.owner": 70,
+    "PySetObject.used": 24, "PySetObject.mask": 32, "PySetObject.table": 40,
+    "setentry.key": 0, "setentry.hash": 8, "sizeof(setentry)": 16,
 }
 # _Py_AsyncioModuleDebugOffsets, 3.14's values.
 DEBUG = [168, 136, 96, 108, 109, 128, 152, 512, 64, 256, 96, 104, 112]
@@ -260,6 +262,13 @@ assert "100,006 asyncio tasks (1,000 shown)" in w.format_tasks(tl, with_source=F
 ww = walker(max_reads=5000)
 tl = ww.tasks(debug)
 assert ww.stopped() and "budget" in ww.stopped(), ww.stopped()
+# A coroutine's frame states: the layout's enum constants where it has
+# them (made-up values), else those each minor is known to use.
+fs = {"PyFrameState.FRAME_CREATED": 6, "PyFrameState.FRAME_SUSPENDED": 7,
+      "PyFrameState.FRAME_SUSPENDED_YIELD_FROM": 8, "PyFrameState.FRAME_EXECUTING": 9}
+assert w.frame_states((3, 99), fs) == ((7, 8), 9), w.frame_states((3, 99), fs)
+assert w.frame_states((3, 12), {}) == ((-1,), 0)
+assert w.frame_states((3, 13)) == ((-2, -1), 0)
 print("ok")
 `
 

@@ -19,7 +19,7 @@ import struct
 
 from pyattach_walk_frames import FrameList, executable_mask, stackref_mask
 from pyattach_walk_memory import BudgetExhausted, WalkError
-from pyattach_walk_tasks_legacy import legacy_task_addrs
+from pyattach_walk_tasks_legacy import legacy_task_addrs, set_keys
 from pyattach_walk_text import escape, thousands
 
 # How many tasks one walk reports by default (the rest are counted).
@@ -67,9 +67,16 @@ ASYNCIO_DERIVED = {
 TASK_STATES = {0: "pending", 1: "cancelled", 2: "done"}
 
 
-def frame_states(minor):
+def frame_states(minor, fields=None):
     """(suspended states, executing state) of _PyInterpreterFrame's
-    owner generator (PyGenObject.gi_frame_state) in a minor version."""
+    owner generator (PyGenObject.gi_frame_state) in a minor version:
+    the layout's enum constants (fields, its "PyFrameState.FRAME_*"
+    keys) where it has them, else the values each minor is known to
+    use."""
+    fields = fields or {}
+    if "PyFrameState.FRAME_EXECUTING" in fields and "PyFrameState.FRAME_SUSPENDED" in fields:
+        suspended = tuple(sorted(v for k, v in fields.items() if k.startswith("PyFrameState.FRAME_SUSPENDED")))
+        return suspended, fields["PyFrameState.FRAME_EXECUTING"]
     if minor >= (3, 15):
         return (1, 2, 3), 4
     if minor >= (3, 13):
@@ -248,11 +255,14 @@ class Tasks(object):
         return out
 
     def _running_tasks(self):
-        """{task address: Thread} of the tasks thread states run now."""
+        """{task address: Thread} of the tasks thread states run now
+        (3.14+). Before 3.14 no thread state names its task: the
+        RunningByFrame returned finds the thread of a task whose
+        coroutine is executing by its frame, on that thread's stack."""
         out = {}
         L = self.L
         if not L.has("_PyThreadStateImpl.asyncio_running_task"):
-            return out
+            return RunningByFrame(self)
         for th in self.threads():
             try:
                 t = self.ptrv(th.tstate + L.off("_PyThreadStateImpl.asyncio_running_task"))
@@ -279,8 +289,8 @@ class Tasks(object):
         state = struct.unpack_from("<i", block, offs["FutureObj.fut_state"])[0]
         t.state = TASK_STATES.get(state, "state %d" % state)
         th = running.get(t.id)
-        t.running = th
-        t.frames = self.coro_frames(ptr("TaskObj.task_coro"), th)
+        t.frames = self.coro_frames(ptr("TaskObj.task_coro"), th, getattr(running, "thread_of_frame", None))
+        t.running = th or t.frames.thread
         waiter = ptr("TaskObj.task_fut_waiter")
         if waiter:
             t.awaiting = waiter
@@ -366,36 +376,30 @@ class Tasks(object):
         return end - start
 
     def set_keys(self, addr, limit):
-        """The keys of the set object at addr (at most limit)."""
-        h = self.L.off("sizeof(PyObject)")
-        used = self.i64(addr + h + 8)
-        mask = self.i64(addr + h + 16)
-        table = self.ptrv(addr + h + 24)
-        if used < 0 or mask < 0 or mask >= 1 << 30 or used > mask + 1:
-            raise WalkError("set of %d in %d slots at 0x%x" % (used, mask + 1, addr))
+        """The keys of the set object at addr (at most limit), read as
+        pyattach_walk_tasks_legacy.set_keys reads sets."""
         keys = []
-        i = 0
-        while i <= mask and len(keys) < min(used, limit):
-            k = min(mask + 1 - i, 256)
-            raw = struct.unpack("<%dQ" % (2 * k), self.read(table + 16 * i, 16 * k))
-            for j in range(k):
-                key, hsh = raw[2 * j], raw[2 * j + 1]
-                if key and hsh != 0xFFFFFFFFFFFFFFFF and len(keys) < limit:
-                    keys.append(key)
-            i += k
+        if limit <= 0:
+            return keys
+        for k in set_keys(self, addr):
+            keys.append(k)
+            if len(keys) >= limit:
+                break
         return keys
 
-    def coro_frames(self, coro, thread=None):
+    def coro_frames(self, coro, thread=None, thread_of_frame=None):
         """The coroutine stack of a task, innermost first: coro's frame,
         then the coroutine it awaits (the target of its yield-from,
         on top of its suspended frame's stack), and so on. A coroutine
-        that is running (its task runs on thread) has its frames on that
-        thread's stack: those down to its own frame."""
+        that is running (its task runs on thread, or on the thread
+        thread_of_frame(its frame) finds, kept as the list's thread) has
+        its frames on that thread's stack: those down to its own frame."""
         L = self.L
         out = FrameList()
+        out.thread = None
         if not coro or not L.has("PyGenObject.gi_iframe"):
             return out
-        suspended, executing = frame_states(L.minor)
+        suspended, executing = frame_states(L.minor, L.f)
         gi_frame = L.off("PyGenObject.gi_iframe")
         gi_state = L.off("PyGenObject.gi_frame_state")
         span = self._gen_span()
@@ -410,9 +414,13 @@ class Tasks(object):
                 ptr, _ = self._block_reader(g + gi_state, block)
                 state = struct.unpack("<b", block[:1])[0]
                 frame = g + gi_frame
+                if state == executing and thread is None and thread_of_frame is not None and not chain:
+                    thread = thread_of_frame(frame)
                 if state == executing and thread is not None:
                     own = self._frames_down_to(thread, frame)
                     if own is not None:
+                        if not chain:
+                            out.thread = thread
                         chain.append(own)
                         break
                 if state not in suspended and state != executing:
@@ -492,6 +500,33 @@ class Tasks(object):
                 return 0
             return top
         return 0
+
+
+class RunningByFrame(dict):
+    """No task is known to run (before 3.14); thread_of_frame(addr) is
+    the thread whose stack holds the frame at addr, None if none: every
+    thread's frames are read once, at the first question."""
+
+    def __init__(self, walker):
+        dict.__init__(self)
+        self._walker = walker
+        self._threads = None
+
+    def thread_of_frame(self, addr):
+        if self._threads is None:
+            self._threads = {}
+            w = self._walker
+            try:
+                threads = w.threads()
+            except WalkError:
+                threads = []
+            for th in threads:
+                try:
+                    for fr in w.frames(th.tstate, 0):
+                        self._threads.setdefault(fr.addr, th)
+                except WalkError:
+                    continue
+        return self._threads.get(addr)
 
 
 def find_cycles(tasks):
