@@ -167,6 +167,14 @@ func build(p plan.Plan) (commands, error) {
 	if p.Sysroot != "" {
 		comment(&b, "sysroot "+p.Sysroot+": lldb 14 has no sysroot for a local process; its libraries are read at the paths the process maps")
 	}
+	if p.LLDBCoreSysroot != "" {
+		q, err := quotedPath("core sysroot", p.LLDBCoreSysroot)
+		if err != nil {
+			return c, err
+		}
+		comment(&b, "The core's libraries, read under this directory by the paths the loader recorded: lldb would take this machine's files of those names.")
+		b.WriteString("platform select --sysroot " + q + " remote-linux\n")
+	}
 	for _, d := range p.SolibSearchPath {
 		q, err := quotedPath("library directory", d)
 		if err != nil {

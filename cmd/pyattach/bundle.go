@@ -428,6 +428,7 @@ func bundlePlan(ctx context.Context, t dbgTarget, o *bundler.Opened, g *Globals,
 		p.Findings = append(p.Findings, "gdb extension: "+o.GDBExtension+" (from the bundle, trusted with --trust-bundle)")
 	}
 	p.SolibSearchPath = o.LibDirs()
+	p.LLDBCoreSysroot = o.Root
 	p.Findings = append(p.Findings, "bundle: "+o.Bundle+" unpacked in "+o.Dir)
 	return p, nil
 }

@@ -14,6 +14,11 @@ import (
 	"github.com/pyattach/pyattach/detect/testenv"
 )
 
+// lldbNativeFileLine is the C function under time.sleep in lldb's bt,
+// named from the bundled debug file: lldb unwinds to it only through the
+// bundled libc, not this machine's file of the same name.
+var lldbNativeFileLine = regexp.MustCompile(`(?m)^ +frame #\d+: 0x[0-9a-f]+ python3\.13\x60(pysleep|time_sleep)\S* at timemodule\.c:\d+`)
+
 // nativeFileLine is a C frame of the interpreter's sleep, named and
 // with its file and line: read from the interpreter's debug file, which
 // only the bundle holds on this machine.
@@ -124,7 +129,10 @@ func TestBundleTrixie(t *testing.T) {
 				t.Errorf("gdb bt shows no named C frame with file and line from the bundled debug file:\n%s", gdb)
 			}
 			checkPyBt(t, "gdb -c BUNDLE", gdb)
-			lldb, _ := pyattachOK(t, "lldb -c BUNDLE", bin, append(env, testenv.LLDBEnv()...), "lldb", "-b", "-c", c.bundle, "-o", "py-bt")
+			lldb, _ := pyattachOK(t, "lldb -c BUNDLE", bin, append(env, testenv.LLDBEnv()...), "lldb", "-b", "-c", c.bundle, "-o", "bt", "-o", "py-bt")
+			if !lldbNativeFileLine.MatchString(lldb) {
+				t.Errorf("lldb bt shows no named C frame with file and line from the bundled files:\n%s", lldb)
+			}
 			checkPyBt(t, "lldb -c BUNDLE", lldb)
 		})
 	}

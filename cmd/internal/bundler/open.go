@@ -9,10 +9,12 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path"
 	"path/filepath"
 	"strconv"
 
 	"github.com/pyattach/pyattach/detect/bundle"
+	"github.com/pyattach/pyattach/detect/core"
 	"github.com/pyattach/pyattach/detect/elfinfo"
 	"github.com/pyattach/pyattach/detect/safefs"
 )
@@ -105,6 +107,7 @@ func Open(name, cacheDir string, max int64) (*Opened, error) {
 		}
 	}
 	sonameLinks(tmp, m)
+	loaderLinks(tmp, m)
 	if err := safefs.Rename(tmp, dir); err != nil {
 		os.RemoveAll(tmp)
 		// Another pyattach unpacked the same bundle meanwhile.
@@ -188,5 +191,42 @@ func sonameLinks(dir string, m *bundle.Manifest) {
 			continue
 		}
 		os.Link(file, link)
+	}
+}
+
+// loaderLinks gives each unpacked module the path the dynamic loader
+// recorded for it in the core's memory (its link_map l_name) too, as a
+// hard link under root/: the core maps /usr/lib/x/libc.so.6, or a
+// chroot's /srv/c/usr/lib/x/libc.so.6, where the loader named
+// /lib/x/libc.so.6, and lldb reads a core's libraries by the latter
+// (under the sysroot pyattach gives it). A path already unpacked keeps
+// its file. Only pyattach's own new directory is written.
+func loaderLinks(dir string, m *bundle.Manifest) {
+	info, err := core.Open(filepath.Join(dir, "core"))
+	if err != nil {
+		return
+	}
+	mods := map[string]bool{}
+	for _, e := range m.Entries {
+		if e.Kind == bundle.KindModule {
+			mods[e.Name] = true
+		}
+	}
+	for _, l := range info.Loaded {
+		if !path.IsAbs(l.Name) || l.Path == "" {
+			continue
+		}
+		from, to := path.Join("root", l.Path), path.Join("root", l.Name)
+		if from == to || !mods[from] || bundle.CheckName(to) != nil {
+			continue
+		}
+		dst := filepath.Join(dir, filepath.FromSlash(to))
+		if _, err := os.Lstat(dst); err == nil {
+			continue
+		}
+		if os.MkdirAll(filepath.Dir(dst), 0o755) != nil {
+			continue
+		}
+		os.Link(filepath.Join(dir, filepath.FromSlash(from)), dst)
 	}
 }
