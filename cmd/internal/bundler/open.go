@@ -12,6 +12,7 @@ import (
 	"path"
 	"path/filepath"
 	"strconv"
+	"strings"
 
 	"github.com/pyattach/pyattach/detect/bundle"
 	"github.com/pyattach/pyattach/detect/core"
@@ -108,6 +109,7 @@ func Open(name, cacheDir string, max int64) (*Opened, error) {
 	}
 	sonameLinks(tmp, m)
 	loaderLinks(tmp, m)
+	sourceDirs(tmp, m)
 	if err := safefs.Rename(tmp, dir); err != nil {
 		os.RemoveAll(tmp)
 		// Another pyattach unpacked the same bundle meanwhile.
@@ -229,4 +231,56 @@ func loaderLinks(dir string, m *bundle.Manifest) {
 		}
 		os.Link(filepath.Join(dir, filepath.FromSlash(from)), dst)
 	}
+}
+
+// sourceDirs makes, under src/, the directories a native source's DWARF
+// path steps back out of with "..": a debugger joins the unit's
+// directory (.../build-static) and the file's name (../Modules/x.c)
+// without cleaning them, and the system resolves ".." only in a
+// directory that exists. Only pyattach's own new directory is written,
+// and nothing above src/.
+func sourceDirs(dir string, m *bundle.Manifest) {
+	for _, e := range m.Entries {
+		if e.Kind != bundle.KindNativeSource || e.Name != NativeSourceName(e.Path) {
+			continue
+		}
+		comps := strings.Split(e.Path[1:], "/")
+		var stack []string
+		for _, c := range comps[:len(comps)-1] {
+			switch c {
+			case "", ".":
+			case "..":
+				if len(stack) == 0 {
+					continue
+				}
+				if d := "src/" + strings.Join(stack, "/"); bundle.CheckName(d) == nil {
+					os.MkdirAll(filepath.Join(dir, filepath.FromSlash(d)), 0o755)
+				}
+				stack = stack[:len(stack)-1]
+			default:
+				stack = append(stack, c)
+			}
+		}
+	}
+}
+
+// SourceRules map the top directories of the native sources' DWARF
+// paths (/build) onto the unpacked src/ (gdb's substitute-path, lldb's
+// target.source-map). An entry whose name is not its path's (a bundle
+// not written by pyattach) gives none.
+func (o *Opened) SourceRules() [][2]string {
+	var rules [][2]string
+	seen := map[string]bool{}
+	for _, e := range o.Manifest.Entries {
+		if e.Kind != bundle.KindNativeSource || e.Name != NativeSourceName(e.Path) {
+			continue
+		}
+		top, _, _ := strings.Cut(path.Clean(e.Path)[1:], "/")
+		if top == "" || seen[top] || bundle.CheckName("src/"+top) != nil {
+			continue
+		}
+		seen[top] = true
+		rules = append(rules, [2]string{"/" + top, filepath.Join(o.Dir, "src", top)})
+	}
+	return rules
 }
