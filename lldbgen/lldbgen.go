@@ -167,6 +167,18 @@ func build(p plan.Plan) (commands, error) {
 	if p.Sysroot != "" {
 		comment(&b, "sysroot "+p.Sysroot+": lldb 14 has no sysroot for a local process; its libraries are read at the paths the process maps")
 	}
+	if p.LLDBCoreSysroot != "" {
+		q, err := cleanPath("core sysroot", p.LLDBCoreSysroot)
+		if err != nil {
+			return c, err
+		}
+		if !utf8.ValidString(q) {
+			return c, &PathError{"core sysroot", p.LLDBCoreSysroot, "is not valid UTF-8; lldb hands it to Python as text"}
+		}
+		comment(&b, "The core's libraries, read under this directory by the paths the loader recorded: lldb would take this machine's files of those names.")
+		comment(&b, "(platform select --sysroot DIR remote-linux, without its report)")
+		b.WriteString("script lldb.debugger.SetCurrentPlatform(\"remote-linux\"); lldb.debugger.SetCurrentPlatformSDKRoot(" + pyquote.String(q) + ")\n")
+	}
 	for _, d := range p.SolibSearchPath {
 		q, err := quotedPath("library directory", d)
 		if err != nil {

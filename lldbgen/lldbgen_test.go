@@ -65,6 +65,10 @@ func TestGolden(t *testing.T) {
 				File: "/home/me/.local/share/pyattach/debug/dsym/4C4C4471-5555-3144-A1B1-371B07785887/_stack_v2.cpython-313-darwin.so.dSYM/Contents/Resources/DWARF/_stack_v2.cpython-313-darwin.so",
 				UUID: "4C4C4471-5555-3144-A1B1-371B07785887"}},
 			SourceMap: []plan.SourceRule{{From: "/project/build/cmake.macosx-11-x86_64-cpython-313/_deps/echion-src", To: "/home/me/src/echion"}}},
+		// An unpacked bundle: its libraries under a sysroot.
+		"bundle": {Target: "/home/me/.cache/pyattach/bundles/0f3a/core", Core: "/home/me/.cache/pyattach/bundles/0f3a/core",
+			LLDBCoreSysroot: "/home/me/.cache/pyattach/bundles/0f3a/root",
+			SolibSearchPath: []string{"/home/me/.cache/pyattach/bundles/0f3a/root/usr/lib/x86_64-linux-gnu"}},
 	}
 	for name, p := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -140,21 +144,23 @@ func TestRefused(t *testing.T) {
 	}
 	for _, p := range bad {
 		plans := map[string]plan.Plan{
-			"debug dir":   {DebugDirs: []string{"/ok", p}},
-			"symbol file": {SymbolFiles: []plan.SymbolFile{{Module: "/m", File: p}}},
-			"extension":   {LLDBExtension: p},
-			"map from":    {SourceMap: []plan.SourceRule{{From: p, To: "/x"}}},
-			"map to":      {SourceMap: []plan.SourceRule{{From: "/x", To: p}}},
-			"python path": {LLDBPythonPath: p},
-			"root":        {PID: 1, LLDBRoot: p, LLDBExe: "/usr/bin/python3"},
-			"root exe":    {PID: 1, LLDBRoot: "/proc/1/root", LLDBExe: p},
-			"root debug":  {PID: 1, LLDBRoot: "/proc/1/root", LLDBExe: "/usr/bin/python3", LLDBDebugDirs: []string{p}},
+			"debug dir":    {DebugDirs: []string{"/ok", p}},
+			"symbol file":  {SymbolFiles: []plan.SymbolFile{{Module: "/m", File: p}}},
+			"extension":    {LLDBExtension: p},
+			"map from":     {SourceMap: []plan.SourceRule{{From: p, To: "/x"}}},
+			"map to":       {SourceMap: []plan.SourceRule{{From: "/x", To: p}}},
+			"python path":  {LLDBPythonPath: p},
+			"root":         {PID: 1, LLDBRoot: p, LLDBExe: "/usr/bin/python3"},
+			"root exe":     {PID: 1, LLDBRoot: "/proc/1/root", LLDBExe: p},
+			"root debug":   {PID: 1, LLDBRoot: "/proc/1/root", LLDBExe: "/usr/bin/python3", LLDBDebugDirs: []string{p}},
+			"core sysroot": {Core: "/c", LLDBCoreSysroot: p},
 		}
 		if p == "" {
 			// "" means none for these three.
 			delete(plans, "extension")
 			delete(plans, "python path")
 			delete(plans, "root")
+			delete(plans, "core sysroot")
 		}
 		for what, pl := range plans {
 			_, err := Generate(pl)

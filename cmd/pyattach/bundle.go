@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -27,18 +28,21 @@ import (
 	"github.com/pyattach/pyattach/detect/core"
 	"github.com/pyattach/pyattach/detect/environ"
 	"github.com/pyattach/pyattach/detect/proc"
+	"github.com/pyattach/pyattach/detect/rootfs"
 	"github.com/pyattach/pyattach/detect/safefs"
+	"github.com/pyattach/pyattach/detect/srcmap"
 	"github.com/pyattach/pyattach/gdbgen/plan"
 )
 
 // BundleCmd packs a core with everything needed to debug it elsewhere.
 type BundleCmd struct {
-	Target  string `arg:"" help:"A PID (its core is taken and the process keeps running), or a core file; with --list, a bundle."`
-	Output  string `short:"o" help:"The bundle to write (required unless --list)." placeholder:"FILE" type:"path"`
-	List    bool   `help:"Print the manifest of the bundle TARGET."`
-	JSON    bool   `help:"With --list: print the manifest as JSON."`
-	Root    string `help:"For a core file: the directory standing for its process's / (a container's root, /proc/PID/root), where its files are read." placeholder:"DIR" type:"path"`
-	MaxSize string `name:"max-size" default:"16GiB" help:"Refuse to write (or, opening, to unpack) a bundle whose files add up to more than SIZE (bytes, or with K, M, G, KiB, MiB, GiB)." placeholder:"SIZE"`
+	Target        string `arg:"" help:"A PID (its core is taken and the process keeps running), or a core file; with --list, a bundle."`
+	Output        string `short:"o" help:"The bundle to write (required unless --list)." placeholder:"FILE" type:"path"`
+	List          bool   `help:"Print the manifest of the bundle TARGET."`
+	JSON          bool   `help:"With --list: print the manifest as JSON."`
+	Root          string `help:"For a core file: the directory standing for its process's / (a container's root, /proc/PID/root), where its files are read." placeholder:"DIR" type:"path"`
+	NativeSources bool   `name:"native-sources" help:"Also pack the C source files of every thread's native frames, found under the --source trees (pyattach --source cpython=DIR bundle --native-sources PID -o FILE)."`
+	MaxSize       string `name:"max-size" default:"16GiB" help:"Refuse to write (or, opening, to unpack) a bundle whose files add up to more than SIZE (bytes, or with K, M, G, KiB, MiB, GiB)." placeholder:"SIZE"`
 }
 
 // Help is the long help.
@@ -55,6 +59,7 @@ Examples:
   pyattach bundle 12345 -o app.pyattach          # take the core of a live process
   pyattach bundle core.12345 -o app.pyattach
   pyattach bundle --root /proc/4242/root core.4242 -o app.pyattach
+  pyattach --source cpython=~/src/Python-3.11.2 bundle --native-sources 12345 -o app.pyattach
   pyattach bundle --list app.pyattach
   pyattach dump app.pyattach
   pyattach gdb -c app.pyattach -batch -ex bt -ex py-bt`
@@ -103,6 +108,11 @@ func (c *BundleCmd) Run(g *Globals, app *App, cfg *Config) error {
 			return frameSources(ctx, core, root, g, app, cfg)
 		},
 		Warn: func(s string) { fmt.Fprintf(app.Stderr, "pyattach: warning: %s\n", textline.EscapeControls(s)) },
+	}
+	if c.NativeSources {
+		opts.NativeSources = func(ctx context.Context, core, root string, res *target.Result, di *debuginfo.Info) ([]bundler.NativeSource, error) {
+			return nativeSources(ctx, core, root, res, di, g, app, cfg)
+		}
 	}
 	if target.IsPID(c.Target) {
 		pid, err := strconv.Atoi(c.Target)
@@ -334,6 +344,109 @@ func frameSources(ctx context.Context, core, root string, g *Globals, app *App, 
 	return files, nil
 }
 
+// nativeSources finds the C source files of every thread's native
+// frames: the files nativesym names (dump --native), completed to the
+// DWARF's absolute paths from the file tables srcmap reads, and mapped
+// onto the --source trees by srcmap's rules. Only files under a --source
+// tree are taken: a debuggee's DWARF may name any file of this machine.
+func nativeSources(ctx context.Context, core, root string, res *target.Result, di *debuginfo.Info, g *Globals, app *App, cfg *Config) ([]bundler.NativeSource, error) {
+	names, err := nativeFrameFiles(ctx, core, root, g, app, cfg)
+	if err != nil || len(names) == 0 {
+		return nil, err
+	}
+	roots, err := sourceRoots(g, cfg, app)
+	if err != nil {
+		return nil, err
+	}
+	m, err := mapSources(ctx, res, di, roots, nil)
+	if err != nil {
+		return nil, err
+	}
+	var out []bundler.NativeSource
+	for _, n := range names {
+		s := bundler.NativeSource{Path: dwarfPath(n, m.Files)}
+		switch {
+		case s.Path == "":
+			s.Path, s.Reason = n, "no file table of the interpreter's modules names it with its directory"
+		case len(roots) == 0:
+			s.Reason = "no source tree given: pyattach --source [NAME=]DIR bundle --native-sources ..."
+		default:
+			if s.Local = mappedSource(s.Path, m.Rules, roots); s.Local == "" {
+				s.Reason = "under no --source tree"
+			}
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+// dwarfPath is the absolute path of a frame's file name n (as a line
+// table names it, often relative to its unit's directory) among files,
+// the absolute paths the modules' DWARF names: n itself, or the first
+// that ends with /n; "" when none does.
+func dwarfPath(n string, files []string) string {
+	if path.IsAbs(n) {
+		return n
+	}
+	for _, f := range files {
+		if path.IsAbs(f) && strings.HasSuffix(f, "/"+n) {
+			return f
+		}
+	}
+	return ""
+}
+
+// mappedSource is where p is under the --source trees: through the
+// rule with the longest prefix of p, or p itself when it is under one
+// of the trees; "" when it is under none.
+func mappedSource(p string, rules []SrcRule, roots []srcmap.Root) string {
+	local, best := p, -1
+	for _, r := range rules {
+		if (p == r.From || strings.HasPrefix(p, r.From+"/")) && len(r.From) > best {
+			local, best = r.To+p[len(r.From):], len(r.From)
+		}
+	}
+	local = path.Clean(local)
+	for _, rt := range roots {
+		if rootfs.Under(local, rt.Dir) && fileExists(local) {
+			return local
+		}
+	}
+	return ""
+}
+
+// nativeFrameFiles runs the walker with --native on the core, as dump
+// does, and returns the source files its native frames name.
+func nativeFrameFiles(ctx context.Context, core, root string, g *Globals, app *App, cfg *Config) ([]string, error) {
+	var out bytes.Buffer
+	svc := dumpServices(g, app, cfg)
+	svc.Stdout = &out
+	svc.Stderr = io.Discard
+	svc.CoreRoot = root
+	err := dump.Run(ctx, dump.Options{Target: core, JSON: true, Native: true, Timeout: time.Minute}, svc)
+	if err != nil && !errors.Is(err, dump.ErrPartial) {
+		return nil, err
+	}
+	var o dump.Output
+	if err := json.Unmarshal(out.Bytes(), &o); err != nil {
+		return nil, err
+	}
+	seen := map[string]bool{}
+	var files []string
+	for _, th := range o.Threads {
+		if th.Native == nil {
+			continue
+		}
+		for _, f := range *th.Native {
+			if f.File != nil && *f.File != "" && !seen[*f.File] {
+				seen[*f.File] = true
+				files = append(files, *f.File)
+			}
+		}
+	}
+	return files, nil
+}
+
 // gdbGcore takes a core the way gdb's gcore script does: gdb attaches,
 // writes the core and detaches. The time from the attach to the detach
 // (measured inside gdb) is how long the process was stopped.
@@ -431,6 +544,10 @@ func bundlePlan(ctx context.Context, t dbgTarget, o *bundler.Opened, g *Globals,
 		p.Findings = append(p.Findings, "gdb extension: "+o.GDBExtension+" (from the bundle, trusted with --trust-bundle)")
 	}
 	p.SolibSearchPath = o.LibDirs()
+	p.LLDBCoreSysroot = o.Root
+	for _, r := range o.SourceRules() {
+		p.SourceMap = append(p.SourceMap, plan.SourceRule{From: r[0], To: r[1]})
+	}
 	p.Findings = append(p.Findings, "bundle: "+o.Bundle+" unpacked in "+o.Dir)
 	return p, nil
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +14,11 @@ import (
 
 	"github.com/pyattach/pyattach/detect/testenv"
 )
+
+// lldbNativeFileLine is the C function under time.sleep in lldb's bt,
+// named from the bundled debug file: lldb unwinds to it only through the
+// bundled libc, not this machine's file of the same name.
+var lldbNativeFileLine = regexp.MustCompile(`(?m)^ +frame #\d+: 0x[0-9a-f]+ python3\.13\x60(pysleep|time_sleep)\S* at timemodule\.c:\d+`)
 
 // nativeFileLine is a C frame of the interpreter's sleep, named and
 // with its file and line: read from the interpreter's debug file, which
@@ -124,7 +130,10 @@ func TestBundleTrixie(t *testing.T) {
 				t.Errorf("gdb bt shows no named C frame with file and line from the bundled debug file:\n%s", gdb)
 			}
 			checkPyBt(t, "gdb -c BUNDLE", gdb)
-			lldb, _ := pyattachOK(t, "lldb -c BUNDLE", bin, append(env, testenv.LLDBEnv()...), "lldb", "-b", "-c", c.bundle, "-o", "py-bt")
+			lldb, _ := pyattachOK(t, "lldb -c BUNDLE", bin, append(env, testenv.LLDBEnv()...), "lldb", "-b", "-c", c.bundle, "-o", "bt", "-o", "py-bt")
+			if !lldbNativeFileLine.MatchString(lldb) {
+				t.Errorf("lldb bt shows no named C frame with file and line from the bundled files:\n%s", lldb)
+			}
 			checkPyBt(t, "lldb -c BUNDLE", lldb)
 		})
 	}
@@ -177,4 +186,57 @@ func TestBundleBuildIDMismatch(t *testing.T) {
 	if !found {
 		t.Errorf("the manifest does not list the mismatch:\n%s", js)
 	}
+}
+
+// TestBundleNativeSources: Debian's python3.11 bundled with
+// --native-sources and CPython's upstream tree as --source: the C files
+// of its native frames are packed at the paths its DWARF names
+// (/build/reproducible-path/python3.11-X/...), which this machine does
+// not have, and gdb's list and lldb's frame select show the line of
+// timemodule.c the sleeping frame is at, read from the unpacked bundle.
+func TestBundleNativeSources(t *testing.T) {
+	testenv.Need(t, "gdb")
+	testenv.Need(t, "lldb")
+	py := testenv.NeedFile(t, "/usr/bin/python3.11", "")
+	id := testenv.ReadelfBuildID(t, py)
+	testenv.NeedFile(t, filepath.Join("/usr/lib/debug/.build-id", id[:2], id[2:]+".debug"), "")
+	tree := cpythonDebianSources(t)
+	build := "/build/reproducible-path/python3.11-" + testenv.Debian(t).Version
+	if _, err := os.Stat(build); err == nil {
+		testenv.Missing(t, "this machine has %s: the bundle's sources could not be told from its own", build)
+	}
+	pid := startVenvCopies(t, py)
+	bin := pyattachBin(t)
+	env := testEnv(t)
+	b := filepath.Join(t.TempDir(), "native.pyattach")
+	pyattachOK(t, "bundle --native-sources", bin, env, "--offline", "--source", "cpython="+tree, "bundle", "--native-sources", strconv.Itoa(pid), "-o", b)
+	list, _ := pyattachOK(t, "bundle --list", bin, env, "bundle", "--list", b)
+	if !regexp.MustCompile(`(?m)^native-source +\d+ +- +src` + regexp.QuoteMeta(build) + `/Modules/timemodule\.c$`).MatchString(list) {
+		t.Errorf("bundle --list lacks timemodule.c as a native source:\n%s", list)
+	}
+	src, err := os.ReadFile(filepath.Join(tree, "Modules", "timemodule.c"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(string(src), "\n")
+	// The line the frame is at, and its text, as the debugger prints it.
+	sourceLine := func(what, out string, at *regexp.Regexp, format string) {
+		t.Helper()
+		m := at.FindStringSubmatch(out)
+		if m == nil {
+			t.Errorf("%s: no frame in timemodule.c:\n%s", what, out)
+			return
+		}
+		n, _ := strconv.Atoi(m[1])
+		if n < 1 || n > len(lines) || !strings.Contains(out, fmt.Sprintf(format, n, lines[n-1])) {
+			t.Errorf("%s does not show line %s of timemodule.c from the bundle:\n%s", what, m[1], out)
+		}
+	}
+	gdb, _ := pyattachOK(t, "gdb -c BUNDLE", bin, env, "gdb", "-nx", "-batch", "-c", b, "-ex", "frame function time_sleep", "-ex", "info source", "-ex", "list")
+	if !regexp.MustCompile(`Located in .*/bundles/[0-9a-f]+/src` + regexp.QuoteMeta(build) + `/Modules/timemodule\.c`).MatchString(gdb) {
+		t.Errorf("gdb did not locate timemodule.c in the unpacked bundle:\n%s", gdb)
+	}
+	sourceLine("gdb list", gdb, regexp.MustCompile(`at \.\./Modules/timemodule\.c:(\d+)`), "\n%d\t%s\n")
+	lldb, _ := pyattachOK(t, "lldb -c BUNDLE", bin, append(env, testenv.LLDBEnv()...), "lldb", "-b", "-c", b, "-o", "frame select 1")
+	sourceLine("lldb frame select", lldb, regexp.MustCompile("`\\S+ at timemodule\\.c:(\\d+)"), "-> %d\t%s\n")
 }

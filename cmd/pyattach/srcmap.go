@@ -54,6 +54,8 @@ type SrcmapResult struct {
 	Unresolved []SrcUnresolved `json:"unresolved"`
 	// Modules lists the modules whose sources were read.
 	Modules []string `json:"modules"`
+	// Files are the source files their DWARF names, as it names them.
+	Files []string `json:"-"`
 }
 
 // SrcRule is one verified prefix rule.
@@ -169,6 +171,7 @@ func mapSources(ctx context.Context, res *target.Result, di *debuginfo.Info, roo
 			}
 		}
 	}
+	out.Files = files
 	missing := srcmap.Missing(files, fileExists)
 	groups := srcmap.GroupPaths(missing)
 	var idx *srcmap.FileIndex

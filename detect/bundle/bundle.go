@@ -65,7 +65,7 @@ const (
 	KindDebug        = "debug"         // a module's separate debug file
 	KindAltDebug     = "alt-debug"     // a dwz supplementary file
 	KindPythonSource = "python-source" // a Python frame's source file
-	KindNativeSource = "native-source" // a C source file (--native-sources)
+	KindNativeSource = "native-source" // a C source file (--native-sources), src/<its DWARF path, cleaned>
 	KindGDBExtension = "gdb-extension" // CPython's libpython.py for the interpreter
 	KindWalker       = "walker"        // a file of pyattach's walker
 )
@@ -212,6 +212,10 @@ func CheckName(name string) error {
 	case "ext":
 		if el := strings.Split(rest, "/"); len(el) != 2 || el[0] != "gdb" {
 			return errors.New("an extension must be named ext/gdb/<name>")
+		}
+	case "src":
+		if rest == "" {
+			return errors.New("src must be a directory")
 		}
 	case "walker":
 		if strings.Contains(rest, "/") {

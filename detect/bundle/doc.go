@@ -14,6 +14,8 @@
 //	debug/.build-id/xx/... a separate debug file, by build-id
 //	ext/gdb/<name>         the CPython gdb extension (code from the
 //	                       packing machine: never run unless trusted)
+//	src/<path>             a native frame's source file (--native-sources), at
+//	                       the path its DWARF names, cleaned
 //	walker/<name>          pyattach's walker as it was packed
 //
 // Reading never trusts the file: Verify walks the whole stream (names,

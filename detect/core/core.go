@@ -102,6 +102,10 @@ type Info struct {
 	// Mappings are all the NT_FILE mappings, in the note's order,
 	// without build-ids: what maps each address (to name a pc).
 	Mappings []File `json:"-"`
+	// Loaded is the dynamic loader's list of objects in the core's
+	// memory (loadedObjects), in its order; nil when the memory does
+	// not hold it (a static program, a core without that page).
+	Loaded []Loaded `json:"-"`
 	// Truncated is true when the file ends before the last byte of memory
 	// it claims to hold (RLIMIT_CORE, a full disk, an interrupted copy):
 	// what was read from the notes is intact, but build-ids of modules in
@@ -304,6 +308,7 @@ func Read(r io.ReaderAt) (*Info, error) {
 		byPath[rawPath(f)] = i
 	}
 
+	info.Loaded = loadedObjects(h, img, aux)
 	exe, ok := exeFile(aux, info.Comm, img)
 	if ok {
 		info.Exe, info.ExeDeleted = exe.Path, exe.Deleted
@@ -364,6 +369,7 @@ func readProgs(r io.ReaderAt, h header) ([]prog, error) {
 // NT_FILE, and a hostile one must not multiply the work by repeating them.
 type auxv struct {
 	entry, phdr, execfn uint64
+	phent, phnum        uint64
 	files               []File // NT_FILE, not deduplicated
 	sawPSInfo, sawAuxv  bool
 	sawFile, sawStatus  bool
@@ -523,6 +529,10 @@ func parseAuxv(d []byte, h header, aux *auxv) {
 			aux.phdr = val
 		case atExecFn:
 			aux.execfn = val
+		case atPhent:
+			aux.phent = val
+		case atPhnum:
+			aux.phnum = val
 		}
 	}
 }

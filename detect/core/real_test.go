@@ -186,6 +186,33 @@ func TestGcoreVenvCopy(t *testing.T) {
 	checkAgainstEuUnstrip(t, info, name)
 }
 
+// TestGcoreLoaded reads the loader's list from a real core: the program
+// first, then each library by the name the loader opened, which is the
+// file its NT_FILE mapping names (possibly through a symlinked /lib).
+func TestGcoreLoaded(t *testing.T) {
+	python := testenv.Debian(t).Exe
+	testenv.Need(t, "gcore")
+	info, _ := gcorePython(t, python, python)
+	if len(info.Loaded) < 2 || info.Loaded[0].Name != "" || info.Loaded[0].Path != info.Exe {
+		t.Fatalf("loaded objects: %+v, want the program %s first", info.Loaded, info.Exe)
+	}
+	libc := false
+	for _, l := range info.Loaded[1:] {
+		if !filepath.IsAbs(l.Name) {
+			continue // the vDSO
+		}
+		a, err1 := os.Stat(l.Name)
+		b, err2 := os.Stat(l.Path)
+		if err1 != nil || err2 != nil || !os.SameFile(a, b) {
+			t.Errorf("loaded %q is not the file mapped, %q (%v %v)", l.Name, l.Path, err1, err2)
+		}
+		libc = libc || strings.HasPrefix(filepath.Base(l.Name), "libc.so")
+	}
+	if !libc {
+		t.Errorf("no libc among the loaded objects: %+v", info.Loaded)
+	}
+}
+
 // gcorePython starts exe, dumps it with gcore, and checks that the core
 // names the process and exe with the build-id of the file built
 // (python, or exe itself).

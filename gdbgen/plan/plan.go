@@ -51,6 +51,14 @@ type Plan struct {
 	// LLDBDebugDirs are debug directories under LLDBRoot (its own
 	// /usr/lib/debug), which gdb finds through "target:" by itself.
 	LLDBDebugDirs []string
+	// LLDBCoreSysroot is set for a core whose files are not this
+	// machine's (an unpacked bundle): the directory holding them at the
+	// paths the dynamic loader recorded. lldb reads a core's libraries
+	// by those paths, as they are (a file of the same name here wins
+	// over target.exec-search-paths, whatever its build-id), unless its
+	// platform has a sysroot: lldb is told `platform select --sysroot
+	// DIR remote-linux`. gdb ignores it (its solib-search-path suffices).
+	LLDBCoreSysroot string
 	// Foreign says why the target's files are not the user's (a process
 	// in a container, another user's process), one reason each; nil when
 	// they are. Nothing the target controls may become debugger code

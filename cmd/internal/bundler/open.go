@@ -9,10 +9,13 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path"
 	"path/filepath"
 	"strconv"
+	"strings"
 
 	"github.com/pyattach/pyattach/detect/bundle"
+	"github.com/pyattach/pyattach/detect/core"
 	"github.com/pyattach/pyattach/detect/elfinfo"
 	"github.com/pyattach/pyattach/detect/safefs"
 )
@@ -105,6 +108,8 @@ func Open(name, cacheDir string, max int64) (*Opened, error) {
 		}
 	}
 	sonameLinks(tmp, m)
+	loaderLinks(tmp, m)
+	sourceDirs(tmp, m)
 	if err := safefs.Rename(tmp, dir); err != nil {
 		os.RemoveAll(tmp)
 		// Another pyattach unpacked the same bundle meanwhile.
@@ -189,4 +194,93 @@ func sonameLinks(dir string, m *bundle.Manifest) {
 		}
 		os.Link(file, link)
 	}
+}
+
+// loaderLinks gives each unpacked module the path the dynamic loader
+// recorded for it in the core's memory (its link_map l_name) too, as a
+// hard link under root/: the core maps /usr/lib/x/libc.so.6, or a
+// chroot's /srv/c/usr/lib/x/libc.so.6, where the loader named
+// /lib/x/libc.so.6, and lldb reads a core's libraries by the latter
+// (under the sysroot pyattach gives it). A path already unpacked keeps
+// its file. Only pyattach's own new directory is written.
+func loaderLinks(dir string, m *bundle.Manifest) {
+	info, err := core.Open(filepath.Join(dir, "core"))
+	if err != nil {
+		return
+	}
+	mods := map[string]bool{}
+	for _, e := range m.Entries {
+		if e.Kind == bundle.KindModule {
+			mods[e.Name] = true
+		}
+	}
+	for _, l := range info.Loaded {
+		if !path.IsAbs(l.Name) || l.Path == "" {
+			continue
+		}
+		from, to := path.Join("root", l.Path), path.Join("root", l.Name)
+		if from == to || !mods[from] || bundle.CheckName(to) != nil {
+			continue
+		}
+		dst := filepath.Join(dir, filepath.FromSlash(to))
+		if _, err := os.Lstat(dst); err == nil {
+			continue
+		}
+		if os.MkdirAll(filepath.Dir(dst), 0o755) != nil {
+			continue
+		}
+		os.Link(filepath.Join(dir, filepath.FromSlash(from)), dst)
+	}
+}
+
+// sourceDirs makes, under src/, the directories a native source's DWARF
+// path steps back out of with "..": a debugger joins the unit's
+// directory (.../build-static) and the file's name (../Modules/x.c)
+// without cleaning them, and the system resolves ".." only in a
+// directory that exists. Only pyattach's own new directory is written,
+// and nothing above src/.
+func sourceDirs(dir string, m *bundle.Manifest) {
+	for _, e := range m.Entries {
+		if e.Kind != bundle.KindNativeSource || e.Name != NativeSourceName(e.Path) {
+			continue
+		}
+		comps := strings.Split(e.Path[1:], "/")
+		var stack []string
+		for _, c := range comps[:len(comps)-1] {
+			switch c {
+			case "", ".":
+			case "..":
+				if len(stack) == 0 {
+					continue
+				}
+				if d := "src/" + strings.Join(stack, "/"); bundle.CheckName(d) == nil {
+					os.MkdirAll(filepath.Join(dir, filepath.FromSlash(d)), 0o755)
+				}
+				stack = stack[:len(stack)-1]
+			default:
+				stack = append(stack, c)
+			}
+		}
+	}
+}
+
+// SourceRules map the top directories of the native sources' DWARF
+// paths (/build) onto the unpacked src/ (gdb's substitute-path, lldb's
+// target.source-map). An entry whose name is not its path's (a bundle
+// not written by pyattach) gives none.
+func (o *Opened) SourceRules() [][2]string {
+	var rules [][2]string
+	seen := map[string]bool{}
+	for _, e := range o.Manifest.Entries {
+		if e.Kind != bundle.KindNativeSource || e.Name != NativeSourceName(e.Path) {
+			continue
+		}
+		top, _, _ := strings.Cut(path.Clean(e.Path)[1:], "/")
+		if top == "" || seen[top] || bundle.CheckName("src/"+top) != nil {
+			continue
+		}
+		seen[top] = true
+		rules = append(rules, [2]string{"/" + top, filepath.Join(o.Dir, "src", top)})
+	}
+	return rules
 }

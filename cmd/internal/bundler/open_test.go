@@ -98,3 +98,43 @@ func TestOpenRefusedWritesNothing(t *testing.T) {
 		t.Errorf("the cache holds %v", ents)
 	}
 }
+
+// TestNativeSourceDirs: the directories a native source's path steps
+// back out of are made under src/, never above it, and each top
+// directory of the paths maps onto src/; an entry whose name is not its
+// path's gives nothing.
+func TestNativeSourceDirs(t *testing.T) {
+	dir := t.TempDir()
+	src := func(p string) bundle.Entry {
+		return bundle.Entry{Name: NativeSourceName(p), Kind: bundle.KindNativeSource, Path: p}
+	}
+	m := &bundle.Manifest{Entries: []bundle.Entry{
+		src("/build/py-3.11.99/build-static/../Modules/timemodule.c"),
+		src("/../../../opt/x/../y.c"),
+		{Name: "src/usr/a.c", Kind: bundle.KindNativeSource, Path: "/etc/../../z/../a.c"},
+		{Name: "src/usr/b.c", Kind: bundle.KindNativeSource, Path: "relative/../b.c"},
+	}}
+	sourceDirs(dir, m)
+	if st, err := os.Stat(filepath.Join(dir, "src/build/py-3.11.99/build-static")); err != nil || !st.IsDir() {
+		t.Errorf("build-static was not made: %v", err)
+	}
+	if st, err := os.Stat(filepath.Join(dir, "src/opt/x")); err != nil || !st.IsDir() {
+		t.Errorf("opt/x was not made: %v", err)
+	}
+	for _, p := range []string{"src/etc", "src/z", "src/relative", "opt", "build"} {
+		if _, err := os.Lstat(filepath.Join(dir, p)); err == nil {
+			t.Errorf("%s was made", p)
+		}
+	}
+	o := opened("b", dir, m)
+	got := o.SourceRules()
+	want := [][2]string{{"/build", filepath.Join(dir, "src/build")}, {"/opt", filepath.Join(dir, "src/opt")}}
+	if len(got) != len(want) || got[0] != want[0] || got[1] != want[1] {
+		t.Errorf("SourceRules = %q, want %q", got, want)
+	}
+	for p, want := range map[string]string{"/a/b.c": "src/a/b.c", "/a/../../b.c": "src/b.c", "a/b.c": "", "/a/\n.c": ""} {
+		if got := NativeSourceName(p); got != want {
+			t.Errorf("NativeSourceName(%q) = %q, want %q", p, got, want)
+		}
+	}
+}

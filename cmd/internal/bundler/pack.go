@@ -66,8 +66,20 @@ type Options struct {
 	// Sources returns the source files of every thread's Python frames
 	// (paths as the process saw them), read by the walker from the core.
 	Sources func(ctx context.Context, core, root string) ([]string, error)
+	// NativeSources, when set (--native-sources), returns the C source
+	// files of every thread's native frames, each as its DWARF names it
+	// and the file on this machine it maps to (through --source), given
+	// the core's modules and their debug files.
+	NativeSources func(ctx context.Context, core, root string, res *target.Result, di *debuginfo.Info) ([]NativeSource, error)
 	// Warn receives what is left out (a build-id mismatch...).
 	Warn func(string)
+}
+
+// NativeSource is a native frame's source file: Path as the DWARF names
+// it (absolute: the unit's directory joined), Local the file here it
+// maps to, or "" and Reason why none.
+type NativeSource struct {
+	Path, Local, Reason string
 }
 
 // Item is one file to pack: its entry and where to read it.
@@ -188,6 +200,16 @@ func Plan(ctx context.Context, opts Options) (*bundle.Manifest, []Item, error) {
 		}
 		for _, s := range srcs {
 			p.source(s)
+		}
+	}
+	if opts.NativeSources != nil {
+		ns, err := opts.NativeSources(ctx, opts.Core, opts.Root, cres, di)
+		if err != nil {
+			p.warn(fmt.Sprintf("the native frames could not be read (%v): no C sources packed", err))
+			p.missing(bundle.KindNativeSource, "", "", "the native frames could not be read: "+err.Error())
+		}
+		for _, s := range ns {
+			p.nativeSource(s)
 		}
 	}
 	if err := ctx.Err(); err != nil {
@@ -435,5 +457,50 @@ func (p *packer) source(name string) {
 			err = errors.New("no such file")
 		}
 		p.missing(bundle.KindPythonSource, name, "", err.Error())
+	}
+}
+
+// NativeSourceName is the entry name of a native frame's source file
+// whose DWARF path is name: src/ and the path cleaned; "" when it has
+// none (relative, or climbing above /).
+func NativeSourceName(name string) string {
+	if !path.IsAbs(name) {
+		return ""
+	}
+	n := "src" + path.Clean(name)
+	if bundle.CheckName(n) != nil {
+		return ""
+	}
+	return n
+}
+
+// nativeSource packs a native frame's source file from where --source
+// maps it.
+func (p *packer) nativeSource(s NativeSource) {
+	name := NativeSourceName(s.Path)
+	switch {
+	case s.Local == "":
+		p.missing(bundle.KindNativeSource, s.Path, "", s.Reason)
+		return
+	case name == "":
+		p.missing(bundle.KindNativeSource, s.Path, "", "not an absolute path")
+		return
+	case p.names[name]:
+		return
+	}
+	st, err := os.Stat(s.Local)
+	switch {
+	case err != nil:
+		p.missing(bundle.KindNativeSource, s.Path, "", "no such file: "+s.Local)
+		return
+	case !st.Mode().IsRegular():
+		p.missing(bundle.KindNativeSource, s.Path, "", "not a regular file: "+s.Local)
+		return
+	case st.Size() > maxSource:
+		p.missing(bundle.KindNativeSource, s.Path, "", fmt.Sprintf("larger than %d bytes", maxSource))
+		return
+	}
+	if err := p.add(bundle.Entry{Name: name, Kind: bundle.KindNativeSource, Path: s.Path, Origin: s.Local}, hostOpener(s.Local)); err != nil {
+		p.missing(bundle.KindNativeSource, s.Path, "", err.Error())
 	}
 }
