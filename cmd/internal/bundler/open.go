@@ -219,7 +219,8 @@ func loaderLinks(dir string, m *bundle.Manifest) {
 			continue
 		}
 		from, to := path.Join("root", l.Path), path.Join("root", l.Name)
-		if from == to || !mods[from] || bundle.CheckName(to) != nil {
+		// l.Name is the core's: "/../x" must not lead out of root/.
+		if from == to || !mods[from] || !strings.HasPrefix(to, "root/") || bundle.CheckName(to) != nil {
 			continue
 		}
 		dst := filepath.Join(dir, filepath.FromSlash(to))
