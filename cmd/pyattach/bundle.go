@@ -310,17 +310,8 @@ func parseSize(s string) (int64, error) {
 // frameSources runs the walker on the core, as dump does, and returns
 // the files of every thread's Python frames.
 func frameSources(ctx context.Context, core, root string, g *Globals, app *App, cfg *Config) ([]string, error) {
-	var out bytes.Buffer
-	svc := dumpServices(g, app, cfg)
-	svc.Stdout = &out
-	svc.Stderr = io.Discard
-	svc.CoreRoot = root
-	err := dump.Run(ctx, dump.Options{Target: core, JSON: true, Timeout: time.Minute}, svc)
-	if err != nil && !errors.Is(err, dump.ErrPartial) {
-		return nil, err
-	}
-	var o dump.Output
-	if err := json.Unmarshal(out.Bytes(), &o); err != nil {
+	o, err := dumpCore(ctx, core, root, false, g, app, cfg)
+	if err != nil {
 		return nil, err
 	}
 	seen := map[string]bool{}
@@ -418,17 +409,8 @@ func mappedSource(p string, rules []SrcRule, roots []srcmap.Root) string {
 // nativeFrameFiles runs the walker with --native on the core, as dump
 // does, and returns the source files its native frames name.
 func nativeFrameFiles(ctx context.Context, core, root string, g *Globals, app *App, cfg *Config) ([]string, error) {
-	var out bytes.Buffer
-	svc := dumpServices(g, app, cfg)
-	svc.Stdout = &out
-	svc.Stderr = io.Discard
-	svc.CoreRoot = root
-	err := dump.Run(ctx, dump.Options{Target: core, JSON: true, Native: true, Timeout: time.Minute}, svc)
-	if err != nil && !errors.Is(err, dump.ErrPartial) {
-		return nil, err
-	}
-	var o dump.Output
-	if err := json.Unmarshal(out.Bytes(), &o); err != nil {
+	o, err := dumpCore(ctx, core, root, true, g, app, cfg)
+	if err != nil {
 		return nil, err
 	}
 	seen := map[string]bool{}
@@ -445,6 +427,26 @@ func nativeFrameFiles(ctx context.Context, core, root string, g *Globals, app *A
 		}
 	}
 	return files, nil
+}
+
+// dumpCore runs dump --json (with --native when native) on a core
+// whose files are under root, and returns what it found; a partial walk
+// is kept.
+func dumpCore(ctx context.Context, core, root string, native bool, g *Globals, app *App, cfg *Config) (*dump.Output, error) {
+	var out bytes.Buffer
+	svc := dumpServices(g, app, cfg)
+	svc.Stdout = &out
+	svc.Stderr = io.Discard
+	svc.CoreRoot = root
+	err := dump.Run(ctx, dump.Options{Target: core, JSON: true, Native: native, Timeout: time.Minute}, svc)
+	if err != nil && !errors.Is(err, dump.ErrPartial) {
+		return nil, err
+	}
+	var o dump.Output
+	if err := json.Unmarshal(out.Bytes(), &o); err != nil {
+		return nil, err
+	}
+	return &o, nil
 }
 
 // gdbGcore takes a core the way gdb's gcore script does: gdb attaches,
