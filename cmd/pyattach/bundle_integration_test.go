@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/pyattach/pyattach/cmd/internal/debuginfo"
+	"github.com/pyattach/pyattach/cmd/internal/target"
 	"github.com/pyattach/pyattach/detect/testenv"
 )
 
@@ -135,6 +137,28 @@ func TestBundleTrixie(t *testing.T) {
 				t.Errorf("lldb bt shows no named C frame with file and line from the bundled files:\n%s", lldb)
 			}
 			checkPyBt(t, "lldb -c BUNDLE", lldb)
+
+			// resolve and debuginfo take the bundle as they take a core:
+			// the interpreter's debug file is the bundled one.
+			res, _ := pyattachOK(t, "resolve --json BUNDLE", bin, env, "resolve", "--json", c.bundle)
+			var r target.Result
+			if err := json.Unmarshal([]byte(res), &r); err != nil || r.TargetKind != target.KindCore || !strings.HasPrefix(r.Python.Version, "3.13.") {
+				t.Errorf("resolve --json BUNDLE: %v\n%s", err, res)
+			}
+			dj, _ := pyattachOK(t, "debuginfo --json BUNDLE", bin, env, "--offline", "debuginfo", "--json", c.bundle)
+			var di debuginfo.Info
+			if err := json.Unmarshal([]byte(dj), &di); err != nil {
+				t.Fatalf("debuginfo --json BUNDLE: %v\n%s", err, dj)
+			}
+			found := false
+			for _, m := range di.Modules {
+				if m.BuildID == r.BuildID && strings.Contains(m.Debug.Path, "/bundles/") {
+					found = true
+				}
+			}
+			if r.BuildID == "" || !found {
+				t.Errorf("debuginfo BUNDLE: no module with the interpreter's build-id %q and its debug file from the unpacked bundle:\n%s", r.BuildID, dj)
+			}
 		})
 	}
 }

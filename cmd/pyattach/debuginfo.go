@@ -78,7 +78,7 @@ func (c *DebuginfoCmd) Run(g *Globals, app *App, cfg *Config) error {
 		if err != nil {
 			return err
 		}
-		res, rerr = resolveBundle(app, c.Target, g.targetOptions(app))
+		res, rerr = resolveOpenedBundle(app, c.Target, o, g.targetOptions(app))
 		if rerr != nil {
 			return rerr
 		}

@@ -116,6 +116,12 @@ func resolveBundle(app *App, name string, opts target.Options) (*target.Result, 
 	if err != nil {
 		return nil, err
 	}
+	return resolveOpenedBundle(app, name, o, opts)
+}
+
+// resolveOpenedBundle is resolveBundle for a bundle already opened (its
+// file is hashed and checked once).
+func resolveOpenedBundle(app *App, name string, o *bundler.Opened, opts target.Options) (*target.Result, error) {
 	info, err := planner.ReadCoreIn(o.Core, o.Root)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
