@@ -16,7 +16,7 @@ import (
 
 	"github.com/pyattach/pyattach/cmd/internal/debuggers"
 	"github.com/pyattach/pyattach/cmd/internal/shquote"
-	"github.com/pyattach/pyattach/gdbgen/plan"
+	"github.com/pyattach/pyattach/detect/plan"
 
 	"github.com/pyattach/pyattach/detect/environ"
 	"github.com/pyattach/pyattach/detect/safefs"

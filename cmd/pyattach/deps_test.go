@@ -14,11 +14,11 @@ import (
 // The direction of imports, in the spirit of go/build/deps_test.go:
 //
 //	cmd/pyattach -> cmd/internal/... -> venv/... -> detect/...
-//	cmd/... -> gdbgen, lldbgen -> gdbgen/plan
+//	cmd/... -> gdbgen, lldbgen -> detect/plan
 //
 // detect/ holds the detectors: facts about files and processes, nothing
 // above them. venv/ maps environments onto interpreters with them. The
-// generators are pure: they turn a gdbgen/plan.Plan into text and reach
+// generators are pure: they turn a detect/plan.Plan into text and reach
 // neither the file system nor the detectors. cmd/internal/ holds the
 // orchestration (target resolution, plan building, doctor) and cmd/pyattach
 // the command line. cmd/internal/doctor starts no process itself: every
@@ -36,10 +36,12 @@ type layer struct {
 }
 
 var layers = []layer{
-	{prefix: "gdbgen/plan"},
-	{prefix: "gdbgen/pyquote"},
-	{prefix: "gdbgen", own: []string{"gdbgen/plan", "gdbgen/pyquote"}, forbidStd: []string{"os", "os/exec", "net/http"}},
-	{prefix: "lldbgen", own: []string{"gdbgen/plan", "gdbgen/pyquote"}, forbidStd: []string{"os", "os/exec", "net/http"}},
+	// The plan, the facts a debugger is handed, and the spelling of its
+	// strings as Python literals: plain values, nothing of the module.
+	{prefix: "detect/plan"},
+	{prefix: "detect/plan/pyquote"},
+	{prefix: "gdbgen", own: []string{"detect/plan"}, forbidStd: []string{"os", "os/exec", "net/http"}},
+	{prefix: "lldbgen", own: []string{"detect/plan"}, forbidStd: []string{"os", "os/exec", "net/http"}},
 	{prefix: "detect", own: []string{"detect/"}, external: []string{
 		"github.com/Masterminds/semver/v3",
 		"github.com/schollz/progressbar/v3",
@@ -212,8 +214,9 @@ func TestImportRulesCatch(t *testing.T) {
 		{"gdbgen", "os"},
 		{"gdbgen", modulePath + "/detect/elfinfo"},
 		{"lldbgen", modulePath + "/gdbgen"},
-		{"gdbgen/plan", modulePath + "/gdbgen"},
-		{"gdbgen/pyquote", modulePath + "/gdbgen/plan"},
+		{"detect/plan", modulePath + "/gdbgen"},
+		{"detect/plan", modulePath + "/detect/elfinfo"},
+		{"detect/plan/pyquote", modulePath + "/detect/plan"},
 		{"detect/elfinfo", "github.com/alecthomas/kong"},
 		{"cmd/internal/target", modulePath + "/cmd/pyattach"},
 		{"venv/symbols", modulePath + "/detect/testenv"},
@@ -235,7 +238,8 @@ func TestImportRulesCatch(t *testing.T) {
 		{"detect/pyinfo", modulePath + "/detect/elfinfo"},
 		{"venv/symbols", modulePath + "/venv"},
 		{"cmd/internal/target", modulePath + "/venv"},
-		{"lldbgen", modulePath + "/gdbgen/plan"},
+		{"lldbgen", modulePath + "/detect/plan"},
+		{"lldbgen", modulePath + "/detect/plan/pyquote"},
 		{"detect/pyversion", "github.com/Masterminds/semver/v3"},
 		{"cmd/pyattach", path.Join(modulePath, "cmd/internal/target")},
 		{"cmd/internal/doctor", modulePath + "/cmd/internal/debuginfo"},

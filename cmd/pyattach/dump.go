@@ -16,8 +16,8 @@ import (
 	"github.com/pyattach/pyattach/cmd/internal/shquote"
 	"github.com/pyattach/pyattach/cmd/internal/target"
 	"github.com/pyattach/pyattach/detect/environ"
+	"github.com/pyattach/pyattach/detect/plan"
 	"github.com/pyattach/pyattach/detect/safefs"
-	"github.com/pyattach/pyattach/gdbgen/plan"
 )
 
 // DumpCmd is `pyattach dump TARGET`.

@@ -13,8 +13,8 @@ import (
 
 	"github.com/pyattach/pyattach/cmd/internal/shquote"
 	"github.com/pyattach/pyattach/detect/environ"
+	"github.com/pyattach/pyattach/detect/plan"
 	"github.com/pyattach/pyattach/detect/safefs"
-	"github.com/pyattach/pyattach/gdbgen/plan"
 )
 
 // lldbServerEnv is the variable lldb reads the path of its lldb-server from.

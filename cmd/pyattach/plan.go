@@ -13,7 +13,7 @@ import (
 	"github.com/pyattach/pyattach/cmd/internal/textline"
 	"github.com/pyattach/pyattach/detect/core"
 	"github.com/pyattach/pyattach/detect/environ"
-	"github.com/pyattach/pyattach/gdbgen/plan"
+	"github.com/pyattach/pyattach/detect/plan"
 )
 
 // gdbAutoLoadDir is where gdb auto-loads <objfile path>-gdb.py from.

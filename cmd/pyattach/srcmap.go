@@ -17,10 +17,10 @@ import (
 	"github.com/pyattach/pyattach/detect/debugfile"
 	"github.com/pyattach/pyattach/detect/debuginfod"
 	"github.com/pyattach/pyattach/detect/environ"
+	"github.com/pyattach/pyattach/detect/plan"
 	"github.com/pyattach/pyattach/detect/rootfs"
 	"github.com/pyattach/pyattach/detect/srcmap"
 	"github.com/pyattach/pyattach/detect/srcscan"
-	"github.com/pyattach/pyattach/gdbgen/plan"
 )
 
 // SrcmapCmd is `pyattach srcmap`.

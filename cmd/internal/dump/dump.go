@@ -14,9 +14,9 @@ import (
 	"github.com/pyattach/pyattach/cmd/internal/ptrace"
 	"github.com/pyattach/pyattach/cmd/internal/textline"
 	"github.com/pyattach/pyattach/detect/nativesym"
+	"github.com/pyattach/pyattach/detect/plan"
 	"github.com/pyattach/pyattach/detect/safefs"
 	"github.com/pyattach/pyattach/gdbgen"
-	"github.com/pyattach/pyattach/gdbgen/plan"
 )
 
 // Options are the command's flags.

@@ -6,9 +6,9 @@ import (
 	"syscall"
 
 	"github.com/pyattach/pyattach/detect/core"
+	"github.com/pyattach/pyattach/detect/plan"
 	"github.com/pyattach/pyattach/detect/rootfs"
 	"github.com/pyattach/pyattach/detect/safefs"
-	"github.com/pyattach/pyattach/gdbgen/plan"
 )
 
 // CoreError is a core file whose executable cannot be debugged here.

@@ -14,8 +14,8 @@ import (
 	"github.com/pyattach/pyattach/detect/core"
 	"github.com/pyattach/pyattach/detect/debugfile"
 	"github.com/pyattach/pyattach/detect/dsym"
+	"github.com/pyattach/pyattach/detect/plan"
 	"github.com/pyattach/pyattach/detect/rootfs"
-	"github.com/pyattach/pyattach/gdbgen/plan"
 )
 
 // Target is what a debugger command line opens.

@@ -15,8 +15,8 @@ import (
 	"github.com/pyattach/pyattach/cmd/internal/target"
 	"github.com/pyattach/pyattach/detect/core"
 	"github.com/pyattach/pyattach/detect/debugfile"
+	"github.com/pyattach/pyattach/detect/plan"
 	"github.com/pyattach/pyattach/detect/pywalk"
-	"github.com/pyattach/pyattach/gdbgen/plan"
 )
 
 // Versions the walker covers or not, by pyoffsets' rules (3.13 and later

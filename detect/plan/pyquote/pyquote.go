@@ -4,7 +4,9 @@
 // lldb evaluates backticks in every command line, "script" included; gdb
 // does not care, and the literal means the same to Python either way.
 //
-// gdbgen and lldbgen both use it; it imports nothing of the module.
+// gdbgen, lldbgen and dump's script all use it, so it sits beside the
+// plan whose strings it spells (detect/plan), not under one debugger's
+// generator; it imports nothing of the module.
 package pyquote
 
 import (

@@ -1,7 +1,15 @@
 // Package plan holds Plan: everything pyattach found about a target that
 // a debugger needs, as one plain value. The command line builds it from
 // detect's findings; gdbgen and lldbgen turn it into debugger scripts
-// without touching the file system.
+// without touching the file system; cmd/internal/dump hands it to gdb
+// too.
+//
+// It sits under detect/ because it is the last of the facts about a
+// target: the ones a debugger is handed. gdb's, lldb's and dump's
+// generators all read it, so it belongs to none of them, and detect/ is
+// the one room every layer may import (cmd -> gdbgen, lldbgen -> detect).
+// Its subpackage pyquote spells the plan's strings as Python literals
+// for both debuggers.
 package plan
 
 import (
