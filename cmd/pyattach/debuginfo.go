@@ -3,7 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
-	"github.com/pyattach/pyattach/cmd/internal/bundler"
+	"github.com/pyattach/pyattach/cmd/internal/bundle"
 	"io"
 	"os"
 	"strings"
@@ -71,7 +71,7 @@ func (c *DebuginfoCmd) Run(g *Globals, app *App, cfg *Config) error {
 	switch {
 	case macho:
 		// A macOS module: no process, no Python to resolve.
-	case bundler.IsBundle(c.Target):
+	case bundle.IsBundle(c.Target):
 		// A bundle: its core's modules, read where it was unpacked, with
 		// its debug files as a debug directory.
 		o, err := openBundle(app, c.Target)

@@ -49,7 +49,7 @@ var layers = []layer{
 	}},
 	// The bundle format's compression is a well-kept zstd library, not
 	// a hand-written one.
-	{prefix: "detect/bundle", own: []string{"detect/"}, external: []string{"github.com/klauspost/compress/zstd"}},
+	{prefix: "cmd/internal/bundle/archive", own: []string{"detect/"}, external: []string{"github.com/klauspost/compress/zstd"}},
 	{prefix: "venv", own: []string{"detect/", "venv"}, external: []string{"golang.org/x/sys/unix"}},
 	{prefix: "cmd/internal", own: []string{"detect/", "venv", "gdbgen", "lldbgen", "cmd/internal/"}, external: []string{
 		"golang.org/x/sys/unix",

@@ -11,7 +11,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/pyattach/pyattach/cmd/internal/bundler"
+	"github.com/pyattach/pyattach/cmd/internal/bundle"
 	"github.com/pyattach/pyattach/cmd/internal/dump"
 	"github.com/pyattach/pyattach/cmd/internal/shquote"
 	"github.com/pyattach/pyattach/cmd/internal/target"
@@ -100,7 +100,7 @@ func (c *DumpCmd) Run(g *Globals, app *App, cfg *Config) error {
 	opts := dump.Options{Target: c.Target, JSON: c.JSON, Native: c.Native, Verbose: c.Verbose, Locals: c.Locals,
 		Reader: c.Reader, MaxFrames: c.MaxFrames, MaxReads: c.MaxReads, Timeout: c.Timeout, Tasks: c.Tasks, MaxTasks: c.MaxTasks}
 	svc := dumpServices(g, app, cfg)
-	if bundler.IsBundle(c.Target) {
+	if bundle.IsBundle(c.Target) {
 		o, err := openBundle(app, c.Target)
 		if err != nil {
 			return err

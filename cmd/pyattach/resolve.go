@@ -8,7 +8,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/pyattach/pyattach/cmd/internal/bundler"
+	"github.com/pyattach/pyattach/cmd/internal/bundle"
 	"github.com/pyattach/pyattach/cmd/internal/planner"
 	"github.com/pyattach/pyattach/cmd/internal/target"
 	"github.com/pyattach/pyattach/cmd/internal/textline"
@@ -65,7 +65,7 @@ func (c *ResolveCmd) Run(g *Globals, app *App) error {
 // (resolveBundle), a core file through the executable its notes name
 // (resolveCore), anything else through target.Resolve.
 func resolveTarget(app *App, tgt string, opts target.Options) (*target.Result, error) {
-	if bundler.IsBundle(tgt) {
+	if bundle.IsBundle(tgt) {
 		return resolveBundle(app, tgt, opts)
 	}
 	info, err := resolveCoreInfo(tgt)
@@ -121,7 +121,7 @@ func resolveBundle(app *App, name string, opts target.Options) (*target.Result, 
 
 // resolveOpenedBundle is resolveBundle for a bundle already opened (its
 // file is hashed and checked once).
-func resolveOpenedBundle(app *App, name string, o *bundler.Opened, opts target.Options) (*target.Result, error) {
+func resolveOpenedBundle(app *App, name string, o *bundle.Opened, opts target.Options) (*target.Result, error) {
 	info, err := planner.ReadCoreIn(o.Core, o.Root)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)

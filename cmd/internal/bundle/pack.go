@@ -1,5 +1,6 @@
-// Package bundler packs a core and the files needed to debug it into a
-// crash bundle (detect/bundle), and opens bundles into pyattach's cache.
+// Package bundle packs a core and the files needed to debug it into a
+// crash bundle (its file format: cmd/internal/bundle/archive), and opens
+// bundles into pyattach's cache.
 //
 // Packing reads the core's mappings (NT_FILE) and the build-ids its
 // memory holds, takes each mapped ELF file from this machine or from the
@@ -7,7 +8,7 @@
 // (reported, never packed), finds debug files as `pyattach debuginfo`
 // does, and adds the CPython gdb extension, pyattach's walker and the
 // Python source files of every thread's frames.
-package bundler
+package bundle
 
 import (
 	"context"
@@ -23,11 +24,11 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/pyattach/pyattach/cmd/internal/bundle/archive"
 	"github.com/pyattach/pyattach/cmd/internal/debuginfo"
 	"github.com/pyattach/pyattach/cmd/internal/planner"
 	"github.com/pyattach/pyattach/cmd/internal/target"
 	"github.com/pyattach/pyattach/detect/buildid"
-	"github.com/pyattach/pyattach/detect/bundle"
 	"github.com/pyattach/pyattach/detect/core"
 	"github.com/pyattach/pyattach/detect/debugfile"
 	"github.com/pyattach/pyattach/detect/elfinfo"
@@ -84,13 +85,13 @@ type NativeSource struct {
 
 // Item is one file to pack: its entry and where to read it.
 type Item struct {
-	e    bundle.Entry
+	e    archive.Entry
 	open func() (io.ReadCloser, error)
 }
 
 // Plan decides what a bundle of opts.Core holds: the manifest, with
 // every entry's size and sha256, and the files to stream.
-func Plan(ctx context.Context, opts Options) (*bundle.Manifest, []Item, error) {
+func Plan(ctx context.Context, opts Options) (*archive.Manifest, []Item, error) {
 	cf, err := safefs.Open(opts.Core)
 	if err != nil {
 		return nil, nil, err
@@ -103,8 +104,8 @@ func Plan(ctx context.Context, opts Options) (*bundle.Manifest, []Item, error) {
 	if info.Exe == "" {
 		return nil, nil, &planner.CoreError{Path: opts.Core}
 	}
-	m := &bundle.Manifest{CreatedBy: opts.CreatedBy, Missing: []bundle.Missing{}}
-	m.Target = bundle.Target{PID: info.PID, Exe: info.Exe, Root: opts.Root}
+	m := &archive.Manifest{CreatedBy: opts.CreatedBy, Missing: []archive.Missing{}}
+	m.Target = archive.Target{PID: info.PID, Exe: info.Exe, Root: opts.Root}
 	if opts.PID == 0 {
 		m.Target.Core = opts.Core
 	} else {
@@ -112,7 +113,7 @@ func Plan(ctx context.Context, opts Options) (*bundle.Manifest, []Item, error) {
 		m.Target.StoppedMillis = &ms
 	}
 	p := &packer{opts: opts, m: m, names: map[string]bool{}}
-	if err := p.add(bundle.Entry{Name: "core", Kind: bundle.KindCore, Origin: opts.Core}, hostOpener(opts.Core)); err != nil {
+	if err := p.add(archive.Entry{Name: "core", Kind: archive.KindCore, Origin: opts.Core}, hostOpener(opts.Core)); err != nil {
 		return nil, nil, err
 	}
 	// Who the process ran as: sources and modules are packed only when
@@ -173,9 +174,9 @@ func Plan(ctx context.Context, opts Options) (*bundle.Manifest, []Item, error) {
 			ext = di2.Extensions.GDB
 		}
 		if ext != "" {
-			p.add(bundle.Entry{Name: "ext/gdb/" + path.Base(ext), Kind: bundle.KindGDBExtension, Path: ext, Origin: ext}, hostOpener(ext))
+			p.add(archive.Entry{Name: "ext/gdb/" + path.Base(ext), Kind: archive.KindGDBExtension, Path: ext, Origin: ext}, hostOpener(ext))
 		} else {
-			p.missing(bundle.KindGDBExtension, res.Interpreter, "", "no CPython gdb extension found for Python "+res.Python.Version)
+			p.missing(archive.KindGDBExtension, res.Interpreter, "", "no CPython gdb extension found for Python "+res.Python.Version)
 		}
 	}
 	// pyattach's walker, as packed.
@@ -187,7 +188,7 @@ func Plan(ctx context.Context, opts Options) (*bundle.Manifest, []Item, error) {
 	sort.Strings(wn)
 	for _, n := range wn {
 		b := files[n]
-		p.add(bundle.Entry{Name: "walker/" + n, Kind: bundle.KindWalker, Origin: "pyattach " + opts.CreatedBy}, func() (io.ReadCloser, error) {
+		p.add(archive.Entry{Name: "walker/" + n, Kind: archive.KindWalker, Origin: "pyattach " + opts.CreatedBy}, func() (io.ReadCloser, error) {
 			return io.NopCloser(strings.NewReader(string(b))), nil
 		})
 	}
@@ -196,7 +197,7 @@ func Plan(ctx context.Context, opts Options) (*bundle.Manifest, []Item, error) {
 		srcs, err := opts.Sources(ctx, opts.Core, opts.Root)
 		if err != nil {
 			p.warn(fmt.Sprintf("the Python frames could not be read (%v): no Python sources packed", err))
-			p.missing(bundle.KindPythonSource, "", "", "the Python frames could not be read: "+err.Error())
+			p.missing(archive.KindPythonSource, "", "", "the Python frames could not be read: "+err.Error())
 		}
 		for _, s := range srcs {
 			p.source(s)
@@ -206,7 +207,7 @@ func Plan(ctx context.Context, opts Options) (*bundle.Manifest, []Item, error) {
 		ns, err := opts.NativeSources(ctx, opts.Core, opts.Root, cres, di)
 		if err != nil {
 			p.warn(fmt.Sprintf("the native frames could not be read (%v): no C sources packed", err))
-			p.missing(bundle.KindNativeSource, "", "", "the native frames could not be read: "+err.Error())
+			p.missing(archive.KindNativeSource, "", "", "the native frames could not be read: "+err.Error())
 		}
 		for _, s := range ns {
 			p.nativeSource(s)
@@ -219,8 +220,8 @@ func Plan(ctx context.Context, opts Options) (*bundle.Manifest, []Item, error) {
 }
 
 // Pack writes the bundle Plan decided onto w.
-func Pack(ctx context.Context, w io.Writer, m *bundle.Manifest, items []Item, max int64) error {
-	bw, err := bundle.NewWriter(w, m, max)
+func Pack(ctx context.Context, w io.Writer, m *archive.Manifest, items []Item, max int64) error {
+	bw, err := archive.NewWriter(w, m, max)
 	if err != nil {
 		return err
 	}
@@ -256,7 +257,7 @@ func (c ctxReader) Read(p []byte) (int, error) {
 
 type packer struct {
 	opts  Options
-	m     *bundle.Manifest
+	m     *archive.Manifest
 	items []Item
 	names map[string]bool
 	owner *core.Owner
@@ -269,16 +270,16 @@ func (p *packer) warn(s string) {
 }
 
 func (p *packer) missing(kind, path, id, reason string) {
-	p.m.Missing = append(p.m.Missing, bundle.Missing{Kind: kind, Path: path, BuildID: id, Reason: reason})
+	p.m.Missing = append(p.m.Missing, archive.Missing{Kind: kind, Path: path, BuildID: id, Reason: reason})
 }
 
 // add hashes the file and adds its entry; a name already packed is
 // skipped.
-func (p *packer) add(e bundle.Entry, open func() (io.ReadCloser, error)) error {
+func (p *packer) add(e archive.Entry, open func() (io.ReadCloser, error)) error {
 	if p.names[e.Name] {
 		return nil
 	}
-	if err := bundle.CheckName(e.Name); err != nil {
+	if err := archive.CheckName(e.Name); err != nil {
 		return fmt.Errorf("%s cannot be packed: %v", e.Origin, err)
 	}
 	rc, err := open()
@@ -343,13 +344,13 @@ func (p *packer) readable(st os.FileInfo) bool {
 func (p *packer) module(f core.File) (target.Module, bool) {
 	mod := target.Module{Path: f.Path, BuildID: f.BuildID, Deleted: f.Deleted}
 	if f.Deleted {
-		p.missing(bundle.KindModule, f.Path, f.BuildID, "deleted while the process had it mapped")
+		p.missing(archive.KindModule, f.Path, f.BuildID, "deleted while the process had it mapped")
 		return mod, f.BuildID != ""
 	}
 	host, st, err := p.inRoot(p.opts.Root, f.Path)
 	if err != nil {
 		if f.BuildID != "" {
-			p.missing(bundle.KindModule, f.Path, f.BuildID, err.Error())
+			p.missing(archive.KindModule, f.Path, f.BuildID, err.Error())
 		}
 		return mod, f.BuildID != ""
 	}
@@ -370,18 +371,18 @@ func (p *packer) module(f core.File) (target.Module, bool) {
 	if f.BuildID != "" && id != f.BuildID {
 		reason := fmt.Sprintf("build-id mismatch: the file has %s, the core %s (the file changed since the core was written)", orNone(id), f.BuildID)
 		p.warn(fmt.Sprintf("%s not packed: %s", f.Path, reason))
-		p.missing(bundle.KindModule, f.Path, f.BuildID, reason)
+		p.missing(archive.KindModule, f.Path, f.BuildID, reason)
 		return mod, true
 	}
 	if !p.readable(st) {
-		p.missing(bundle.KindModule, f.Path, f.BuildID, "the process's user may not read it")
+		p.missing(archive.KindModule, f.Path, f.BuildID, "the process's user may not read it")
 		return mod, false
 	}
 	if mod.BuildID == "" {
 		mod.BuildID = id
 	}
-	if err := p.add(bundle.Entry{Name: "root" + f.Path, Kind: bundle.KindModule, Path: f.Path, BuildID: mod.BuildID, Origin: host}, hostOpener(host)); err != nil {
-		p.missing(bundle.KindModule, f.Path, f.BuildID, err.Error())
+	if err := p.add(archive.Entry{Name: "root" + f.Path, Kind: archive.KindModule, Path: f.Path, BuildID: mod.BuildID, Origin: host}, hostOpener(host)); err != nil {
+		p.missing(archive.KindModule, f.Path, f.BuildID, err.Error())
 	}
 	return mod, true
 }
@@ -404,31 +405,31 @@ func (p *packer) debug(dm debuginfo.Module) {
 		if dm.Debug.Err != "" {
 			reason += ": " + dm.Debug.Err
 		}
-		p.missing(bundle.KindDebug, dm.Path, dm.BuildID, reason)
+		p.missing(archive.KindDebug, dm.Path, dm.BuildID, reason)
 		return
 	}
 	id := buildid.ID(dm.BuildID)
 	name := id.Path("debug", ".debug")
 	if name == "" {
-		p.missing(bundle.KindDebug, dm.Path, dm.BuildID, "the module has no build-id to file its debug file under")
+		p.missing(archive.KindDebug, dm.Path, dm.BuildID, "the module has no build-id to file its debug file under")
 		return
 	}
-	if err := p.add(bundle.Entry{Name: name, Kind: bundle.KindDebug, Path: dm.Path, BuildID: dm.BuildID, Origin: dm.Debug.Path}, hostOpener(dm.Debug.Path)); err != nil {
-		p.missing(bundle.KindDebug, dm.Path, dm.BuildID, err.Error())
+	if err := p.add(archive.Entry{Name: name, Kind: archive.KindDebug, Path: dm.Path, BuildID: dm.BuildID, Origin: dm.Debug.Path}, hostOpener(dm.Debug.Path)); err != nil {
+		p.missing(archive.KindDebug, dm.Path, dm.BuildID, err.Error())
 		return
 	}
 	if dm.Debug.Alt != "" {
 		aid, err := elfinfo.ReadBuildIDFile(dm.Debug.Alt)
 		aname := buildid.ID(aid).Path("debug", ".debug")
 		if err != nil || aname == "" {
-			p.missing(bundle.KindAltDebug, dm.Debug.Alt, "", "the dwz file has no build-id")
+			p.missing(archive.KindAltDebug, dm.Debug.Alt, "", "the dwz file has no build-id")
 			return
 		}
-		if err := p.add(bundle.Entry{Name: aname, Kind: bundle.KindAltDebug, Path: dm.Path, BuildID: aid, Origin: dm.Debug.Alt}, hostOpener(dm.Debug.Alt)); err != nil {
-			p.missing(bundle.KindAltDebug, dm.Debug.Alt, aid, err.Error())
+		if err := p.add(archive.Entry{Name: aname, Kind: archive.KindAltDebug, Path: dm.Path, BuildID: aid, Origin: dm.Debug.Alt}, hostOpener(dm.Debug.Alt)); err != nil {
+			p.missing(archive.KindAltDebug, dm.Debug.Alt, aid, err.Error())
 		}
 	} else if dm.Debug.AltMissing {
-		p.missing(bundle.KindAltDebug, dm.Path, dm.BuildID, "its dwz file was not found")
+		p.missing(archive.KindAltDebug, dm.Path, dm.BuildID, "its dwz file was not found")
 	}
 }
 
@@ -443,20 +444,20 @@ func (p *packer) source(name string) {
 	host, st, err := p.inRoot(p.opts.SourceRoot, name)
 	switch {
 	case err != nil:
-		p.missing(bundle.KindPythonSource, name, "", err.Error())
+		p.missing(archive.KindPythonSource, name, "", err.Error())
 		return
 	case !p.readable(st):
-		p.missing(bundle.KindPythonSource, name, "", "the process's user may not read it")
+		p.missing(archive.KindPythonSource, name, "", "the process's user may not read it")
 		return
 	case st.Size() > maxSource:
-		p.missing(bundle.KindPythonSource, name, "", fmt.Sprintf("larger than %d bytes", maxSource))
+		p.missing(archive.KindPythonSource, name, "", fmt.Sprintf("larger than %d bytes", maxSource))
 		return
 	}
-	if err := p.add(bundle.Entry{Name: "root" + name, Kind: bundle.KindPythonSource, Path: name, Origin: host}, hostOpener(host)); err != nil {
+	if err := p.add(archive.Entry{Name: "root" + name, Kind: archive.KindPythonSource, Path: name, Origin: host}, hostOpener(host)); err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			err = errors.New("no such file")
 		}
-		p.missing(bundle.KindPythonSource, name, "", err.Error())
+		p.missing(archive.KindPythonSource, name, "", err.Error())
 	}
 }
 
@@ -468,7 +469,7 @@ func NativeSourceName(name string) string {
 		return ""
 	}
 	n := "src" + path.Clean(name)
-	if bundle.CheckName(n) != nil {
+	if archive.CheckName(n) != nil {
 		return ""
 	}
 	return n
@@ -480,10 +481,10 @@ func (p *packer) nativeSource(s NativeSource) {
 	name := NativeSourceName(s.Path)
 	switch {
 	case s.Local == "":
-		p.missing(bundle.KindNativeSource, s.Path, "", s.Reason)
+		p.missing(archive.KindNativeSource, s.Path, "", s.Reason)
 		return
 	case name == "":
-		p.missing(bundle.KindNativeSource, s.Path, "", "not an absolute path")
+		p.missing(archive.KindNativeSource, s.Path, "", "not an absolute path")
 		return
 	case p.names[name]:
 		return
@@ -491,16 +492,16 @@ func (p *packer) nativeSource(s NativeSource) {
 	st, err := os.Stat(s.Local)
 	switch {
 	case err != nil:
-		p.missing(bundle.KindNativeSource, s.Path, "", "no such file: "+s.Local)
+		p.missing(archive.KindNativeSource, s.Path, "", "no such file: "+s.Local)
 		return
 	case !st.Mode().IsRegular():
-		p.missing(bundle.KindNativeSource, s.Path, "", "not a regular file: "+s.Local)
+		p.missing(archive.KindNativeSource, s.Path, "", "not a regular file: "+s.Local)
 		return
 	case st.Size() > maxSource:
-		p.missing(bundle.KindNativeSource, s.Path, "", fmt.Sprintf("larger than %d bytes", maxSource))
+		p.missing(archive.KindNativeSource, s.Path, "", fmt.Sprintf("larger than %d bytes", maxSource))
 		return
 	}
-	if err := p.add(bundle.Entry{Name: name, Kind: bundle.KindNativeSource, Path: s.Path, Origin: s.Local}, hostOpener(s.Local)); err != nil {
-		p.missing(bundle.KindNativeSource, s.Path, "", err.Error())
+	if err := p.add(archive.Entry{Name: name, Kind: archive.KindNativeSource, Path: s.Path, Origin: s.Local}, hostOpener(s.Local)); err != nil {
+		p.missing(archive.KindNativeSource, s.Path, "", err.Error())
 	}
 }

@@ -1,4 +1,4 @@
-package bundler
+package bundle
 
 import (
 	"crypto/sha256"
@@ -8,27 +8,27 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pyattach/pyattach/detect/bundle"
+	"github.com/pyattach/pyattach/cmd/internal/bundle/archive"
 )
 
 func writeBundle(t *testing.T, files map[string]string) string {
 	t.Helper()
-	m := &bundle.Manifest{CreatedBy: "test"}
+	m := &archive.Manifest{CreatedBy: "test"}
 	var data []string
 	for _, n := range []string{"core", "root/usr/lib/x/libfoo.so.1.2", "root/srv/app.py"} {
 		d, ok := files[n]
 		if !ok {
 			continue
 		}
-		kind := bundle.KindPythonSource
+		kind := archive.KindPythonSource
 		switch {
 		case n == "core":
-			kind = bundle.KindCore
+			kind = archive.KindCore
 		case strings.Contains(n, ".so"):
-			kind = bundle.KindModule
+			kind = archive.KindModule
 		}
 		h := sha256.Sum256([]byte(d))
-		m.Entries = append(m.Entries, bundle.Entry{Name: n, Kind: kind, Size: int64(len(d)), SHA256: hex.EncodeToString(h[:]), Origin: "test"})
+		m.Entries = append(m.Entries, archive.Entry{Name: n, Kind: kind, Size: int64(len(d)), SHA256: hex.EncodeToString(h[:]), Origin: "test"})
 		data = append(data, d)
 	}
 	p := filepath.Join(t.TempDir(), "b.pyattach")
@@ -37,7 +37,7 @@ func writeBundle(t *testing.T, files map[string]string) string {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	w, err := bundle.NewWriter(f, m, bundle.DefaultMaxSize)
+	w, err := archive.NewWriter(f, m, archive.DefaultMaxSize)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +57,7 @@ func writeBundle(t *testing.T, files map[string]string) string {
 func TestOpenOnceAndReuse(t *testing.T) {
 	b := writeBundle(t, map[string]string{"core": "CORE", "root/srv/app.py": "print(1)\n"})
 	cache := t.TempDir()
-	o1, err := Open(b, cache, bundle.DefaultMaxSize)
+	o1, err := Open(b, cache, archive.DefaultMaxSize)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +71,7 @@ func TestOpenOnceAndReuse(t *testing.T) {
 	}
 	// A mark in the unpacked tree survives a second Open: it was reused.
 	os.WriteFile(filepath.Join(o1.Dir, "mark"), nil, 0o644)
-	o2, err := Open(b, cache, bundle.DefaultMaxSize)
+	o2, err := Open(b, cache, archive.DefaultMaxSize)
 	if err != nil || o2.Dir != o1.Dir {
 		t.Fatalf("second open: %v %v", o2, err)
 	}
@@ -91,7 +91,7 @@ func TestOpenRefusedWritesNothing(t *testing.T) {
 	raw, _ := os.ReadFile(b)
 	os.WriteFile(b, raw[:len(raw)/2], 0o644)
 	cache := t.TempDir()
-	if _, err := Open(b, cache, bundle.DefaultMaxSize); err == nil {
+	if _, err := Open(b, cache, archive.DefaultMaxSize); err == nil {
 		t.Fatal("a cut bundle was opened")
 	}
 	if ents, _ := os.ReadDir(cache); len(ents) != 0 {
@@ -105,14 +105,14 @@ func TestOpenRefusedWritesNothing(t *testing.T) {
 // path's gives nothing.
 func TestNativeSourceDirs(t *testing.T) {
 	dir := t.TempDir()
-	src := func(p string) bundle.Entry {
-		return bundle.Entry{Name: NativeSourceName(p), Kind: bundle.KindNativeSource, Path: p}
+	src := func(p string) archive.Entry {
+		return archive.Entry{Name: NativeSourceName(p), Kind: archive.KindNativeSource, Path: p}
 	}
-	m := &bundle.Manifest{Entries: []bundle.Entry{
+	m := &archive.Manifest{Entries: []archive.Entry{
 		src("/build/py-3.11.99/build-static/../Modules/timemodule.c"),
 		src("/../../../opt/x/../y.c"),
-		{Name: "src/usr/a.c", Kind: bundle.KindNativeSource, Path: "/etc/../../z/../a.c"},
-		{Name: "src/usr/b.c", Kind: bundle.KindNativeSource, Path: "relative/../b.c"},
+		{Name: "src/usr/a.c", Kind: archive.KindNativeSource, Path: "/etc/../../z/../a.c"},
+		{Name: "src/usr/b.c", Kind: archive.KindNativeSource, Path: "relative/../b.c"},
 	}}
 	sourceDirs(dir, m)
 	if st, err := os.Stat(filepath.Join(dir, "src/build/py-3.11.99/build-static")); err != nil || !st.IsDir() {

@@ -1,4 +1,4 @@
-package bundler
+package bundle
 
 import (
 	"crypto/rand"
@@ -14,7 +14,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/pyattach/pyattach/detect/bundle"
+	"github.com/pyattach/pyattach/cmd/internal/bundle/archive"
 	"github.com/pyattach/pyattach/detect/core"
 	"github.com/pyattach/pyattach/detect/elfinfo"
 	"github.com/pyattach/pyattach/detect/safefs"
@@ -33,7 +33,7 @@ type Opened struct {
 	// code from the packing machine, loaded only when the user trusts
 	// the bundle.
 	GDBExtension string
-	Manifest     *bundle.Manifest
+	Manifest     *archive.Manifest
 }
 
 // IsBundle reports whether the file name starts with a bundle's magic
@@ -44,21 +44,21 @@ func IsBundle(name string) bool {
 		return false
 	}
 	defer f.Close()
-	head := make([]byte, bundle.HeadSize)
+	head := make([]byte, archive.HeadSize)
 	if _, err := io.ReadFull(f, head); err != nil {
 		return false
 	}
-	return bundle.IsBundle(head)
+	return archive.IsBundle(head)
 }
 
 // ReadManifest reads and checks a bundle's manifest only.
-func ReadManifest(name string, max int64) (*bundle.Manifest, error) {
+func ReadManifest(name string, max int64) (*archive.Manifest, error) {
 	f, err := safefs.Open(name)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	m, err := bundle.ReadManifest(f, max)
+	m, err := archive.ReadManifest(f, max)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
@@ -68,7 +68,7 @@ func ReadManifest(name string, max int64) (*bundle.Manifest, error) {
 // Open unpacks the bundle name into cacheDir (a private directory of
 // pyattach's) once, as cacheDir/<sha256 of the bundle>, and returns
 // where its files are. A bundle already unpacked is reused. Unpacking
-// checks the whole bundle first (bundle.Verify) and writes nothing for a
+// checks the whole bundle first (archive.Verify) and writes nothing for a
 // refused one; it writes into a temporary directory renamed into place
 // when complete, so that the cache never holds half a bundle.
 func Open(name, cacheDir string, max int64) (*Opened, error) {
@@ -88,7 +88,7 @@ func Open(name, cacheDir string, max int64) (*Opened, error) {
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
 		return nil, err
 	}
-	if _, err := bundle.Verify(f, max); err != nil {
+	if _, err := archive.Verify(f, max); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
@@ -97,7 +97,7 @@ func Open(name, cacheDir string, max int64) (*Opened, error) {
 	var rb [8]byte
 	rand.Read(rb[:])
 	tmp := filepath.Join(cacheDir, safefs.TempPrefix+strconv.Itoa(os.Getpid())+"-"+hex.EncodeToString(rb[:]))
-	m, err := bundle.Extract(f, tmp, max)
+	m, err := archive.Extract(f, tmp, max)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
@@ -121,22 +121,22 @@ func Open(name, cacheDir string, max int64) (*Opened, error) {
 	return opened(name, dir, m), nil
 }
 
-func loadManifest(dir string) (*bundle.Manifest, error) {
-	b, err := os.ReadFile(filepath.Join(dir, bundle.ManifestName))
+func loadManifest(dir string) (*archive.Manifest, error) {
+	b, err := os.ReadFile(filepath.Join(dir, archive.ManifestName))
 	if err != nil {
 		return nil, err
 	}
-	var m bundle.Manifest
+	var m archive.Manifest
 	if err := json.Unmarshal(b, &m); err != nil {
 		return nil, err
 	}
-	if m.Format != bundle.Format {
+	if m.Format != archive.Format {
 		return nil, errors.New("another format")
 	}
 	return &m, nil
 }
 
-func opened(name, dir string, m *bundle.Manifest) *Opened {
+func opened(name, dir string, m *archive.Manifest) *Opened {
 	o := &Opened{
 		Bundle: name, Dir: dir, Manifest: m,
 		Core:     filepath.Join(dir, "core"),
@@ -144,7 +144,7 @@ func opened(name, dir string, m *bundle.Manifest) *Opened {
 		DebugDir: filepath.Join(dir, "debug"),
 	}
 	for _, e := range m.Entries {
-		if e.Kind == bundle.KindGDBExtension {
+		if e.Kind == archive.KindGDBExtension {
 			o.GDBExtension = filepath.Join(dir, e.Name)
 		}
 	}
@@ -158,7 +158,7 @@ func (o *Opened) LibDirs() []string {
 	var dirs []string
 	seen := map[string]bool{}
 	for _, e := range o.Manifest.Entries {
-		if e.Kind != bundle.KindModule {
+		if e.Kind != archive.KindModule {
 			continue
 		}
 		d := filepath.Dir(filepath.Join(o.Dir, e.Name))
@@ -175,9 +175,9 @@ func (o *Opened) LibDirs() []string {
 // (libz.so.1), the core maps the file that name led to (libz.so.1.3.1),
 // and a debugger looks the former up by file name. The links are made
 // in pyattach's own new directory, to files it just wrote.
-func sonameLinks(dir string, m *bundle.Manifest) {
+func sonameLinks(dir string, m *archive.Manifest) {
 	for _, e := range m.Entries {
-		if e.Kind != bundle.KindModule {
+		if e.Kind != archive.KindModule {
 			continue
 		}
 		file := filepath.Join(dir, e.Name)
@@ -185,7 +185,7 @@ func sonameLinks(dir string, m *bundle.Manifest) {
 		if err != nil || info.Soname == "" || info.Soname == filepath.Base(file) {
 			continue
 		}
-		if bundle.CheckName(filepath.Join(filepath.Dir(e.Name), info.Soname)) != nil || filepath.Base(info.Soname) != info.Soname {
+		if archive.CheckName(filepath.Join(filepath.Dir(e.Name), info.Soname)) != nil || filepath.Base(info.Soname) != info.Soname {
 			continue
 		}
 		link := filepath.Join(filepath.Dir(file), info.Soname)
@@ -203,14 +203,14 @@ func sonameLinks(dir string, m *bundle.Manifest) {
 // /lib/x/libc.so.6, and lldb reads a core's libraries by the latter
 // (under the sysroot pyattach gives it). A path already unpacked keeps
 // its file. Only pyattach's own new directory is written.
-func loaderLinks(dir string, m *bundle.Manifest) {
+func loaderLinks(dir string, m *archive.Manifest) {
 	info, err := core.Open(filepath.Join(dir, "core"))
 	if err != nil {
 		return
 	}
 	mods := map[string]bool{}
 	for _, e := range m.Entries {
-		if e.Kind == bundle.KindModule {
+		if e.Kind == archive.KindModule {
 			mods[e.Name] = true
 		}
 	}
@@ -220,7 +220,7 @@ func loaderLinks(dir string, m *bundle.Manifest) {
 		}
 		from, to := path.Join("root", l.Path), path.Join("root", l.Name)
 		// l.Name is the core's: "/../x" must not lead out of root/.
-		if from == to || !mods[from] || !strings.HasPrefix(to, "root/") || bundle.CheckName(to) != nil {
+		if from == to || !mods[from] || !strings.HasPrefix(to, "root/") || archive.CheckName(to) != nil {
 			continue
 		}
 		dst := filepath.Join(dir, filepath.FromSlash(to))
@@ -240,9 +240,9 @@ func loaderLinks(dir string, m *bundle.Manifest) {
 // without cleaning them, and the system resolves ".." only in a
 // directory that exists. Only pyattach's own new directory is written,
 // and nothing above src/.
-func sourceDirs(dir string, m *bundle.Manifest) {
+func sourceDirs(dir string, m *archive.Manifest) {
 	for _, e := range m.Entries {
-		if e.Kind != bundle.KindNativeSource || e.Name != NativeSourceName(e.Path) {
+		if e.Kind != archive.KindNativeSource || e.Name != NativeSourceName(e.Path) {
 			continue
 		}
 		comps := strings.Split(e.Path[1:], "/")
@@ -254,7 +254,7 @@ func sourceDirs(dir string, m *bundle.Manifest) {
 				if len(stack) == 0 {
 					continue
 				}
-				if d := "src/" + strings.Join(stack, "/"); bundle.CheckName(d) == nil {
+				if d := "src/" + strings.Join(stack, "/"); archive.CheckName(d) == nil {
 					os.MkdirAll(filepath.Join(dir, filepath.FromSlash(d)), 0o755)
 				}
 				stack = stack[:len(stack)-1]
@@ -273,11 +273,11 @@ func (o *Opened) SourceRules() [][2]string {
 	var rules [][2]string
 	seen := map[string]bool{}
 	for _, e := range o.Manifest.Entries {
-		if e.Kind != bundle.KindNativeSource || e.Name != NativeSourceName(e.Path) {
+		if e.Kind != archive.KindNativeSource || e.Name != NativeSourceName(e.Path) {
 			continue
 		}
 		top, _, _ := strings.Cut(path.Clean(e.Path)[1:], "/")
-		if top == "" || seen[top] || bundle.CheckName("src/"+top) != nil {
+		if top == "" || seen[top] || archive.CheckName("src/"+top) != nil {
 			continue
 		}
 		seen[top] = true

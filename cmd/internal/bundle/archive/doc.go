@@ -1,4 +1,4 @@
-// Package bundle knows the format of a pyattach crash bundle: one file
+// Package archive knows the format of a pyattach crash bundle: one file
 // holding a core and everything needed to debug it elsewhere (the
 // mapped ELF files, their debug files, Python sources, the CPython gdb
 // extension, pyattach's walker), with a JSON manifest.
@@ -24,4 +24,9 @@
 // writes into a new directory only what Verify accepted. A refused
 // bundle is a *FormatError matching ErrHostile (errors.Is); a file that
 // is not a bundle matches ErrNotBundle.
-package bundle
+//
+// It is the bundle's archive format alone, below cmd/internal/bundle,
+// which chooses what goes in and opens bundles into the cache: a tool of
+// the bundle command, not a fact about a target, so it left detect/.
+// It is the only package that imports the zstd library.
+package archive

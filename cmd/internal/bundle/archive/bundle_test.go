@@ -1,4 +1,4 @@
-package bundle
+package archive
 
 import (
 	"archive/tar"
