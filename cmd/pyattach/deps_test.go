@@ -44,7 +44,6 @@ var layers = []layer{
 	{prefix: "lldbgen", own: []string{"detect/plan"}, forbidStd: []string{"os", "os/exec", "net/http"}},
 	{prefix: "detect", own: []string{"detect/"}, external: []string{
 		"github.com/Masterminds/semver/v3",
-		"github.com/schollz/progressbar/v3",
 		"golang.org/x/sys/unix",
 	}},
 	// The bundle format's compression is a well-kept zstd library, not
@@ -52,6 +51,11 @@ var layers = []layer{
 	{prefix: "cmd/internal/bundle/archive", own: []string{"detect/"}, external: []string{"github.com/klauspost/compress/zstd"}},
 	{prefix: "venv", own: []string{"detect/", "venv"}, external: []string{"golang.org/x/sys/unix"}},
 	{prefix: "cmd/internal", own: []string{"detect/", "venv", "gdbgen", "lldbgen", "cmd/internal/"}, external: []string{
+		"golang.org/x/sys/unix",
+	}},
+	// The debuginfod client draws its downloads' progress bar.
+	{prefix: "cmd/internal/debuginfod", own: []string{"detect/", "venv", "cmd/internal/"}, external: []string{
+		"github.com/schollz/progressbar/v3",
 		"golang.org/x/sys/unix",
 	}},
 	// doctor runs every command through its injected Runner (with a

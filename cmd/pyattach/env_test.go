@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pyattach/pyattach/detect/debuginfod"
+	"github.com/pyattach/pyattach/cmd/internal/debuginfod"
 	"github.com/pyattach/pyattach/detect/environ"
 )
 

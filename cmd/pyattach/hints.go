@@ -7,11 +7,11 @@ import (
 	"io/fs"
 	"strings"
 
+	"github.com/pyattach/pyattach/cmd/internal/debuginfod"
 	"github.com/pyattach/pyattach/cmd/internal/planner"
 	"github.com/pyattach/pyattach/cmd/internal/shquote"
 	"github.com/pyattach/pyattach/cmd/internal/target"
 	"github.com/pyattach/pyattach/cmd/internal/textline"
-	"github.com/pyattach/pyattach/detect/debuginfod"
 	"github.com/pyattach/pyattach/detect/elfinfo"
 	"github.com/pyattach/pyattach/detect/machoinfo"
 	"github.com/pyattach/pyattach/detect/proc"

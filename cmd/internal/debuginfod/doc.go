@@ -96,4 +96,12 @@
 // DEBUGINFOD_MAXTIME, DEBUGINFOD_HEADERS_FILE, IMA signatures. Proxies
 // come from http_proxy and friends of the process environment, through
 // net/http, when Client.HTTP is left nil.
+//
+// # Room
+//
+// A client that downloads and writes a shared cache is a tool of the
+// commands, not a fact about a target, so it sits under cmd/internal
+// with its progress bar. Finding an entry already in the cache (Cached)
+// stays here with the downloads: the layout it reads is the one it
+// writes, and a change to it touches one folder.
 package debuginfod

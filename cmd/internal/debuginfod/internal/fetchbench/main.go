@@ -14,7 +14,7 @@ import (
 	"os"
 	"os/signal"
 
-	"github.com/pyattach/pyattach/detect/debuginfod"
+	"github.com/pyattach/pyattach/cmd/internal/debuginfod"
 )
 
 func main() {
