@@ -13,10 +13,10 @@ import (
 
 	"github.com/BurntSushi/toml"
 
+	"github.com/pyattach/pyattach/cmd/internal/extfetch"
 	"github.com/pyattach/pyattach/cmd/internal/shquote"
 	"github.com/pyattach/pyattach/cmd/internal/textline"
 	"github.com/pyattach/pyattach/detect/environ"
-	"github.com/pyattach/pyattach/detect/pyext"
 	"github.com/pyattach/pyattach/detect/safefs"
 )
 
@@ -62,7 +62,7 @@ type Config struct {
 const ProjectConfigName = ".pyattach.toml"
 
 // DefaultExtensionBaseURL serves CPython's sources by tag.
-const DefaultExtensionBaseURL = pyext.DefaultBaseURL
+const DefaultExtensionBaseURL = extfetch.DefaultBaseURL
 
 // Limits on a configuration file, checked before the TOML decoder runs.
 // BurntSushi/toml's work grows with the size times the nesting (a 40 KB
@@ -429,7 +429,7 @@ func (c *Config) merge(file string, data []byte, home, untrusted string) error {
 	}
 	if f.baseURL != "" {
 		u := strings.TrimRight(f.baseURL, "/")
-		if err := pyext.CheckBaseURL(u); err != nil {
+		if err := extfetch.CheckBaseURL(u); err != nil {
 			return &configError{file, fmt.Errorf("%w: extension_base_url: %v", errConfig, err), httpsHint}
 		}
 		c.ExtensionBaseURL = u

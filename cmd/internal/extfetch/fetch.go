@@ -1,4 +1,12 @@
-package pyext
+// Package extfetch downloads CPython's gdb extension, libpython.py, for
+// an exact CPython tag into pyattach's cache, with its SHA-256 beside it,
+// where detect/pyext finds it (pyext.FetchedPath) and checks it
+// (pyext.PinSuffix, pyext.Pin) before a debugger may run it.
+//
+// It is the writer and the network client of `pyattach fetch-extension`
+// (the command's room, cmd/internal); finding an extension, fetched or
+// installed, is a fact about the target and stays in detect/pyext.
+package extfetch
 
 import (
 	"context"
@@ -12,15 +20,13 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/pyattach/pyattach/detect/pyext"
 	"github.com/pyattach/pyattach/detect/safefs"
 )
 
 // DefaultBaseURL serves CPython's files by tag:
 // <DefaultBaseURL>/v<X.Y.Z>/Tools/gdb/libpython.py.
 const DefaultBaseURL = "https://raw.githubusercontent.com/python/cpython"
-
-// MaxFetchSize bounds a fetched extension; libpython.py is about 70 KB.
-const MaxFetchSize = 4 << 20
 
 // ErrNoSuchVersion is wrapped by Fetch's error when the server has no
 // libpython.py for the version (HTTP 404).
@@ -63,15 +69,16 @@ func loopbackHost(h string) bool {
 // Fetch downloads CPython's gdb extension for the exact version
 // (X.Y.Z, or a pre-release such as 3.13.0rc1) from
 // <baseURL>/v<version>/Tools/gdb/libpython.py, checks that it is
-// libpython.py and at most MaxFetchSize bytes, and stores it as
-// <cacheDir>/extensions/<version>/libpython.py (mode 0644) through a
-// temporary file renamed into place, with its SHA-256 beside it
-// (libpython.py.sha256), which FindGDB checks before using the copy. It returns that path. On failure
+// libpython.py and at most pyext.MaxFetchSize bytes, and stores it at
+// pyext.FetchedPath (<cacheDir>/extensions/<version>/libpython.py, mode
+// 0644) through a temporary file renamed into place, with its SHA-256
+// beside it (libpython.py.sha256), which pyext.FindGDB checks before
+// using the copy. It returns that path. On failure
 // nothing is left behind: no temporary file and no directory it made.
 // A nil client means http.DefaultClient. baseURL, and every redirect
 // followed, must pass CheckBaseURL.
 func Fetch(ctx context.Context, client *http.Client, baseURL, version, cacheDir string) (string, error) {
-	if !exactVersion(version) {
+	if !pyext.ExactVersion(version) {
 		return "", fmt.Errorf("fetch extension for %q: %w: a CPython tag needs major.minor.micro, such as 3.12.1", version, ErrInvalidVersion)
 	}
 	if cacheDir == "" {
@@ -114,24 +121,21 @@ func Fetch(ctx context.Context, client *http.Client, baseURL, version, cacheDir 
 		return "", fmt.Errorf("fetch extension: CPython has no tag v%s, or no Tools/gdb/libpython.py in it (GET %s: %s): %w", version, url, resp.Status, ErrNoSuchVersion)
 	case resp.StatusCode != http.StatusOK:
 		return "", fmt.Errorf("fetch extension: GET %s: %s", url, resp.Status)
-	case resp.ContentLength > MaxFetchSize:
-		return "", fmt.Errorf("fetch extension: GET %s: %d bytes, more than the %d allowed", url, resp.ContentLength, MaxFetchSize)
+	case resp.ContentLength > pyext.MaxFetchSize:
+		return "", fmt.Errorf("fetch extension: GET %s: %d bytes, more than the %d allowed", url, resp.ContentLength, pyext.MaxFetchSize)
 	}
-	body, err := io.ReadAll(io.LimitReader(resp.Body, MaxFetchSize+1))
+	body, err := io.ReadAll(io.LimitReader(resp.Body, pyext.MaxFetchSize+1))
 	if err != nil {
 		return "", fmt.Errorf("fetch extension: GET %s: %w", url, err)
 	}
-	if len(body) > MaxFetchSize {
-		return "", fmt.Errorf("fetch extension: GET %s: more than the %d bytes allowed", url, MaxFetchSize)
+	if len(body) > pyext.MaxFetchSize {
+		return "", fmt.Errorf("fetch extension: GET %s: more than the %d bytes allowed", url, pyext.MaxFetchSize)
 	}
-	head := body
-	if len(head) > sniffSize {
-		head = head[:sniffSize]
-	}
-	if !looksLikeLibpython(head) {
+	if !pyext.IsLibpython(body) {
 		return "", fmt.Errorf("fetch extension: GET %s: the response is not CPython's libpython.py (no class PyObjectPtr)", url)
 	}
-	return store(filepath.Join(cacheDir, "extensions", version), "libpython.py", body)
+	final := pyext.FetchedPath(cacheDir, version)
+	return store(filepath.Dir(final), filepath.Base(final), body)
 }
 
 // store writes data to dir/name atomically (safefs.WriteFile), creating
@@ -151,11 +155,11 @@ func store(dir, name string, data []byte) (_ string, err error) {
 	final := filepath.Join(dir, name)
 	// The hash first: a copy is never without its record, and a
 	// record without its copy names nothing.
-	if err := safefs.WriteFile(final+pinSuffix, pinOf(data), 0o644); err != nil {
-		return "", fmt.Errorf("fetch extension: write %s: %w", final+pinSuffix, err)
+	if err := safefs.WriteFile(final+pyext.PinSuffix, pyext.Pin(data), 0o644); err != nil {
+		return "", fmt.Errorf("fetch extension: write %s: %w", final+pyext.PinSuffix, err)
 	}
 	if err := safefs.WriteFile(final, data, 0o644); err != nil {
-		os.Remove(final + pinSuffix)
+		os.Remove(final + pyext.PinSuffix)
 		return "", fmt.Errorf("fetch extension: write %s: %w", final, err)
 	}
 	return final, nil

@@ -1,4 +1,4 @@
-package pyext
+package extfetch
 
 import (
 	"context"
@@ -14,8 +14,37 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pyattach/pyattach/detect/pyext"
 	"github.com/pyattach/pyattach/detect/testenv"
 )
+
+const fakeLibpython = testenv.FakeLibpython
+
+// fetchedInput is an Input whose only place to look is cache (gdb's
+// data and debug directories are empty directories under dir), for an
+// interpreter of version 3.12.1 that the user running the test owns.
+func fetchedInput(dir, cache string) pyext.Input {
+	return pyext.Input{
+		Interpreter: "/nonexistent/bin/python3.12",
+		Version:     "3.12.1",
+		CacheDir:    cache,
+		DataDirs:    []string{filepath.Join(dir, "gdb-data")},
+		DebugDirs:   []string{filepath.Join(dir, "debug")},
+		UID:         os.Getuid(),
+	}
+}
+
+// expectFetched fails unless FindGDB picks the fetched copy at path.
+func expectFetched(t *testing.T, in pyext.Input, path string) {
+	t.Helper()
+	got, tried, err := pyext.FindGDB(in)
+	if err != nil || got == nil {
+		t.Fatalf("FindGDB: %v; tried:\n%s", err, strings.Join(tried, "\n"))
+	}
+	if got.Path != path || got.Version != "3.12.1" || got.Source != pyext.SourceFetched || !got.VersionMatch || len(got.Warnings) != 0 {
+		t.Errorf("got %+v\nwant the fetched %s, version 3.12.1, matching", got, path)
+	}
+}
 
 // cpythonServer serves fakeLibpython at /v3.12.1/Tools/gdb/libpython.py
 // and other bodies at the paths in extra; everything else is a 404.
@@ -81,13 +110,10 @@ func TestFetch(t *testing.T) {
 	}
 
 	// FindGDB finds it in the cache, for a foreign target too.
-	in := isolated(t.TempDir())
-	in.Interpreter = "/nonexistent/bin/python3.12"
-	in.Version = "3.12.1"
-	in.CacheDir = cache
-	expect(t, in, want, "3.12.1", SourceFetched, true, 0)
+	in := fetchedInput(t.TempDir(), cache)
+	expectFetched(t, in, want)
 	in.Foreign = true
-	expect(t, in, want, "3.12.1", SourceFetched, true, 0)
+	expectFetched(t, in, want)
 }
 
 // TestFetchedPinned: a cached extension whose content no longer has the
@@ -101,14 +127,11 @@ func TestFetchedPinned(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	in := isolated(t.TempDir())
-	in.Interpreter = "/nonexistent/bin/python3.12"
-	in.Version = "3.12.1"
-	in.CacheDir = cache
+	in := fetchedInput(t.TempDir(), cache)
 	testenv.WriteFile(t, got, []byte(fakeLibpython+"import os; os.system('id')\n"), 0o644)
 	for _, foreign := range []bool{false, true} {
 		in.Foreign = foreign
-		found, tried, _ := FindGDB(in)
+		found, tried, _ := pyext.FindGDB(in)
 		if found != nil {
 			t.Errorf("foreign=%v: changed copy used: %+v", foreign, found)
 		}
@@ -120,15 +143,15 @@ func TestFetchedPinned(t *testing.T) {
 		t.Fatal(err)
 	}
 	in.Foreign = false
-	expect(t, in, got, "3.12.1", SourceFetched, true, 0)
+	expectFetched(t, in, got)
 	in.Foreign = true
-	if found, tried, _ := FindGDB(in); found != nil || !strings.Contains(strings.Join(tried, "\n"), "no SHA-256 was recorded") {
+	if found, tried, _ := pyext.FindGDB(in); found != nil || !strings.Contains(strings.Join(tried, "\n"), "no SHA-256 was recorded") {
 		t.Errorf("foreign target, no record: found %+v, tried:\n%s", found, strings.Join(tried, "\n"))
 	}
 }
 
 func TestFetchFailures(t *testing.T) {
-	big := strings.Repeat("#", MaxFetchSize+10)
+	big := strings.Repeat("#", pyext.MaxFetchSize+10)
 	srv, _ := cpythonServer(t, map[string]http.HandlerFunc{
 		"/v3.12.2/Tools/gdb/libpython.py": func(w http.ResponseWriter, r *http.Request) {
 			w.Write([]byte("<!DOCTYPE html><html><body>Rate limited</body></html>"))
