@@ -223,7 +223,7 @@ func TestImportRulesCatch(t *testing.T) {
 		{"detect/plan/pyquote", modulePath + "/detect/plan"},
 		{"detect/elfinfo", "github.com/alecthomas/kong"},
 		{"cmd/internal/target", modulePath + "/cmd/pyattach"},
-		{"venv/symbols", modulePath + "/detect/testenv"},
+		{"cmd/internal/symbols", modulePath + "/detect/testenv"},
 		{"cmd/internal/doctor", "os/exec"},
 		{"cmd/internal/doctor", modulePath + "/cmd/pyattach"},
 		{"cmd/internal/dump", "os/exec"},
@@ -240,7 +240,7 @@ func TestImportRulesCatch(t *testing.T) {
 	}
 	for _, c := range []struct{ pkg, imp string }{
 		{"detect/pyinfo", modulePath + "/detect/elfinfo"},
-		{"venv/symbols", modulePath + "/venv"},
+		{"cmd/internal/symbols", modulePath + "/venv"},
 		{"cmd/internal/target", modulePath + "/venv"},
 		{"lldbgen", modulePath + "/detect/plan"},
 		{"lldbgen", modulePath + "/detect/plan/pyquote"},

@@ -8,9 +8,9 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/pyattach/pyattach/cmd/internal/symbols"
 	"github.com/pyattach/pyattach/detect/safefs"
 	"github.com/pyattach/pyattach/venv"
-	"github.com/pyattach/pyattach/venv/symbols"
 )
 
 // SymbolsCmd is `pyattach symbols`.

@@ -61,7 +61,7 @@ func TestMain(m *testing.M) {
 // scriptPath is scripts/make-debug-zip.sh in this checkout.
 func scriptPath(t testing.TB) string {
 	t.Helper()
-	p, err := filepath.Abs(filepath.Join("..", "..", "scripts", "make-debug-zip.sh"))
+	p, err := filepath.Abs(filepath.Join("..", "..", "..", "scripts", "make-debug-zip.sh"))
 	if err != nil {
 		t.Fatal(err)
 	}

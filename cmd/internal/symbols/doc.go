@@ -43,4 +43,9 @@
 //
 // Directories (the store, site-packages) are always parameters; nothing
 // here reads the environment.
+//
+// It installs into pyattach's own store, for the symbols command alone:
+// a writer of the command line, not a mapping of environments, so it
+// sits under cmd/internal and reads venv's findings (venv.Env) from
+// there.
 package symbols
