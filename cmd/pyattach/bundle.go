@@ -26,12 +26,12 @@ import (
 	"github.com/pyattach/pyattach/cmd/internal/target"
 	"github.com/pyattach/pyattach/cmd/internal/textline"
 	"github.com/pyattach/pyattach/detect/core"
-	"github.com/pyattach/pyattach/detect/environ"
 	"github.com/pyattach/pyattach/detect/plan"
 	"github.com/pyattach/pyattach/detect/proc"
 	"github.com/pyattach/pyattach/detect/rootfs"
 	"github.com/pyattach/pyattach/detect/safefs"
 	"github.com/pyattach/pyattach/detect/srcmap"
+	"github.com/pyattach/pyattach/venv/environ"
 )
 
 // BundleCmd packs a core with everything needed to debug it elsewhere.

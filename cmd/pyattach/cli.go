@@ -14,7 +14,7 @@ import (
 
 	"github.com/pyattach/pyattach/cmd/internal/target"
 	"github.com/pyattach/pyattach/cmd/internal/textline"
-	"github.com/pyattach/pyattach/detect/environ"
+	"github.com/pyattach/pyattach/venv/environ"
 )
 
 // Globals are the flags every command takes. They go before the command.

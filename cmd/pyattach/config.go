@@ -16,8 +16,8 @@ import (
 	"github.com/pyattach/pyattach/cmd/internal/extfetch"
 	"github.com/pyattach/pyattach/cmd/internal/shquote"
 	"github.com/pyattach/pyattach/cmd/internal/textline"
-	"github.com/pyattach/pyattach/detect/environ"
 	"github.com/pyattach/pyattach/detect/safefs"
+	"github.com/pyattach/pyattach/venv/environ"
 )
 
 // Config is the configuration file. The system-wide files

@@ -18,10 +18,10 @@ import (
 	"github.com/pyattach/pyattach/cmd/internal/shquote"
 	"github.com/pyattach/pyattach/detect/plan"
 
-	"github.com/pyattach/pyattach/detect/environ"
 	"github.com/pyattach/pyattach/detect/safefs"
 	"github.com/pyattach/pyattach/gdbgen"
 	"github.com/pyattach/pyattach/lldbgen"
+	"github.com/pyattach/pyattach/venv/environ"
 )
 
 // GDBCmd is `pyattach [FLAGS] gdb GDB_ARGS...`.

@@ -16,9 +16,9 @@ import (
 	"github.com/pyattach/pyattach/cmd/internal/target"
 	"github.com/pyattach/pyattach/cmd/internal/textline"
 	"github.com/pyattach/pyattach/detect/debugfile"
-	"github.com/pyattach/pyattach/detect/environ"
 	"github.com/pyattach/pyattach/detect/pyoffsets"
 	"github.com/pyattach/pyattach/detect/safefs"
+	"github.com/pyattach/pyattach/venv/environ"
 )
 
 // DebuginfoCmd is `pyattach debuginfo`.

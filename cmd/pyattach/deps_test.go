@@ -50,6 +50,9 @@ var layers = []layer{
 	// a hand-written one.
 	{prefix: "cmd/internal/bundle/archive", own: []string{"detect/"}, external: []string{"github.com/klauspost/compress/zstd"}},
 	{prefix: "venv", own: []string{"detect/", "venv"}, external: []string{"golang.org/x/sys/unix"}},
+	// The environment as a value, under venv so that venv and cmd share
+	// it: nothing of the module below it.
+	{prefix: "venv/environ"},
 	{prefix: "cmd/internal", own: []string{"detect/", "venv", "gdbgen", "lldbgen", "cmd/internal/"}, external: []string{
 		"golang.org/x/sys/unix",
 	}},
@@ -228,6 +231,9 @@ func TestImportRulesCatch(t *testing.T) {
 		{"cmd/internal/doctor", modulePath + "/cmd/pyattach"},
 		{"cmd/internal/dump", "os/exec"},
 		{"cmd/internal/dump", modulePath + "/cmd/pyattach"},
+		{"venv/environ", modulePath + "/venv"},
+		{"venv/environ", modulePath + "/detect/safefs"},
+		{"detect/pyext", modulePath + "/venv/environ"},
 	} {
 		rule, ok := ruleFor(c.pkg)
 		if !ok {

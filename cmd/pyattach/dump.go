@@ -15,9 +15,9 @@ import (
 	"github.com/pyattach/pyattach/cmd/internal/dump"
 	"github.com/pyattach/pyattach/cmd/internal/shquote"
 	"github.com/pyattach/pyattach/cmd/internal/target"
-	"github.com/pyattach/pyattach/detect/environ"
 	"github.com/pyattach/pyattach/detect/plan"
 	"github.com/pyattach/pyattach/detect/safefs"
+	"github.com/pyattach/pyattach/venv/environ"
 )
 
 // DumpCmd is `pyattach dump TARGET`.

@@ -12,10 +12,10 @@ import (
 	"unicode/utf8"
 
 	"github.com/pyattach/pyattach/cmd/internal/shquote"
-	"github.com/pyattach/pyattach/detect/environ"
 	"github.com/pyattach/pyattach/detect/safefs"
 	"github.com/pyattach/pyattach/gdbgen"
 	"github.com/pyattach/pyattach/lldbgen"
+	"github.com/pyattach/pyattach/venv/environ"
 )
 
 // InitCmd is `pyattach init`.

@@ -12,9 +12,9 @@ import (
 	"unicode"
 
 	"github.com/pyattach/pyattach/cmd/internal/shquote"
-	"github.com/pyattach/pyattach/detect/environ"
 	"github.com/pyattach/pyattach/detect/plan"
 	"github.com/pyattach/pyattach/detect/safefs"
+	"github.com/pyattach/pyattach/venv/environ"
 )
 
 // lldbServerEnv is the variable lldb reads the path of its lldb-server from.

@@ -12,8 +12,8 @@ import (
 	"github.com/pyattach/pyattach/cmd/internal/target"
 	"github.com/pyattach/pyattach/cmd/internal/textline"
 	"github.com/pyattach/pyattach/detect/core"
-	"github.com/pyattach/pyattach/detect/environ"
 	"github.com/pyattach/pyattach/detect/plan"
+	"github.com/pyattach/pyattach/venv/environ"
 )
 
 // gdbAutoLoadDir is where gdb auto-loads <objfile path>-gdb.py from.

@@ -15,8 +15,8 @@ import (
 	"strings"
 
 	"github.com/pyattach/pyattach/cmd/internal/shquote"
-	"github.com/pyattach/pyattach/detect/environ"
 	"github.com/pyattach/pyattach/detect/safefs"
+	"github.com/pyattach/pyattach/venv/environ"
 )
 
 // TrustCmd is `pyattach trust`.

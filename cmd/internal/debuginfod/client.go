@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/pyattach/pyattach/detect/buildid"
-	"github.com/pyattach/pyattach/detect/environ"
+	"github.com/pyattach/pyattach/venv/environ"
 	"golang.org/x/sys/unix"
 )
 

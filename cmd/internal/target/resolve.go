@@ -14,12 +14,12 @@ import (
 	"strings"
 
 	"github.com/pyattach/pyattach/detect/elfinfo"
-	"github.com/pyattach/pyattach/detect/environ"
 	"github.com/pyattach/pyattach/detect/proc"
 	"github.com/pyattach/pyattach/detect/pyinfo"
 	"github.com/pyattach/pyattach/detect/rootfs"
 	"github.com/pyattach/pyattach/detect/safefs"
 	"github.com/pyattach/pyattach/venv"
+	"github.com/pyattach/pyattach/venv/environ"
 )
 
 // Options are the roots and environment resolution works in. Every one

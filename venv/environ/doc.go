@@ -16,4 +16,11 @@
 // cmd/pyattach's main set it from adrg/xdg (macOS: ~/Library/...). In-process tests therefore never
 // read or write the developer's real directories: they hand pyattach an
 // Env naming temporary ones.
+//
+// It is not a fact about a target, so it is not in detect/. It sits
+// under venv/ because venv is the deepest package that reads variables
+// (PATH, PYENV_ROOT, CONDA_PREFIX, UV_PYTHON_INSTALL_DIR, XDG_DATA_HOME
+// choose which interpreter a name means) and both venv and cmd/ must
+// import it: imports run cmd -> venv -> detect. It imports nothing of
+// the module.
 package environ
