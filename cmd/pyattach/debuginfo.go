@@ -13,11 +13,11 @@ import (
 	"golang.org/x/term"
 
 	"github.com/pyattach/pyattach/cmd/internal/debuginfo"
+	"github.com/pyattach/pyattach/cmd/internal/safefs"
 	"github.com/pyattach/pyattach/cmd/internal/target"
 	"github.com/pyattach/pyattach/cmd/internal/textline"
 	"github.com/pyattach/pyattach/detect/debugfile"
 	"github.com/pyattach/pyattach/detect/pyoffsets"
-	"github.com/pyattach/pyattach/detect/safefs"
 	"github.com/pyattach/pyattach/venv/environ"
 )
 

@@ -232,8 +232,9 @@ func TestImportRulesCatch(t *testing.T) {
 		{"cmd/internal/dump", "os/exec"},
 		{"cmd/internal/dump", modulePath + "/cmd/pyattach"},
 		{"venv/environ", modulePath + "/venv"},
-		{"venv/environ", modulePath + "/detect/safefs"},
+		{"venv/environ", modulePath + "/detect/saferead"},
 		{"detect/pyext", modulePath + "/venv/environ"},
+		{"detect/elfinfo", modulePath + "/cmd/internal/safefs"},
 	} {
 		rule, ok := ruleFor(c.pkg)
 		if !ok {

@@ -13,10 +13,11 @@ import (
 
 	"github.com/pyattach/pyattach/cmd/internal/bundle"
 	"github.com/pyattach/pyattach/cmd/internal/dump"
+	"github.com/pyattach/pyattach/cmd/internal/safefs"
 	"github.com/pyattach/pyattach/cmd/internal/shquote"
 	"github.com/pyattach/pyattach/cmd/internal/target"
 	"github.com/pyattach/pyattach/detect/plan"
-	"github.com/pyattach/pyattach/detect/safefs"
+	"github.com/pyattach/pyattach/detect/saferead"
 	"github.com/pyattach/pyattach/venv/environ"
 )
 
@@ -154,7 +155,7 @@ func explainDump(err error) error {
 	}
 	// A directory given for the core (dump /tmp): dump takes a PID or a
 	// core file, never -c.
-	var nr *safefs.NotRegularError
+	var nr *saferead.NotRegularError
 	if errors.As(err, &nr) && nr.Mode.IsDir() {
 		return withHint(err, "pyattach dump takes a PID or a core file, not a directory: pyattach dump PID, or pyattach dump %s", shquote.Quote(filepath.Join(nr.Path, "CORE")))
 	}

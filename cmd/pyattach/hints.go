@@ -15,7 +15,7 @@ import (
 	"github.com/pyattach/pyattach/detect/elfinfo"
 	"github.com/pyattach/pyattach/detect/machoinfo"
 	"github.com/pyattach/pyattach/detect/proc"
-	"github.com/pyattach/pyattach/detect/safefs"
+	"github.com/pyattach/pyattach/detect/saferead"
 	"github.com/pyattach/pyattach/venv"
 )
 
@@ -79,7 +79,7 @@ func hintFor(err error) string {
 		return b.String()
 	}
 	var core *planner.CoreError
-	var nr *safefs.NotRegularError
+	var nr *saferead.NotRegularError
 	if errors.As(err, &nr) {
 		what := "a regular file"
 		switch {
@@ -160,7 +160,7 @@ func hintFor(err error) string {
 // (a FIFO, a device, a socket, a directory): what to give instead
 // (what: "the core file itself"), and, for a FIFO, how to save what it
 // carries.
-func notRegularHint(nr *safefs.NotRegularError, what string) string {
+func notRegularHint(nr *saferead.NotRegularError, what string) string {
 	if nr.Mode&fs.ModeNamedPipe != 0 {
 		return fmt.Sprintf("pyattach reads only regular files; give %s, or save what the pipe carries to a file first: cat %s > FILE", what, shquote.Quote(nr.Path))
 	}

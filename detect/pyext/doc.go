@@ -55,7 +55,7 @@
 // within a rank, the first in search order wins. Extension.Warnings say
 // when the version differs. The debugger runs the file, so a file that
 // someone other than Input.UID or root could change (it, a directory on
-// its way or a link to it: safefs.CheckTrusted) is refused, wherever it
+// its way or a link to it: saferead.CheckTrusted) is refused, wherever it
 // was found, and the reason is listed in tried.
 //
 // FindLLDB finds an installed cpython_lldb module; SitePackages lists the

@@ -15,9 +15,10 @@ import (
 	"strings"
 
 	"github.com/pyattach/pyattach/cmd/internal/bundle/archive"
+	"github.com/pyattach/pyattach/cmd/internal/safefs"
 	"github.com/pyattach/pyattach/detect/core"
 	"github.com/pyattach/pyattach/detect/elfinfo"
-	"github.com/pyattach/pyattach/detect/safefs"
+	"github.com/pyattach/pyattach/detect/saferead"
 )
 
 // Opened is a bundle unpacked into pyattach's cache.
@@ -39,7 +40,7 @@ type Opened struct {
 // IsBundle reports whether the file name starts with a bundle's magic
 // (false for anything unreadable, a directory, a FIFO).
 func IsBundle(name string) bool {
-	f, err := safefs.Open(name)
+	f, err := saferead.Open(name)
 	if err != nil {
 		return false
 	}
@@ -53,7 +54,7 @@ func IsBundle(name string) bool {
 
 // ReadManifest reads and checks a bundle's manifest only.
 func ReadManifest(name string, max int64) (*archive.Manifest, error) {
-	f, err := safefs.Open(name)
+	f, err := saferead.Open(name)
 	if err != nil {
 		return nil, err
 	}
@@ -72,7 +73,7 @@ func ReadManifest(name string, max int64) (*archive.Manifest, error) {
 // refused one; it writes into a temporary directory renamed into place
 // when complete, so that the cache never holds half a bundle.
 func Open(name, cacheDir string, max int64) (*Opened, error) {
-	f, err := safefs.Open(name)
+	f, err := saferead.Open(name)
 	if err != nil {
 		return nil, err
 	}

@@ -34,7 +34,7 @@ import (
 	"github.com/pyattach/pyattach/detect/elfinfo"
 	"github.com/pyattach/pyattach/detect/pywalk"
 	"github.com/pyattach/pyattach/detect/rootfs"
-	"github.com/pyattach/pyattach/detect/safefs"
+	"github.com/pyattach/pyattach/detect/saferead"
 )
 
 // maxSource bounds one Python source file.
@@ -92,7 +92,7 @@ type Item struct {
 // Plan decides what a bundle of opts.Core holds: the manifest, with
 // every entry's size and sha256, and the files to stream.
 func Plan(ctx context.Context, opts Options) (*archive.Manifest, []Item, error) {
-	cf, err := safefs.Open(opts.Core)
+	cf, err := saferead.Open(opts.Core)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -300,7 +300,7 @@ func (p *packer) add(e archive.Entry, open func() (io.ReadCloser, error)) error 
 }
 
 func hostOpener(name string) func() (io.ReadCloser, error) {
-	return func() (io.ReadCloser, error) { return safefs.Open(name) }
+	return func() (io.ReadCloser, error) { return saferead.Open(name) }
 }
 
 // inRoot opens name, a path as the process saw it, under the root.
@@ -309,7 +309,7 @@ func (p *packer) inRoot(root, name string) (string, os.FileInfo, error) {
 	if err != nil {
 		return "", nil, err
 	}
-	f, err := safefs.Open(host)
+	f, err := saferead.Open(host)
 	if err != nil {
 		return "", nil, err
 	}
@@ -354,7 +354,7 @@ func (p *packer) module(f core.File) (target.Module, bool) {
 		}
 		return mod, f.BuildID != ""
 	}
-	fh, err := safefs.Open(host)
+	fh, err := saferead.Open(host)
 	if err != nil {
 		return mod, false
 	}

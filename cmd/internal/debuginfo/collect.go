@@ -17,7 +17,7 @@ import (
 	"github.com/pyattach/pyattach/detect/machoinfo"
 	"github.com/pyattach/pyattach/detect/pyext"
 	"github.com/pyattach/pyattach/detect/rootfs"
-	"github.com/pyattach/pyattach/detect/safefs"
+	"github.com/pyattach/pyattach/detect/saferead"
 	"github.com/pyattach/pyattach/venv/environ"
 )
 
@@ -77,7 +77,7 @@ func New(opts Options) *Collector { return &Collector{Options: opts} }
 // DebugDirs is the search list: gdb's default, the store, then
 // Options.DebugDirs, without duplicates. gdb auto-loads
 // <debugdir>/<objfile>-gdb.py scripts from each, so a directory that
-// another user could change (safefs.CheckTrusted) is left out, with a
+// another user could change (saferead.CheckTrusted) is left out, with a
 // warning; one that does not exist is kept (there is nothing in it to
 // run or find).
 func (c *Collector) DebugDirs() (dirs, warnings []string) {
@@ -92,7 +92,7 @@ func (c *Collector) DebugDirs() (dirs, warnings []string) {
 				continue
 			}
 			seen[d] = true
-			if err := safefs.CheckTrusted(d, c.UID); errors.Is(err, safefs.ErrUntrusted) {
+			if err := saferead.CheckTrusted(d, c.UID); errors.Is(err, saferead.ErrUntrusted) {
 				warnings = append(warnings, fmt.Sprintf("ignored debug directory %s: %s (gdb would run the *-gdb.py scripts in it)", d, textline.Fold(err.Error())))
 				continue
 			}
@@ -210,7 +210,7 @@ func IsMachO(tgt, cwd string) bool {
 	if !filepath.IsAbs(tgt) && cwd != "" {
 		tgt = filepath.Join(cwd, tgt)
 	}
-	f, err := safefs.Open(tgt)
+	f, err := saferead.Open(tgt)
 	if err != nil {
 		return false
 	}

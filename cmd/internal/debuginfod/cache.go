@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/pyattach/pyattach/detect/elfinfo"
-	"github.com/pyattach/pyattach/detect/safefs"
+	"github.com/pyattach/pyattach/detect/saferead"
 )
 
 // maxNameLen is the longest file name the cache can hold (NAME_MAX).
@@ -141,7 +141,7 @@ func checkELF(p, id string) error {
 func (c *Client) cacheMissAge() time.Duration {
 	// A regular file of a few bytes: never a FIFO (it would block), a
 	// device or a link to /dev/zero (it would never end).
-	f, err := safefs.Open(filepath.Join(c.CacheDir, "cache_miss_s"))
+	f, err := saferead.Open(filepath.Join(c.CacheDir, "cache_miss_s"))
 	if err != nil {
 		return defaultCacheMiss
 	}

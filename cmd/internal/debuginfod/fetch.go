@@ -16,8 +16,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/pyattach/pyattach/cmd/internal/safefs"
 	"github.com/pyattach/pyattach/detect/elfinfo"
-	"github.com/pyattach/pyattach/detect/safefs"
 )
 
 // userAgent names this client to servers.

@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/pyattach/pyattach/detect/safefs"
+	"github.com/pyattach/pyattach/cmd/internal/safefs"
 )
 
 // A temporary file left in an entry's directory by a killed run (its

@@ -13,7 +13,7 @@ import (
 	"github.com/pyattach/pyattach/cmd/internal/debuginfo"
 	"github.com/pyattach/pyattach/cmd/internal/target"
 	"github.com/pyattach/pyattach/detect/debugfile"
-	"github.com/pyattach/pyattach/detect/safefs"
+	"github.com/pyattach/pyattach/detect/saferead"
 )
 
 // debugChecks explains the debug information of the modules that matter.
@@ -125,7 +125,7 @@ const maxDpkgList = 64 << 20
 // root: only a regular file (a FIFO would block), at most maxDpkgList
 // bytes (a link to /dev/zero would never end).
 func readList(name string) ([]byte, error) {
-	f, err := safefs.Open(name)
+	f, err := saferead.Open(name)
 	if err != nil {
 		return nil, err
 	}

@@ -57,7 +57,7 @@ func (s *Services) extensionChecks(ctx context.Context, res *target.Result, di *
 	for _, w := range ex.GDBWarnings {
 		out = append(out, Check{ID: "extension.warning", Status: Warn, Summary: w, Fix: "pyattach fetch-extension " + shquote.Quote(res.Target)})
 	}
-	// ex.GDB passed safefs.CheckTrusted in pyext, and for a foreign
+	// ex.GDB passed saferead.CheckTrusted in pyext, and for a foreign
 	// target (a container) it is a host file, never one under its root;
 	// SourceLine refuses a name gdb would not read back as it is.
 	source, serr := gdbgen.SourceLine(ex.GDB)

@@ -20,8 +20,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/pyattach/pyattach/cmd/internal/safefs"
 	"github.com/pyattach/pyattach/detect/pyext"
-	"github.com/pyattach/pyattach/detect/safefs"
 )
 
 // DefaultBaseURL serves CPython's files by tag:

@@ -255,7 +255,7 @@ func forResult(ctx context.Context, p plan.Plan, t Target, res *target.Result, d
 }
 
 // debuggerDebugDirs are the debug directories handed to the debugger:
-// those the collector kept (it checked them with safefs.CheckTrusted)
+// those the collector kept (it checked them with saferead.CheckTrusted)
 // that exist (one that does not exist yet could be made by someone else
 // before gdb reads scripts from it), without gdb's own default.
 func debuggerDebugDirs(dirs []string) []string {

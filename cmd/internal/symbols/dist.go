@@ -10,7 +10,7 @@ import (
 	"strings"
 
 	"github.com/pyattach/pyattach/detect/pyversion"
-	"github.com/pyattach/pyattach/detect/safefs"
+	"github.com/pyattach/pyattach/detect/saferead"
 	"github.com/pyattach/pyattach/venv"
 )
 
@@ -127,7 +127,7 @@ func FindDistribution(zipName string, sitePackages []string) (*Dist, error) {
 // readDist reads RECORD from the dist-info directory di.
 func readDist(sp, di, name, version string) (*Dist, error) {
 	rec := filepath.Join(di, "RECORD")
-	f, err := safefs.Open(rec)
+	f, err := saferead.Open(rec)
 	if err != nil {
 		return nil, fmt.Errorf("read %s %s: %w", name, version, err)
 	}

@@ -18,9 +18,10 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/pyattach/pyattach/cmd/internal/safefs"
 	"github.com/pyattach/pyattach/detect/buildid"
 	"github.com/pyattach/pyattach/detect/elfinfo"
-	"github.com/pyattach/pyattach/detect/safefs"
+	"github.com/pyattach/pyattach/detect/saferead"
 )
 
 // Sentinel errors, checked with errors.Is.
@@ -214,8 +215,8 @@ func (s *Store) Install(zipPath string, dist *Dist) (rep *Report, err error) {
 	// Opened once, as a regular file (a FIFO would block, a device
 	// would be read): the entries and the checksum come from the same
 	// file.
-	zf, st, err := safefs.OpenRegular(zipPath)
-	if errors.Is(err, safefs.ErrNotRegular) {
+	zf, st, err := saferead.OpenRegular(zipPath)
+	if errors.Is(err, saferead.ErrNotRegular) {
 		return nil, err // names the file and what it is
 	}
 	if err != nil {
@@ -445,7 +446,7 @@ func (s *Store) prepare(dir string, f *zip.File, dist *Dist) (*debugEntry, *Mism
 		return nil, &Mismatch{Entry: f.Name, SO: so, Reason: MismatchNotELF, Got: "not a regular file"}, nil
 	}
 	info, err := elfinfo.Open(so, elfinfo.Options{})
-	if errors.Is(err, safefs.ErrNotRegular) { // replaced since the Stat
+	if errors.Is(err, saferead.ErrNotRegular) { // replaced since the Stat
 		return nil, &Mismatch{Entry: f.Name, SO: so, Reason: MismatchNotELF, Got: "not a regular file"}, nil
 	}
 	if err != nil {
@@ -583,7 +584,7 @@ func commit(tmp, dest string, size int64, sum [sha256.Size]byte) (committed, err
 }
 
 func fileSHA256(name string) (string, error) {
-	f, err := safefs.Open(name)
+	f, err := saferead.Open(name)
 	if err != nil {
 		return "", err
 	}

@@ -16,7 +16,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/pyattach/pyattach/detect/safefs"
+	"github.com/pyattach/pyattach/detect/saferead"
 	"github.com/pyattach/pyattach/detect/testenv"
 )
 
@@ -353,8 +353,8 @@ func TestInstallCorruptZips(t *testing.T) {
 		{"not ELF", writeZip(t, filepath.Join(dir, "text.zip"), zipEntry{name: entryName, data: []byte("not elf")}), ErrMismatch},
 		{"missing file", filepath.Join(dir, "absent.zip"), ErrNotDebugZip},
 		// Refused without blocking (a FIFO with no writer) or reading.
-		{"FIFO", mkfifo(t, filepath.Join(dir, "fifo.zip")), safefs.ErrNotRegular},
-		{"device", "/dev/zero", safefs.ErrNotRegular},
+		{"FIFO", mkfifo(t, filepath.Join(dir, "fifo.zip")), saferead.ErrNotRegular},
+		{"device", "/dev/zero", saferead.ErrNotRegular},
 	} {
 		if err := installFails(t, tc.name, tc.path, dist, tc.want); err != nil {
 			t.Logf("%s: %v", tc.name, err)

@@ -3,6 +3,7 @@ package safefs
 import (
 	"errors"
 	"fmt"
+	"github.com/pyattach/pyattach/detect/saferead"
 	"io/fs"
 	"os"
 	"os/user"
@@ -20,11 +21,11 @@ import (
 // as they are. Each element of sub is pyattach's own directory (such as
 // "pyattach", "scripts"): it is created with mode 0700, an existing one
 // with a wider mode is tightened to 0700, and one owned by another user
-// is an *UntrustedError that names the owner.
+// is an *saferead.UntrustedError that names the owner.
 //
 // Nothing is created below a component that another user could change:
 // before each directory is made, the path above it is checked with
-// CheckTrusted, so a symbolic link owned by another user is never
+// saferead.CheckTrusted, so a symbolic link owned by another user is never
 // followed, and the result is checked once more at the end.
 func PrivateDir(base string, sub ...string) (string, error) {
 	if !filepath.IsAbs(base) {
@@ -45,7 +46,7 @@ func PrivateDir(base string, sub ...string) (string, error) {
 			return "", err
 		}
 	}
-	if err := CheckTrusted(dir, uid); err != nil {
+	if err := saferead.CheckTrusted(dir, uid); err != nil {
 		return "", err
 	}
 	return dir, nil
@@ -71,7 +72,7 @@ func makeBase(base string, uid int) error {
 		}
 		have = parent
 	}
-	if err := CheckTrusted(have, uid); err != nil {
+	if err := saferead.CheckTrusted(have, uid); err != nil {
 		return err
 	}
 	for i := len(missing) - 1; i >= 0; i-- {
@@ -80,7 +81,7 @@ func makeBase(base string, uid int) error {
 		}
 	}
 	if len(missing) > 0 {
-		return CheckTrusted(base, uid)
+		return saferead.CheckTrusted(base, uid)
 	}
 	return nil
 }
@@ -116,9 +117,9 @@ func makeOwn(dir string, uid int) error {
 		// A link of the user's own (or root's) to a directory elsewhere
 		// is followed when everything it leads through is trusted.
 		if owner := fileUID(st); owner != uid && owner != 0 {
-			return &UntrustedError{dir, dir, "a symbolic link owned by " + UserName(owner) + ", not by " + UserName(uid) + " who runs pyattach"}
+			return &saferead.UntrustedError{Path: dir, Component: dir, Reason: "a symbolic link owned by " + UserName(owner) + ", not by " + UserName(uid) + " who runs pyattach"}
 		}
-		if err := CheckTrusted(dir, uid); err != nil {
+		if err := saferead.CheckTrusted(dir, uid); err != nil {
 			return err
 		}
 		if st, err = os.Stat(dir); err != nil {
@@ -129,7 +130,7 @@ func makeOwn(dir string, uid int) error {
 		return fmt.Errorf("private directory %s: not a directory", dir)
 	}
 	if owner := fileUID(st); owner != uid {
-		return &UntrustedError{dir, dir, "owned by " + UserName(owner) + ", not by " + UserName(uid) + " who runs pyattach"}
+		return &saferead.UntrustedError{Path: dir, Component: dir, Reason: "owned by " + UserName(owner) + ", not by " + UserName(uid) + " who runs pyattach"}
 	}
 	if st.Mode().Perm()&0o077 != 0 {
 		if err := os.Chmod(dir, 0o700); err != nil {

@@ -2,6 +2,7 @@ package safefs
 
 import (
 	"errors"
+	"github.com/pyattach/pyattach/detect/saferead"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +13,9 @@ import (
 
 	"github.com/pyattach/pyattach/detect/testenv"
 )
+
+// tempDir is a directory only root or the test's user can change.
+var tempDir = testenv.PrivateTempDir
 
 func needRoot(t *testing.T) {
 	t.Helper()
@@ -77,9 +81,9 @@ func TestSecurityPrivateDirOtherOwner(t *testing.T) {
 	os.Mkdir(own, 0o700)
 	os.Chown(own, 65534, 65534)
 	_, err := PrivateDir(d, "pyattach", "scripts")
-	var ue *UntrustedError
-	if !errors.Is(err, ErrUntrusted) || !errors.As(err, &ue) {
-		t.Fatalf("error %v, want an *UntrustedError", err)
+	var ue *saferead.UntrustedError
+	if !errors.Is(err, saferead.ErrUntrusted) || !errors.As(err, &ue) {
+		t.Fatalf("error %v, want an *saferead.UntrustedError", err)
 	}
 	if !strings.Contains(err.Error(), "owned by uid 65534 (nobody)") {
 		t.Errorf("error %q does not name the owner", err)
@@ -119,8 +123,8 @@ func TestSecurityPrivateDirPlantedLink(t *testing.T) {
 				t.Fatal(err)
 			}
 			_, err := PrivateDir(base, "pyattach", "scripts")
-			if !errors.Is(err, ErrUntrusted) {
-				t.Fatalf("error %v, want ErrUntrusted", err)
+			if !errors.Is(err, saferead.ErrUntrusted) {
+				t.Fatalf("error %v, want saferead.ErrUntrusted", err)
 			}
 			if !strings.Contains(err.Error(), "symbolic link owned by uid 65534") {
 				t.Errorf("error %q does not name the link's owner", err)

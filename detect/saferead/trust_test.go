@@ -1,4 +1,4 @@
-package safefs
+package saferead
 
 import (
 	"errors"
@@ -10,15 +10,8 @@ import (
 	"github.com/pyattach/pyattach/detect/testenv"
 )
 
-// tempDir is a directory only root or the test's user can change
-// (t.TempDir's parents are /tmp, sticky, and a 0700 directory).
-func tempDir(t *testing.T) string {
-	d := t.TempDir()
-	if err := os.Chmod(d, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	return d
-}
+// tempDir is a directory only root or the test's user can change.
+var tempDir = testenv.PrivateTempDir
 
 func TestCheckTrusted(t *testing.T) {
 	uid := os.Geteuid()

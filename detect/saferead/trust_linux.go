@@ -1,4 +1,4 @@
-package safefs
+package saferead
 
 import "golang.org/x/sys/unix"
 
