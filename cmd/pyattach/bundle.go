@@ -19,7 +19,7 @@ import (
 
 	"github.com/pyattach/pyattach/cmd/internal/bundle"
 	"github.com/pyattach/pyattach/cmd/internal/bundle/archive"
-	"github.com/pyattach/pyattach/cmd/internal/debuginfo"
+	"github.com/pyattach/pyattach/cmd/internal/debugsearch"
 	"github.com/pyattach/pyattach/cmd/internal/dump"
 	"github.com/pyattach/pyattach/cmd/internal/gcore"
 	"github.com/pyattach/pyattach/cmd/internal/planner"
@@ -101,7 +101,7 @@ func (c *BundleCmd) Run(g *Globals, app *App, cfg *Config) error {
 		Resolve: func(ctx context.Context, exe, root string) (*target.Result, error) {
 			return target.ResolveInRoot(ctx, exe, root, target.Options{ProcRoot: g.ProcRoot, Env: app.Env, Cwd: app.Cwd, NoModules: true})
 		},
-		Collect: func(ctx context.Context, res *target.Result) (*debuginfo.Info, error) {
+		Collect: func(ctx context.Context, res *target.Result) (*debugsearch.Info, error) {
 			return newCollector(g, app, cfg).Collect(ctx, res.Exe, res, nil)
 		},
 		Sources: func(ctx context.Context, core, root string) ([]string, error) {
@@ -110,7 +110,7 @@ func (c *BundleCmd) Run(g *Globals, app *App, cfg *Config) error {
 		Warn: func(s string) { fmt.Fprintf(app.Stderr, "pyattach: warning: %s\n", textline.EscapeControls(s)) },
 	}
 	if c.NativeSources {
-		opts.NativeSources = func(ctx context.Context, core, root string, res *target.Result, di *debuginfo.Info) ([]bundle.NativeSource, error) {
+		opts.NativeSources = func(ctx context.Context, core, root string, res *target.Result, di *debugsearch.Info) ([]bundle.NativeSource, error) {
 			return nativeSources(ctx, core, root, res, di, g, app, cfg)
 		}
 	}
@@ -340,7 +340,7 @@ func frameSources(ctx context.Context, core, root string, g *Globals, app *App, 
 // DWARF's absolute paths from the file tables srcmap reads, and mapped
 // onto the --source trees by srcmap's rules. Only files under a --source
 // tree are taken: a debuggee's DWARF may name any file of this machine.
-func nativeSources(ctx context.Context, core, root string, res *target.Result, di *debuginfo.Info, g *Globals, app *App, cfg *Config) ([]bundle.NativeSource, error) {
+func nativeSources(ctx context.Context, core, root string, res *target.Result, di *debugsearch.Info, g *Globals, app *App, cfg *Config) ([]bundle.NativeSource, error) {
 	names, err := nativeFrameFiles(ctx, core, root, g, app, cfg)
 	if err != nil || len(names) == 0 {
 		return nil, err

@@ -12,7 +12,7 @@ import (
 
 	"golang.org/x/term"
 
-	"github.com/pyattach/pyattach/cmd/internal/debuginfo"
+	"github.com/pyattach/pyattach/cmd/internal/debugsearch"
 	"github.com/pyattach/pyattach/cmd/internal/safefs"
 	"github.com/pyattach/pyattach/cmd/internal/target"
 	"github.com/pyattach/pyattach/cmd/internal/textline"
@@ -67,7 +67,7 @@ func (c *DebuginfoCmd) Run(g *Globals, app *App, cfg *Config) error {
 	ctx := app.Ctx
 	var res *target.Result
 	var rerr error
-	macho := debuginfo.IsMachO(c.Target, app.Cwd)
+	macho := debugsearch.IsMachO(c.Target, app.Cwd)
 	switch {
 	case macho:
 		// A macOS module: no process, no Python to resolve.
@@ -98,7 +98,7 @@ func (c *DebuginfoCmd) Run(g *Globals, app *App, cfg *Config) error {
 		stopped.Add(1)
 		warnStopped(err)
 	}
-	var di *debuginfo.Info
+	var di *debugsearch.Info
 	var err error
 	if macho {
 		// Its .dSYM per architecture, found as lldb finds it.
@@ -125,21 +125,21 @@ func (c *DebuginfoCmd) Run(g *Globals, app *App, cfg *Config) error {
 
 // collectDebugInfo resolves the target, lists its modules and finds
 // their debug files and the extensions.
-func collectDebugInfo(ctx context.Context, tgt string, g *Globals, app *App, cfg *Config) (*debuginfo.Info, error) {
+func collectDebugInfo(ctx context.Context, tgt string, g *Globals, app *App, cfg *Config) (*debugsearch.Info, error) {
 	res, rerr := resolveTarget(app, tgt, g.targetOptions(app))
 	return debugInfoFor(ctx, tgt, res, rerr, g, app, cfg)
 }
 
 // debugInfoFor is collectDebugInfo for a target already resolved
-// (debuginfo.Collector.Collect, wired to the flags, the environment and
+// (debugsearch.Collector.Collect, wired to the flags, the environment and
 // the configuration); warnings are printed as they are found.
-func debugInfoFor(ctx context.Context, tgt string, res *target.Result, rerr error, g *Globals, app *App, cfg *Config) (*debuginfo.Info, error) {
+func debugInfoFor(ctx context.Context, tgt string, res *target.Result, rerr error, g *Globals, app *App, cfg *Config) (*debugsearch.Info, error) {
 	return newCollector(g, app, cfg).Collect(ctx, tgt, res, rerr)
 }
 
 // newCollector is the debug-information collector for this invocation.
-func newCollector(g *Globals, app *App, cfg *Config) *debuginfo.Collector {
-	opts := debuginfo.Options{
+func newCollector(g *Globals, app *App, cfg *Config) *debugsearch.Collector {
+	opts := debugsearch.Options{
 		Env:        app.Env,
 		Home:       app.Env.Get("HOME"),
 		Cwd:        app.Cwd,
@@ -158,7 +158,7 @@ func newCollector(g *Globals, app *App, cfg *Config) *debuginfo.Collector {
 	if progressWanted(app) {
 		opts.Progress = app.Stderr
 	}
-	return debuginfo.New(opts)
+	return debugsearch.New(opts)
 }
 
 // progressWanted: a progress bar on a terminal, or when
@@ -181,7 +181,7 @@ func short(id string) string {
 	return id
 }
 
-func printDebugInfo(w io.Writer, di *debuginfo.Info) {
+func printDebugInfo(w io.Writer, di *debugsearch.Info) {
 	// Module paths come from the process's maps or the core's NT_FILE
 	// note: every value is escaped (textline.Fprintf).
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)

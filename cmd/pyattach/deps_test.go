@@ -253,7 +253,7 @@ func TestImportRulesCatch(t *testing.T) {
 		{"lldbgen", modulePath + "/detect/plan/pyquote"},
 		{"detect/pyversion", "github.com/Masterminds/semver/v3"},
 		{"cmd/pyattach", path.Join(modulePath, "cmd/internal/target")},
-		{"cmd/internal/doctor", modulePath + "/cmd/internal/debuginfo"},
+		{"cmd/internal/doctor", modulePath + "/cmd/internal/debugsearch"},
 		{"cmd/internal/doctor", "net/http"},
 	} {
 		rule, _ := ruleFor(c.pkg)

@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/pyattach/pyattach/cmd/internal/debuggers"
-	"github.com/pyattach/pyattach/cmd/internal/debuginfo"
+	"github.com/pyattach/pyattach/cmd/internal/debugsearch"
 	"github.com/pyattach/pyattach/cmd/internal/doctor"
 	"github.com/pyattach/pyattach/cmd/internal/target"
 	"github.com/pyattach/pyattach/cmd/internal/textline"
@@ -90,10 +90,10 @@ func doctorServices(g *Globals, app *App, cfg *Config) *doctor.Services {
 		Resolve: func(ctx context.Context, tgt string) (*target.Result, error) {
 			return resolveTarget(app, tgt, g.targetOptions(app))
 		},
-		DebugInfo: func(ctx context.Context, tgt string, res *target.Result) (*debuginfo.Info, error) {
+		DebugInfo: func(ctx context.Context, tgt string, res *target.Result) (*debugsearch.Info, error) {
 			return debugInfoFor(ctx, tgt, res, nil, g, app, cfg)
 		},
-		Sources: func(_ context.Context, res *target.Result, di *debuginfo.Info) (*doctor.SourceMap, error) {
+		Sources: func(_ context.Context, res *target.Result, di *debugsearch.Info) (*doctor.SourceMap, error) {
 			roots, err := sourceRoots(g, cfg, app)
 			if err != nil {
 				return nil, &doctor.SourceRootsError{Err: err}
@@ -112,8 +112,8 @@ func doctorServices(g *Globals, app *App, cfg *Config) *doctor.Services {
 			return sm, nil
 		},
 		Hint:    hintFor,
-		IsMachO: func(tgt string) bool { return debuginfo.IsMachO(tgt, app.Cwd) },
-		MachODebugInfo: func(_ context.Context, tgt string) (*debuginfo.Info, error) {
+		IsMachO: func(tgt string) bool { return debugsearch.IsMachO(tgt, app.Cwd) },
+		MachODebugInfo: func(_ context.Context, tgt string) (*debugsearch.Info, error) {
 			return newCollector(g, app, cfg).CollectMachO(tgt)
 		},
 	}

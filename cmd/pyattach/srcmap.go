@@ -10,8 +10,8 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/pyattach/pyattach/cmd/internal/debuginfo"
 	"github.com/pyattach/pyattach/cmd/internal/debuginfod"
+	"github.com/pyattach/pyattach/cmd/internal/debugsearch"
 	"github.com/pyattach/pyattach/cmd/internal/shquote"
 	"github.com/pyattach/pyattach/cmd/internal/target"
 	"github.com/pyattach/pyattach/cmd/internal/textline"
@@ -81,9 +81,9 @@ type SrcUnresolved struct {
 func (c *SrcmapCmd) Run(g *Globals, app *App, cfg *Config) error {
 	ctx := app.Ctx
 	var res *target.Result
-	var di *debuginfo.Info
+	var di *debugsearch.Info
 	var err error
-	if debuginfo.IsMachO(c.Target, app.Cwd) {
+	if debugsearch.IsMachO(c.Target, app.Cwd) {
 		// A macOS module: the DWARF of its .dSYM (or of itself, or of
 		// its debug map's objects) feeds the same inference.
 		di, err = newCollector(g, app, cfg).CollectMachO(c.Target)
@@ -141,14 +141,14 @@ func sourceRoots(g *Globals, cfg *Config, app *App) ([]srcmap.Root, error) {
 
 // mapSources scans the DWARF of the modules that matter, groups missing
 // files and infers rules onto the roots.
-func mapSources(ctx context.Context, res *target.Result, di *debuginfo.Info, roots []srcmap.Root, src sourceFetcher) (*SrcmapResult, error) {
+func mapSources(ctx context.Context, res *target.Result, di *debugsearch.Info, roots []srcmap.Root, src sourceFetcher) (*SrcmapResult, error) {
 	out := &SrcmapResult{Rules: []SrcRule{}, Unresolved: []SrcUnresolved{}}
 	seen := map[string]bool{}
 	var files []string
 	owner := map[string]string{} // source file -> build-id of a module naming it
 	for i, m := range di.Modules {
 		// A file target that is not Python: its own sources.
-		if !(debuginfo.SourceModule(m.Path, res) || res == nil && i == 0) || m.Debug.Via == debugfile.ViaNone || m.Debug.Kind == debugfile.KindSymtab || m.Debug.Kind == debugfile.KindNone {
+		if !(debugsearch.SourceModule(m.Path, res) || res == nil && i == 0) || m.Debug.Via == debugfile.ViaNone || m.Debug.Kind == debugfile.KindSymtab || m.Debug.Kind == debugfile.KindNone {
 			continue
 		}
 		p := m.Debug.Path
@@ -354,7 +354,7 @@ func placeSource(base, recorded, cached string) error {
 
 // sourceClient is the debuginfod client for sources, or nil when no
 // server may be asked.
-func sourceClient(di *debuginfo.Info, app *App) sourceFetcher {
+func sourceClient(di *debugsearch.Info, app *App) sourceFetcher {
 	if di == nil || di.Debuginfod.Offline || len(di.Debuginfod.URLs) == 0 {
 		return nil
 	}
@@ -371,7 +371,7 @@ func fileExists(p string) bool {
 }
 
 // sourceRules are the rules for a plan: nothing without source roots.
-func sourceRules(res *target.Result, di *debuginfo.Info, g *Globals, cfg *Config, app *App) ([]plan.SourceRule, error) {
+func sourceRules(res *target.Result, di *debugsearch.Info, g *Globals, cfg *Config, app *App) ([]plan.SourceRule, error) {
 	// Without roots, nothing to map: gdb's own debuginfod client (on
 	// when servers are set) fetches sources itself, and scanning on every
 	// debugger start would cost time.

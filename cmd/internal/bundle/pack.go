@@ -25,7 +25,7 @@ import (
 	"time"
 
 	"github.com/pyattach/pyattach/cmd/internal/bundle/archive"
-	"github.com/pyattach/pyattach/cmd/internal/debuginfo"
+	"github.com/pyattach/pyattach/cmd/internal/debugsearch"
 	"github.com/pyattach/pyattach/cmd/internal/planner"
 	"github.com/pyattach/pyattach/cmd/internal/target"
 	"github.com/pyattach/pyattach/detect/buildid"
@@ -63,7 +63,7 @@ type Options struct {
 	// Resolve resolves the core's executable under Root.
 	Resolve func(ctx context.Context, exe, root string) (*target.Result, error)
 	// Collect finds the debug files of res's modules.
-	Collect func(ctx context.Context, res *target.Result) (*debuginfo.Info, error)
+	Collect func(ctx context.Context, res *target.Result) (*debugsearch.Info, error)
 	// Sources returns the source files of every thread's Python frames
 	// (paths as the process saw them), read by the walker from the core.
 	Sources func(ctx context.Context, core, root string) ([]string, error)
@@ -71,7 +71,7 @@ type Options struct {
 	// files of every thread's native frames, each as its DWARF names it
 	// and the file on this machine it maps to (through --source), given
 	// the core's modules and their debug files.
-	NativeSources func(ctx context.Context, core, root string, res *target.Result, di *debuginfo.Info) ([]NativeSource, error)
+	NativeSources func(ctx context.Context, core, root string, res *target.Result, di *debugsearch.Info) ([]NativeSource, error)
 	// Warn receives what is left out (a build-id mismatch...).
 	Warn func(string)
 }
@@ -396,7 +396,7 @@ func orNone(id string) string {
 
 // debug packs a module's separate debug file (and its dwz file) under
 // debug/.build-id, where gdb and lldb look by build-id.
-func (p *packer) debug(dm debuginfo.Module) {
+func (p *packer) debug(dm debugsearch.Module) {
 	switch {
 	case dm.Debug.Via == debugfile.ViaEmbedded:
 		return // the module's own DWARF is packed with it

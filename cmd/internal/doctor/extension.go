@@ -8,7 +8,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/pyattach/pyattach/cmd/internal/debuginfo"
+	"github.com/pyattach/pyattach/cmd/internal/debugsearch"
 	"github.com/pyattach/pyattach/cmd/internal/shquote"
 	"github.com/pyattach/pyattach/cmd/internal/target"
 	"github.com/pyattach/pyattach/cmd/internal/textline"
@@ -21,7 +21,7 @@ import (
 
 // extensionChecks: found, its version, whether gdb's Python runs it, and
 // whether plain gdb's safe path would decline it.
-func (s *Services) extensionChecks(ctx context.Context, res *target.Result, di *debuginfo.Info) []Check {
+func (s *Services) extensionChecks(ctx context.Context, res *target.Result, di *debugsearch.Info) []Check {
 	ex := di.Extensions
 	var out []Check
 	for _, t := range ex.GDBTried {
@@ -67,7 +67,7 @@ func (s *Services) extensionChecks(ctx context.Context, res *target.Result, di *
 			out = append(out, Check{ID: "extension.runs", Status: Fail, Summary: fmt.Sprintf("gdb's Python cannot run %s: %s", ex.GDB, textline.Last(o)),
 				Fix: "use the extension of the interpreter's own version: pyattach fetch-extension " + shquote.Quote(res.Target)})
 		}
-		if strings.Contains(o, "$debugdir:$datadir/auto-load") && !strings.HasPrefix(ex.GDB, debuginfo.GDBAutoLoadDir+"/") && !strings.HasPrefix(ex.GDB, "/usr/lib/debug/") {
+		if strings.Contains(o, "$debugdir:$datadir/auto-load") && !strings.HasPrefix(ex.GDB, debugsearch.GDBAutoLoadDir+"/") && !strings.HasPrefix(ex.GDB, "/usr/lib/debug/") {
 			// The line names exactly that file, as gdb reads it back.
 			fix := "pyattach gdb sources it explicitly"
 			real := ex.GDB

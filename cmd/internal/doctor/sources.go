@@ -5,13 +5,13 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/pyattach/pyattach/cmd/internal/debuginfo"
+	"github.com/pyattach/pyattach/cmd/internal/debugsearch"
 	"github.com/pyattach/pyattach/cmd/internal/target"
 	"github.com/pyattach/pyattach/cmd/internal/textline"
 )
 
 // sourceChecks lists the source trees that are missing.
-func (s *Services) sourceChecks(ctx context.Context, res *target.Result, di *debuginfo.Info) []Check {
+func (s *Services) sourceChecks(ctx context.Context, res *target.Result, di *debugsearch.Info) []Check {
 	if s.Sources == nil {
 		return nil
 	}

@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/pyattach/pyattach/cmd/internal/debuginfo"
+	"github.com/pyattach/pyattach/cmd/internal/debugsearch"
 	"github.com/pyattach/pyattach/cmd/internal/shquote"
 	"github.com/pyattach/pyattach/cmd/internal/target"
 	"github.com/pyattach/pyattach/cmd/internal/textline"
@@ -84,12 +84,12 @@ func targetFacts(res *target.Result) []Check {
 }
 
 // venvCheck explains why plain gdb misses the extension for a venv copy.
-func venvCheck(res *target.Result, di *debuginfo.Info) Check {
+func venvCheck(res *target.Result, di *debugsearch.Info) Check {
 	switch res.Venv.Kind {
 	case "copies":
 		plain := "gdb -iex " + shquote.Quote("file "+res.Interpreter)
 		ext := di.Extensions.GDB
-		if ext != "" && ext != debuginfo.GDBAutoLoadDir+res.Interpreter+"-gdb.py" {
+		if ext != "" && ext != debugsearch.GDBAutoLoadDir+res.Interpreter+"-gdb.py" {
 			plain += " -ex " + shquote.Quote("source "+ext)
 		}
 		how := "-p PID"

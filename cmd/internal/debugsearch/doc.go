@@ -1,4 +1,4 @@
-// Package debuginfo holds the findings about a target's debug
+// Package debugsearch holds the findings about a target's debug
 // information that the debuginfo, doctor, gdb and lldb commands share:
 // which debug file each module has (and where it came from), the
 // debuginfod servers consulted, and the CPython debugger extensions
@@ -12,4 +12,9 @@
 // through detect/debugfile and the debuginfod client, and the extensions
 // through detect/pyext. Its Options carry every directory and setting:
 // it reads neither the process environment nor the configuration.
-package debuginfo
+//
+// Its name says what it holds: the search for a target's debug
+// information and what it found, beside detect/debugfile (one module's
+// debug file, in gdb's order) and cmd/internal/debuginfod (the client
+// that downloads from servers). `pyattach debuginfo` prints it.
+package debugsearch

@@ -1,4 +1,4 @@
-package debuginfo
+package debugsearch
 
 import (
 	"context"
