@@ -24,8 +24,8 @@ import (
 	"github.com/pyattach/pyattach/cmd/internal/gcore"
 	"github.com/pyattach/pyattach/cmd/internal/planner"
 	"github.com/pyattach/pyattach/cmd/internal/safefs"
+	"github.com/pyattach/pyattach/cmd/internal/safetext"
 	"github.com/pyattach/pyattach/cmd/internal/target"
-	"github.com/pyattach/pyattach/cmd/internal/textline"
 	"github.com/pyattach/pyattach/detect/core"
 	"github.com/pyattach/pyattach/detect/plan"
 	"github.com/pyattach/pyattach/detect/proc"
@@ -107,7 +107,7 @@ func (c *BundleCmd) Run(g *Globals, app *App, cfg *Config) error {
 		Sources: func(ctx context.Context, core, root string) ([]string, error) {
 			return frameSources(ctx, core, root, g, app, cfg)
 		},
-		Warn: func(s string) { fmt.Fprintf(app.Stderr, "pyattach: warning: %s\n", textline.EscapeControls(s)) },
+		Warn: func(s string) { fmt.Fprintf(app.Stderr, "pyattach: warning: %s\n", safetext.EscapeControls(s)) },
 	}
 	if c.NativeSources {
 		opts.NativeSources = func(ctx context.Context, core, root string, res *target.Result, di *debugsearch.Info) ([]bundle.NativeSource, error) {
@@ -190,7 +190,7 @@ func (c *BundleCmd) Run(g *Globals, app *App, cfg *Config) error {
 		size = st.Size()
 	}
 	fmt.Fprintf(app.Stderr, "pyattach: wrote %s: %d files, %d bytes (%d uncompressed); %d missing (bundle --list says which)\n",
-		textline.EscapeControls(out), len(m.Entries), size, m.Total(), len(m.Missing))
+		safetext.EscapeControls(out), len(m.Entries), size, m.Total(), len(m.Missing))
 	return nil
 }
 
@@ -212,7 +212,7 @@ func (c *BundleCmd) list(app *App, max int64) error {
 	tw := tabwriter.NewWriter(app.Stdout, 0, 0, 2, ' ', 0)
 	row := func(format string, args ...any) {
 		var b strings.Builder
-		textline.Fprintf(&b, format, args...)
+		safetext.Fprintf(&b, format, args...)
 		fmt.Fprintln(tw, b.String())
 	}
 	t := m.Target
@@ -485,7 +485,7 @@ func gdbGcore(ctx context.Context, pid int, path string) (time.Duration, error) 
 		if i := strings.LastIndex(msg, "\n"); i >= 0 {
 			msg = msg[i+1:]
 		}
-		return 0, fmt.Errorf("gdb gcore failed: %s", textline.EscapeControls(msg))
+		return 0, fmt.Errorf("gdb gcore failed: %s", safetext.EscapeControls(msg))
 	}
 	return stopped, nil
 }

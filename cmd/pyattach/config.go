@@ -14,8 +14,8 @@ import (
 	"github.com/BurntSushi/toml"
 
 	"github.com/pyattach/pyattach/cmd/internal/extfetch"
+	"github.com/pyattach/pyattach/cmd/internal/safetext"
 	"github.com/pyattach/pyattach/cmd/internal/shquote"
-	"github.com/pyattach/pyattach/cmd/internal/textline"
 	"github.com/pyattach/pyattach/detect/saferead"
 	"github.com/pyattach/pyattach/venv/environ"
 )
@@ -151,7 +151,7 @@ func (c *Config) mergeSystem(dirs []string, home string) error {
 			continue
 		}
 		if err := saferead.CheckTrusted(p, 0); err != nil {
-			why := textline.Fold(err.Error())
+			why := safetext.Fold(err.Error())
 			var ue *saferead.UntrustedError
 			if errors.As(err, &ue) {
 				why = ue.Component + " is " + ue.Reason
@@ -179,7 +179,7 @@ func projectTrust(p string, data []byte, uid int, dirs environ.Dirs) string {
 	cmd := "pyattach trust " + shquote.Quote(filepath.Dir(p))
 	store, err := loadTrustStore(dirs)
 	if err != nil {
-		return fmt.Sprintf("not trusted (%s)", textline.Fold(err.Error()))
+		return fmt.Sprintf("not trusted (%s)", safetext.Fold(err.Error()))
 	}
 	switch store.state(p, data) {
 	case trustChanged:
@@ -195,7 +195,7 @@ func projectTrust(p string, data []byte, uid int, dirs environ.Dirs) string {
 func untrustedWhy(err error, file string, project bool, dirs environ.Dirs) string {
 	var ue *saferead.UntrustedError
 	if !errors.As(err, &ue) {
-		return textline.Fold(err.Error())
+		return safetext.Fold(err.Error())
 	}
 	why := ue.Component + " is " + ue.Reason
 	if strings.HasPrefix(ue.Reason, "writable by") {

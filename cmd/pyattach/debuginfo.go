@@ -14,8 +14,8 @@ import (
 
 	"github.com/pyattach/pyattach/cmd/internal/debugsearch"
 	"github.com/pyattach/pyattach/cmd/internal/safefs"
+	"github.com/pyattach/pyattach/cmd/internal/safetext"
 	"github.com/pyattach/pyattach/cmd/internal/target"
-	"github.com/pyattach/pyattach/cmd/internal/textline"
 	"github.com/pyattach/pyattach/detect/debugfile"
 	"github.com/pyattach/pyattach/detect/pyoffsets"
 	"github.com/pyattach/pyattach/venv/environ"
@@ -151,7 +151,7 @@ func newCollector(g *Globals, app *App, cfg *Config) *debugsearch.Collector {
 		Extensions: cfg.Extensions,
 		UID:        os.Geteuid(),
 		Warn: func(w string) {
-			fmt.Fprintf(app.Stderr, "pyattach: warning: %s\n", textline.EscapeControls(w))
+			fmt.Fprintf(app.Stderr, "pyattach: warning: %s\n", safetext.EscapeControls(w))
 		},
 		DownloadFailed: func(err error) { warn(app.Stderr, err) },
 	}
@@ -183,7 +183,7 @@ func short(id string) string {
 
 func printDebugInfo(w io.Writer, di *debugsearch.Info) {
 	// Module paths come from the process's maps or the core's NT_FILE
-	// note: every value is escaped (textline.Fprintf).
+	// note: every value is escaped (safetext.Fprintf).
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "MODULE\tBUILD-ID\tVIA\tKIND\tFILE")
 	for _, m := range di.Modules {
@@ -200,7 +200,7 @@ func printDebugInfo(w io.Writer, di *debugsearch.Info) {
 		if m.MachO != nil && len(m.MachO.Arches) > 0 {
 			id = m.MachO.Arches[0].UUID
 		}
-		textline.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", m.Path, id, m.Debug.Via, m.Debug.Kind, file)
+		safetext.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", m.Path, id, m.Debug.Via, m.Debug.Kind, file)
 	}
 	tw.Flush()
 	for _, m := range di.Modules {
@@ -217,15 +217,15 @@ func printDebugInfo(w io.Writer, di *debugsearch.Info) {
 			case a.Via == "none":
 				where = "no .dSYM found (make one with dsymutil, or pyattach symbols install a macosx debug-symbols zip)"
 			}
-			textline.Fprintf(w, "%s: %s UUID %s: %s\n", m.Path, a.CPU, a.UUID, where)
+			safetext.Fprintf(w, "%s: %s UUID %s: %s\n", m.Path, a.CPU, a.UUID, where)
 		}
 	}
 	for _, m := range di.Modules {
 		for _, r := range m.Debug.Rejected {
-			textline.Fprintf(w, "warning: %s: rejected %s: %s\n", m.Path, r.Path, r.Reason)
+			safetext.Fprintf(w, "warning: %s: rejected %s: %s\n", m.Path, r.Path, r.Reason)
 		}
 		if m.Debug.AltMissing && m.DebugAltLink != nil {
-			textline.Fprintf(w, "warning: %s: dwz file %s (build-id %s) not found: types and names may be missing\n", m.Path, m.DebugAltLink.Name, m.DebugAltLink.BuildID)
+			safetext.Fprintf(w, "warning: %s: dwz file %s (build-id %s) not found: types and names may be missing\n", m.Path, m.DebugAltLink.Name, m.DebugAltLink.BuildID)
 		}
 	}
 	fmt.Fprintln(w)
@@ -240,12 +240,12 @@ func printDebugInfo(w io.Writer, di *debugsearch.Info) {
 	ex := di.Extensions
 	for _, t := range ex.GDBTried {
 		if file, why, ok := strings.Cut(t, ": refused: "); ok {
-			textline.Fprintf(w, "warning: gdb extension: refused %s: %s\n", file, why)
+			safetext.Fprintf(w, "warning: gdb extension: refused %s: %s\n", file, why)
 		}
 	}
 	for _, t := range ex.LLDBTried {
 		if file, why, ok := strings.Cut(t, ": refused: "); ok {
-			textline.Fprintf(w, "warning: lldb extension: refused %s: %s\n", file, why)
+			safetext.Fprintf(w, "warning: lldb extension: refused %s: %s\n", file, why)
 		}
 	}
 	if ex.GDB != "" {
@@ -253,15 +253,15 @@ func printDebugInfo(w io.Writer, di *debugsearch.Info) {
 		if !ex.GDBVersionMatch {
 			match = "does NOT match"
 		}
-		textline.Fprintf(w, "gdb extension:  %s (Python %s, %s %s)\n", ex.GDB, ex.GDBVersion, match, di.Python.Version)
+		safetext.Fprintf(w, "gdb extension:  %s (Python %s, %s %s)\n", ex.GDB, ex.GDBVersion, match, di.Python.Version)
 		for _, wm := range ex.GDBWarnings {
-			textline.Fprintf(w, "warning: gdb extension: %s\n", wm)
+			safetext.Fprintf(w, "warning: gdb extension: %s\n", wm)
 		}
 	} else {
-		textline.Fprintf(w, "gdb extension:  none found for Python %s; get it with: pyattach fetch-extension %s\n", di.Python.Version, di.Target)
+		safetext.Fprintf(w, "gdb extension:  none found for Python %s; get it with: pyattach fetch-extension %s\n", di.Python.Version, di.Target)
 	}
 	if ex.LLDB != "" {
-		textline.Fprintf(w, "lldb extension: %s\n", ex.LLDB)
+		safetext.Fprintf(w, "lldb extension: %s\n", ex.LLDB)
 	} else if di.Python != nil && pyoffsets.Supported(di.Python.Version, di.Python.ABIFlags) {
 		// The walker reads this version's frames: pyattach lldb has
 		// py-bt without any extension.
@@ -270,12 +270,12 @@ func printDebugInfo(w io.Writer, di *debugsearch.Info) {
 		fmt.Fprintln(w, "lldb extension: none (no cpython_lldb module installed; pip install cpython-lldb adds py-bt to lldb)")
 	}
 	for _, d := range di.ContainerDebugDirs {
-		textline.Fprintf(w, "debug dir:      %s in the container (read from %s)\n", d.Dir, d.ReadFrom)
+		safetext.Fprintf(w, "debug dir:      %s in the container (read from %s)\n", d.Dir, d.ReadFrom)
 	}
 	if len(di.Debuginfod.URLs) == 0 {
-		textline.Fprintf(w, "debuginfod:     no servers (DEBUGINFOD_URLS is empty); cache %s\n", di.Debuginfod.Cache)
+		safetext.Fprintf(w, "debuginfod:     no servers (DEBUGINFOD_URLS is empty); cache %s\n", di.Debuginfod.Cache)
 	} else if di.Debuginfod.Offline {
-		textline.Fprintf(w, "debuginfod:     offline; servers %s not asked\n", strings.Join(di.Debuginfod.URLs, " "))
+		safetext.Fprintf(w, "debuginfod:     offline; servers %s not asked\n", strings.Join(di.Debuginfod.URLs, " "))
 	}
 }
 

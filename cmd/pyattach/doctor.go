@@ -11,8 +11,8 @@ import (
 	"github.com/pyattach/pyattach/cmd/internal/debuggers"
 	"github.com/pyattach/pyattach/cmd/internal/debugsearch"
 	"github.com/pyattach/pyattach/cmd/internal/doctor"
+	"github.com/pyattach/pyattach/cmd/internal/safetext"
 	"github.com/pyattach/pyattach/cmd/internal/target"
-	"github.com/pyattach/pyattach/cmd/internal/textline"
 	"github.com/pyattach/pyattach/detect/srcmap"
 )
 
@@ -146,9 +146,9 @@ func printChecks(w io.Writer, checks []Check, verbose, color bool) {
 		label := map[string]string{statusOK: paint("ok  ", "32"), statusWarn: paint("WARN", "33"), statusFail: paint("FAIL", "31"), statusSkip: paint("skip", "2"), statusNote: paint("note", "2")}[ch.Status]
 		// Summaries, details and fixes may name what a process controls
 		// (its comm, command line, files): escaped where they need it.
-		fmt.Fprintf(w, "%s  %-22s %s\n", label, ch.ID, textline.EscapeControls(ch.Summary))
+		fmt.Fprintf(w, "%s  %-22s %s\n", label, ch.ID, safetext.EscapeControls(ch.Summary))
 		for _, d := range ch.Details {
-			fmt.Fprintf(w, "      - %s\n", textline.EscapeControls(d))
+			fmt.Fprintf(w, "      - %s\n", safetext.EscapeControls(d))
 		}
 		if ch.Fix != "" && ch.Status != statusOK {
 			for i, l := range strings.Split(ch.Fix, "\n") {
@@ -156,7 +156,7 @@ func printChecks(w io.Writer, checks []Check, verbose, color bool) {
 				if i > 0 {
 					prefix = "           "
 				}
-				fmt.Fprintf(w, "%s%s\n", prefix, textline.EscapeControls(l))
+				fmt.Fprintf(w, "%s%s\n", prefix, safetext.EscapeControls(l))
 			}
 		}
 	}

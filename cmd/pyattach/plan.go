@@ -9,8 +9,8 @@ import (
 
 	"github.com/pyattach/pyattach/cmd/internal/debugsearch"
 	"github.com/pyattach/pyattach/cmd/internal/planner"
+	"github.com/pyattach/pyattach/cmd/internal/safetext"
 	"github.com/pyattach/pyattach/cmd/internal/target"
-	"github.com/pyattach/pyattach/cmd/internal/textline"
 	"github.com/pyattach/pyattach/detect/core"
 	"github.com/pyattach/pyattach/detect/plan"
 	"github.com/pyattach/pyattach/venv/environ"
@@ -47,7 +47,7 @@ func plannerOptions(g *Globals, app *App, cfg *Config) planner.Options {
 		DataHome:            app.dirs().DataHome,
 		UID:                 os.Geteuid(),
 		Warn: func(err error) {
-			fmt.Fprintf(app.Stderr, "pyattach: warning: %s\n", textline.EscapeControls(textline.Fold(err.Error())))
+			fmt.Fprintf(app.Stderr, "pyattach: warning: %s\n", safetext.EscapeControls(safetext.Fold(err.Error())))
 			if h := hintFor(err); h != "" {
 				fmt.Fprintf(app.Stderr, "  hint: %s\n", h)
 			}

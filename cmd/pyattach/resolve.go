@@ -10,8 +10,8 @@ import (
 
 	"github.com/pyattach/pyattach/cmd/internal/bundle"
 	"github.com/pyattach/pyattach/cmd/internal/planner"
+	"github.com/pyattach/pyattach/cmd/internal/safetext"
 	"github.com/pyattach/pyattach/cmd/internal/target"
-	"github.com/pyattach/pyattach/cmd/internal/textline"
 	"github.com/pyattach/pyattach/detect/core"
 )
 
@@ -160,7 +160,7 @@ func printResult(w io.Writer, r *target.Result) {
 	// Paths and names come from the process and its files: escaped.
 	row := func(k, format string, args ...any) {
 		var b strings.Builder
-		textline.Fprintf(&b, format, args...)
+		safetext.Fprintf(&b, format, args...)
 		fmt.Fprintf(tw, "%s\t%s\n", k, b.String())
 	}
 	switch r.TargetKind {
@@ -251,7 +251,7 @@ func printResult(w io.Writer, r *target.Result) {
 	}
 	tw.Flush()
 	for _, wmsg := range r.Warnings {
-		fmt.Fprintf(w, "warning: %s\n", textline.EscapeControls(wmsg))
+		fmt.Fprintf(w, "warning: %s\n", safetext.EscapeControls(wmsg))
 	}
 }
 

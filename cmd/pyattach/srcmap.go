@@ -12,9 +12,9 @@ import (
 
 	"github.com/pyattach/pyattach/cmd/internal/debuginfod"
 	"github.com/pyattach/pyattach/cmd/internal/debugsearch"
+	"github.com/pyattach/pyattach/cmd/internal/safetext"
 	"github.com/pyattach/pyattach/cmd/internal/shquote"
 	"github.com/pyattach/pyattach/cmd/internal/target"
-	"github.com/pyattach/pyattach/cmd/internal/textline"
 	"github.com/pyattach/pyattach/detect/debugfile"
 	"github.com/pyattach/pyattach/detect/plan"
 	"github.com/pyattach/pyattach/detect/rootfs"
@@ -391,12 +391,12 @@ func sourceRules(res *target.Result, di *debugsearch.Info, g *Globals, cfg *Conf
 }
 
 func printSrcmap(w io.Writer, out *SrcmapResult, nroots int) {
-	// File names come from the modules' DWARF: escaped (textline.Fprintf).
+	// File names come from the modules' DWARF: escaped (safetext.Fprintf).
 	if len(out.Rules) > 0 {
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(tw, "FROM\tTO\tRESOLVED")
 		for _, r := range out.Rules {
-			textline.Fprintf(tw, "%s\t%s\t%d/%d\n", r.From, r.To, r.Resolved, r.Total)
+			safetext.Fprintf(tw, "%s\t%s\t%d/%d\n", r.From, r.To, r.Resolved, r.Total)
 		}
 		tw.Flush()
 	} else if nroots == 0 {
@@ -405,10 +405,10 @@ func printSrcmap(w io.Writer, out *SrcmapResult, nroots int) {
 		fmt.Fprintln(w, "no rule resolves any file under the given source roots")
 	}
 	for _, u := range out.Unresolved {
-		textline.Fprintf(w, "missing: %s (%s, %d files): %s\n", u.Prefix, layoutName(u.Layout), u.Files, u.Hint)
+		safetext.Fprintf(w, "missing: %s (%s, %d files): %s\n", u.Prefix, layoutName(u.Layout), u.Files, u.Hint)
 	}
 	if len(out.Rules) == 0 && len(out.Unresolved) == 0 {
-		textline.Fprintf(w, "all source files of %d modules exist on this machine\n", len(out.Modules))
+		safetext.Fprintf(w, "all source files of %d modules exist on this machine\n", len(out.Modules))
 	}
 }
 

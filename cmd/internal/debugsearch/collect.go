@@ -9,8 +9,8 @@ import (
 	"path/filepath"
 
 	"github.com/pyattach/pyattach/cmd/internal/debuginfod"
+	"github.com/pyattach/pyattach/cmd/internal/safetext"
 	"github.com/pyattach/pyattach/cmd/internal/target"
-	"github.com/pyattach/pyattach/cmd/internal/textline"
 	"github.com/pyattach/pyattach/detect/debugfile"
 	"github.com/pyattach/pyattach/detect/dsym"
 	"github.com/pyattach/pyattach/detect/elfinfo"
@@ -93,7 +93,7 @@ func (c *Collector) DebugDirs() (dirs, warnings []string) {
 			}
 			seen[d] = true
 			if err := saferead.CheckTrusted(d, c.UID); errors.Is(err, saferead.ErrUntrusted) {
-				warnings = append(warnings, fmt.Sprintf("ignored debug directory %s: %s (gdb would run the *-gdb.py scripts in it)", d, textline.Fold(err.Error())))
+				warnings = append(warnings, fmt.Sprintf("ignored debug directory %s: %s (gdb would run the *-gdb.py scripts in it)", d, safetext.Fold(err.Error())))
 				continue
 			}
 			dirs = append(dirs, d)

@@ -9,9 +9,9 @@ import (
 	"strings"
 
 	"github.com/pyattach/pyattach/cmd/internal/debugsearch"
+	"github.com/pyattach/pyattach/cmd/internal/safetext"
 	"github.com/pyattach/pyattach/cmd/internal/shquote"
 	"github.com/pyattach/pyattach/cmd/internal/target"
-	"github.com/pyattach/pyattach/cmd/internal/textline"
 	"github.com/pyattach/pyattach/detect/debugfile"
 	"github.com/pyattach/pyattach/detect/pyext"
 	"github.com/pyattach/pyattach/detect/pyversion"
@@ -64,7 +64,7 @@ func (s *Services) extensionChecks(ctx context.Context, res *target.Result, di *
 	if gdb, err := s.FindDebugger("gdb"); err == nil && serr == nil {
 		o, _ := s.run(ctx, gdb, "-nx", "-batch", "-ex", "show auto-load safe-path", "-ex", source, "-ex", "help py-bt")
 		if strings.Contains(o, `Undefined command: "py-bt"`) || strings.Contains(o, "Error occurred in Python") || strings.Contains(o, "Traceback (most recent call last)") {
-			out = append(out, Check{ID: "extension.runs", Status: Fail, Summary: fmt.Sprintf("gdb's Python cannot run %s: %s", ex.GDB, textline.Last(o)),
+			out = append(out, Check{ID: "extension.runs", Status: Fail, Summary: fmt.Sprintf("gdb's Python cannot run %s: %s", ex.GDB, safetext.Last(o)),
 				Fix: "use the extension of the interpreter's own version: pyattach fetch-extension " + shquote.Quote(res.Target)})
 		}
 		if strings.Contains(o, "$debugdir:$datadir/auto-load") && !strings.HasPrefix(ex.GDB, debugsearch.GDBAutoLoadDir+"/") && !strings.HasPrefix(ex.GDB, "/usr/lib/debug/") {

@@ -1,4 +1,4 @@
-package textline
+package safetext
 
 import (
 	"testing"

@@ -1,7 +1,9 @@
-// Package textline puts text from errors and from the commands pyattach
-// runs on the one line a report or a message has for it, and escapes the
-// strings a debugged process controls before they are printed (Escape).
-package textline
+// Package safetext makes text safe to print: it escapes the strings a
+// debugged process controls before they are printed (Escape,
+// EscapeControls, EscapeJSON, Fprintf), and puts text from errors and
+// from the commands pyattach runs on the one line a report or a message
+// has for it (Fold, Last).
+package safetext
 
 import (
 	"fmt"
