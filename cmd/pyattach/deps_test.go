@@ -17,11 +17,14 @@ import (
 //	cmd/... -> gdbgen, lldbgen -> detect/plan
 //
 // detect/ holds the detectors: facts about files and processes, nothing
-// above them. venv/ maps environments onto interpreters with them. The
-// generators are pure: they turn a detect/plan.Plan into text and reach
-// neither the file system nor the detectors. cmd/internal/ holds the
-// orchestration (target resolution, plan building, doctor) and cmd/pyattach
-// the command line. cmd/internal/doctor starts no process itself: every
+// above them, and the plan, the facts a debugger is handed. venv/ maps
+// environments onto interpreters with them (venv/environ is the
+// environment both venv and cmd read). The generators are pure: they
+// turn a detect/plan.Plan into text and reach neither the file system
+// nor the detectors. cmd/internal/ holds the orchestration (target
+// resolution, plan building, doctor) and the writers and clients
+// (safefs, debuginfod, extfetch, symbols, bundle), and cmd/pyattach the
+// command line. cmd/internal/doctor starts no process itself: every
 // command goes through the Runner it is given; cmd/internal/dump runs gdb
 // through its Runner too. detect/testenv serves tests only.
 //
@@ -235,6 +238,10 @@ func TestImportRulesCatch(t *testing.T) {
 		{"venv/environ", modulePath + "/detect/saferead"},
 		{"detect/pyext", modulePath + "/venv/environ"},
 		{"detect/elfinfo", modulePath + "/cmd/internal/safefs"},
+		{"detect/pyext", modulePath + "/cmd/internal/extfetch"},
+		{"detect/debugfile", modulePath + "/cmd/internal/debuginfod"},
+		{"detect/proc", "github.com/schollz/progressbar/v3"},
+		{"detect/pyext", "github.com/klauspost/compress/zstd"},
 	} {
 		rule, ok := ruleFor(c.pkg)
 		if !ok {
