@@ -16,6 +16,7 @@ import (
 
 	"github.com/pyattach/pyattach/cmd/internal/debuggers"
 	"github.com/pyattach/pyattach/cmd/internal/shquote"
+	"github.com/pyattach/pyattach/cmd/internal/target"
 	"github.com/pyattach/pyattach/gdbgen/plan"
 
 	"github.com/pyattach/pyattach/detect/environ"
@@ -68,17 +69,6 @@ Examples:
 // file name exactly.
 const scriptPathHint = "the script's file name cannot be passed to the debugger exactly; set XDG_CACHE_HOME to a plain absolute directory, or write the script elsewhere with --script FILE"
 
-func isPIDArg(s string) bool { return allDigits(s) && s != "" }
-
-func allDigits(s string) bool {
-	for _, c := range s {
-		if c < '0' || c > '9' {
-			return false
-		}
-	}
-	return true
-}
-
 // debuggerPlan is buildPlan for the debugger named name ("gdb", "lldb"),
 // whose name leads its error. An interrupt before the debugger starts is
 // an error too: the debugger is not started then.
@@ -98,7 +88,7 @@ func debuggerPlan(name string, t dbgTarget, g *Globals, app *App, cfg *Config, o
 
 // Run starts gdb with pyattach's script.
 func (c *GDBCmd) Run(g *Globals, app *App, cfg *Config) error {
-	t, err := parseGDBArgs(c.Args, isPIDArg)
+	t, err := parseGDBArgs(c.Args, target.IsPID)
 	if err != nil {
 		return withHint(err, "pyattach passes everything after \"gdb\" to gdb; check gdb's own options with: gdb --help")
 	}
