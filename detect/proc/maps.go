@@ -192,42 +192,15 @@ func unescapeMapsPath(p string) string {
 	return strings.ReplaceAll(p, `\012`, "\n")
 }
 
-func parseHex(s string) (uint64, error) {
-	// Plain hex digits only: no sign, no "0x", no underscores.
-	if s == "" || !isHexDigits(s) {
-		return 0, errors.New("not hex")
-	}
-	return strconv.ParseUint(s, 16, 64)
-}
+// parseHex and parseDec take plain digits only: strconv.ParseUint with
+// a base other than 0 refuses a sign, a "0x" prefix and underscores.
+func parseHex(s string) (uint64, error) { return strconv.ParseUint(s, 16, 64) }
 
-func parseDec(s string) (uint64, error) {
-	// Plain decimal digits only, as in parseHex.
-	if !allDigits(s) {
-		return 0, errors.New("not decimal")
-	}
-	return strconv.ParseUint(s, 10, 64)
-}
+func parseDec(s string) (uint64, error) { return strconv.ParseUint(s, 10, 64) }
 
-func isHexDigits(s string) bool {
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
-			return false
-		}
-	}
-	return true
-}
-
-func allDigits(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return true
+func isHex(s string) bool {
+	_, err := parseHex(s)
+	return err == nil
 }
 
 func validPerms(s string) bool {
@@ -240,7 +213,7 @@ func validPerms(s string) bool {
 
 func validDev(s string) bool {
 	major, minor, ok := strings.Cut(s, ":")
-	return ok && major != "" && minor != "" && isHexDigits(major) && isHexDigits(minor)
+	return ok && isHex(major) && isHex(minor)
 }
 
 // quote quotes s for an error message, cut to a readable length.
@@ -313,5 +286,5 @@ func fileBacked(m Mapping) bool {
 // memory segment: "/SYSV" and eight hex digits.
 func isSysV(p string) bool {
 	rest, ok := strings.CutPrefix(p, "/SYSV")
-	return ok && len(rest) == 8 && isHexDigits(rest)
+	return ok && len(rest) == 8 && isHex(rest)
 }
