@@ -280,27 +280,23 @@ func aside(dest string) (string, error) {
 // moveDir renames the extracted bundle src to dest, keeping what dest
 // held aside until finish.
 func moveDir(src, dest string) (movedDir, error) {
-	backup, err := aside(dest)
-	if err != nil {
-		return movedDir{}, err
-	}
-	if err := os.Rename(src, dest); err != nil {
-		if backup != "" {
-			os.Rename(backup, dest)
-		}
-		return movedDir{}, fmt.Errorf("debug store: %w", err)
-	}
-	return movedDir{dest: dest, backup: backup}, nil
+	return replace(dest, func() error { return os.Rename(src, dest) })
 }
 
 // placeLink makes dest a symbolic link to target (relative, inside the
 // store), keeping what dest held aside until finish.
 func placeLink(target, dest string) (movedDir, error) {
+	return replace(dest, func() error { return os.Symlink(target, dest) })
+}
+
+// replace puts something at dest with put, keeping what dest held aside
+// until finish, and back in place when put fails.
+func replace(dest string, put func() error) (movedDir, error) {
 	backup, err := aside(dest)
 	if err != nil {
 		return movedDir{}, err
 	}
-	if err := os.Symlink(target, dest); err != nil {
+	if err := put(); err != nil {
 		if backup != "" {
 			os.Rename(backup, dest)
 		}
