@@ -74,26 +74,42 @@ func (e *MapsError) Unwrap() error { return ErrMalformedMaps }
 // A line that does not have this form, or is longer than MaxMapsLine,
 // gives a *MapsError naming the line. Errors from r are returned wrapped.
 func ParseMaps(r io.Reader) ([]Mapping, error) {
+	var maps []Mapping
+	err := eachLine(r, "maps", func(b []byte) error {
+		m, err := parseMapsLine(b)
+		if err != nil {
+			return err
+		}
+		maps = append(maps, m)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return maps, nil
+}
+
+// eachLine calls fn with each line of r, the text of maps or smaps
+// (what). An error from fn, or a line longer than MaxMapsLine, gives a
+// *MapsError naming the line; errors from r are returned wrapped.
+func eachLine(r io.Reader, what string, fn func(b []byte) error) error {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 4096), MaxMapsLine)
 	sc.Split(splitLF)
-	var maps []Mapping
 	line := 0
 	for sc.Scan() {
 		line++
-		m, err := parseMapsLine(sc.Bytes())
-		if err != nil {
-			return nil, &MapsError{Line: line, Reason: err.Error()}
+		if err := fn(sc.Bytes()); err != nil {
+			return &MapsError{Line: line, Reason: err.Error()}
 		}
-		maps = append(maps, m)
 	}
 	if err := sc.Err(); err != nil {
 		if errors.Is(err, bufio.ErrTooLong) {
-			return nil, &MapsError{Line: line + 1, Reason: fmt.Sprintf("line longer than %d bytes", MaxMapsLine)}
+			return &MapsError{Line: line + 1, Reason: fmt.Sprintf("line longer than %d bytes", MaxMapsLine)}
 		}
-		return nil, fmt.Errorf("read maps: %w", err)
+		return fmt.Errorf("read %s: %w", what, err)
 	}
-	return maps, nil
+	return nil
 }
 
 // splitLF splits at '\n' only; unlike bufio.ScanLines it keeps a '\r',
