@@ -120,7 +120,7 @@ func (b *bundleEntry) place(dir string, inst *Install, rep *Report) ([]placed, e
 		if err := os.MkdirAll(filepath.Dir(dest), 0o755); err != nil {
 			return done, fmt.Errorf("debug store: %w", err)
 		}
-		var m movedDir
+		var m replaced
 		var err error
 		if first == "" {
 			m, err = moveDir(b.dir, dest)
@@ -212,11 +212,6 @@ func extractTo(f *zip.File, dest string) (n int64, err error) {
 	if err := os.MkdirAll(filepath.Dir(dest), 0o755); err != nil {
 		return 0, fmt.Errorf("debug store: %w", err)
 	}
-	rc, err := f.Open()
-	if err != nil {
-		return 0, fmt.Errorf("%w: open entry %q: %w", ErrNotDebugZip, f.Name, err)
-	}
-	defer rc.Close()
 	out, err := os.OpenFile(dest, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
 	if err != nil {
 		return 0, fmt.Errorf("debug store: %w", err)
@@ -226,41 +221,7 @@ func extractTo(f *zip.File, dest string) (n int64, err error) {
 			err = fmt.Errorf("debug store: %w", cerr)
 		}
 	}()
-	limit := int64(f.UncompressedSize64)
-	n, err = io.Copy(out, io.LimitReader(rc, limit+1))
-	if err != nil {
-		var pe *fs.PathError
-		if errors.As(err, &pe) {
-			return n, fmt.Errorf("debug store: %w", err)
-		}
-		return n, fmt.Errorf("%w: entry %q is corrupt or truncated: %w", ErrNotDebugZip, f.Name, err)
-	}
-	if n != limit {
-		return n, fmt.Errorf("%w: entry %q holds %d bytes, its header says %d", ErrNotDebugZip, f.Name, n, limit)
-	}
-	if err := out.Sync(); err != nil {
-		return n, fmt.Errorf("debug store: %w", err)
-	}
-	return n, nil
-}
-
-// movedDir is a bundle (or a link) renamed into place; undo puts back
-// what was there, finish drops it.
-type movedDir struct {
-	dest, backup string
-}
-
-func (m movedDir) undo() {
-	os.RemoveAll(m.dest)
-	if m.backup != "" {
-		os.Rename(m.backup, m.dest)
-	}
-}
-
-func (m movedDir) finish() {
-	if m.backup != "" {
-		os.RemoveAll(m.backup)
-	}
+	return copyEntry(f, out)
 }
 
 // aside moves an existing dest out of the way, to a fresh name beside it.
@@ -279,28 +240,28 @@ func aside(dest string) (string, error) {
 
 // moveDir renames the extracted bundle src to dest, keeping what dest
 // held aside until finish.
-func moveDir(src, dest string) (movedDir, error) {
+func moveDir(src, dest string) (replaced, error) {
 	return replace(dest, func() error { return os.Rename(src, dest) })
 }
 
 // placeLink makes dest a symbolic link to target (relative, inside the
 // store), keeping what dest held aside until finish.
-func placeLink(target, dest string) (movedDir, error) {
+func placeLink(target, dest string) (replaced, error) {
 	return replace(dest, func() error { return os.Symlink(target, dest) })
 }
 
 // replace puts something at dest with put, keeping what dest held aside
 // until finish, and back in place when put fails.
-func replace(dest string, put func() error) (movedDir, error) {
+func replace(dest string, put func() error) (replaced, error) {
 	backup, err := aside(dest)
 	if err != nil {
-		return movedDir{}, err
+		return replaced{}, err
 	}
 	if err := put(); err != nil {
 		if backup != "" {
 			os.Rename(backup, dest)
 		}
-		return movedDir{}, fmt.Errorf("debug store: %w", err)
+		return replaced{}, fmt.Errorf("debug store: %w", err)
 	}
-	return movedDir{dest: dest, backup: backup}, nil
+	return replaced{dest: dest, backup: backup}, nil
 }

@@ -530,11 +530,6 @@ func (s *Store) prepare(dir string, f *zip.File, dist *Dist) (*debugEntry, *Mism
 // extract copies f into a new temporary file in dir, computing its CRC-32
 // and SHA-256 on the way, and stops at the entry's declared size.
 func extract(dir string, f *zip.File, e *debugEntry) (err error) {
-	rc, err := f.Open()
-	if err != nil {
-		return fmt.Errorf("%w: open entry %q: %w", ErrNotDebugZip, f.Name, err)
-	}
-	defer rc.Close()
 	tmp, err := safefs.CreateTemp(dir)
 	if err != nil {
 		return fmt.Errorf("debug store: %w", err)
@@ -547,20 +542,9 @@ func extract(dir string, f *zip.File, e *debugEntry) (err error) {
 	}()
 	crc := crc32.NewIEEE()
 	sum := sha256.New()
-	limit := int64(f.UncompressedSize64)
-	n, err := io.Copy(io.MultiWriter(tmp, crc, sum), io.LimitReader(rc, limit+1))
+	n, err := copyEntry(f, tmp, crc, sum)
 	if err != nil {
-		var pe *fs.PathError
-		if errors.As(err, &pe) {
-			return fmt.Errorf("debug store: %w", err)
-		}
-		return fmt.Errorf("%w: entry %q is corrupt or truncated: %w", ErrNotDebugZip, f.Name, err)
-	}
-	if n != limit {
-		return fmt.Errorf("%w: entry %q holds %d bytes, its header says %d", ErrNotDebugZip, f.Name, n, limit)
-	}
-	if err := tmp.Sync(); err != nil {
-		return fmt.Errorf("debug store: %w", err)
+		return err
 	}
 	e.size = n
 	e.crc = crc.Sum32()
@@ -568,31 +552,68 @@ func extract(dir string, f *zip.File, e *debugEntry) (err error) {
 	return nil
 }
 
-// committed is one debug file renamed into place; undo restores what was
-// there before, finish drops the saved copy.
-type committed struct {
+// copyEntry copies the zip entry f to out (and to also, which sum it on
+// the way), stopping at the entry's declared size, and flushes out. An
+// entry that cannot be read, or holds other than its declared size,
+// gives an error wrapping ErrNotDebugZip.
+func copyEntry(f *zip.File, out interface {
+	io.Writer
+	Sync() error
+}, also ...io.Writer) (int64, error) {
+	rc, err := f.Open()
+	if err != nil {
+		return 0, fmt.Errorf("%w: open entry %q: %w", ErrNotDebugZip, f.Name, err)
+	}
+	defer rc.Close()
+	limit := int64(f.UncompressedSize64)
+	n, err := io.Copy(io.MultiWriter(append([]io.Writer{out}, also...)...), io.LimitReader(rc, limit+1))
+	if err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			return n, fmt.Errorf("debug store: %w", err)
+		}
+		return n, fmt.Errorf("%w: entry %q is corrupt or truncated: %w", ErrNotDebugZip, f.Name, err)
+	}
+	if n != limit {
+		return n, fmt.Errorf("%w: entry %q holds %d bytes, its header says %d", ErrNotDebugZip, f.Name, n, limit)
+	}
+	if err := out.Sync(); err != nil {
+		return n, fmt.Errorf("debug store: %w", err)
+	}
+	return n, nil
+}
+
+// replaced is a debug file, bundle or link renamed into place; undo puts
+// back what was there before, finish drops the saved copy.
+type replaced struct {
 	dest, backup string
-	added        bool
 }
 
-func (c committed) undo() {
-	os.Remove(c.dest)
-	if c.backup != "" {
-		os.Rename(c.backup, c.dest)
+func (r replaced) undo() {
+	os.RemoveAll(r.dest)
+	if r.backup != "" {
+		os.Rename(r.backup, r.dest)
 	}
 }
 
-func (c committed) finish() {
-	if c.backup != "" {
-		os.Remove(c.backup)
+func (r replaced) finish() {
+	if r.backup != "" {
+		os.RemoveAll(r.backup)
 	}
+}
+
+// committed is one debug file renamed into place (added: it was not
+// there already).
+type committed struct {
+	replaced
+	added bool
 }
 
 // commit renames tmp to dest. When dest already holds the same bytes,
 // tmp is removed and nothing changes; when it holds others they are kept
 // aside until finish.
 func commit(tmp, dest string, size int64, sum [sha256.Size]byte) (committed, error) {
-	c := committed{dest: dest}
+	c := committed{replaced: replaced{dest: dest}}
 	if err := os.Chmod(tmp, 0o644); err != nil {
 		return c, fmt.Errorf("debug store: %w", err)
 	}
