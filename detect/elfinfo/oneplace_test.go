@@ -247,17 +247,13 @@ func leading(s string) int {
 	return i
 }
 
-func isIdentifier(s string) bool {
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c == '_', 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z':
-		case '0' <= c && c <= '9' && i > 0:
-		default:
+func isName(s string) bool {
+	for _, c := range s {
+		if c != '_' && (c < 'a' || c > 'z') && (c < '0' || c > '9') {
 			return false
 		}
 	}
-	return true
+	return s != ""
 }
 `
 	fset := token.NewFileSet()
