@@ -20,7 +20,7 @@ import (
 type DoctorCmd struct {
 	Target  string `arg:"" optional:"" help:"A PID, core file, interpreter, venv, script or Mach-O file to check (optional: without it, only the debuggers and ptrace are checked)."`
 	JSON    bool   `help:"Print {checks: [{id, status, summary, fix, details}]}, notes included."`
-	Verbose bool   `help:"Print the notes too: facts that change nothing pyattach gdb and lldb show (a --copies venv, an -O3 build the walker reads, the distribution's C sources)."`
+	Verbose bool   `help:"Print the notes too: facts that change nothing pyattach gdb and lldb show (an -O3 build the walker reads, the distribution's C sources)."`
 }
 
 // Help is shown by `pyattach doctor --help`.
