@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+
+	"github.com/alecthomas/kong"
 )
 
 // The reference pages: Markdown files that README.md links to and that
@@ -40,8 +42,9 @@ Examples:
   pyattach help json | less`
 }
 
-// Run prints the list of topics, or one page.
-func (c *HelpCmd) Run(app *App) error {
+// Run prints the list of topics, or one page (a command's with its
+// usage, arguments and flags from kong's model).
+func (c *HelpCmd) Run(app *App, kctx *kong.Context) error {
 	if c.Topic == "" {
 		fmt.Fprintln(app.Stdout, "Reference pages (pyattach help TOPIC):")
 		for _, t := range helpTopics {
@@ -49,7 +52,10 @@ func (c *HelpCmd) Run(app *App) error {
 		}
 		return nil
 	}
-	page, ok := helpPage(c.Topic)
+	page, ok := commandPage(kctx.Model, c.Topic)
+	if !ok {
+		page, ok = helpPage(c.Topic)
+	}
 	if !ok {
 		report(app.Stderr, withHint(fmt.Errorf("help: no page %q", c.Topic),
 			"run 'pyattach help' for the list of pages, or 'pyattach COMMAND --help' for a command's flags"))
@@ -125,6 +131,8 @@ func mdRoff(md string) string {
 	for _, line := range lines {
 		line = strings.TrimRight(line, " \t")
 		switch {
+		case strings.HasPrefix(line, "<!--") && strings.HasSuffix(line, "-->"):
+			continue // a note to the page's editors
 		case strings.HasPrefix(line, "```"):
 			if fence {
 				b.WriteString(".fi\n.RE\n")
@@ -213,7 +221,11 @@ func mdInline(s string) string {
 		lines[i] = roffEscape(l)
 	}
 	s = strings.Join(lines, "\n")
-	s = mdCode.ReplaceAllString(s, `\fB$1\fR`)
+	// A long path in a code span may break after a slash (\:), so
+	// that groff can fill the line.
+	s = mdCode.ReplaceAllStringFunc(s, func(m string) string {
+		return `\fB` + strings.ReplaceAll(m[1:len(m)-1], "/", `/\:`) + `\fR`
+	})
 	s = mdBold.ReplaceAllString(s, `\fB$1\fR`)
 	s = mdItalic.ReplaceAllString(s, `$1\fI$2\fR`)
 	return roffLine(s)
