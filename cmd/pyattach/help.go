@@ -10,8 +10,10 @@ import (
 )
 
 // The reference pages: Markdown files that README.md links to and that
-// `pyattach help TOPIC` prints as they are; the man page renders some of
-// them (manSections). Each is written once, here.
+// `pyattach help TOPIC` prints (a command's with its usage section
+// rendered from kong's model, cmdpages.go); a command's page is also its
+// --help text, and the man page renders the commands' pages and some
+// others (manSections). Each is written once, here.
 //
 //go:embed help/*.md
 var helpFS embed.FS
@@ -33,8 +35,8 @@ type HelpCmd struct {
 // Help is shown by `pyattach help --help`.
 func (c *HelpCmd) Help() string {
 	return `The pages are the Markdown files README.md links to
-(cmd/pyattach/help/TOPIC.md in the repository), printed as they are.
-A command's flags are in 'pyattach COMMAND --help'.
+(cmd/pyattach/help/TOPIC.md in the repository). A command's page is also
+its 'pyattach COMMAND --help', and ends with its flags.
 
 Examples:
   pyattach help
