@@ -29,39 +29,9 @@ type GDBCmd struct {
 	Args []string `arg:"" optional:"" help:"gdb's own command line, passed through unchanged."`
 }
 
-// Help is shown by `pyattach --help`.
-func (c *GDBCmd) Help() string {
-	return `Put pyattach in front of any gdb command line. pyattach reads the target
-from it as gdb would (-p PID, --pid=PID, PROGRAM PID, PROGRAM CORE, -c CORE,
---core=CORE, --args PROGRAM ARGS...), finds the real interpreter, its debug
-files and the matching CPython extension, and starts gdb with a script
-that loads them first. pyattach's own flags go before "gdb".
-
-Examples:
-  pyattach gdb -p 1234
-  pyattach gdb -p 1234 -batch -ex py-bt
-  pyattach gdb -c core.1234 -batch -ex py-bt
-  pyattach gdb -batch -ex run -ex py-bt --args .venv/bin/python app.py
-  pyattach --print gdb -p 1234           # show the script and command line
-  pyattach --fast gdb -p 1234            # load only what Python frames need`
-}
-
 // LLDBCmd is `pyattach [FLAGS] lldb LLDB_ARGS...`.
 type LLDBCmd struct {
 	Args []string `arg:"" optional:"" help:"lldb's own command line, passed through unchanged."`
-}
-
-// Help is shown by `pyattach --help`.
-func (c *LLDBCmd) Help() string {
-	return `Put pyattach in front of any lldb command line (-p PID, --attach-pid PID,
--c/--core CORE, -- PROGRAM ARGS..., a program path). On Debian, whose lldb
-14 reports a wrong Python path, pyattach also sets PYTHONPATH so that
-lldb's "script" command works.
-
-Examples:
-  pyattach lldb -p 1234
-  pyattach lldb -p 1234 -b -o bt
-  pyattach --print lldb -- .venv/bin/python app.py`
 }
 
 // scriptPathHint is the fix when the debugger cannot be told the script's
