@@ -96,9 +96,9 @@ func (c *BundleCmd) Run(g *Globals, app *App, cfg *Config) error {
 		}
 	}
 	if target.IsPID(c.Target) {
-		pid, err := strconv.Atoi(c.Target)
-		if err != nil || pid <= 0 {
-			return fmt.Errorf("bundle: %q is not a valid process id", c.Target)
+		pid, err := target.ParsePID(c.Target)
+		if err != nil {
+			return fmt.Errorf("bundle: %w", err)
 		}
 		if err := proc.CheckPlatform(g.GOOS, pid); err != nil {
 			return fmt.Errorf("bundle: %w", err)

@@ -14,6 +14,7 @@ import (
 	"github.com/pyattach/pyattach/cmd/internal/shquote"
 	"github.com/pyattach/pyattach/cmd/internal/target"
 	"github.com/pyattach/pyattach/cmd/internal/textline"
+	"github.com/pyattach/pyattach/detect/buildid"
 	"github.com/pyattach/pyattach/detect/debugfile"
 	"github.com/pyattach/pyattach/detect/debuginfod"
 	"github.com/pyattach/pyattach/detect/environ"
@@ -257,7 +258,7 @@ func fetchGroupSources(ctx context.Context, src sourceFetcher, g srcmap.Group, o
 			break
 		}
 	}
-	if id == "" || !validHexID(id) {
+	if !buildid.Valid(id) {
 		return SrcRule{}, false
 	}
 	sources, err := src.SourcesDir()
@@ -286,18 +287,6 @@ func fetchGroupSources(ctx context.Context, src sourceFetcher, g srcmap.Group, o
 		return SrcRule{}, false
 	}
 	return SrcRule{From: g.Prefix, To: inTree(base, g.Prefix), Resolved: resolved, Total: len(g.Files), Via: "debuginfod"}, true
-}
-
-func validHexID(id string) bool {
-	if len(id) < 4 {
-		return false
-	}
-	for _, c := range id {
-		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
-			return false
-		}
-	}
-	return true
 }
 
 // inTree is p (absolute, as recorded) inside base, never outside it:

@@ -64,9 +64,9 @@ func Resolve(ctx context.Context, arg string, svc *Services) (*Target, error) {
 	opts := target.Options{ProcRoot: svc.ProcRoot, Env: svc.Env, Cwd: svc.Cwd, NoModules: true, GOOS: svc.GOOS}
 	tgt := arg
 	if target.IsPID(arg) {
-		pid, err := strconv.Atoi(arg)
-		if err != nil || pid <= 0 {
-			return nil, &Error{Kind: KindTarget, Err: fmt.Errorf("dump: %q is not a valid process id", arg)}
+		pid, err := target.ParsePID(arg)
+		if err != nil {
+			return nil, &Error{Kind: KindTarget, Err: fmt.Errorf("dump: %w", err)}
 		}
 		t.PID = pid
 	} else {
