@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/pyattach/pyattach/detect/safefs"
+	"github.com/pyattach/pyattach/detect/testenv"
 )
 
 // A temporary file left in an entry's directory by a killed run (its
@@ -23,9 +24,9 @@ func TestSecuritySweepStaleTemp(t *testing.T) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	dead := exec.Command("true")
+	dead := exec.Command(testenv.Need(t, "true"))
 	if err := dead.Run(); err != nil {
-		t.Skip(err)
+		t.Fatal(err)
 	}
 	stale := filepath.Join(dir, safefs.TempPrefix+strconv.Itoa(dead.Process.Pid)+"-0123")
 	live := filepath.Join(dir, safefs.TempPrefix+strconv.Itoa(os.Getpid())+"-4567")
