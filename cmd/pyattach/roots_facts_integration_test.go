@@ -264,7 +264,7 @@ func startFactsRoot(t *testing.T, r factsRoot, app string, waitPause bool) (pid 
 	}
 	pid = startPivotedChild(t, r.dir, upper, appDir, r.exe)
 	if waitPause {
-		waitInPause(t, pid, pid)
+		testenv.WaitSyscall(t, pid, testenv.ThreadIDs(pid), "pause")
 	}
 	return pid, appDir, program
 }
@@ -297,26 +297,6 @@ mount -t proc proc /proc && umount -l . && cd /mnt && "$4" /mnt/app.py; :`
 		pid = kids[0]
 	}
 	return pid
-}
-
-// waitInPause returns once thread tid of pid sits in pause() (system
-// call 34 on x86-64); tid 0: any of its threads.
-func waitInPause(t *testing.T, pid, tid int) int {
-	t.Helper()
-	for i := 0; i < 1000; i++ {
-		for id := range taskIDs(t, pid) {
-			if tid != 0 && id != tid {
-				continue
-			}
-			b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/syscall", pid, id))
-			if strings.HasPrefix(string(b), "34 ") {
-				return id
-			}
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	t.Fatalf("no thread of %d reached pause()", pid)
-	return 0
 }
 
 // rootCoreJSON reads a core of a root's process through pyattach gdb
@@ -507,7 +487,7 @@ func TestThreadStateGC(t *testing.T) {
 	env := scriptEnv(t.TempDir())
 	t.Run("debian-3.11", func(t *testing.T) {
 		pid := testenv.StartPython(t, testenv.Debian(t).Exe, gcApp)
-		waitInPause(t, pid, 0)
+		testenv.WaitSyscall(t, pid, testenv.AnyThread(), "pause")
 		ps := strconv.Itoa(pid)
 		core := checkGCLive(t, env, gcore, ps)
 		stdout, _ := pyattachOK(t, "pyattach dump --json core", pyattachBin(t), env, "dump", "--json", core+"."+ps)
@@ -519,7 +499,7 @@ func TestThreadStateGC(t *testing.T) {
 		}
 		t.Run(r.name, func(t *testing.T) {
 			pid, _, program := startFactsRoot(t, r, gcApp, false)
-			waitInPause(t, pid, 0)
+			testenv.WaitSyscall(t, pid, testenv.AnyThread(), "pause")
 			ps := strconv.Itoa(pid)
 			core := checkGCLive(t, env, gcore, ps)
 			threads, js := rootCoreJSON(t, env, r.dir, program, core+"."+ps)

@@ -44,7 +44,7 @@ type inRoot struct {
 // the namespace's init, so that it gets signals as any process does.
 func startInRoot(t *testing.T, ri rootInterp) inRoot {
 	t.Helper()
-	proc, line := startSourceInRoot(t, ri, appPy)
+	proc, line := startSourceInRoot(t, ri, appPy, testenv.TimeSleep...)
 	if line != "ready" {
 		t.Fatalf("%s in %s: app.py did not start: it printed %q", ri.Exe(), ri.Dir, line)
 	}
@@ -52,8 +52,10 @@ func startInRoot(t *testing.T, ri rootInterp) inRoot {
 }
 
 // startSourceInRoot is startInRoot for src as app.py, which prints one
-// line when it is ready: that line is returned.
-func startSourceInRoot(t *testing.T, ri rootInterp, src string) (inRoot, string) {
+// line when it is ready: that line is returned, once every thread of it
+// sits in one of the C library functions sleeps names
+// (testenv.WaitSyscall).
+func startSourceInRoot(t *testing.T, ri rootInterp, src string, sleeps ...string) (inRoot, string) {
 	t.Helper()
 	unshare := testenv.Need(t, "unshare")
 	d := t.TempDir()
@@ -86,10 +88,12 @@ func startSourceInRoot(t *testing.T, ri rootInterp, src string) (inRoot, string)
 	case <-time.After(60 * time.Second):
 		t.Fatalf("%s in %s: app.py printed no ready line", ri.Exe(), ri.Dir)
 	}
-	time.Sleep(200 * time.Millisecond)
 	pid := descendant(cmd.Process.Pid, "python"+ri.Minor)
 	if pid == 0 {
 		t.Fatalf("no python%s under unshare's pid %d (it printed %q)", ri.Minor, cmd.Process.Pid, line)
+	}
+	if len(sleeps) > 0 {
+		testenv.WaitSyscall(t, pid, testenv.AllThreads(), sleeps...)
 	}
 	return inRoot{pid: pid, dir: d, done: done}, line
 }
