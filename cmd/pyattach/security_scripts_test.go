@@ -76,7 +76,7 @@ func emptyDir(t *testing.T, dir string) {
 // A symbolic link planted by uid 65534 (nobody) in place of the scripts
 // directory, or of pyattach's cache directory, is never followed:
 // pyattach gdb refuses, names the link's owner and the fixes, and writes
-// nothing where the link points. (Issue 9, class 4.)
+// nothing where the link points.
 func TestSecurityScriptsCachePlantedLink(t *testing.T) {
 	testenv.NeedRoot(t, "to plant a link owned by uid 65534")
 	args := gdbLaunchArgs(t)
@@ -116,7 +116,7 @@ func TestSecurityScriptsCachePlantedLink(t *testing.T) {
 // The scripts real gdb reads are in a directory only the user can
 // change: made 0700, and an existing one with a wider mode (an older
 // pyattach made it 0755) is tightened before a script is written into
-// it. (Issue 9, class 4.)
+// it.
 func TestSecurityScriptsCachePrivate(t *testing.T) {
 	args := gdbLaunchArgs(t)
 	home := t.TempDir()
@@ -141,7 +141,7 @@ func TestSecurityScriptsCachePrivate(t *testing.T) {
 
 // --script FILE in a directory another user may write (mode 0777, not
 // sticky) is refused: someone could replace the script before gdb reads
-// it. In a directory of the user's own it is written. (Issue 9, class 4.)
+// it. In a directory of the user's own it is written.
 func TestSecurityScriptFlagSharedDir(t *testing.T) {
 	args := gdbLaunchArgs(t)
 	bin := pyattachBin(t)
@@ -166,7 +166,7 @@ func TestSecurityScriptFlagSharedDir(t *testing.T) {
 
 // A cache that cannot be written (XDG_CACHE_HOME is a file; HOME does
 // not exist for an unprivileged user) says so, and the hint names the
-// fixes: XDG_CACHE_HOME, --script. (Issue 9, class 10.)
+// fixes: XDG_CACHE_HOME, --script.
 func TestSecurityScriptsCacheUnwritable(t *testing.T) {
 	args := gdbLaunchArgs(t)
 	bin := pyattachBin(t)
@@ -224,7 +224,6 @@ func TestSecurityScriptsCacheUnwritable(t *testing.T) {
 // gdb starts with the signal dispositions pyattach was started with:
 // pyattach's SIGINT/SIGTERM handling is undone before exec, so a SIGINT
 // ignored by the shell (a background job) stays ignored in the debugger.
-// (Issue 9, class 9.)
 // fakeGDBSignals prints the SigIgn and SigBlk lines of its own
 // /proc/self/status.
 const fakeGDBSignals = `#include <stdio.h>

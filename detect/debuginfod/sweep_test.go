@@ -15,7 +15,7 @@ import (
 // A temporary file left in an entry's directory by a killed run (its
 // writer's pid no longer runs) is swept by the next Fetch of that
 // build-id, also when the cache already holds the file; a live writer's
-// is left alone. (Issue 9, class 9.)
+// is left alone.
 func TestSecuritySweepStaleTemp(t *testing.T) {
 	id := fakeID(1)
 	srv := newServer(t, files(map[string][]byte{id: makeELF(t, id, 10)}))

@@ -574,7 +574,6 @@ func TestOpenInRoot(t *testing.T) {
 // A file under a process's root, its executable or a mapped file that is
 // not a regular file is refused without blocking (a FIFO with no writer)
 // and without being read (a device), whatever name the process gave it.
-// (Issue 18.)
 func TestOpenNotRegular(t *testing.T) {
 	box := t.TempDir()
 	if err := os.MkdirAll(filepath.Join(box, "usr/lib"), 0o755); err != nil {
