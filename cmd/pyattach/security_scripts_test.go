@@ -221,9 +221,6 @@ func TestSecurityScriptsCacheUnwritable(t *testing.T) {
 	})
 }
 
-// gdb starts with the signal dispositions pyattach was started with:
-// pyattach's SIGINT/SIGTERM handling is undone before exec, so a SIGINT
-// ignored by the shell (a background job) stays ignored in the debugger.
 // fakeGDBSignals prints the SigIgn and SigBlk lines of its own
 // /proc/self/status.
 const fakeGDBSignals = `#include <stdio.h>
@@ -241,6 +238,9 @@ int main(void) {
 }
 `
 
+// gdb starts with the signal dispositions pyattach was started with:
+// pyattach's SIGINT/SIGTERM handling is undone before exec, so a SIGINT
+// ignored by the shell (a background job) stays ignored in the debugger.
 func TestSecuritySignalDispositionsAtExec(t *testing.T) {
 	py := testenv.Debian(t).Exe
 	bin := pyattachBin(t)
