@@ -238,9 +238,38 @@ int main(void) {
 }
 `
 
+// launchSignals runs a program with SIGINT ignored ("ign") or default
+// ("dfl"), SIGTERM default and neither blocked, whatever it was started
+// with: launch ign|dfl PROG ARGS...
+const launchSignals = `#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+int main(int argc, char **argv) {
+	sigset_t set;
+	if (argc < 3)
+		return 2;
+	signal(SIGINT, strcmp(argv[1], "ign") ? SIG_DFL : SIG_IGN);
+	signal(SIGTERM, SIG_DFL);
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigprocmask(SIG_UNBLOCK, &set, NULL);
+	execv(argv[2], argv + 2);
+	perror(argv[2]);
+	return 127;
+}
+`
+
 // gdb starts with the signal dispositions pyattach was started with:
 // pyattach's SIGINT/SIGTERM handling is undone before exec, so a SIGINT
 // ignored by the shell (a background job) stays ignored in the debugger.
+// pyattach is started by launchSignals with the dispositions each case
+// names, not by the test binary: a child of the test binary gets SIGINT
+// as the binary has it, ignored when the binary was started ignoring it
+// (as a background job) but default while a test runs Main in this
+// process (its Notify is undone in the child).
 func TestSecuritySignalDispositionsAtExec(t *testing.T) {
 	py := testenv.Debian(t).Exe
 	bin := pyattachBin(t)
@@ -250,6 +279,7 @@ func TestSecuritySignalDispositionsAtExec(t *testing.T) {
 	// the kernel reports them for the process pyattach execs (a shell
 	// script would report the shell, whose masks change while it forks).
 	testenv.CC(t, fake, "gdb", fakeGDBSignals)
+	launch := testenv.CC(t, t.TempDir(), "launch", launchSignals)
 	env := scriptEnv(home)
 	for i, kv := range env {
 		if strings.HasPrefix(kv, "PATH=") {
@@ -271,11 +301,11 @@ func TestSecuritySignalDispositionsAtExec(t *testing.T) {
 	const sigint, sigterm = 1 << (2 - 1), 1 << (15 - 1)
 	for _, tc := range []struct {
 		name    string
-		trap    string
+		sigint  string
 		ignored uint64
-	}{{"default", "", 0}, {"sigint_ignored", `trap "" INT; `, sigint}} {
+	}{{"default", "dfl", 0}, {"sigint_ignored", "ign", sigint}} {
 		t.Run(tc.name, func(t *testing.T) {
-			cmd := exec.Command("/bin/sh", "-c", tc.trap+`exec "$0" "$@"`, bin, "gdb", "--args", py, "-c", "pass")
+			cmd := exec.Command(launch, tc.sigint, bin, "gdb", "--args", py, "-c", "pass")
 			cmd.Env = env
 			out, err := cmd.CombinedOutput()
 			if err != nil {
