@@ -14,6 +14,7 @@ import (
 	"github.com/pyattach/pyattach/cmd/internal/shquote"
 	"github.com/pyattach/pyattach/cmd/internal/target"
 	"github.com/pyattach/pyattach/cmd/internal/textline"
+	"github.com/pyattach/pyattach/detect/buildid"
 	"github.com/pyattach/pyattach/detect/debugfile"
 	"github.com/pyattach/pyattach/detect/debuginfod"
 	"github.com/pyattach/pyattach/detect/environ"
@@ -27,25 +28,6 @@ import (
 type SrcmapCmd struct {
 	Target string `arg:"" help:"A PID, a core file, or an ELF or Mach-O file (interpreter, venv, extension module)."`
 	JSON   bool   `help:"Print one JSON object: rules and unresolved groups."`
-}
-
-// Help is shown by `pyattach srcmap --help`.
-func (c *SrcmapCmd) Help() string {
-	return `Native frames point at files that exist only where the binary was built:
-an extension built in a manylinux container (/project/build/.../_deps/
-echion-src/echion/frame.cc), the interpreter's build tree
-(/tmp/python-build.*/Python-3.12.1, /build/reproducible-path/python3.11-3.11.2).
-srcmap reads the source file names from the DWARF of the interpreter,
-libpython and every loaded extension module, groups the missing ones by
-build layout, and finds for each group the prefix mapping onto your
-source trees (--source, or the config file's [sources]) that makes its
-files exist. Every rule is verified; the rules flow into every script
-pyattach gdb, lldb and init write.
-
-Examples:
-  pyattach --source echion=~/src/echion srcmap 1234
-  pyattach --source ~/src/cpython srcmap --json /usr/bin/python3.11
-  pyattach --source echion=~/src/echion gdb -p 1234`
 }
 
 // SrcmapResult is what `srcmap --json` prints.
@@ -276,7 +258,7 @@ func fetchGroupSources(ctx context.Context, src sourceFetcher, g srcmap.Group, o
 			break
 		}
 	}
-	if id == "" || !validHexID(id) {
+	if !buildid.Valid(id) {
 		return SrcRule{}, false
 	}
 	sources, err := src.SourcesDir()
@@ -305,18 +287,6 @@ func fetchGroupSources(ctx context.Context, src sourceFetcher, g srcmap.Group, o
 		return SrcRule{}, false
 	}
 	return SrcRule{From: g.Prefix, To: inTree(base, g.Prefix), Resolved: resolved, Total: len(g.Files), Via: "debuginfod"}, true
-}
-
-func validHexID(id string) bool {
-	if len(id) < 4 {
-		return false
-	}
-	for _, c := range id {
-		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
-			return false
-		}
-	}
-	return true
 }
 
 // inTree is p (absolute, as recorded) inside base, never outside it:
