@@ -526,7 +526,7 @@ func bundlePlan(ctx context.Context, t dbgTarget, o *bundler.Opened, g *Globals,
 	g2 := *g
 	g2.DebugDir = append(append([]string(nil), g.DebugDir...), o.DebugDir)
 	opts := plannerOptions(&g2, app, cfg)
-	opts.ReadCore = func(path string) (*core.Info, error) { return planner.ReadCoreIn(path, o.Root) }
+	opts.ReadCore = func(path string) (*core.Info, error) { return core.OpenIn(path, o.Root) }
 	opts.Resolve = func(ctx context.Context, tgt string) (*target.Result, error) {
 		res, err := target.ResolveInRoot(ctx, tgt, o.Root, target.Options{ProcRoot: g.ProcRoot, Env: app.Env, Cwd: app.Cwd})
 		if res != nil {

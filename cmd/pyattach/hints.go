@@ -11,6 +11,7 @@ import (
 	"github.com/pyattach/pyattach/cmd/internal/shquote"
 	"github.com/pyattach/pyattach/cmd/internal/target"
 	"github.com/pyattach/pyattach/cmd/internal/textline"
+	"github.com/pyattach/pyattach/detect/core"
 	"github.com/pyattach/pyattach/detect/debuginfod"
 	"github.com/pyattach/pyattach/detect/elfinfo"
 	"github.com/pyattach/pyattach/detect/machoinfo"
@@ -78,23 +79,23 @@ func hintFor(err error) string {
 		fmt.Fprintf(&b, "\nresolve one of those instead: pyattach resolve %d", np.Children[0].PID)
 		return b.String()
 	}
-	var core *planner.CoreError
+	var coreErr *core.OpenError
 	var nr *safefs.NotRegularError
 	if errors.As(err, &nr) {
 		what := "a regular file"
 		switch {
-		case errors.As(err, &core):
+		case errors.As(err, &coreErr):
 			what = "the core file itself, as gcore or the kernel writes it"
 		case errors.Is(err, target.ErrNotExecutable):
 			what = strings.TrimPrefix(targetForms, "give ")
 		}
 		return notRegularHint(nr, what)
 	}
-	if errors.As(err, &core) {
-		if core.NotCore() {
-			return fmt.Sprintf("the file after -c must be a core dump, as gcore or the kernel writes it; check it with: readelf -h %s", core.Path)
+	if errors.As(err, &coreErr) {
+		if coreErr.NotCore() {
+			return fmt.Sprintf("the file after -c must be a core dump, as gcore or the kernel writes it; check it with: readelf -h %s", coreErr.Path)
 		}
-		return fmt.Sprintf("give the program before the core: pyattach gdb PROGRAM %s", core.Path)
+		return fmt.Sprintf("give the program before the core: pyattach gdb PROGRAM %s", coreErr.Path)
 	}
 	var wd *planner.WalkerDirError
 	if errors.As(err, &wd) {

@@ -59,7 +59,7 @@ func plannerOptions(g *Globals, app *App, cfg *Config) planner.Options {
 func hiddenRoot(res *target.Result) bool { return planner.HiddenRoot(res) }
 
 // readCoreInfo reads a core file whose executable is on this machine.
-func readCoreInfo(path string) (*core.Info, error) { return planner.ReadCore(path) }
+func readCoreInfo(path string) (*core.Info, error) { return core.OpenIn(path, "") }
 
 // findDebugger finds gdb or lldb on PATH (lldb may be lldb-14 and the
 // like on Debian).

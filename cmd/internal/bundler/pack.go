@@ -24,7 +24,6 @@ import (
 	"time"
 
 	"github.com/pyattach/pyattach/cmd/internal/debuginfo"
-	"github.com/pyattach/pyattach/cmd/internal/planner"
 	"github.com/pyattach/pyattach/cmd/internal/target"
 	"github.com/pyattach/pyattach/detect/buildid"
 	"github.com/pyattach/pyattach/detect/bundle"
@@ -98,10 +97,10 @@ func Plan(ctx context.Context, opts Options) (*bundle.Manifest, []Item, error) {
 	info, err := core.Read(cf)
 	cf.Close()
 	if err != nil {
-		return nil, nil, &planner.CoreError{Path: opts.Core, Err: err}
+		return nil, nil, &core.OpenError{Path: opts.Core, Err: err}
 	}
 	if info.Exe == "" {
-		return nil, nil, &planner.CoreError{Path: opts.Core}
+		return nil, nil, &core.OpenError{Path: opts.Core}
 	}
 	m := &bundle.Manifest{CreatedBy: opts.CreatedBy, Missing: []bundle.Missing{}}
 	m.Target = bundle.Target{PID: info.PID, Exe: info.Exe, Root: opts.Root}
@@ -119,8 +118,8 @@ func Plan(ctx context.Context, opts Options) (*bundle.Manifest, []Item, error) {
 	// that user could read them (a debuggee names its source files).
 	p.owner = info.Owner
 	if opts.PID == 0 && p.owner != nil {
-		// ReadCoreIn keeps the owner only of a core nobody else wrote.
-		if kept, err := planner.ReadCoreIn(opts.Core, opts.Root); err != nil || kept.Owner == nil {
+		// core.OpenIn keeps the owner only of a core nobody else wrote.
+		if kept, err := core.OpenIn(opts.Core, opts.Root); err != nil || kept.Owner == nil {
 			p.owner = nil
 		}
 	}

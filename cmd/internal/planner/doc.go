@@ -11,6 +11,6 @@
 // It touches the file system to stat and resolve the paths it decides
 // on and to write the walker into the data directory it is given; it
 // never reads the process environment, prints or adds hints: errors are
-// typed (CoreError, WalkerDirError) for the command to explain, and
+// typed (core.OpenError, WalkerDirError) for the command to explain, and
 // warnings go to Options.Warn.
 package planner

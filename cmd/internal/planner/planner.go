@@ -42,7 +42,7 @@ type Options struct {
 	// SourceRules are the source path rules for the target; nil: none.
 	SourceRules func(ctx context.Context, res *target.Result, di *debuginfo.Info) ([]plan.SourceRule, error)
 	// ReadCore reads a core file whose executable is on this machine;
-	// nil: ReadCore.
+	// nil: core.OpenIn with this machine's root.
 	ReadCore func(path string) (*core.Info, error)
 	// DataHome is the directory the stack walker is written under
 	// ($XDG_DATA_HOME).
@@ -69,7 +69,7 @@ type Options struct {
 func Build(ctx context.Context, t Target, opts Options) (plan.Plan, *debuginfo.Info, error) {
 	p := plan.Plan{PID: t.PID, Core: t.Core, Args: t.Args, Fast: opts.Fast}
 	if t.Core != "" {
-		if err := checkCoreFile(t.Core); err != nil {
+		if err := core.CheckRegular(t.Core); err != nil {
 			return p, nil, err
 		}
 	}
@@ -86,18 +86,10 @@ func Build(ctx context.Context, t Target, opts Options) (plan.Plan, *debuginfo.I
 		if t.Core != "" {
 			// PROGRAM CORE: the core still says whose files it may read
 			// (none when it cannot be read: gdb says why).
-			readCore := opts.ReadCore
-			if readCore == nil {
-				readCore = ReadCore
-			}
-			coreInfo, _ = readCore(t.Core)
+			coreInfo, _ = readCore(opts)(t.Core)
 		}
 	case t.Core != "":
-		readCore := opts.ReadCore
-		if readCore == nil {
-			readCore = ReadCore
-		}
-		info, err := readCore(t.Core)
+		info, err := readCore(opts)(t.Core)
 		if err != nil {
 			return p, nil, err
 		}
@@ -124,9 +116,19 @@ func Build(ctx context.Context, t Target, opts Options) (plan.Plan, *debuginfo.I
 		return p, nil, err
 	}
 	if p.Walker != nil && t.PID == 0 && coreInfo != nil {
-		p.Walker.Creds = CoreCreds(coreInfo)
+		// A core's source files are read as its user, when core.OpenIn
+		// kept it; as anyone otherwise.
+		p.Walker.Creds = (*plan.Creds)(coreInfo.Owner)
 	}
 	return p, di, nil
+}
+
+// readCore is opts.ReadCore, by default core.OpenIn on this machine.
+func readCore(opts Options) func(string) (*core.Info, error) {
+	if opts.ReadCore != nil {
+		return opts.ReadCore
+	}
+	return func(path string) (*core.Info, error) { return core.OpenIn(path, "") }
 }
 
 // forResult fills p for a resolved target and its debug information.

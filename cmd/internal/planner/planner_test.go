@@ -228,7 +228,7 @@ func TestProgramCore(t *testing.T) {
 	}
 
 	// A core that cannot be read stops the plan with the core's error.
-	bad := &CoreError{Path: "/tmp/core.99"}
+	bad := &core.OpenError{Path: "/tmp/core.99"}
 	_, _, err := Build(context.Background(), Target{Core: "/tmp/core.99"}, Options{
 		ReadCore: func(string) (*core.Info, error) { return nil, bad },
 	})
@@ -238,7 +238,7 @@ func TestProgramCore(t *testing.T) {
 }
 
 // TestCoreCreds: the walker reads a core's source files as the core's
-// user, when ReadCore kept it; as anyone otherwise.
+// user, when core.OpenIn kept it; as anyone otherwise.
 func TestCoreCreds(t *testing.T) {
 	res := pythonResult(covered)
 	res.TargetKind = target.KindExecutable
@@ -252,22 +252,6 @@ func TestCoreCreds(t *testing.T) {
 		if owner == nil && p.Walker.Creds != nil || owner != nil && (p.Walker.Creds == nil || *p.Walker.Creds != plan.Creds{UID: owner.UID, GID: owner.GID}) {
 			t.Errorf("owner %+v: walker creds %+v", owner, p.Walker.Creds)
 		}
-	}
-}
-
-func TestReadCoreErrors(t *testing.T) {
-	name := touch(t, filepath.Join(t.TempDir(), "core"))
-	_, err := ReadCore(name)
-	var ce *CoreError
-	if !errors.As(err, &ce) || !ce.NotCore() || ce.Path != name || !strings.Contains(err.Error(), name) {
-		t.Errorf("ReadCore(not a core) = %v", err)
-	}
-	missing := &CoreError{Path: "c", Exe: "/gone", Err: os.ErrNotExist}
-	if missing.NotCore() || !strings.Contains(missing.Error(), "/gone") || !errors.Is(missing, os.ErrNotExist) {
-		t.Errorf("missing executable: %v", missing)
-	}
-	if none := (&CoreError{Path: "c"}); none.NotCore() || none.Error() != "core c does not name its executable" {
-		t.Errorf("no executable: %v", none)
 	}
 }
 
