@@ -15,6 +15,7 @@ import (
 	"github.com/pyattach/pyattach/cmd/internal/dump"
 	"github.com/pyattach/pyattach/cmd/internal/shquote"
 	"github.com/pyattach/pyattach/cmd/internal/target"
+	"github.com/pyattach/pyattach/cmd/internal/walkerdir"
 	"github.com/pyattach/pyattach/detect/environ"
 	"github.com/pyattach/pyattach/detect/safefs"
 	"github.com/pyattach/pyattach/gdbgen/plan"
@@ -129,7 +130,7 @@ func dumpServices(g *Globals, app *App, cfg *Config) *dump.Services {
 		GDB:         func() (string, error) { return findDebugger(app.Env, "gdb") },
 		Python:      dump.SystemPython,
 		StartReader: startReader,
-		WalkerDir:   func() (string, error) { return writeWalker(app.dirs()) },
+		WalkerDir:   func() (string, error) { return walkerdir.Write(app.dirs().DataHome) },
 		WorkDir: func() (string, error) {
 			return safefs.PrivateDir(app.dirs().CacheHome, environ.Name, "dump")
 		},

@@ -7,10 +7,10 @@ import (
 	"io/fs"
 	"strings"
 
-	"github.com/pyattach/pyattach/cmd/internal/planner"
 	"github.com/pyattach/pyattach/cmd/internal/shquote"
 	"github.com/pyattach/pyattach/cmd/internal/target"
 	"github.com/pyattach/pyattach/cmd/internal/textline"
+	"github.com/pyattach/pyattach/cmd/internal/walkerdir"
 	"github.com/pyattach/pyattach/detect/core"
 	"github.com/pyattach/pyattach/detect/debuginfod"
 	"github.com/pyattach/pyattach/detect/elfinfo"
@@ -97,7 +97,7 @@ func hintFor(err error) string {
 		}
 		return fmt.Sprintf("give the program before the core: pyattach gdb PROGRAM %s", coreErr.Path)
 	}
-	var wd *planner.WalkerDirError
+	var wd *walkerdir.DirError
 	if errors.As(err, &wd) {
 		return "set XDG_DATA_HOME to a directory of your own (export XDG_DATA_HOME=$(mktemp -d))"
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/pyattach/pyattach/cmd/internal/debuginfo"
 	"github.com/pyattach/pyattach/cmd/internal/target"
+	"github.com/pyattach/pyattach/cmd/internal/walkerdir"
 	"github.com/pyattach/pyattach/detect/core"
 	"github.com/pyattach/pyattach/detect/debugfile"
 	"github.com/pyattach/pyattach/detect/dsym"
@@ -285,7 +286,7 @@ func targetless(ctx context.Context, p plan.Plan, opts Options) (plan.Plan, *deb
 	}
 	p.DebugDirs = debuggerDebugDirs(di.DebugDirs)
 	p.Debuginfod = plan.Debuginfod{Enabled: len(di.Debuginfod.URLs) > 0 && !di.Debuginfod.Offline, URLs: di.Debuginfod.URLs}
-	dir, err := WriteWalker(opts.DataHome)
+	dir, err := walkerdir.Write(opts.DataHome)
 	if err != nil {
 		if opts.Warn != nil {
 			opts.Warn(err)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/pyattach/pyattach/cmd/internal/debuginfo"
 	"github.com/pyattach/pyattach/cmd/internal/target"
+	"github.com/pyattach/pyattach/cmd/internal/walkerdir"
 	"github.com/pyattach/pyattach/detect/core"
 	"github.com/pyattach/pyattach/detect/debugfile"
 	"github.com/pyattach/pyattach/detect/pywalk"
@@ -464,7 +465,7 @@ func TestWalker(t *testing.T) {
 		o.DataHome = touch(t, filepath.Join(t.TempDir(), "file"))
 		o.Warn = func(err error) { warned = append(warned, err) }
 	})
-	var wd *WalkerDirError
+	var wd *walkerdir.DirError
 	if p.Walker != nil || len(warned) != 1 || !errors.As(warned[0], &wd) {
 		t.Errorf("unwritable data dir: walker %+v warnings %v", p.Walker, warned)
 	}
