@@ -493,7 +493,7 @@ func gdbGcore(ctx context.Context, pid int, path string) (time.Duration, error) 
 // bundleTarget opens the bundle a debugger command line names as its
 // core: the target and the arguments then name the unpacked core. A
 // core that is no bundle comes back as it is, with a nil *Opened.
-func bundleTarget(app *App, t dbgTarget, args []string) (dbgTarget, []string, *bundler.Opened, error) {
+func bundleTarget(app *App, t dbgInferior, args []string) (dbgInferior, []string, *bundler.Opened, error) {
 	if t.Core == "" || !bundler.IsBundle(t.Core) {
 		return t, args, nil, nil
 	}
@@ -522,7 +522,7 @@ func bundleTarget(app *App, t dbgTarget, args []string) (dbgTarget, []string, *b
 // read under its root/, its debug files are a debug directory, and the
 // target is foreign (nothing in it is auto-loaded). The bundle's own
 // CPython extension replaces the host's only with --trust-bundle.
-func bundlePlan(ctx context.Context, t dbgTarget, o *bundler.Opened, g *Globals, app *App, cfg *Config) (plan.Plan, error) {
+func bundlePlan(ctx context.Context, t dbgInferior, o *bundler.Opened, g *Globals, app *App, cfg *Config) (plan.Plan, error) {
 	g2 := *g
 	g2.DebugDir = append(append([]string(nil), g.DebugDir...), o.DebugDir)
 	opts := plannerOptions(&g2, app, cfg)
@@ -534,7 +534,7 @@ func bundlePlan(ctx context.Context, t dbgTarget, o *bundler.Opened, g *Globals,
 		}
 		return res, err
 	}
-	p, _, err := planner.Build(ctx, planner.Target(t), opts)
+	p, _, err := planner.Build(ctx, planner.Inferior(t), opts)
 	if err != nil {
 		return p, err
 	}

@@ -82,7 +82,7 @@ func allDigits(s string) bool {
 // debuggerPlan is buildPlan for the debugger named name ("gdb", "lldb"),
 // whose name leads its error. An interrupt before the debugger starts is
 // an error too: the debugger is not started then.
-func debuggerPlan(name string, t dbgTarget, g *Globals, app *App, cfg *Config, ob *bundler.Opened) (plan.Plan, error) {
+func debuggerPlan(name string, t dbgInferior, g *Globals, app *App, cfg *Config, ob *bundler.Opened) (plan.Plan, error) {
 	var p plan.Plan
 	var err error
 	if ob != nil {

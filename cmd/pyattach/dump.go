@@ -108,7 +108,7 @@ func (c *DumpCmd) Run(g *Globals, app *App, cfg *Config) error {
 		}
 		opts.Target, svc.CoreRoot, svc.Bundle = o.Core, o.Root, c.Target
 		svc.NativePlan = func(ctx context.Context, pid int, core string) (plan.Plan, error) {
-			return bundlePlan(ctx, dbgTarget{Core: core}, o, g, app, cfg)
+			return bundlePlan(ctx, dbgInferior{Core: core}, o, g, app, cfg)
 		}
 	}
 	err := dump.Run(app.Ctx, opts, svc)
@@ -135,7 +135,7 @@ func dumpServices(g *Globals, app *App, cfg *Config) *dump.Services {
 			return safefs.PrivateDir(app.dirs().CacheHome, environ.Name, "dump")
 		},
 		NativePlan: func(ctx context.Context, pid int, core string) (plan.Plan, error) {
-			p, _, err := buildPlan(ctx, dbgTarget{PID: pid, Core: core}, g, app, cfg)
+			p, _, err := buildPlan(ctx, dbgInferior{PID: pid, Core: core}, g, app, cfg)
 			return p, err
 		},
 		WriteJSON: writeJSON,

@@ -39,7 +39,7 @@ func (c *HookCmd) Run(g *Globals, app *App, cfg *Config) error {
 }
 
 func (c *HookCmd) script(g *Globals, app *App, cfg *Config) (string, error) {
-	var t dbgTarget
+	var t dbgInferior
 	what := ""
 	switch {
 	case c.PID > 0 && c.Core == "" && c.Program == "":

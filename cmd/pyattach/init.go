@@ -84,7 +84,7 @@ func (c *InitCmd) Run(g *Globals, app *App, cfg *Config) error {
 	// depend on one (the plan of a debugger started without a target).
 	// The .gdbinit then runs pyattach for each target gdb loads; lldb's
 	// walker reads the version from memory.
-	p, _, err := buildPlan(app.Ctx, dbgTarget{}, g, app, cfg)
+	p, _, err := buildPlan(app.Ctx, dbgInferior{}, g, app, cfg)
 	if err != nil {
 		return fmt.Errorf("init: %w", err)
 	}

@@ -22,8 +22,8 @@ const gdbAutoLoadDir = debuginfo.GDBAutoLoadDir
 // buildPlan resolves what a debugger command line opens and gathers
 // everything the debugger needs for it (planner.Build, wired to the
 // flags, the environment and the configuration).
-func buildPlan(ctx context.Context, t dbgTarget, g *Globals, app *App, cfg *Config) (plan.Plan, *debuginfo.Info, error) {
-	return planner.Build(ctx, planner.Target(t), plannerOptions(g, app, cfg))
+func buildPlan(ctx context.Context, t dbgInferior, g *Globals, app *App, cfg *Config) (plan.Plan, *debuginfo.Info, error) {
+	return planner.Build(ctx, planner.Inferior(t), plannerOptions(g, app, cfg))
 }
 
 // plannerOptions are the planner's services for this invocation.

@@ -19,8 +19,12 @@ import (
 	"github.com/pyattach/pyattach/gdbgen/plan"
 )
 
-// Target is what a debugger command line opens.
-type Target struct {
+// Inferior is what a debugger command line opens, in gdb's word: a
+// process, a program (started by the debugger or not), a core, or a
+// program and its core. (A target is the one string
+// cmd/internal/target resolves to an interpreter; Build picks it from
+// the inferior.)
+type Inferior struct {
 	PID     int
 	Core    string
 	Program string
@@ -67,7 +71,7 @@ type Options struct {
 
 // Build resolves what t opens and gathers everything the debugger needs
 // for it; with no target, the plan of a debugger the user attaches from.
-func Build(ctx context.Context, t Target, opts Options) (plan.Plan, *debuginfo.Info, error) {
+func Build(ctx context.Context, t Inferior, opts Options) (plan.Plan, *debuginfo.Info, error) {
 	p := plan.Plan{PID: t.PID, Core: t.Core, Args: t.Args, Fast: opts.Fast}
 	if t.Core != "" {
 		if err := core.CheckRegular(t.Core); err != nil {
@@ -133,7 +137,7 @@ func readCore(opts Options) func(string) (*core.Info, error) {
 }
 
 // forResult fills p for a resolved target and its debug information.
-func forResult(ctx context.Context, p plan.Plan, t Target, res *target.Result, di *debuginfo.Info, opts Options) (plan.Plan, error) {
+func forResult(ctx context.Context, p plan.Plan, t Inferior, res *target.Result, di *debuginfo.Info, opts Options) (plan.Plan, error) {
 	// The program file: for an attached process or a core, the real
 	// interpreter (same build-id as a venv copy), so that the debugger's
 	// own lookups by path work; a launched program stays as given, so
@@ -367,7 +371,7 @@ func findings(res *target.Result, di *debuginfo.Info) []string {
 // host): its .dSYMs that lldb would not find alone as symbol files (by
 // UUID, one per bundle), and the source rules its DWARF calls for. No
 // Python is resolved: there is no process to read.
-func machO(ctx context.Context, p plan.Plan, t Target, opts Options) (plan.Plan, *debuginfo.Info, error) {
+func machO(ctx context.Context, p plan.Plan, t Inferior, opts Options) (plan.Plan, *debuginfo.Info, error) {
 	di, err := opts.CollectMachO(ctx, t.Program)
 	if err != nil {
 		return p, nil, err
