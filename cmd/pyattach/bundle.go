@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/pyattach/pyattach/cmd/internal/bundler"
+	"github.com/pyattach/pyattach/cmd/internal/config"
 	"github.com/pyattach/pyattach/cmd/internal/debuginfo"
 	"github.com/pyattach/pyattach/cmd/internal/dump"
 	"github.com/pyattach/pyattach/cmd/internal/gcore"
@@ -78,7 +79,7 @@ func takeCore(ctx context.Context, procRoot string, pid int, path string) (time.
 }
 
 // Run packs or lists a bundle.
-func (c *BundleCmd) Run(g *Globals, app *App, cfg *Config) error {
+func (c *BundleCmd) Run(g *Globals, app *App, cfg *config.Config) error {
 	max, err := parseSize(c.MaxSize)
 	if err != nil {
 		return withHint(fmt.Errorf("--max-size %q: %w", c.MaxSize, err), "give a size such as 2GiB or 500M")
@@ -309,7 +310,7 @@ func parseSize(s string) (int64, error) {
 
 // frameSources runs the walker on the core, as dump does, and returns
 // the files of every thread's Python frames.
-func frameSources(ctx context.Context, core, root string, g *Globals, app *App, cfg *Config) ([]string, error) {
+func frameSources(ctx context.Context, core, root string, g *Globals, app *App, cfg *config.Config) ([]string, error) {
 	o, err := dumpCore(ctx, core, root, false, g, app, cfg)
 	if err != nil {
 		return nil, err
@@ -340,7 +341,7 @@ func frameSources(ctx context.Context, core, root string, g *Globals, app *App, 
 // DWARF's absolute paths from the file tables srcmap reads, and mapped
 // onto the --source trees by srcmap's rules. Only files under a --source
 // tree are taken: a debuggee's DWARF may name any file of this machine.
-func nativeSources(ctx context.Context, core, root string, res *target.Result, di *debuginfo.Info, g *Globals, app *App, cfg *Config) ([]bundler.NativeSource, error) {
+func nativeSources(ctx context.Context, core, root string, res *target.Result, di *debuginfo.Info, g *Globals, app *App, cfg *config.Config) ([]bundler.NativeSource, error) {
 	names, err := nativeFrameFiles(ctx, core, root, g, app, cfg)
 	if err != nil || len(names) == 0 {
 		return nil, err
@@ -408,7 +409,7 @@ func mappedSource(p string, rules []SrcRule, roots []srcmap.Root) string {
 
 // nativeFrameFiles runs the walker with --native on the core, as dump
 // does, and returns the source files its native frames name.
-func nativeFrameFiles(ctx context.Context, core, root string, g *Globals, app *App, cfg *Config) ([]string, error) {
+func nativeFrameFiles(ctx context.Context, core, root string, g *Globals, app *App, cfg *config.Config) ([]string, error) {
 	o, err := dumpCore(ctx, core, root, true, g, app, cfg)
 	if err != nil {
 		return nil, err
@@ -432,7 +433,7 @@ func nativeFrameFiles(ctx context.Context, core, root string, g *Globals, app *A
 // dumpCore runs dump --json (with --native when native) on a core
 // whose files are under root, and returns what it found; a partial walk
 // is kept.
-func dumpCore(ctx context.Context, core, root string, native bool, g *Globals, app *App, cfg *Config) (*dump.Output, error) {
+func dumpCore(ctx context.Context, core, root string, native bool, g *Globals, app *App, cfg *config.Config) (*dump.Output, error) {
 	var out bytes.Buffer
 	svc := dumpServices(g, app, cfg)
 	svc.Stdout = &out
@@ -522,7 +523,7 @@ func bundleTarget(app *App, t dbgInferior, args []string) (dbgInferior, []string
 // read under its root/, its debug files are a debug directory, and the
 // target is foreign (nothing in it is auto-loaded). The bundle's own
 // CPython extension replaces the host's only with --trust-bundle.
-func bundlePlan(ctx context.Context, t dbgInferior, o *bundler.Opened, g *Globals, app *App, cfg *Config) (plan.Plan, error) {
+func bundlePlan(ctx context.Context, t dbgInferior, o *bundler.Opened, g *Globals, app *App, cfg *config.Config) (plan.Plan, error) {
 	g2 := *g
 	g2.DebugDir = append(append([]string(nil), g.DebugDir...), o.DebugDir)
 	opts := plannerOptions(&g2, app, cfg)

@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/pyattach/pyattach/cmd/internal/config"
 	"github.com/pyattach/pyattach/cmd/internal/debuggers"
 	"github.com/pyattach/pyattach/cmd/internal/shquote"
 	"github.com/pyattach/pyattach/gdbgen/plan"
@@ -82,7 +83,7 @@ func allDigits(s string) bool {
 // debuggerPlan is buildPlan for the debugger named name ("gdb", "lldb"),
 // whose name leads its error. An interrupt before the debugger starts is
 // an error too: the debugger is not started then.
-func debuggerPlan(name string, t dbgInferior, g *Globals, app *App, cfg *Config, ob *bundler.Opened) (plan.Plan, error) {
+func debuggerPlan(name string, t dbgInferior, g *Globals, app *App, cfg *config.Config, ob *bundler.Opened) (plan.Plan, error) {
 	var p plan.Plan
 	var err error
 	if ob != nil {
@@ -97,7 +98,7 @@ func debuggerPlan(name string, t dbgInferior, g *Globals, app *App, cfg *Config,
 }
 
 // Run starts gdb with pyattach's script.
-func (c *GDBCmd) Run(g *Globals, app *App, cfg *Config) error {
+func (c *GDBCmd) Run(g *Globals, app *App, cfg *config.Config) error {
 	t, err := parseGDBArgs(c.Args, isPIDArg)
 	if err != nil {
 		return withHint(err, "pyattach passes everything after \"gdb\" to gdb; check gdb's own options with: gdb --help")
@@ -154,7 +155,7 @@ func (c *GDBCmd) Run(g *Globals, app *App, cfg *Config) error {
 }
 
 // Run starts lldb with pyattach's script.
-func (c *LLDBCmd) Run(g *Globals, app *App, cfg *Config) error {
+func (c *LLDBCmd) Run(g *Globals, app *App, cfg *config.Config) error {
 	t, err := parseLLDBArgs(c.Args)
 	if err != nil {
 		return withHint(err, "pyattach passes everything after \"lldb\" to lldb; check lldb's own options with: lldb --help")

@@ -58,12 +58,14 @@ var layers = []layer{
 	// dump runs gdb through its injected Runner, so that its parsing and
 	// output are tested on literal gdb JSON.
 	{prefix: "cmd/internal/dump", own: []string{"detect/", "venv", "gdbgen", "cmd/internal/"}, forbidStd: []string{"os/exec"}},
+	// The configuration files are TOML, read by one well-kept decoder
+	// (after config's own size and nesting checks).
+	{prefix: "cmd/internal/config", own: []string{"detect/", "cmd/internal/"}, external: []string{"github.com/BurntSushi/toml"}},
 	// adrg/xdg reads the process environment: only the command boundary
 	// (main's hostLayout) may ask it, once, for the system's layout.
 	{prefix: "cmd/pyattach", own: []string{"detect/", "venv", "gdbgen", "lldbgen", "cmd/internal/"}, external: []string{
 		"github.com/adrg/xdg",
 		"github.com/alecthomas/kong",
-		"github.com/BurntSushi/toml",
 		"golang.org/x/sys/unix",
 		"golang.org/x/term",
 	}},

@@ -8,6 +8,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/pyattach/pyattach/cmd/internal/config"
 	"github.com/pyattach/pyattach/cmd/internal/debuggers"
 	"github.com/pyattach/pyattach/cmd/internal/debuginfo"
 	"github.com/pyattach/pyattach/cmd/internal/doctor"
@@ -53,7 +54,7 @@ const (
 )
 
 // Run runs the checks and prints them.
-func (c *DoctorCmd) Run(g *Globals, app *App, cfg *Config) error {
+func (c *DoctorCmd) Run(g *Globals, app *App, cfg *config.Config) error {
 	checks := doctor.Run(app.Ctx, doctorServices(g, app, cfg), c.Target)
 	if c.JSON {
 		if err := writeJSON(app.Stdout, struct {
@@ -73,7 +74,7 @@ func (c *DoctorCmd) Run(g *Globals, app *App, cfg *Config) error {
 // doctorServices wires doctor to this process: the real proc root,
 // commands, network, and the target resolution and debug information
 // collection of the other commands.
-func doctorServices(g *Globals, app *App, cfg *Config) *doctor.Services {
+func doctorServices(g *Globals, app *App, cfg *config.Config) *doctor.Services {
 	return &doctor.Services{
 		ProcRoot: g.ProcRoot,
 		GOOS:     g.GOOS,

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/pyattach/pyattach/cmd/internal/bundler"
+	"github.com/pyattach/pyattach/cmd/internal/config"
 	"github.com/pyattach/pyattach/cmd/internal/dump"
 	"github.com/pyattach/pyattach/cmd/internal/shquote"
 	"github.com/pyattach/pyattach/cmd/internal/target"
@@ -97,7 +98,7 @@ Examples:
 
 // Run dumps every thread's Python stack (cmd/internal/dump, wired to the
 // flags, the environment and the configuration).
-func (c *DumpCmd) Run(g *Globals, app *App, cfg *Config) error {
+func (c *DumpCmd) Run(g *Globals, app *App, cfg *config.Config) error {
 	opts := dump.Options{Target: c.Target, JSON: c.JSON, Native: c.Native, Verbose: c.Verbose, Locals: c.Locals,
 		Reader: c.Reader, MaxFrames: c.MaxFrames, MaxReads: c.MaxReads, Timeout: c.Timeout, Tasks: c.Tasks, MaxTasks: c.MaxTasks}
 	svc := dumpServices(g, app, cfg)
@@ -119,7 +120,7 @@ func (c *DumpCmd) Run(g *Globals, app *App, cfg *Config) error {
 }
 
 // dumpServices are dump's services for this invocation.
-func dumpServices(g *Globals, app *App, cfg *Config) *dump.Services {
+func dumpServices(g *Globals, app *App, cfg *config.Config) *dump.Services {
 	return &dump.Services{
 		ProcRoot:    g.ProcRoot,
 		GOOS:        g.GOOS,

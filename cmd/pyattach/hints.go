@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"strings"
 
+	"github.com/pyattach/pyattach/cmd/internal/config"
 	"github.com/pyattach/pyattach/cmd/internal/shquote"
 	"github.com/pyattach/pyattach/cmd/internal/target"
 	"github.com/pyattach/pyattach/cmd/internal/textline"
@@ -101,12 +102,12 @@ func hintFor(err error) string {
 	if errors.As(err, &wd) {
 		return "set XDG_DATA_HOME to a directory of your own (export XDG_DATA_HOME=$(mktemp -d))"
 	}
-	var ce *configError
+	var ce *config.Error
 	if errors.As(err, &ce) {
-		if ce.hint != "" {
-			return ce.hint
+		if ce.Hint != "" {
+			return ce.Hint
 		}
-		return "fix or remove " + ce.file + "; its keys are described in: pyattach help configuration"
+		return "fix or remove " + ce.File + "; its keys are described in: pyattach help configuration"
 	}
 	var nl *proc.NeedsLinuxError
 	if errors.As(err, &nl) {

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/pyattach/pyattach/cmd/internal/config"
 	"github.com/pyattach/pyattach/cmd/internal/shquote"
 	"github.com/pyattach/pyattach/detect/environ"
 	"github.com/pyattach/pyattach/detect/safefs"
@@ -50,7 +51,7 @@ Examples:
 }
 
 // Run writes the files.
-func (c *InitCmd) Run(g *Globals, app *App, cfg *Config) error {
+func (c *InitCmd) Run(g *Globals, app *App, cfg *config.Config) error {
 	dir := c.Dir
 	if dir == "" {
 		dir = app.Cwd

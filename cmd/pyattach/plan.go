@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"runtime"
 
+	"github.com/pyattach/pyattach/cmd/internal/config"
 	"github.com/pyattach/pyattach/cmd/internal/debuginfo"
 	"github.com/pyattach/pyattach/cmd/internal/planner"
 	"github.com/pyattach/pyattach/cmd/internal/target"
@@ -22,12 +23,12 @@ const gdbAutoLoadDir = debuginfo.GDBAutoLoadDir
 // buildPlan resolves what a debugger command line opens and gathers
 // everything the debugger needs for it (planner.Build, wired to the
 // flags, the environment and the configuration).
-func buildPlan(ctx context.Context, t dbgInferior, g *Globals, app *App, cfg *Config) (plan.Plan, *debuginfo.Info, error) {
+func buildPlan(ctx context.Context, t dbgInferior, g *Globals, app *App, cfg *config.Config) (plan.Plan, *debuginfo.Info, error) {
 	return planner.Build(ctx, planner.Inferior(t), plannerOptions(g, app, cfg))
 }
 
 // plannerOptions are the planner's services for this invocation.
-func plannerOptions(g *Globals, app *App, cfg *Config) planner.Options {
+func plannerOptions(g *Globals, app *App, cfg *config.Config) planner.Options {
 	return planner.Options{
 		Fast: g.Fast,
 		Resolve: func(ctx context.Context, tgt string) (*target.Result, error) {

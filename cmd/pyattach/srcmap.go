@@ -10,6 +10,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/pyattach/pyattach/cmd/internal/config"
 	"github.com/pyattach/pyattach/cmd/internal/debuginfo"
 	"github.com/pyattach/pyattach/cmd/internal/shquote"
 	"github.com/pyattach/pyattach/cmd/internal/target"
@@ -78,7 +79,7 @@ type SrcUnresolved struct {
 }
 
 // Run maps the target's sources.
-func (c *SrcmapCmd) Run(g *Globals, app *App, cfg *Config) error {
+func (c *SrcmapCmd) Run(g *Globals, app *App, cfg *config.Config) error {
 	ctx := app.Ctx
 	var res *target.Result
 	var di *debuginfo.Info
@@ -111,7 +112,7 @@ func (c *SrcmapCmd) Run(g *Globals, app *App, cfg *Config) error {
 }
 
 // sourceRoots gathers --source and the config file's [sources].
-func sourceRoots(g *Globals, cfg *Config, app *App) ([]srcmap.Root, error) {
+func sourceRoots(g *Globals, cfg *config.Config, app *App) ([]srcmap.Root, error) {
 	home := app.Env.Get("HOME")
 	var roots []srcmap.Root
 	for _, s := range g.Source {
@@ -119,7 +120,7 @@ func sourceRoots(g *Globals, cfg *Config, app *App) ([]srcmap.Root, error) {
 		if !ok {
 			name, dir = "", s
 		}
-		dir = expandPath(dir, app.Cwd, home)
+		dir = config.ExpandPath(dir, app.Cwd, home)
 		st, err := os.Stat(dir)
 		if err != nil || !st.IsDir() {
 			return nil, withHint(fmt.Errorf("--source %s: %s is not a directory", s, dir), "give a source tree: --source DIR or --source NAME=DIR")
@@ -371,7 +372,7 @@ func fileExists(p string) bool {
 }
 
 // sourceRules are the rules for a plan: nothing without source roots.
-func sourceRules(res *target.Result, di *debuginfo.Info, g *Globals, cfg *Config, app *App) ([]plan.SourceRule, error) {
+func sourceRules(res *target.Result, di *debuginfo.Info, g *Globals, cfg *config.Config, app *App) ([]plan.SourceRule, error) {
 	// Without roots, nothing to map: gdb's own debuginfod client (on
 	// when servers are set) fetches sources itself, and scanning on every
 	// debugger start would cost time.
