@@ -23,6 +23,7 @@ import (
 	"github.com/pyattach/pyattach/cmd/internal/dump"
 	"github.com/pyattach/pyattach/cmd/internal/gcore"
 	"github.com/pyattach/pyattach/cmd/internal/planner"
+	"github.com/pyattach/pyattach/cmd/internal/sources"
 	"github.com/pyattach/pyattach/cmd/internal/target"
 	"github.com/pyattach/pyattach/cmd/internal/textline"
 	"github.com/pyattach/pyattach/detect/bundle"
@@ -350,7 +351,7 @@ func nativeSources(ctx context.Context, core, root string, res *target.Result, d
 	if err != nil {
 		return nil, err
 	}
-	m, err := mapSources(ctx, res, di, roots, nil)
+	m, err := sources.Map(ctx, res, di, roots, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -391,7 +392,7 @@ func dwarfPath(n string, files []string) string {
 // mappedSource is where p is under the --source trees: through the
 // rule with the longest prefix of p, or p itself when it is under one
 // of the trees; "" when it is under none.
-func mappedSource(p string, rules []SrcRule, roots []srcmap.Root) string {
+func mappedSource(p string, rules []sources.Rule, roots []srcmap.Root) string {
 	local, best := p, -1
 	for _, r := range rules {
 		if (p == r.From || strings.HasPrefix(p, r.From+"/")) && len(r.From) > best {
@@ -400,7 +401,7 @@ func mappedSource(p string, rules []SrcRule, roots []srcmap.Root) string {
 	}
 	local = path.Clean(local)
 	for _, rt := range roots {
-		if rootfs.Under(local, rt.Dir) && fileExists(local) {
+		if rootfs.Under(local, rt.Dir) && sources.RegularFile(local) {
 			return local
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/pyattach/pyattach/cmd/internal/debuginfo"
+	"github.com/pyattach/pyattach/cmd/internal/sources"
 	"github.com/pyattach/pyattach/detect/srcscan"
 	"github.com/pyattach/pyattach/detect/testenv"
 )
@@ -123,7 +124,7 @@ func TestDoctorSourcesInChroot(t *testing.T) {
 	}
 	var placed []string
 	for _, f := range sr.Files {
-		if strings.HasPrefix(f, tree+"/Python/") && strings.HasSuffix(f, ".c") && !fileExists(f) && len(placed) < 2 {
+		if strings.HasPrefix(f, tree+"/Python/") && strings.HasSuffix(f, ".c") && !sources.RegularFile(f) && len(placed) < 2 {
 			if err := os.MkdirAll(filepath.Dir(filepath.Join(root, f)), 0o755); err != nil {
 				t.Fatal(err)
 			}
@@ -149,7 +150,7 @@ func TestDoctorSourcesInChroot(t *testing.T) {
 	if !strings.HasPrefix(hint, want) {
 		t.Fatalf("sources fix for %s: %q, want %q", tree, hint, want)
 	}
-	m, mapOut := mainJSON[SrcmapResult](t, "--offline", "--source", proot+tree, "srcmap", "--json", strconv.Itoa(pid))
+	m, mapOut := mainJSON[sources.Result](t, "--offline", "--source", proot+tree, "srcmap", "--json", strconv.Itoa(pid))
 	ok := false
 	for _, r := range m.Rules {
 		ok = ok || r.To == proot+tree && r.Resolved == 2 && strings.HasPrefix(tree, r.From)

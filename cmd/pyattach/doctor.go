@@ -12,6 +12,7 @@ import (
 	"github.com/pyattach/pyattach/cmd/internal/debuggers"
 	"github.com/pyattach/pyattach/cmd/internal/debuginfo"
 	"github.com/pyattach/pyattach/cmd/internal/doctor"
+	"github.com/pyattach/pyattach/cmd/internal/sources"
 	"github.com/pyattach/pyattach/cmd/internal/target"
 	"github.com/pyattach/pyattach/cmd/internal/textline"
 	"github.com/pyattach/pyattach/detect/srcmap"
@@ -101,7 +102,7 @@ func doctorServices(g *Globals, app *App, cfg *config.Config) *doctor.Services {
 			}
 			// Local files only, not bound by doctor's deadline: a large
 			// DWARF scan takes what it takes.
-			m, err := mapSources(app.Ctx, res, di, roots, nil)
+			m, err := sources.Map(app.Ctx, res, di, roots, nil)
 			if err != nil {
 				return nil, err
 			}
