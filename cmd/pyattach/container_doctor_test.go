@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/pyattach/pyattach/cmd/internal/debuginfo"
+	"github.com/pyattach/pyattach/cmd/internal/doctor"
 	"github.com/pyattach/pyattach/cmd/internal/sources"
 	"github.com/pyattach/pyattach/detect/srcscan"
 	"github.com/pyattach/pyattach/detect/testenv"
@@ -41,8 +42,8 @@ func TestDoctorDebuginfoPivotRoot(t *testing.T) {
 	exeDebug := checkContainerDebug(t, di, proot, r.exe)
 
 	checks := runDoctor(t, nil, strconv.Itoa(pid)).Checks
-	byID := func(id string) []Check {
-		var out []Check
+	byID := func(id string) []doctor.Check {
+		var out []doctor.Check
 		for _, c := range checks {
 			if c.ID == id {
 				out = append(out, c)
@@ -78,7 +79,7 @@ func TestDoctorDebuginfoPivotRoot(t *testing.T) {
 	proot = "/proc/" + strconv.Itoa(pid) + "/root"
 	checks = runDoctor(t, nil, strconv.Itoa(pid)).Checks
 	d := byID("debug." + base)
-	if len(d) != 1 || d[0].Status == statusOK {
+	if len(d) != 1 || d[0].Status == doctor.OK {
 		t.Fatalf("doctor's debug.%s check %+v: want the missing debug information reported", base, d)
 	}
 	if want := "in the container"; !strings.HasPrefix(d[0].Fix, want) || !strings.Contains(d[0].Fix, "apt-get install "+base+"-dbg") {
@@ -88,7 +89,7 @@ func TestDoctorDebuginfoPivotRoot(t *testing.T) {
 		t.Errorf("debug.%s fix %q installs on this machine", base, d[0].Fix)
 	}
 	e := byID("extension")
-	if len(e) != 1 || e[0].Status == statusOK {
+	if len(e) != 1 || e[0].Status == doctor.OK {
 		t.Fatalf("doctor's extension check %+v: want the missing extension reported", e)
 	}
 	if want := "pyattach fetch-extension " + strconv.Itoa(pid); !strings.HasPrefix(e[0].Fix, want) || strings.Contains(e[0].Fix, "apt-get") {
@@ -187,7 +188,7 @@ func TestDoctorDebuginfoPodman(t *testing.T) {
 			found["debug"] = true
 		case c.ID == "target.foreign.refused" && strings.Contains(c.Summary, proot+r.ext+" is not run"):
 			found["refused"] = true
-		case c.ID == "extension" && c.Status == statusOK:
+		case c.ID == "extension" && c.Status == doctor.OK:
 			t.Errorf("doctor found an extension for the container's 3.X, which this machine lacks: %+v", c)
 		}
 	}

@@ -15,7 +15,6 @@ import (
 	"github.com/pyattach/pyattach/cmd/internal/sources"
 	"github.com/pyattach/pyattach/cmd/internal/target"
 	"github.com/pyattach/pyattach/cmd/internal/textline"
-	"github.com/pyattach/pyattach/detect/srcmap"
 )
 
 // DoctorCmd is `pyattach doctor`.
@@ -42,24 +41,12 @@ Examples:
   pyattach doctor --json .venv`
 }
 
-// Check is one finding of doctor (cmd/internal/doctor holds the checks).
-type Check = doctor.Check
-
-// Statuses of a check.
-const (
-	statusOK   = doctor.OK
-	statusWarn = doctor.Warn
-	statusFail = doctor.Fail
-	statusSkip = doctor.Skip
-	statusNote = doctor.Note
-)
-
 // Run runs the checks and prints them.
 func (c *DoctorCmd) Run(g *Globals, app *App, cfg *config.Config) error {
 	checks := doctor.Run(app.Ctx, doctorServices(g, app, cfg), c.Target)
 	if c.JSON {
 		if err := writeJSON(app.Stdout, struct {
-			Checks []Check `json:"checks"`
+			Checks []doctor.Check `json:"checks"`
 		}{checks}); err != nil {
 			return err
 		}
@@ -106,12 +93,7 @@ func doctorServices(g *Globals, app *App, cfg *config.Config) *doctor.Services {
 			if err != nil {
 				return nil, err
 			}
-			sm := &doctor.SourceMap{Modules: len(m.Modules), Rules: len(m.Rules)}
-			for _, u := range m.Unresolved {
-				sm.Unresolved = append(sm.Unresolved, doctor.SourceGroup{Prefix: u.Prefix, Files: u.Files, Hint: u.Hint,
-					Shipped: srcmap.Shipped(srcmap.Unresolved{Prefix: u.Prefix, Layout: u.Layout})})
-			}
-			return sm, nil
+			return doctor.SourceMapOf(m), nil
 		},
 		Hint:    hintFor,
 		IsMachO: func(tgt string) bool { return debuginfo.IsMachO(tgt, app.Cwd) },
@@ -120,8 +102,6 @@ func doctorServices(g *Globals, app *App, cfg *config.Config) *doctor.Services {
 		},
 	}
 }
-
-// runCommand is doctor's Runner: it starts the command with env as its
 
 // colorWanted: colour on a terminal, unless NO_COLOR is set.
 func colorWanted(app *App) bool {
@@ -134,7 +114,7 @@ func colorWanted(app *App) bool {
 
 // printChecks prints the checks in their order; notes only when
 // verbose.
-func printChecks(w io.Writer, checks []Check, verbose, color bool) {
+func printChecks(w io.Writer, checks []doctor.Check, verbose, color bool) {
 	paint := func(s, code string) string {
 		if !color {
 			return s
@@ -142,17 +122,17 @@ func printChecks(w io.Writer, checks []Check, verbose, color bool) {
 		return "\x1b[" + code + "m" + s + "\x1b[0m"
 	}
 	for _, ch := range checks {
-		if ch.Status == statusNote && !verbose {
+		if ch.Status == doctor.Note && !verbose {
 			continue
 		}
-		label := map[string]string{statusOK: paint("ok  ", "32"), statusWarn: paint("WARN", "33"), statusFail: paint("FAIL", "31"), statusSkip: paint("skip", "2"), statusNote: paint("note", "2")}[ch.Status]
+		label := map[string]string{doctor.OK: paint("ok  ", "32"), doctor.Warn: paint("WARN", "33"), doctor.Fail: paint("FAIL", "31"), doctor.Skip: paint("skip", "2"), doctor.Note: paint("note", "2")}[ch.Status]
 		// Summaries, details and fixes may name what a process controls
 		// (its comm, command line, files): escaped where they need it.
 		fmt.Fprintf(w, "%s  %-22s %s\n", label, ch.ID, textline.EscapeControls(ch.Summary))
 		for _, d := range ch.Details {
 			fmt.Fprintf(w, "      - %s\n", textline.EscapeControls(d))
 		}
-		if ch.Fix != "" && ch.Status != statusOK {
+		if ch.Fix != "" && ch.Status != doctor.OK {
 			for i, l := range strings.Split(ch.Fix, "\n") {
 				prefix := "      fix: "
 				if i > 0 {
