@@ -9,7 +9,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"path"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -30,9 +29,7 @@ import (
 	"github.com/pyattach/pyattach/detect/core"
 	"github.com/pyattach/pyattach/detect/environ"
 	"github.com/pyattach/pyattach/detect/proc"
-	"github.com/pyattach/pyattach/detect/rootfs"
 	"github.com/pyattach/pyattach/detect/safefs"
-	"github.com/pyattach/pyattach/detect/srcmap"
 	"github.com/pyattach/pyattach/gdbgen/plan"
 )
 
@@ -310,42 +307,26 @@ func parseSize(s string) (int64, error) {
 }
 
 // frameSources runs the walker on the core, as dump does, and returns
-// the files of every thread's Python frames.
+// the files of every thread's Python frames (bundler.FrameFiles).
 func frameSources(ctx context.Context, core, root string, g *Globals, app *App, cfg *config.Config) ([]string, error) {
 	o, err := dumpCore(ctx, core, root, false, g, app, cfg)
 	if err != nil {
 		return nil, err
 	}
-	seen := map[string]bool{}
-	var files []string
-	for _, th := range o.Threads {
-		for _, f := range th.Frames {
-			if !seen[f.File] {
-				seen[f.File] = true
-				files = append(files, f.File)
-			}
-		}
-		if th.Exception != nil {
-			for _, l := range th.Exception.Frames {
-				if !seen[l.File] {
-					seen[l.File] = true
-					files = append(files, l.File)
-				}
-			}
-		}
-	}
-	return files, nil
+	return bundler.FrameFiles(o), nil
 }
 
 // nativeSources finds the C source files of every thread's native
-// frames: the files nativesym names (dump --native), completed to the
-// DWARF's absolute paths from the file tables srcmap reads, and mapped
-// onto the --source trees by srcmap's rules. Only files under a --source
-// tree are taken: a debuggee's DWARF may name any file of this machine.
+// frames (dump --native on the core), chosen by
+// bundler.ChooseNativeSources among the --source trees.
 func nativeSources(ctx context.Context, core, root string, res *target.Result, di *debuginfo.Info, g *Globals, app *App, cfg *config.Config) ([]bundler.NativeSource, error) {
-	names, err := nativeFrameFiles(ctx, core, root, g, app, cfg)
-	if err != nil || len(names) == 0 {
+	o, err := dumpCore(ctx, core, root, true, g, app, cfg)
+	if err != nil {
 		return nil, err
+	}
+	names := bundler.NativeFrameFiles(o)
+	if len(names) == 0 {
+		return nil, nil
 	}
 	roots, err := sourceRoots(g, cfg, app)
 	if err != nil {
@@ -355,80 +336,7 @@ func nativeSources(ctx context.Context, core, root string, res *target.Result, d
 	if err != nil {
 		return nil, err
 	}
-	var out []bundler.NativeSource
-	for _, n := range names {
-		s := bundler.NativeSource{Path: dwarfPath(n, m.Files)}
-		switch {
-		case s.Path == "":
-			s.Path, s.Reason = n, "no file table of the interpreter's modules names it with its directory"
-		case len(roots) == 0:
-			s.Reason = "no source tree given: pyattach --source [NAME=]DIR bundle --native-sources ..."
-		default:
-			if s.Local = mappedSource(s.Path, m.Rules, roots); s.Local == "" {
-				s.Reason = "under no --source tree"
-			}
-		}
-		out = append(out, s)
-	}
-	return out, nil
-}
-
-// dwarfPath is the absolute path of a frame's file name n (as a line
-// table names it, often relative to its unit's directory) among files,
-// the absolute paths the modules' DWARF names: n itself, or the first
-// that ends with /n; "" when none does.
-func dwarfPath(n string, files []string) string {
-	if path.IsAbs(n) {
-		return n
-	}
-	for _, f := range files {
-		if path.IsAbs(f) && strings.HasSuffix(f, "/"+n) {
-			return f
-		}
-	}
-	return ""
-}
-
-// mappedSource is where p is under the --source trees: through the
-// rule with the longest prefix of p, or p itself when it is under one
-// of the trees; "" when it is under none.
-func mappedSource(p string, rules []sources.Rule, roots []srcmap.Root) string {
-	local, best := p, -1
-	for _, r := range rules {
-		if (p == r.From || strings.HasPrefix(p, r.From+"/")) && len(r.From) > best {
-			local, best = r.To+p[len(r.From):], len(r.From)
-		}
-	}
-	local = path.Clean(local)
-	for _, rt := range roots {
-		if rootfs.Under(local, rt.Dir) && sources.RegularFile(local) {
-			return local
-		}
-	}
-	return ""
-}
-
-// nativeFrameFiles runs the walker with --native on the core, as dump
-// does, and returns the source files its native frames name.
-func nativeFrameFiles(ctx context.Context, core, root string, g *Globals, app *App, cfg *config.Config) ([]string, error) {
-	o, err := dumpCore(ctx, core, root, true, g, app, cfg)
-	if err != nil {
-		return nil, err
-	}
-	seen := map[string]bool{}
-	var files []string
-	for _, th := range o.Threads {
-		if th.Native == nil {
-			continue
-		}
-		for _, f := range *th.Native {
-			if f.File != nil && *f.File != "" && !seen[*f.File] {
-				seen[*f.File] = true
-				files = append(files, *f.File)
-			}
-		}
-	}
-	return files, nil
+	return bundler.ChooseNativeSources(names, m, roots), nil
 }
 
 // dumpCore runs dump --json (with --native when native) on a core
