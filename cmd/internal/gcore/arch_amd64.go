@@ -2,7 +2,11 @@
 
 package gcore
 
-import "debug/elf"
+import (
+	"debug/elf"
+
+	"github.com/pyattach/pyattach/detect/core"
+)
 
 // The x86-64 core: struct user_regs_struct (27 registers) in
 // NT_PRSTATUS, the FXSAVE area (512 bytes) in NT_FPREGSET and the XSAVE
@@ -14,8 +18,8 @@ const (
 )
 
 var regSets = []regSet{
-	{typ: ntPRFPReg, note: "CORE", size: 512, fp: true},
-	{typ: ntX86XState, note: "LINUX", size: 64 << 10, fix: padXState},
+	{typ: core.NTPRFPReg, note: "CORE", size: 512, fp: true},
+	{typ: core.NTX86XState, note: "LINUX", size: 64 << 10, fix: padXState},
 }
 
 // xstateComponents are the standard (non-compacted) offset and size in

@@ -2,7 +2,11 @@
 
 package gcore
 
-import "debug/elf"
+import (
+	"debug/elf"
+
+	"github.com/pyattach/pyattach/detect/core"
+)
 
 // The AArch64 core: struct user_pt_regs (x0-x30, sp, pc, pstate) in
 // NT_PRSTATUS, struct user_fpsimd_state in NT_FPREGSET, and the thread
@@ -14,6 +18,6 @@ const (
 )
 
 var regSets = []regSet{
-	{typ: ntPRFPReg, note: "CORE", size: 528, fp: true},
-	{typ: ntARMTLS, note: "LINUX", size: 64, optional: true},
+	{typ: core.NTPRFPReg, note: "CORE", size: 528, fp: true},
+	{typ: core.NTARMTLS, note: "LINUX", size: 64, optional: true},
 }
