@@ -56,9 +56,6 @@ func plannerOptions(g *Globals, app *App, cfg *config.Config) planner.Options {
 	}
 }
 
-// hiddenRoot reports a process whose root reads as "/" from here.
-func hiddenRoot(res *target.Result) bool { return planner.HiddenRoot(res) }
-
 // readCoreInfo reads a core file whose executable is on this machine.
 func readCoreInfo(path string) (*core.Info, error) { return core.OpenIn(path, "") }
 

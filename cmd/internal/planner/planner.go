@@ -146,7 +146,7 @@ func forResult(ctx context.Context, p plan.Plan, t Inferior, res *target.Result,
 	// docker) is debugged through gdb's default "target:" sysroot, which
 	// reads its files inside its mount namespace: gdb canonicalises a
 	// /proc/PID/root path and would land on the host's file of that name.
-	hidden := HiddenRoot(res)
+	hidden := res.HiddenRoot()
 	if !t.Launch && t.Program == "" {
 		switch {
 		case hidden:
@@ -301,16 +301,6 @@ func targetless(ctx context.Context, p plan.Plan, opts Options) (plan.Plan, *deb
 	}
 	p.Findings = append(p.Findings, "no target: attach from inside the debugger (gdb: attach PID; lldb: process attach --pid PID)")
 	return p, &debuginfo.Info{DebugDirs: di.DebugDirs}, nil
-}
-
-// HiddenRoot reports a process in another mount namespace whose root
-// link reads as "/" (pivot_root), so that no host path names its files.
-func HiddenRoot(res *target.Result) bool {
-	if !res.Container || res.Root == "" {
-		return false
-	}
-	l, err := os.Readlink(res.Root)
-	return err == nil && l == "/"
 }
 
 // symbolFileFor returns a debug file the debugger would not find alone:

@@ -15,7 +15,6 @@ import (
 	"strings"
 
 	"github.com/pyattach/pyattach/cmd/internal/debuginfo"
-	"github.com/pyattach/pyattach/cmd/internal/planner"
 	"github.com/pyattach/pyattach/cmd/internal/shquote"
 	"github.com/pyattach/pyattach/cmd/internal/target"
 	"github.com/pyattach/pyattach/detect/debugfile"
@@ -141,7 +140,7 @@ func inContainerHint(res *target.Result, g srcmap.Group) string {
 	if in == 0 {
 		return ""
 	}
-	if planner.HiddenRoot(res) {
+	if res.HiddenRoot() {
 		return fmt.Sprintf("%d of them are in the container, not on this machine, where gdb reads sources: copy them out (podman cp or docker cp CONTAINER:%s DIR) and pass pyattach --source DIR", in, g.Prefix)
 	}
 	return fmt.Sprintf("%d of them are in the container: pyattach --source %s", in, shquote.Quote(debugfile.HostPath(res.Root, g.Prefix)))
