@@ -102,7 +102,8 @@ var codeKeys = []string{"extensions", "extension_base_url", "debug_dirs"}
 // knownKeys, in the order the error message lists them.
 var knownKeys = []string{"debug_dirs", "extensions", "extension_base_url", "offline", "sources"}
 
-// Load reads the user's and the project's configuration files.
+// Load reads the system-wide, the user's and the project's configuration
+// files.
 // userFile overrides the XDG location; a missing file is no error unless
 // it was named explicitly. HOME and the XDG directories come from env.
 func Load(userFile, cwd string, env environ.Env) (*Config, error) {
