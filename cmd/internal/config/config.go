@@ -103,9 +103,9 @@ var codeKeys = []string{"extensions", "extension_base_url", "debug_dirs"}
 var knownKeys = []string{"debug_dirs", "extensions", "extension_base_url", "offline", "sources"}
 
 // Load reads the system-wide, the user's and the project's configuration
-// files.
-// userFile overrides the XDG location; a missing file is no error unless
-// it was named explicitly. HOME and the XDG directories come from env.
+// files. userFile overrides the XDG location; a missing file is no error
+// unless it was named explicitly. HOME and the XDG directories come from
+// env.
 func Load(userFile, cwd string, env environ.Env) (*Config, error) {
 	cfg := &Config{}
 	home, dirs := env.Home(), env.Dirs()
