@@ -45,25 +45,6 @@ type BundleCmd struct {
 }
 
 // Help is the long help.
-func (c *BundleCmd) Help() string {
-	return `Packs a core and every file needed to debug it on another machine into
-one file: the mapped executable and libraries (checked against the core's
-build-ids), their separate debug files (found as pyattach debuginfo finds
-them, debuginfod too), the CPython gdb extension, pyattach's walker and
-the Python source files of every thread's frames, with a JSON manifest.
-A bundle opens wherever a core does: pyattach dump FILE, pyattach gdb -c
-FILE, pyattach lldb -c FILE, resolve, debuginfo.
-
-Examples:
-  pyattach bundle 12345 -o app.pyattach          # take the core of a live process
-  pyattach bundle core.12345 -o app.pyattach
-  pyattach bundle --root /proc/4242/root core.4242 -o app.pyattach
-  pyattach --source cpython=~/src/Python-3.11.2 bundle --native-sources 12345 -o app.pyattach
-  pyattach bundle --list app.pyattach
-  pyattach dump app.pyattach
-  pyattach gdb -c app.pyattach -batch -ex bt -ex py-bt`
-}
-
 // takeCore writes the core of the live process pid to path, stopping it
 // as briefly as it can, and says how long it was stopped: pyattach's own
 // writer (cmd/internal/gcore), or gdb's gcore on an architecture the
@@ -114,9 +95,9 @@ func (c *BundleCmd) Run(g *Globals, app *App, cfg *config.Config) error {
 		}
 	}
 	if target.IsPID(c.Target) {
-		pid, err := strconv.Atoi(c.Target)
-		if err != nil || pid <= 0 {
-			return fmt.Errorf("bundle: %q is not a valid process id", c.Target)
+		pid, err := target.ParsePID(c.Target)
+		if err != nil {
+			return fmt.Errorf("bundle: %w", err)
 		}
 		if err := proc.CheckPlatform(g.GOOS, pid); err != nil {
 			return fmt.Errorf("bundle: %w", err)

@@ -154,6 +154,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, env []string
 		return 70
 	}
 	parser.Model.Help = description
+	applyPages(parser.Model)
 	kctx, err := parser.Parse(args)
 	if err != nil {
 		var pe *kong.ParseError

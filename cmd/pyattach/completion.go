@@ -19,19 +19,6 @@ type CompletionCmd struct {
 	Shell string `arg:"" enum:"bash,zsh,fish" help:"The shell to print the completion script for: bash, zsh or fish."`
 }
 
-// Help is shown by `pyattach completion --help`.
-func (c *CompletionCmd) Help() string {
-	return `The script completes commands and flags, file names where a path goes, and
-for a target or a debugger's -p/--pid the running Python processes, shown
-with their command lines. It asks pyattach itself each time, so it always
-matches the installed version.
-
-Examples:
-  source <(pyattach completion bash)      # in ~/.bashrc
-  pyattach completion zsh > "${fpath[1]}/_pyattach"
-  pyattach completion fish > ~/.config/fish/completions/pyattach.fish`
-}
-
 // Run prints the script.
 func (c *CompletionCmd) Run(app *App) error {
 	s, ok := completionScripts[c.Shell]

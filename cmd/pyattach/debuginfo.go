@@ -28,23 +28,6 @@ type DebuginfoCmd struct {
 	JSON   bool   `help:"Print one JSON object (fields: pyattach help json)."`
 }
 
-// Help is shown by `pyattach debuginfo --help`.
-func (c *DebuginfoCmd) Help() string {
-	return `For every module of the target (the executable, libpython, extension
-modules, libc...), where its debug information is, found the way gdb finds
-it: embedded DWARF, <debugdir>/.build-id/xx/rest.debug, .gnu_debuglink (CRC
-checked), the debuginfod cache, then debuginfod servers ($DEBUGINFOD_URLS,
-unless --offline). Also the CPython gdb extension (py-bt, py-list,
-py-locals) that matches the interpreter, and an lldb one if installed.
-
-Examples:
-  pyattach debuginfo 12345
-  pyattach debuginfo core.12345
-  pyattach --offline debuginfo .venv
-  pyattach --debug-dir ~/debug debuginfo --json /usr/bin/python3.11
-  pyattach debuginfo _stack_v2.cpython-313-darwin.so     # a Mach-O file: UUID and .dSYM`
-}
-
 // storeDir is pyattach's private debug directory (symbols install).
 func storeDir(dirs environ.Dirs) string { return dirs.Data("debug") }
 

@@ -21,24 +21,7 @@ import (
 type DoctorCmd struct {
 	Target  string `arg:"" optional:"" help:"A PID, core file, interpreter, venv, script or Mach-O file to check (optional: without it, only the debuggers and ptrace are checked)."`
 	JSON    bool   `help:"Print {checks: [{id, status, summary, fix, details}]}, notes included."`
-	Verbose bool   `help:"Print the notes too: facts that change nothing pyattach gdb and lldb show (a --copies venv, an -O3 build the walker reads, the distribution's C sources)."`
-}
-
-// Help is shown by `pyattach doctor --help`.
-func (c *DoctorCmd) Help() string {
-	return `Runs every check that explains Undefined command: "py-bt", frames shown as
-"??" or "(frame information optimized out)", and missing sources, and
-prints for each problem what it means and the command that fixes it.
-Failures come first, then warnings; facts that change nothing you will
-see in pyattach gdb and lldb are notes, printed with --verbose.
-Exit code 0 when nothing fails, 1 when something does.
-
-Examples:
-  pyattach doctor
-  pyattach doctor 12345
-  pyattach doctor core.12345
-  pyattach doctor --verbose .venv
-  pyattach doctor --json .venv`
+	Verbose bool   `help:"Print the notes too: facts that change nothing pyattach gdb and lldb show (an -O3 build the walker reads, the distribution's C sources)."`
 }
 
 // Run runs the checks and prints them.

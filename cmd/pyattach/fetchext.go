@@ -20,18 +20,6 @@ type FetchExtensionCmd struct {
 	BaseURL string `help:"Where CPython's sources are served by tag (default from the config file, else CPython's repository)." placeholder:"URL"`
 }
 
-// Help is shown by `pyattach fetch-extension --help`.
-func (c *FetchExtensionCmd) Help() string {
-	return `Interpreters from uv, python-build-standalone and most Docker images ship
-no python3.X-gdb.py. This downloads CPython's Tools/gdb/libpython.py for
-the interpreter's exact version tag into pyattach's cache, where
-debuginfo, gdb and lldb commands find it.
-
-Examples:
-  pyattach fetch-extension 12345
-  pyattach fetch-extension --python-version 3.12.1`
-}
-
 // Run downloads the extension.
 func (c *FetchExtensionCmd) Run(g *Globals, app *App, cfg *config.Config) error {
 	version := c.Version

@@ -173,7 +173,7 @@ func notRegularHint(nr *safefs.NotRegularError, what string) string {
 // a *elfinfo.FormatError in err points at.
 func readelfFor(err error) string {
 	var fe *elfinfo.FormatError
-	if !errors.As(err, &fe) {
+	if !errors.As(err, &fe) || fe.Kind != elfinfo.ErrCorrupt {
 		return "readelf -h FILE"
 	}
 	switch s := fe.Section; {

@@ -26,27 +26,6 @@ type InitCmd struct {
 	Trust  bool   `help:"Add the one line that lets gdb load DIR/.gdbinit to your gdb init file (~/.config/gdb/gdbinit, or ~/.gdbinit when gdb reads that); with --lldb, the line that makes lldb read DIR/.lldbinit when it starts in DIR to ~/.lldbinit."`
 }
 
-// Help is shown by `pyattach init --help`.
-func (c *InitCmd) Help() string {
-	return `Writes debugger init files for a project, so that a plain "gdb -p PID" or
-"lldb -p PID" started in it has py-bt, the debug files and source maps.
-gdb loads a project's .gdbinit only when it is trusted; --trust adds
-exactly one add-auto-load-safe-path line for it to the user init file gdb
-reads ($XDG_CONFIG_HOME/gdb/gdbinit, else an existing ~/.gdbinit). The
-line names that one file, escaped so that gdb matches nothing else; a
-directory whose name cannot be written so (':', line breaks), or that
-another user can change, is not trusted. lldb reads no project file by
-itself (it warns about ./.lldbinit at every start); with --lldb, --trust
-adds one line to ~/.lldbinit (~/.lldbinit-lldb when that exists) that,
-when lldb starts in DIR and only there, reads DIR/.lldbinit and silences
-that warning. DIR must exist.
-
-Examples:
-  pyattach init --gdb --trust
-  pyattach init --gdb --lldb --vscode ~/src/myproject
-  pyattach init --python /opt/app/bin/python3 .`
-}
-
 // Run writes the files.
 func (c *InitCmd) Run(g *Globals, app *App, cfg *config.Config) error {
 	dir := c.Dir

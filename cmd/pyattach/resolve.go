@@ -20,22 +20,6 @@ type ResolveCmd struct {
 	JSON   bool   `help:"Print one JSON object (fields: pyattach help json)."`
 }
 
-// Help is shown by `pyattach resolve --help`.
-func (c *ResolveCmd) Help() string {
-	return `Examples:
-  pyattach resolve 12345            # the process's real interpreter and modules
-  pyattach resolve .venv            # a --copies venv back to /usr/bin/python3.11
-  pyattach resolve --json ./app.py  # through the script's #! line, as JSON
-  pyattach resolve core.1234        # the interpreter the core's process ran
-
-For a PID, the executable is read through /proc/PID/exe (so deleted
-binaries work), the mapped modules are listed with their build-ids, and a
-process in another root or mount namespace is read under /proc/PID/root.
-A venv copy is resolved to the interpreter with the same ELF build-id.
-A core file is resolved through the executable its notes name, as
-gdb -c finds it; its modules are the files its notes list.`
-}
-
 // Run resolves the target and prints the result.
 func (c *ResolveCmd) Run(g *Globals, app *App) error {
 	opts := g.targetOptions(app)

@@ -25,25 +25,6 @@ type SrcmapCmd struct {
 	JSON   bool   `help:"Print one JSON object: rules and unresolved groups."`
 }
 
-// Help is shown by `pyattach srcmap --help`.
-func (c *SrcmapCmd) Help() string {
-	return `Native frames point at files that exist only where the binary was built:
-an extension built in a manylinux container (/project/build/.../_deps/
-echion-src/echion/frame.cc), the interpreter's build tree
-(/tmp/python-build.*/Python-3.12.1, /build/reproducible-path/python3.11-3.11.2).
-srcmap reads the source file names from the DWARF of the interpreter,
-libpython and every loaded extension module, groups the missing ones by
-build layout, and finds for each group the prefix mapping onto your
-source trees (--source, or the config file's [sources]) that makes its
-files exist. Every rule is verified; the rules flow into every script
-pyattach gdb, lldb and init write.
-
-Examples:
-  pyattach --source echion=~/src/echion srcmap 1234
-  pyattach --source ~/src/cpython srcmap --json /usr/bin/python3.11
-  pyattach --source echion=~/src/echion gdb -p 1234`
-}
-
 // Run maps the target's sources.
 func (c *SrcmapCmd) Run(g *Globals, app *App, cfg *config.Config) error {
 	ctx := app.Ctx

@@ -20,25 +20,6 @@ type SymbolsCmd struct {
 	Remove  SymbolsRemoveCmd  `cmd:"" help:"Remove an installed debug-symbol package."`
 }
 
-// Help is shown by `pyattach symbols --help`.
-func (c *SymbolsCmd) Help() string {
-	return `Split debug-symbol packages, as dd-trace-py ships them: the wheel's .so
-files carry a .gnu_debuglink, and <wheel-stem>-debug-symbols.zip holds
-<path inside the wheel>/<name>.so.debug. pyattach checks each debug file
-against the installed .so (CRC-32 and build-id) and keeps it in its own
-.build-id tree, which every script it generates adds to the debugger's
-search path; site-packages is never touched. A macosx zip holds .dSYM
-bundles (<path inside the wheel>/<name>.so.dSYM/...): each is checked
-against the installed Mach-O .so by LC_UUID, architecture by
-architecture, and kept in the store under dsym/<UUID>/.
-
-Examples:
-  pyattach symbols install --venv .venv ddtrace-2.9.0-cp311-cp311-manylinux_2_17_x86_64-debug-symbols.zip
-  pyattach symbols install --venv .venv ddtrace-3.0.0-cp313-cp313-macosx_11_0_x86_64-debug-symbols.zip
-  pyattach symbols list
-  pyattach symbols remove ddtrace`
-}
-
 // SymbolsInstallCmd is `pyattach symbols install`.
 type SymbolsInstallCmd struct {
 	Zip    string `arg:"" type:"existingfile" help:"The <wheel-stem>-debug-symbols.zip file."`

@@ -20,25 +20,6 @@ type TrustCmd struct {
 	Remove bool   `help:"Forget the file: its code-carrying settings are ignored again."`
 }
 
-// Help is shown by `pyattach trust --help`.
-func (c *TrustCmd) Help() string {
-	return `A project's .pyattach.toml may name extensions that gdb runs, the URL they
-are downloaded from and debug directories that gdb auto-loads scripts
-from. pyattach uses those settings only from your own configuration file
-and from project files you have trusted, as direnv allow does: trust
-records the file's path and a SHA-256 of its content in
-$XDG_DATA_HOME/pyattach/trusted, and a file that changes is no longer
-trusted until you trust it again. Only a file owned by you or root, in
-directories that no one else may write, can be trusted. Its other
-settings (sources, offline) apply without trust.
-
-Examples:
-  pyattach trust                      # the .pyattach.toml pyattach reads here
-  pyattach trust ~/src/app            # ~/src/app/.pyattach.toml
-  pyattach trust --list
-  pyattach trust --remove ~/src/app`
-}
-
 // Run trusts, lists or forgets a project file.
 func (c *TrustCmd) Run(app *App) error {
 	store, err := config.LoadTrustStore(app.dirs())

@@ -57,15 +57,20 @@ func EncodePRStatus64(s PRStatus) []byte {
 	b := make([]byte, 112+n+8)
 	le.PutUint32(b[0:], uint32(s.Sig))
 	le.PutUint16(b[12:], uint16(s.Sig))
-	le.PutUint32(b[32:], uint32(s.PID))
-	le.PutUint32(b[36:], uint32(s.PPID))
-	le.PutUint32(b[40:], uint32(s.PGRP))
-	le.PutUint32(b[44:], uint32(s.SID))
+	putInts(b[32:], s.PID, s.PPID, s.PGRP, s.SID)
 	copy(b[112:112+n], s.GRegs)
 	if s.FPValid {
 		le.PutUint32(b[112+n:], 1)
 	}
 	return b
+}
+
+// putInts writes vs as consecutive 32-bit words at the start of b (the
+// ids of elf_prstatus and elf_prpsinfo).
+func putInts(b []byte, vs ...int) {
+	for i, v := range vs {
+		le.PutUint32(b[4*i:], uint32(v))
+	}
 }
 
 // PSInfo is what NT_PRPSINFO says of a process.
@@ -97,12 +102,7 @@ func EncodePSInfo64(p PSInfo) []byte {
 	}
 	b[3] = byte(int8(p.Nice))
 	le.PutUint64(b[8:], p.Flags)
-	le.PutUint32(b[16:], uint32(p.UID))
-	le.PutUint32(b[20:], uint32(p.GID))
-	le.PutUint32(b[24:], uint32(p.PID))
-	le.PutUint32(b[28:], uint32(p.PPID))
-	le.PutUint32(b[32:], uint32(p.PGRP))
-	le.PutUint32(b[36:], uint32(p.SID))
+	putInts(b[16:], p.UID, p.GID, p.PID, p.PPID, p.PGRP, p.SID)
 	copy(b[40:55], p.Comm) // pr_fname[16], NUL-terminated
 	args := p.Args
 	for len(args) > 0 && args[len(args)-1] == 0 {

@@ -155,12 +155,12 @@ func IsMachO(b []byte) bool {
 
 // Open opens the named file and reads its facts.
 func Open(name string) (*Info, error) {
-	f, err := safefs.Open(name)
+	f, c, err := OpenFile(name)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	return Read(f)
+	defer c.Close()
+	return f.Info(), nil
 }
 
 // OpenFile opens and parses the named file. The returned closer closes

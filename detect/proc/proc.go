@@ -453,12 +453,11 @@ func (p *Proc) PIDs() ([]int, error) {
 	return pids, nil
 }
 
+// parsePID takes a /proc entry's name as the kernel writes a PID: plain
+// decimal digits (strconv.ParseUint refuses signs), no leading zero.
 func parsePID(s string) (int, bool) {
-	if !allDigits(s) || s[0] == '0' {
-		return 0, false
-	}
-	pid, err := strconv.Atoi(s)
-	return pid, err == nil && pid > 0
+	pid, err := strconv.ParseUint(s, 10, 31)
+	return int(pid), err == nil && s[0] != '0'
 }
 
 // Children returns all descendants of process pid, breadth first: its

@@ -81,7 +81,7 @@ type bundleEntry struct {
 // entry, repeated name, or size past the bounds); a bundle is extracted
 // into a new temporary directory of the store, which no one else can
 // have put a link in, checked, then renamed into place.
-func (s *Store) installBundles(zipPath string, zf io.ReaderAt, size int64, zr *zip.Reader, dist *Dist, rep *Report) (*Report, error) {
+func (s *Store) installBundles(dir, zipPath string, zf io.ReaderAt, size int64, zr *zip.Reader, dist *Dist, rep *Report) (*Report, error) {
 	inBundle := func(n string) bool { _, inner, ok := bundleOf(n); return ok && inner != "" }
 	entries, err := checkEntries(zipPath, zr.File, rep, inBundle, "*.dSYM bundle")
 	if err != nil {
@@ -97,111 +97,47 @@ func (s *Store) installBundles(zipPath string, zf io.ReaderAt, size int64, zr *z
 		rels = append(rels, b)
 	}
 	sort.Strings(rels)
-
-	dir, err := s.dir()
-	if err != nil {
-		return nil, err
-	}
-	absZip, err := filepath.Abs(zipPath)
-	if err != nil {
-		return nil, err
-	}
-	zipSum, err := readerSHA256(io.NewSectionReader(zf, 0, size))
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", zipPath, err)
-	}
 	dsymDir := filepath.Join(dir, "dsym")
-	if err := os.MkdirAll(dsymDir, 0o755); err != nil {
-		return nil, fmt.Errorf("create debug store: %w", err)
-	}
-	unlock, err := lock(dir)
-	if err != nil {
-		return nil, err
-	}
-	defer unlock()
+	return s.install(dir, zipPath, zf, size, dsymDir, dist, rep, len(rels), func(i int) (staged, *Mismatch, error) {
+		return s.prepareBundle(dsymDir, rels[i], groups[rels[i]], dist)
+	})
+}
 
-	var good []*bundleEntry
-	defer func() {
-		for _, b := range good {
-			if b.tmp != "" {
-				os.RemoveAll(b.tmp)
-			}
+// discard removes the temporary directory, if any.
+func (b *bundleEntry) discard() {
+	if b != nil && b.tmp != "" {
+		os.RemoveAll(b.tmp)
+	}
+}
+
+// place moves the bundle to the store's place for its first UUID and
+// links the places of its other architectures' UUIDs to it.
+func (b *bundleEntry) place(dir string, inst *Install, rep *Report) ([]placed, error) {
+	var done []placed
+	first := ""
+	for _, id := range b.uuids {
+		dest := dsym.StorePath(dir, id, b.so)
+		if err := os.MkdirAll(filepath.Dir(dest), 0o755); err != nil {
+			return done, fmt.Errorf("debug store: %w", err)
 		}
-	}()
-	for _, rel := range rels {
-		b, mm, err := s.prepareBundle(dsymDir, rel, groups[rel], dist)
+		var m replaced
+		var err error
+		if first == "" {
+			m, err = moveDir(b.dir, dest)
+			first = dest
+		} else {
+			// Another architecture of the same universal bundle.
+			link, _ := filepath.Rel(filepath.Dir(dest), first)
+			m, err = placeLink(link, dest)
+		}
 		if err != nil {
-			if b != nil && b.tmp != "" {
-				os.RemoveAll(b.tmp)
-			}
-			return nil, err
+			return done, err
 		}
-		if mm != nil {
-			if b != nil && b.tmp != "" {
-				os.RemoveAll(b.tmp)
-			}
-			rep.Mismatches = append(rep.Mismatches, *mm)
-			continue
-		}
-		good = append(good, b)
+		done = append(done, m)
+		rep.Added = append(rep.Added, dest)
+		inst.Files = append(inst.Files, File{Entry: b.rel, SO: b.so, BuildID: id, Debug: dest, Verified: VerifiedUUID, Size: b.size})
 	}
-	if len(good) == 0 {
-		return rep, fmt.Errorf("%s: %w: %s", zipPath, ErrMismatch, mismatchSummary(rep.Mismatches))
-	}
-
-	sp, err := filepath.Abs(dist.SitePackages)
-	if err != nil {
-		return nil, err
-	}
-	inst := Install{Name: dist.Name, Version: dist.Version, SitePackages: sp, Zip: absZip, ZipSHA256: zipSum}
-	var done []movedDir
-	rollback := func() {
-		for i := len(done) - 1; i >= 0; i-- {
-			done[i].undo()
-		}
-	}
-	for _, b := range good {
-		first := ""
-		for _, id := range b.uuids {
-			dest := dsym.StorePath(dir, id, b.so)
-			if err := os.MkdirAll(filepath.Dir(dest), 0o755); err != nil {
-				rollback()
-				return nil, fmt.Errorf("debug store: %w", err)
-			}
-			var m movedDir
-			if first == "" {
-				m, err = moveDir(b.dir, dest)
-				first = dest
-			} else {
-				// Another architecture of the same universal bundle.
-				link, _ := filepath.Rel(filepath.Dir(dest), first)
-				m, err = placeLink(link, dest)
-			}
-			if err != nil {
-				rollback()
-				return nil, err
-			}
-			done = append(done, m)
-			rep.Added = append(rep.Added, dest)
-			inst.Files = append(inst.Files, File{Entry: b.rel, SO: b.so, BuildID: id, Debug: dest, Verified: VerifiedUUID, Size: b.size})
-		}
-	}
-	sort.SliceStable(inst.Files, func(i, j int) bool { return inst.Files[i].Entry < inst.Files[j].Entry })
-	m, err := readManifest(dir)
-	if err != nil {
-		rollback()
-		return nil, err
-	}
-	m.put(inst)
-	if err := writeManifest(dir, m); err != nil {
-		rollback()
-		return nil, err
-	}
-	for _, d := range done {
-		d.finish()
-	}
-	rep.Install = inst
-	return rep, nil
+	return done, nil
 }
 
 // prepareBundle checks the bundle rel (its entries files) against its
@@ -276,11 +212,6 @@ func extractTo(f *zip.File, dest string) (n int64, err error) {
 	if err := os.MkdirAll(filepath.Dir(dest), 0o755); err != nil {
 		return 0, fmt.Errorf("debug store: %w", err)
 	}
-	rc, err := f.Open()
-	if err != nil {
-		return 0, fmt.Errorf("%w: open entry %q: %w", ErrNotDebugZip, f.Name, err)
-	}
-	defer rc.Close()
 	out, err := os.OpenFile(dest, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
 	if err != nil {
 		return 0, fmt.Errorf("debug store: %w", err)
@@ -290,41 +221,7 @@ func extractTo(f *zip.File, dest string) (n int64, err error) {
 			err = fmt.Errorf("debug store: %w", cerr)
 		}
 	}()
-	limit := int64(f.UncompressedSize64)
-	n, err = io.Copy(out, io.LimitReader(rc, limit+1))
-	if err != nil {
-		var pe *fs.PathError
-		if errors.As(err, &pe) {
-			return n, fmt.Errorf("debug store: %w", err)
-		}
-		return n, fmt.Errorf("%w: entry %q is corrupt or truncated: %w", ErrNotDebugZip, f.Name, err)
-	}
-	if n != limit {
-		return n, fmt.Errorf("%w: entry %q holds %d bytes, its header says %d", ErrNotDebugZip, f.Name, n, limit)
-	}
-	if err := out.Sync(); err != nil {
-		return n, fmt.Errorf("debug store: %w", err)
-	}
-	return n, nil
-}
-
-// movedDir is a bundle (or a link) renamed into place; undo puts back
-// what was there, finish drops it.
-type movedDir struct {
-	dest, backup string
-}
-
-func (m movedDir) undo() {
-	os.RemoveAll(m.dest)
-	if m.backup != "" {
-		os.Rename(m.backup, m.dest)
-	}
-}
-
-func (m movedDir) finish() {
-	if m.backup != "" {
-		os.RemoveAll(m.backup)
-	}
+	return copyEntry(f, out)
 }
 
 // aside moves an existing dest out of the way, to a fresh name beside it.
@@ -343,32 +240,28 @@ func aside(dest string) (string, error) {
 
 // moveDir renames the extracted bundle src to dest, keeping what dest
 // held aside until finish.
-func moveDir(src, dest string) (movedDir, error) {
-	backup, err := aside(dest)
-	if err != nil {
-		return movedDir{}, err
-	}
-	if err := os.Rename(src, dest); err != nil {
-		if backup != "" {
-			os.Rename(backup, dest)
-		}
-		return movedDir{}, fmt.Errorf("debug store: %w", err)
-	}
-	return movedDir{dest: dest, backup: backup}, nil
+func moveDir(src, dest string) (replaced, error) {
+	return replace(dest, func() error { return os.Rename(src, dest) })
 }
 
 // placeLink makes dest a symbolic link to target (relative, inside the
 // store), keeping what dest held aside until finish.
-func placeLink(target, dest string) (movedDir, error) {
+func placeLink(target, dest string) (replaced, error) {
+	return replace(dest, func() error { return os.Symlink(target, dest) })
+}
+
+// replace puts something at dest with put, keeping what dest held aside
+// until finish, and back in place when put fails.
+func replace(dest string, put func() error) (replaced, error) {
 	backup, err := aside(dest)
 	if err != nil {
-		return movedDir{}, err
+		return replaced{}, err
 	}
-	if err := os.Symlink(target, dest); err != nil {
+	if err := put(); err != nil {
 		if backup != "" {
 			os.Rename(backup, dest)
 		}
-		return movedDir{}, fmt.Errorf("debug store: %w", err)
+		return replaced{}, fmt.Errorf("debug store: %w", err)
 	}
-	return movedDir{dest: dest, backup: backup}, nil
+	return replaced{dest: dest, backup: backup}, nil
 }

@@ -230,22 +230,50 @@ func (s *Store) Install(zipPath string, dist *Dist) (rep *Report, err error) {
 	rep = &Report{}
 	if hasBundles(zr.File) {
 		// A macosx zip: .dSYM bundles (dsym.go).
-		return s.installBundles(zipPath, zf, st.Size(), zr, dist, rep)
+		return s.installBundles(dir, zipPath, zf, st.Size(), zr, dist, rep)
 	}
 	entries, err := checkEntries(zipPath, zr.File, rep, isDebugEntry, "*.debug")
 	if err != nil {
 		return nil, err
 	}
+	return s.install(dir, zipPath, zf, st.Size(), buildid.Tree(dir), dist, rep, len(entries), func(i int) (staged, *Mismatch, error) {
+		return s.prepare(dir, entries[i], dist)
+	})
+}
+
+// staged is a candidate of an install (a .debug file, a .dSYM bundle)
+// extracted into a temporary place of the store and checked. discard
+// removes what is still temporary; place renames it into the store under
+// dir, adds its Files to inst and what it added to rep, and returns what
+// it placed (also when it fails part way), to be undone or finished.
+type staged interface {
+	discard()
+	place(dir string, inst *Install, rep *Report) ([]placed, error)
+}
+
+// placed is a file or bundle renamed into place: undo restores what was
+// there before, finish drops the saved copy.
+type placed interface {
+	undo()
+	finish()
+}
+
+// install is the one transaction of Install, for either kind of zip:
+// with the store under dir locked (sub, where the files go, made
+// first), each of the n candidates is staged by stage; those that do not
+// belong are reported as Mismatches; when all could be read, those that
+// belong are placed and the manifest written, and every placement is
+// undone if a later step fails.
+func (s *Store) install(dir, zipPath string, zf io.ReaderAt, size int64, sub string, dist *Dist, rep *Report, n int, stage func(i int) (staged, *Mismatch, error)) (*Report, error) {
 	absZip, err := filepath.Abs(zipPath)
 	if err != nil {
 		return nil, err
 	}
-	zipSum, err := readerSHA256(io.NewSectionReader(zf, 0, st.Size()))
+	zipSum, err := readerSHA256(io.NewSectionReader(zf, 0, size))
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", zipPath, err)
 	}
-
-	if err := os.MkdirAll(buildid.Tree(dir), 0o755); err != nil {
+	if err := os.MkdirAll(sub, 0o755); err != nil {
 		return nil, fmt.Errorf("create debug store: %w", err)
 	}
 	unlock, err := lock(dir)
@@ -255,23 +283,18 @@ func (s *Store) Install(zipPath string, dist *Dist) (rep *Report, err error) {
 	defer unlock()
 
 	// Extract and check everything before anything is renamed into place.
-	var good []*debugEntry
+	var good []staged
 	defer func() {
 		for _, e := range good {
-			if e.tmp != "" {
-				os.Remove(e.tmp)
-			}
+			e.discard()
 		}
 	}()
-	for _, f := range entries {
-		e, mm, err := s.prepare(dir, f, dist)
-		if e != nil && e.tmp != "" && mm != nil {
-			os.Remove(e.tmp)
+	for i := 0; i < n; i++ {
+		e, mm, err := stage(i)
+		if err != nil || mm != nil {
+			e.discard()
 		}
 		if err != nil {
-			if e != nil && e.tmp != "" {
-				os.Remove(e.tmp)
-			}
 			return nil, err
 		}
 		if mm != nil {
@@ -289,32 +312,21 @@ func (s *Store) Install(zipPath string, dist *Dist) (rep *Report, err error) {
 		return nil, err
 	}
 	inst := Install{Name: dist.Name, Version: dist.Version, SitePackages: sp, Zip: absZip, ZipSHA256: zipSum}
-	var done []committed
+	var done []placed
 	rollback := func() {
 		for i := len(done) - 1; i >= 0; i-- {
 			done[i].undo()
 		}
 	}
 	for _, e := range good {
-		dest := buildid.ID(e.build).DebugPath(dir)
-		verified := VerifiedBuildID
-		if e.info.DebugLink != nil {
-			verified = VerifiedCRCBuildID
-		}
-		inst.Files = append(inst.Files, File{Entry: e.f.Name, SO: e.so, BuildID: e.build, Debug: dest,
-			Verified: verified, CRC: e.crc, Size: e.size})
-		c, err := commit(e.tmp, dest, e.size, e.sum)
+		p, err := e.place(dir, &inst, rep)
+		done = append(done, p...)
 		if err != nil {
 			rollback()
 			return nil, err
 		}
-		e.tmp = ""
-		if c.added {
-			rep.Added = append(rep.Added, dest)
-			done = append(done, c)
-		}
 	}
-	sort.Slice(inst.Files, func(i, j int) bool { return inst.Files[i].Entry < inst.Files[j].Entry })
+	sort.SliceStable(inst.Files, func(i, j int) bool { return inst.Files[i].Entry < inst.Files[j].Entry })
 
 	m, err := readManifest(dir)
 	if err != nil {
@@ -327,11 +339,39 @@ func (s *Store) Install(zipPath string, dist *Dist) (rep *Report, err error) {
 			return nil, err
 		}
 	}
-	for _, c := range done {
-		c.finish()
+	for _, d := range done {
+		d.finish()
 	}
 	rep.Install = inst
 	return rep, nil
+}
+
+// discard removes the temporary file, if any.
+func (e *debugEntry) discard() {
+	if e != nil && e.tmp != "" {
+		os.Remove(e.tmp)
+	}
+}
+
+// place commits the debug file to gdb's place for its build-id.
+func (e *debugEntry) place(dir string, inst *Install, rep *Report) ([]placed, error) {
+	dest := buildid.ID(e.build).DebugPath(dir)
+	verified := VerifiedBuildID
+	if e.info.DebugLink != nil {
+		verified = VerifiedCRCBuildID
+	}
+	inst.Files = append(inst.Files, File{Entry: e.f.Name, SO: e.so, BuildID: e.build, Debug: dest,
+		Verified: verified, CRC: e.crc, Size: e.size})
+	c, err := commit(e.tmp, dest, e.size, e.sum)
+	if err != nil {
+		return nil, err
+	}
+	e.tmp = ""
+	if !c.added {
+		return nil, nil
+	}
+	rep.Added = append(rep.Added, dest)
+	return []placed{c}, nil
 }
 
 func (s *Store) dir() (string, error) {
@@ -490,11 +530,6 @@ func (s *Store) prepare(dir string, f *zip.File, dist *Dist) (*debugEntry, *Mism
 // extract copies f into a new temporary file in dir, computing its CRC-32
 // and SHA-256 on the way, and stops at the entry's declared size.
 func extract(dir string, f *zip.File, e *debugEntry) (err error) {
-	rc, err := f.Open()
-	if err != nil {
-		return fmt.Errorf("%w: open entry %q: %w", ErrNotDebugZip, f.Name, err)
-	}
-	defer rc.Close()
 	tmp, err := safefs.CreateTemp(dir)
 	if err != nil {
 		return fmt.Errorf("debug store: %w", err)
@@ -507,20 +542,9 @@ func extract(dir string, f *zip.File, e *debugEntry) (err error) {
 	}()
 	crc := crc32.NewIEEE()
 	sum := sha256.New()
-	limit := int64(f.UncompressedSize64)
-	n, err := io.Copy(io.MultiWriter(tmp, crc, sum), io.LimitReader(rc, limit+1))
+	n, err := copyEntry(f, tmp, crc, sum)
 	if err != nil {
-		var pe *fs.PathError
-		if errors.As(err, &pe) {
-			return fmt.Errorf("debug store: %w", err)
-		}
-		return fmt.Errorf("%w: entry %q is corrupt or truncated: %w", ErrNotDebugZip, f.Name, err)
-	}
-	if n != limit {
-		return fmt.Errorf("%w: entry %q holds %d bytes, its header says %d", ErrNotDebugZip, f.Name, n, limit)
-	}
-	if err := tmp.Sync(); err != nil {
-		return fmt.Errorf("debug store: %w", err)
+		return err
 	}
 	e.size = n
 	e.crc = crc.Sum32()
@@ -528,31 +552,68 @@ func extract(dir string, f *zip.File, e *debugEntry) (err error) {
 	return nil
 }
 
-// committed is one debug file renamed into place; undo restores what was
-// there before, finish drops the saved copy.
-type committed struct {
+// copyEntry copies the zip entry f to out (and to also, which sum it on
+// the way), stopping at the entry's declared size, and flushes out. An
+// entry that cannot be read, or holds other than its declared size,
+// gives an error wrapping ErrNotDebugZip.
+func copyEntry(f *zip.File, out interface {
+	io.Writer
+	Sync() error
+}, also ...io.Writer) (int64, error) {
+	rc, err := f.Open()
+	if err != nil {
+		return 0, fmt.Errorf("%w: open entry %q: %w", ErrNotDebugZip, f.Name, err)
+	}
+	defer rc.Close()
+	limit := int64(f.UncompressedSize64)
+	n, err := io.Copy(io.MultiWriter(append([]io.Writer{out}, also...)...), io.LimitReader(rc, limit+1))
+	if err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			return n, fmt.Errorf("debug store: %w", err)
+		}
+		return n, fmt.Errorf("%w: entry %q is corrupt or truncated: %w", ErrNotDebugZip, f.Name, err)
+	}
+	if n != limit {
+		return n, fmt.Errorf("%w: entry %q holds %d bytes, its header says %d", ErrNotDebugZip, f.Name, n, limit)
+	}
+	if err := out.Sync(); err != nil {
+		return n, fmt.Errorf("debug store: %w", err)
+	}
+	return n, nil
+}
+
+// replaced is a debug file, bundle or link renamed into place; undo puts
+// back what was there before, finish drops the saved copy.
+type replaced struct {
 	dest, backup string
-	added        bool
 }
 
-func (c committed) undo() {
-	os.Remove(c.dest)
-	if c.backup != "" {
-		os.Rename(c.backup, c.dest)
+func (r replaced) undo() {
+	os.RemoveAll(r.dest)
+	if r.backup != "" {
+		os.Rename(r.backup, r.dest)
 	}
 }
 
-func (c committed) finish() {
-	if c.backup != "" {
-		os.Remove(c.backup)
+func (r replaced) finish() {
+	if r.backup != "" {
+		os.RemoveAll(r.backup)
 	}
+}
+
+// committed is one debug file renamed into place (added: it was not
+// there already).
+type committed struct {
+	replaced
+	added bool
 }
 
 // commit renames tmp to dest. When dest already holds the same bytes,
 // tmp is removed and nothing changes; when it holds others they are kept
 // aside until finish.
 func commit(tmp, dest string, size int64, sum [sha256.Size]byte) (committed, error) {
-	c := committed{dest: dest}
+	c := committed{replaced: replaced{dest: dest}}
 	if err := os.Chmod(tmp, 0o644); err != nil {
 		return c, fmt.Errorf("debug store: %w", err)
 	}

@@ -31,8 +31,8 @@ type Check struct {
 // Statuses of a check.
 //
 // Fail and Warn are what the user can act on and what changes what they
-// will see (py-bt missing, frames shown as ??). Note is a fact that does
-// not (a copied venv that only plain gdb minds, an -O3 build the walker
+// will see (py-bt missing, in plain gdb -p of a copied venv too; frames
+// shown as ??). Note is a fact that does not (an -O3 build the walker
 // reads, the distribution's C sources): doctor prints notes with
 // --verbose only.
 const (

@@ -83,7 +83,9 @@ func targetFacts(res *target.Result) []Check {
 	return out
 }
 
-// venvCheck explains why plain gdb misses the extension for a venv copy.
+// venvCheck explains why plain gdb misses the extension for a venv copy:
+// a warning, printed without --verbose, because `gdb -p PID` is what most
+// users type first and it has no py-bt there.
 func venvCheck(res *target.Result, di *debuginfo.Info) Check {
 	switch res.Venv.Kind {
 	case "copies":
@@ -97,9 +99,9 @@ func venvCheck(res *target.Result, di *debuginfo.Info) Check {
 			how = "-p " + strconv.Itoa(res.PID)
 		}
 		// pyattach gdb and lldb load the extension of the interpreter
-		// the copy is of: only plain gdb minds.
-		return Check{ID: "venv", Status: Note,
-			Summary: fmt.Sprintf("%s is a copy of %s (venv made with --copies): pyattach gdb finds the CPython extension; plain gdb looks for it by the executable's path, so has no py-bt", res.Exe, res.Interpreter),
+		// the copy is of; plain gdb looks for it by the copy's path.
+		return Check{ID: "venv", Status: Warn,
+			Summary: fmt.Sprintf("plain gdb -p has no py-bt here: %s is a copy of %s (venv made with --copies), and gdb looks for CPython's extension by the executable's path, the copy's, where there is none; pyattach gdb finds it", res.Exe, res.Interpreter),
 			Fix:     fmt.Sprintf("pyattach gdb %s\nor plain gdb: %s %s", how, plain, how)}
 	case "symlinks":
 		return Check{ID: "venv", Status: OK, Summary: fmt.Sprintf("%s is a symlinked venv: gdb reaches %s through it", res.Venv.Path, res.Interpreter)}

@@ -116,13 +116,13 @@ func TestVenvCheck(t *testing.T) {
 	res.Venv = target.Venv{Path: "/p/.venv", Kind: "copies"}
 	auto := &debuginfo.Info{Extensions: debuginfo.Extensions{GDB: debuginfo.GDBAutoLoadDir + "/usr/bin/python3.11-gdb.py"}}
 	c := venvCheck(res, auto)
-	want(t, "copies", c, Note, "/p/.venv/bin/python3 is a copy of /usr/bin/python3.11 (venv made with --copies)", "pyattach gdb -p PID\nor plain gdb: gdb -iex 'file /usr/bin/python3.11' -p PID")
+	want(t, "copies", c, Warn, "plain gdb -p has no py-bt here: /p/.venv/bin/python3 is a copy of /usr/bin/python3.11 (venv made with --copies)", "pyattach gdb -p PID\nor plain gdb: gdb -iex 'file /usr/bin/python3.11' -p PID")
 	if strings.Contains(c.Fix, "source") {
 		t.Errorf("gdb auto-loads %s by the interpreter's path, yet the fix sources it: %q", auto.Extensions.GDB, c.Fix)
 	}
 	res.PID = 4242
 	other := &debuginfo.Info{Extensions: debuginfo.Extensions{GDB: "/home/u/ext/python3.11-gdb.py"}}
-	want(t, "copies, a PID", venvCheck(res, other), Note, "copy", "pyattach gdb -p 4242\nor plain gdb: gdb -iex 'file /usr/bin/python3.11' -ex 'source /home/u/ext/python3.11-gdb.py' -p 4242")
+	want(t, "copies, a PID", venvCheck(res, other), Warn, "copy", "pyattach gdb -p 4242\nor plain gdb: gdb -iex 'file /usr/bin/python3.11' -ex 'source /home/u/ext/python3.11-gdb.py' -p 4242")
 
 	res.Venv.Kind = "symlinks"
 	want(t, "symlinks", venvCheck(res, other), OK, "/p/.venv is a symlinked venv: gdb reaches /usr/bin/python3.11 through it", "")

@@ -55,7 +55,7 @@ func notes(p core.PSInfo, threads []thread, auxv []byte, files []core.File, page
 	for i, t := range threads {
 		fpvalid := false
 		for j, s := range t.sets {
-			if s != nil && regSets[j].fp {
+			if s != nil && host.regSets[j].fp {
 				fpvalid = true
 			}
 		}
@@ -72,7 +72,7 @@ func notes(p core.PSInfo, threads []thread, auxv []byte, files []core.File, page
 		}
 		for j, s := range t.sets {
 			if s != nil {
-				b = core.AppendNote(b, regSets[j].note, uint32(regSets[j].typ), s)
+				b = core.AppendNote(b, host.regSets[j].note, uint32(host.regSets[j].typ), s)
 			}
 		}
 	}
@@ -101,7 +101,7 @@ func layout(segs []segment, noteSize, pageSize uint64) (head []byte, size uint64
 	h = append(h, 0x7f, 'E', 'L', 'F', byte(elf.ELFCLASS64), byte(elf.ELFDATA2LSB), byte(elf.EV_CURRENT), byte(elf.ELFOSABI_NONE))
 	h = append(h, make([]byte, 8)...)
 	h = le.AppendUint16(h, uint16(elf.ET_CORE))
-	h = le.AppendUint16(h, uint16(machine))
+	h = le.AppendUint16(h, uint16(host.machine))
 	h = le.AppendUint32(h, uint32(elf.EV_CURRENT))
 	h = le.AppendUint64(h, 0)        // e_entry
 	h = le.AppendUint64(h, ehdrSize) // e_phoff

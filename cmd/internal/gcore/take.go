@@ -343,14 +343,14 @@ func readThreads(s *ptrace.Stopped) ([]thread, error) {
 	s.Do(func() {
 		for _, tid := range s.Tids() {
 			t := thread{tid: tid, sig: s.Signal(tid)}
-			if t.gregs, err = ptrace.GetRegSet(tid, core.NTPRStatus, make([]byte, gregSize)); err != nil {
+			if t.gregs, err = ptrace.GetRegSet(tid, core.NTPRStatus, make([]byte, host.gregSize)); err != nil {
 				return
 			}
-			if len(t.gregs) != gregSize {
-				err = fmt.Errorf("thread %d: %d bytes of registers, want %d", tid, len(t.gregs), gregSize)
+			if len(t.gregs) != host.gregSize {
+				err = fmt.Errorf("thread %d: %d bytes of registers, want %d", tid, len(t.gregs), host.gregSize)
 				return
 			}
-			for _, rs := range regSets {
+			for _, rs := range host.regSets {
 				b, e := ptrace.GetRegSet(tid, rs.typ, make([]byte, rs.size))
 				if e != nil {
 					if !rs.optional {

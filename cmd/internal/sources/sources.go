@@ -17,6 +17,7 @@ import (
 	"github.com/pyattach/pyattach/cmd/internal/debuginfo"
 	"github.com/pyattach/pyattach/cmd/internal/shquote"
 	"github.com/pyattach/pyattach/cmd/internal/target"
+	"github.com/pyattach/pyattach/detect/buildid"
 	"github.com/pyattach/pyattach/detect/debugfile"
 	"github.com/pyattach/pyattach/detect/rootfs"
 	"github.com/pyattach/pyattach/detect/safefs"
@@ -181,7 +182,7 @@ func fetchGroupSources(ctx context.Context, src Fetcher, g srcmap.Group, owner m
 			break
 		}
 	}
-	if id == "" || !validHexID(id) {
+	if !buildid.Valid(id) {
 		return Rule{}, false
 	}
 	sources, err := src.SourcesDir()
@@ -210,18 +211,6 @@ func fetchGroupSources(ctx context.Context, src Fetcher, g srcmap.Group, owner m
 		return Rule{}, false
 	}
 	return Rule{From: g.Prefix, To: inTree(base, g.Prefix), Resolved: resolved, Total: len(g.Files), Via: "debuginfod"}, true
-}
-
-func validHexID(id string) bool {
-	if len(id) < 4 {
-		return false
-	}
-	for _, c := range id {
-		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
-			return false
-		}
-	}
-	return true
 }
 
 // inTree is p (absolute, as recorded) inside base, never outside it:

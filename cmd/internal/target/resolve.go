@@ -73,9 +73,9 @@ func Resolve(ctx context.Context, tgt string, opts Options) (*Result, error) {
 		opts.ProcRoot = "/proc"
 	}
 	if IsPID(tgt) {
-		pid, err := strconv.Atoi(tgt)
-		if err != nil || pid <= 0 {
-			return nil, fmt.Errorf("%q is not a valid process id", tgt)
+		pid, err := ParsePID(tgt)
+		if err != nil {
+			return nil, err
 		}
 		if err := proc.CheckPlatform(opts.GOOS, pid); err != nil {
 			return nil, err
@@ -96,6 +96,16 @@ func IsPID(s string) bool {
 		}
 	}
 	return true
+}
+
+// ParsePID returns the process id of a target IsPID accepts, or an
+// error when it is 0 or too large.
+func ParsePID(s string) (int, error) {
+	pid, err := strconv.Atoi(s)
+	if err != nil || pid <= 0 {
+		return 0, fmt.Errorf("%q is not a valid process id", s)
+	}
+	return pid, nil
 }
 
 // resolvePath handles a file or directory target.

@@ -1,26 +1,4 @@
-//go:build linux && amd64
-
 package gcore
-
-import (
-	"debug/elf"
-
-	"github.com/pyattach/pyattach/detect/core"
-)
-
-// The x86-64 core: struct user_regs_struct (27 registers) in
-// NT_PRSTATUS, the FXSAVE area (512 bytes) in NT_FPREGSET and the XSAVE
-// area in NT_X86_XSTATE, as the kernel's own core dumps hold them.
-const (
-	supported = true
-	machine   = elf.EM_X86_64
-	gregSize  = 27 * 8
-)
-
-var regSets = []regSet{
-	{typ: core.NTPRFPReg, note: "CORE", size: 512, fp: true},
-	{typ: core.NTX86XState, note: "LINUX", size: 64 << 10, fix: padXState},
-}
 
 // xstateComponents are the standard (non-compacted) offset and size in
 // the XSAVE area of each state component past SSE, by XCR0 bit: AVX,
