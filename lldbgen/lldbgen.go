@@ -10,8 +10,8 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/pyattach/pyattach/gdbgen/plan"
-	"github.com/pyattach/pyattach/gdbgen/pyquote"
+	"github.com/pyattach/pyattach/detect/plan"
+	"github.com/pyattach/pyattach/detect/plan/pyquote"
 )
 
 // Script holds lldb command files for one Plan.

@@ -16,21 +16,21 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/pyattach/pyattach/cmd/internal/bundler"
+	"github.com/pyattach/pyattach/cmd/internal/bundle"
+	"github.com/pyattach/pyattach/cmd/internal/bundle/archive"
 	"github.com/pyattach/pyattach/cmd/internal/config"
-	"github.com/pyattach/pyattach/cmd/internal/debuginfo"
+	"github.com/pyattach/pyattach/cmd/internal/debugsearch"
 	"github.com/pyattach/pyattach/cmd/internal/dump"
 	"github.com/pyattach/pyattach/cmd/internal/gcore"
 	"github.com/pyattach/pyattach/cmd/internal/planner"
+	"github.com/pyattach/pyattach/cmd/internal/safefs"
+	"github.com/pyattach/pyattach/cmd/internal/safetext"
 	"github.com/pyattach/pyattach/cmd/internal/sources"
 	"github.com/pyattach/pyattach/cmd/internal/target"
-	"github.com/pyattach/pyattach/cmd/internal/textline"
-	"github.com/pyattach/pyattach/detect/bundle"
 	"github.com/pyattach/pyattach/detect/core"
-	"github.com/pyattach/pyattach/detect/environ"
+	"github.com/pyattach/pyattach/detect/plan"
 	"github.com/pyattach/pyattach/detect/proc"
-	"github.com/pyattach/pyattach/detect/safefs"
-	"github.com/pyattach/pyattach/gdbgen/plan"
+	"github.com/pyattach/pyattach/venv/environ"
 )
 
 // BundleCmd packs a core with everything needed to debug it elsewhere.
@@ -74,23 +74,23 @@ func (c *BundleCmd) Run(g *Globals, app *App, cfg *config.Config) error {
 	if err != nil {
 		return err
 	}
-	opts := bundler.Options{
+	opts := bundle.Options{
 		Root:      c.Root,
 		CreatedBy: "pyattach " + versionInfo(),
 		MaxSize:   max,
 		Resolve: func(ctx context.Context, exe, root string) (*target.Result, error) {
 			return target.ResolveInRoot(ctx, exe, root, target.Options{ProcRoot: g.ProcRoot, Env: app.Env, Cwd: app.Cwd, NoModules: true})
 		},
-		Collect: func(ctx context.Context, res *target.Result) (*debuginfo.Info, error) {
+		Collect: func(ctx context.Context, res *target.Result) (*debugsearch.Info, error) {
 			return newCollector(g, app, cfg).Collect(ctx, res.Exe, res, nil)
 		},
 		Sources: func(ctx context.Context, core, root string) ([]string, error) {
 			return frameSources(ctx, core, root, g, app, cfg)
 		},
-		Warn: func(s string) { fmt.Fprintf(app.Stderr, "pyattach: warning: %s\n", textline.EscapeControls(s)) },
+		Warn: func(s string) { fmt.Fprintf(app.Stderr, "pyattach: warning: %s\n", safetext.EscapeControls(s)) },
 	}
 	if c.NativeSources {
-		opts.NativeSources = func(ctx context.Context, core, root string, res *target.Result, di *debuginfo.Info) ([]bundler.NativeSource, error) {
+		opts.NativeSources = func(ctx context.Context, core, root string, res *target.Result, di *debugsearch.Info) ([]bundle.NativeSource, error) {
 			return nativeSources(ctx, core, root, res, di, g, app, cfg)
 		}
 	}
@@ -140,7 +140,7 @@ func (c *BundleCmd) Run(g *Globals, app *App, cfg *config.Config) error {
 		g2.DebugDir = append(append([]string(nil), g.DebugDir...), filepath.Join(opts.SourceRoot, "usr/lib/debug"))
 		g = &g2
 	}
-	m, items, err := bundler.Plan(ctx, opts)
+	m, items, err := bundle.Plan(ctx, opts)
 	if err != nil {
 		return fmt.Errorf("bundle %s: %w", c.Target, err)
 	}
@@ -152,7 +152,7 @@ func (c *BundleCmd) Run(g *Globals, app *App, cfg *config.Config) error {
 		return fmt.Errorf("bundle: %w", err)
 	}
 	defer tf.Cleanup()
-	if err := bundler.Pack(ctx, tf, m, items, max); err != nil {
+	if err := bundle.Pack(ctx, tf, m, items, max); err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
@@ -170,7 +170,7 @@ func (c *BundleCmd) Run(g *Globals, app *App, cfg *config.Config) error {
 		size = st.Size()
 	}
 	fmt.Fprintf(app.Stderr, "pyattach: wrote %s: %d files, %d bytes (%d uncompressed); %d missing (bundle --list says which)\n",
-		textline.EscapeControls(out), len(m.Entries), size, m.Total(), len(m.Missing))
+		safetext.EscapeControls(out), len(m.Entries), size, m.Total(), len(m.Missing))
 	return nil
 }
 
@@ -182,7 +182,7 @@ func inOtherRoot(procRoot string, pid int) bool {
 
 // list prints a bundle's manifest.
 func (c *BundleCmd) list(app *App, max int64) error {
-	m, err := bundler.ReadManifest(c.Target, max)
+	m, err := bundle.ReadManifest(c.Target, max)
 	if err != nil {
 		return bundleError(c.Target, err, true)
 	}
@@ -192,7 +192,7 @@ func (c *BundleCmd) list(app *App, max int64) error {
 	tw := tabwriter.NewWriter(app.Stdout, 0, 0, 2, ' ', 0)
 	row := func(format string, args ...any) {
 		var b strings.Builder
-		textline.Fprintf(&b, format, args...)
+		safetext.Fprintf(&b, format, args...)
 		fmt.Fprintln(tw, b.String())
 	}
 	t := m.Target
@@ -231,25 +231,25 @@ func (c *BundleCmd) list(app *App, max int64) error {
 // bundleError is the one-line error for a bundle that cannot be read.
 func bundleError(name string, err error, listing bool) error {
 	switch {
-	case errors.Is(err, bundle.ErrTooLarge) && listing:
+	case errors.Is(err, archive.ErrTooLarge) && listing:
 		return withHint(err, "if you trust its size, raise the cap: pyattach bundle --max-size 64GiB --list %s", name)
-	case errors.Is(err, bundle.ErrTooLarge):
+	case errors.Is(err, archive.ErrTooLarge):
 		return withHint(err, "if you trust its size and have the room, raise the cap: PYATTACH_BUNDLE_MAX_SIZE=64GiB pyattach ...")
-	case errors.Is(err, bundle.ErrHostile):
+	case errors.Is(err, archive.ErrHostile):
 		return withHint(err, "the bundle breaks the format's rules and was not unpacked; ask its sender for a new one (pyattach bundle PID -o FILE)")
-	case errors.Is(err, bundle.ErrNotBundle):
+	case errors.Is(err, archive.ErrNotBundle):
 		return withHint(err, "give a file written by: pyattach bundle PID -o FILE")
 	}
 	return err
 }
 
 // openBundle unpacks a bundle into pyattach's cache (once).
-func openBundle(app *App, name string) (*bundler.Opened, error) {
+func openBundle(app *App, name string) (*bundle.Opened, error) {
 	dir, err := privateCacheDir(app.dirs(), "bundles")
 	if err != nil {
 		return nil, scriptCacheError(err)
 	}
-	o, err := bundler.Open(name, dir, bundleMaxSize(app.Env))
+	o, err := bundle.Open(name, dir, bundleMaxSize(app.Env))
 	if err != nil {
 		return nil, bundleError(name, err, false)
 	}
@@ -257,14 +257,14 @@ func openBundle(app *App, name string) (*bundler.Opened, error) {
 }
 
 // bundleMaxSize is the cap on what opening a bundle unpacks:
-// $PYATTACH_BUNDLE_MAX_SIZE, else bundle.DefaultMaxSize.
+// $PYATTACH_BUNDLE_MAX_SIZE, else archive.DefaultMaxSize.
 func bundleMaxSize(env environ.Env) int64 {
 	if s := env.Get("PYATTACH_BUNDLE_MAX_SIZE"); s != "" {
 		if n, err := parseSize(s); err == nil {
 			return n
 		}
 	}
-	return bundle.DefaultMaxSize
+	return archive.DefaultMaxSize
 }
 
 // parseSize reads 123, 10K, 5M, 2G, 2GiB (powers of 1024).
@@ -288,24 +288,24 @@ func parseSize(s string) (int64, error) {
 }
 
 // frameSources runs the walker on the core, as dump does, and returns
-// the files of every thread's Python frames (bundler.FrameFiles).
+// the files of every thread's Python frames (bundle.FrameFiles).
 func frameSources(ctx context.Context, core, root string, g *Globals, app *App, cfg *config.Config) ([]string, error) {
 	o, err := dumpCore(ctx, core, root, false, g, app, cfg)
 	if err != nil {
 		return nil, err
 	}
-	return bundler.FrameFiles(o), nil
+	return bundle.FrameFiles(o), nil
 }
 
 // nativeSources finds the C source files of every thread's native
 // frames (dump --native on the core), chosen by
-// bundler.ChooseNativeSources among the --source trees.
-func nativeSources(ctx context.Context, core, root string, res *target.Result, di *debuginfo.Info, g *Globals, app *App, cfg *config.Config) ([]bundler.NativeSource, error) {
+// bundle.ChooseNativeSources among the --source trees.
+func nativeSources(ctx context.Context, core, root string, res *target.Result, di *debugsearch.Info, g *Globals, app *App, cfg *config.Config) ([]bundle.NativeSource, error) {
 	o, err := dumpCore(ctx, core, root, true, g, app, cfg)
 	if err != nil {
 		return nil, err
 	}
-	names := bundler.NativeFrameFiles(o)
+	names := bundle.NativeFrameFiles(o)
 	if len(names) == 0 {
 		return nil, nil
 	}
@@ -317,7 +317,7 @@ func nativeSources(ctx context.Context, core, root string, res *target.Result, d
 	if err != nil {
 		return nil, err
 	}
-	return bundler.ChooseNativeSources(names, m, roots), nil
+	return bundle.ChooseNativeSources(names, m, roots), nil
 }
 
 // dumpCore runs dump --json (with --native when native) on a core
@@ -376,7 +376,7 @@ func gdbGcore(ctx context.Context, pid int, path string) (time.Duration, error) 
 		if i := strings.LastIndex(msg, "\n"); i >= 0 {
 			msg = msg[i+1:]
 		}
-		return 0, fmt.Errorf("gdb gcore failed: %s", textline.EscapeControls(msg))
+		return 0, fmt.Errorf("gdb gcore failed: %s", safetext.EscapeControls(msg))
 	}
 	return stopped, nil
 }
@@ -384,8 +384,8 @@ func gdbGcore(ctx context.Context, pid int, path string) (time.Duration, error) 
 // bundleTarget opens the bundle a debugger command line names as its
 // core: the target and the arguments then name the unpacked core. A
 // core that is no bundle comes back as it is, with a nil *Opened.
-func bundleTarget(app *App, t dbgInferior, args []string) (dbgInferior, []string, *bundler.Opened, error) {
-	if t.Core == "" || !bundler.IsBundle(t.Core) {
+func bundleTarget(app *App, t dbgInferior, args []string) (dbgInferior, []string, *bundle.Opened, error) {
+	if t.Core == "" || !bundle.IsBundle(t.Core) {
 		return t, args, nil, nil
 	}
 	o, err := openBundle(app, t.Core)
@@ -413,7 +413,7 @@ func bundleTarget(app *App, t dbgInferior, args []string) (dbgInferior, []string
 // read under its root/, its debug files are a debug directory, and the
 // target is foreign (nothing in it is auto-loaded). The bundle's own
 // CPython extension replaces the host's only with --trust-bundle.
-func bundlePlan(ctx context.Context, t dbgInferior, o *bundler.Opened, g *Globals, app *App, cfg *config.Config) (plan.Plan, error) {
+func bundlePlan(ctx context.Context, t dbgInferior, o *bundle.Opened, g *Globals, app *App, cfg *config.Config) (plan.Plan, error) {
 	g2 := *g
 	g2.DebugDir = append(append([]string(nil), g.DebugDir...), o.DebugDir)
 	opts := plannerOptions(&g2, app, cfg)

@@ -9,8 +9,8 @@ import (
 
 	"github.com/alecthomas/kong"
 
+	"github.com/pyattach/pyattach/cmd/internal/safetext"
 	"github.com/pyattach/pyattach/cmd/internal/target"
-	"github.com/pyattach/pyattach/cmd/internal/textline"
 	"github.com/pyattach/pyattach/detect/proc"
 )
 
@@ -59,9 +59,9 @@ func (c *CompleteCmd) Run(g *Globals, app *App, kctx *kong.Context) error {
 		b.WriteString("none\n")
 	}
 	for _, c := range res.cands {
-		b.WriteString(textline.Fold(c.value))
+		b.WriteString(safetext.Fold(c.value))
 		if c.desc != "" {
-			b.WriteString("\t" + textline.Fold(c.desc))
+			b.WriteString("\t" + safetext.Fold(c.desc))
 		}
 		b.WriteByte('\n')
 	}
@@ -89,7 +89,7 @@ func pythonPIDs(pr *proc.Proc) []candidate {
 		if d == "" {
 			d = p.Comm
 		}
-		d = textline.Escape(d) // the process chose it
+		d = safetext.Escape(d) // the process chose it
 		if r := []rune(d); len(r) > 72 {
 			d = string(r[:71]) + "…"
 		}

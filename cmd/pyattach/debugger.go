@@ -15,14 +15,14 @@ import (
 
 	"github.com/pyattach/pyattach/cmd/internal/config"
 	"github.com/pyattach/pyattach/cmd/internal/debuggers"
+	"github.com/pyattach/pyattach/cmd/internal/safefs"
 	"github.com/pyattach/pyattach/cmd/internal/shquote"
 	"github.com/pyattach/pyattach/cmd/internal/target"
-	"github.com/pyattach/pyattach/gdbgen/plan"
-
-	"github.com/pyattach/pyattach/detect/environ"
-	"github.com/pyattach/pyattach/detect/safefs"
+	"github.com/pyattach/pyattach/detect/plan"
+	"github.com/pyattach/pyattach/detect/saferead"
 	"github.com/pyattach/pyattach/gdbgen"
 	"github.com/pyattach/pyattach/lldbgen"
+	"github.com/pyattach/pyattach/venv/environ"
 )
 
 // GDBCmd is `pyattach [FLAGS] gdb GDB_ARGS...`.
@@ -256,7 +256,7 @@ func scriptPaths(dirs environ.Dirs, script, kind, first, second string) (string,
 // or written.
 func scriptCacheError(err error) error {
 	err = fmt.Errorf("cannot write the script cache: %w", err)
-	if errors.Is(err, safefs.ErrUntrusted) {
+	if errors.Is(err, saferead.ErrUntrusted) {
 		return withHint(err, "another user could replace the scripts the debugger runs; remove what they own there, or set XDG_CACHE_HOME to a directory of your own, or pass --script FILE in a directory only you can write")
 	}
 	return withHint(err, "set XDG_CACHE_HOME to a writable directory of your own (export XDG_CACHE_HOME=$(mktemp -d)), or pass --script FILE to write the script elsewhere")
@@ -266,7 +266,7 @@ func scriptCacheError(err error) error {
 // written safely.
 func scriptDirError(script string, err error) error {
 	err = fmt.Errorf("--script %s: %w", script, err)
-	if errors.Is(err, safefs.ErrUntrusted) {
+	if errors.Is(err, saferead.ErrUntrusted) {
 		return withHint(err, "another user could replace the script before the debugger reads it; give --script a file in a directory only you (or root) can write, or leave --script out to use pyattach's private cache")
 	}
 	return withHint(err, "give --script a file in a directory you can write, or leave --script out to use pyattach's cache")

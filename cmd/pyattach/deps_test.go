@@ -14,11 +14,11 @@ import (
 // The direction of imports, in the spirit of go/build/deps_test.go:
 //
 //	cmd/pyattach -> cmd/internal/... -> venv/... -> detect/...
-//	cmd/... -> gdbgen, lldbgen -> gdbgen/plan
+//	cmd/... -> gdbgen, lldbgen -> detect/plan
 //
 // detect/ holds the detectors: facts about files and processes, nothing
 // above them. venv/ maps environments onto interpreters with them. The
-// generators are pure: they turn a gdbgen/plan.Plan into text and reach
+// generators are pure: they turn a detect/plan.Plan into text and reach
 // neither the file system nor the detectors. cmd/internal/ holds the
 // orchestration (target resolution, plan building, doctor) and cmd/pyattach
 // the command line, its commands only (configuration, init files, source
@@ -39,20 +39,29 @@ type layer struct {
 }
 
 var layers = []layer{
-	{prefix: "gdbgen/plan"},
-	{prefix: "gdbgen/pyquote"},
-	{prefix: "gdbgen", own: []string{"gdbgen/plan", "gdbgen/pyquote"}, forbidStd: []string{"os", "os/exec", "net/http"}},
-	{prefix: "lldbgen", own: []string{"gdbgen/plan", "gdbgen/pyquote"}, forbidStd: []string{"os", "os/exec", "net/http"}},
+	// The plan, the facts a debugger is handed, and the spelling of its
+	// strings as Python literals: plain values, nothing of the module.
+	{prefix: "detect/plan"},
+	{prefix: "detect/plan/pyquote"},
+	{prefix: "gdbgen", own: []string{"detect/plan"}, forbidStd: []string{"os", "os/exec", "net/http"}},
+	{prefix: "lldbgen", own: []string{"detect/plan"}, forbidStd: []string{"os", "os/exec", "net/http"}},
 	{prefix: "detect", own: []string{"detect/"}, external: []string{
 		"github.com/Masterminds/semver/v3",
-		"github.com/schollz/progressbar/v3",
 		"golang.org/x/sys/unix",
 	}},
 	// The bundle format's compression is a well-kept zstd library, not
 	// a hand-written one.
-	{prefix: "detect/bundle", own: []string{"detect/"}, external: []string{"github.com/klauspost/compress/zstd"}},
+	{prefix: "cmd/internal/bundle/archive", own: []string{"detect/"}, external: []string{"github.com/klauspost/compress/zstd"}},
 	{prefix: "venv", own: []string{"detect/", "venv"}, external: []string{"golang.org/x/sys/unix"}},
+	// The environment as a value, under venv so that venv and cmd share
+	// it: nothing of the module below it.
+	{prefix: "venv/environ"},
 	{prefix: "cmd/internal", own: []string{"detect/", "venv", "gdbgen", "lldbgen", "cmd/internal/"}, external: []string{
+		"golang.org/x/sys/unix",
+	}},
+	// The debuginfod client draws its downloads' progress bar.
+	{prefix: "cmd/internal/debuginfod", own: []string{"detect/", "venv", "cmd/internal/"}, external: []string{
+		"github.com/schollz/progressbar/v3",
 		"golang.org/x/sys/unix",
 	}},
 	// doctor runs every command through its injected Runner (with a
@@ -62,8 +71,8 @@ var layers = []layer{
 	// output are tested on literal gdb JSON. It reads cores with
 	// detect/core, not through the planner, which makes debugger plans.
 	{prefix: "cmd/internal/dump", own: []string{"detect/", "venv", "gdbgen", "cmd/internal/"}, forbidStd: []string{"os/exec"}, forbidOwn: []string{"cmd/internal/planner"}},
-	// bundler packs and opens bundles; it reads cores with detect/core.
-	{prefix: "cmd/internal/bundler", own: []string{"detect/", "venv", "gdbgen", "lldbgen", "cmd/internal/"}, external: []string{"golang.org/x/sys/unix"}, forbidOwn: []string{"cmd/internal/planner"}},
+	// bundle packs and opens bundles; it reads cores with detect/core.
+	{prefix: "cmd/internal/bundle", own: []string{"detect/", "venv", "gdbgen", "lldbgen", "cmd/internal/"}, external: []string{"golang.org/x/sys/unix"}, forbidOwn: []string{"cmd/internal/planner"}},
 	// The configuration files are TOML, read by one well-kept decoder
 	// (after config's own size and nesting checks).
 	{prefix: "cmd/internal/config", own: []string{"detect/", "cmd/internal/"}, external: []string{"github.com/BurntSushi/toml"}},
@@ -225,17 +234,18 @@ func TestImportRulesCatch(t *testing.T) {
 		{"gdbgen", "os"},
 		{"gdbgen", modulePath + "/detect/elfinfo"},
 		{"lldbgen", modulePath + "/gdbgen"},
-		{"gdbgen/plan", modulePath + "/gdbgen"},
-		{"gdbgen/pyquote", modulePath + "/gdbgen/plan"},
+		{"detect/plan", modulePath + "/gdbgen"},
+		{"detect/plan", modulePath + "/detect/elfinfo"},
+		{"detect/plan/pyquote", modulePath + "/detect/plan"},
 		{"detect/elfinfo", "github.com/alecthomas/kong"},
 		{"cmd/internal/target", modulePath + "/cmd/pyattach"},
-		{"venv/symbols", modulePath + "/detect/testenv"},
+		{"cmd/internal/symbols", modulePath + "/detect/testenv"},
 		{"cmd/internal/doctor", "os/exec"},
 		{"cmd/internal/doctor", modulePath + "/cmd/pyattach"},
 		{"cmd/internal/dump", "os/exec"},
 		{"cmd/internal/dump", modulePath + "/cmd/pyattach"},
 		{"cmd/internal/dump", modulePath + "/cmd/internal/planner"},
-		{"cmd/internal/bundler", modulePath + "/cmd/internal/planner"},
+		{"cmd/internal/bundle", modulePath + "/cmd/internal/planner"},
 		{"cmd/pyattach", "github.com/BurntSushi/toml"},
 		{"cmd/internal/initfiles", "github.com/BurntSushi/toml"},
 	} {
@@ -250,15 +260,16 @@ func TestImportRulesCatch(t *testing.T) {
 	}
 	for _, c := range []struct{ pkg, imp string }{
 		{"detect/pyinfo", modulePath + "/detect/elfinfo"},
-		{"venv/symbols", modulePath + "/venv"},
+		{"cmd/internal/symbols", modulePath + "/venv"},
 		{"cmd/internal/target", modulePath + "/venv"},
-		{"lldbgen", modulePath + "/gdbgen/plan"},
+		{"lldbgen", modulePath + "/detect/plan"},
+		{"lldbgen", modulePath + "/detect/plan/pyquote"},
 		{"detect/pyversion", "github.com/Masterminds/semver/v3"},
 		{"cmd/pyattach", path.Join(modulePath, "cmd/internal/target")},
-		{"cmd/internal/doctor", modulePath + "/cmd/internal/debuginfo"},
+		{"cmd/internal/doctor", modulePath + "/cmd/internal/debugsearch"},
 		{"cmd/internal/doctor", "net/http"},
 		{"cmd/internal/config", "github.com/BurntSushi/toml"},
-		{"cmd/internal/bundler", modulePath + "/cmd/internal/dump"},
+		{"cmd/internal/bundle", modulePath + "/cmd/internal/dump"},
 		{"cmd/internal/gcore", modulePath + "/detect/core"},
 	} {
 		rule, _ := ruleFor(c.pkg)

@@ -10,11 +10,11 @@ import (
 
 	"github.com/pyattach/pyattach/cmd/internal/config"
 	"github.com/pyattach/pyattach/cmd/internal/debuggers"
-	"github.com/pyattach/pyattach/cmd/internal/debuginfo"
+	"github.com/pyattach/pyattach/cmd/internal/debugsearch"
 	"github.com/pyattach/pyattach/cmd/internal/doctor"
+	"github.com/pyattach/pyattach/cmd/internal/safetext"
 	"github.com/pyattach/pyattach/cmd/internal/sources"
 	"github.com/pyattach/pyattach/cmd/internal/target"
-	"github.com/pyattach/pyattach/cmd/internal/textline"
 )
 
 // DoctorCmd is `pyattach doctor`.
@@ -62,10 +62,10 @@ func doctorServices(g *Globals, app *App, cfg *config.Config) *doctor.Services {
 		Resolve: func(ctx context.Context, tgt string) (*target.Result, error) {
 			return resolveTarget(app, tgt, g.targetOptions(app))
 		},
-		DebugInfo: func(ctx context.Context, tgt string, res *target.Result) (*debuginfo.Info, error) {
+		DebugInfo: func(ctx context.Context, tgt string, res *target.Result) (*debugsearch.Info, error) {
 			return debugInfoFor(ctx, tgt, res, nil, g, app, cfg)
 		},
-		Sources: func(_ context.Context, res *target.Result, di *debuginfo.Info) (*doctor.SourceMap, error) {
+		Sources: func(_ context.Context, res *target.Result, di *debugsearch.Info) (*doctor.SourceMap, error) {
 			roots, err := sourceRoots(g, cfg, app)
 			if err != nil {
 				return nil, &doctor.SourceRootsError{Err: err}
@@ -79,8 +79,8 @@ func doctorServices(g *Globals, app *App, cfg *config.Config) *doctor.Services {
 			return doctor.SourceMapOf(m), nil
 		},
 		Hint:    hintFor,
-		IsMachO: func(tgt string) bool { return debuginfo.IsMachO(tgt, app.Cwd) },
-		MachODebugInfo: func(_ context.Context, tgt string) (*debuginfo.Info, error) {
+		IsMachO: func(tgt string) bool { return debugsearch.IsMachO(tgt, app.Cwd) },
+		MachODebugInfo: func(_ context.Context, tgt string) (*debugsearch.Info, error) {
 			return newCollector(g, app, cfg).CollectMachO(tgt)
 		},
 	}
@@ -111,9 +111,9 @@ func printChecks(w io.Writer, checks []doctor.Check, verbose, color bool) {
 		label := map[string]string{doctor.OK: paint("ok  ", "32"), doctor.Warn: paint("WARN", "33"), doctor.Fail: paint("FAIL", "31"), doctor.Skip: paint("skip", "2"), doctor.Note: paint("note", "2")}[ch.Status]
 		// Summaries, details and fixes may name what a process controls
 		// (its comm, command line, files): escaped where they need it.
-		fmt.Fprintf(w, "%s  %-22s %s\n", label, ch.ID, textline.EscapeControls(ch.Summary))
+		fmt.Fprintf(w, "%s  %-22s %s\n", label, ch.ID, safetext.EscapeControls(ch.Summary))
 		for _, d := range ch.Details {
-			fmt.Fprintf(w, "      - %s\n", textline.EscapeControls(d))
+			fmt.Fprintf(w, "      - %s\n", safetext.EscapeControls(d))
 		}
 		if ch.Fix != "" && ch.Status != doctor.OK {
 			for i, l := range strings.Split(ch.Fix, "\n") {
@@ -121,7 +121,7 @@ func printChecks(w io.Writer, checks []doctor.Check, verbose, color bool) {
 				if i > 0 {
 					prefix = "           "
 				}
-				fmt.Fprintf(w, "%s%s\n", prefix, textline.EscapeControls(l))
+				fmt.Fprintf(w, "%s%s\n", prefix, safetext.EscapeControls(l))
 			}
 		}
 	}

@@ -11,15 +11,16 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/pyattach/pyattach/cmd/internal/bundler"
+	"github.com/pyattach/pyattach/cmd/internal/bundle"
 	"github.com/pyattach/pyattach/cmd/internal/config"
 	"github.com/pyattach/pyattach/cmd/internal/dump"
+	"github.com/pyattach/pyattach/cmd/internal/safefs"
 	"github.com/pyattach/pyattach/cmd/internal/shquote"
 	"github.com/pyattach/pyattach/cmd/internal/target"
 	"github.com/pyattach/pyattach/cmd/internal/walkerdir"
-	"github.com/pyattach/pyattach/detect/environ"
-	"github.com/pyattach/pyattach/detect/safefs"
-	"github.com/pyattach/pyattach/gdbgen/plan"
+	"github.com/pyattach/pyattach/detect/plan"
+	"github.com/pyattach/pyattach/detect/saferead"
+	"github.com/pyattach/pyattach/venv/environ"
 )
 
 // DumpCmd is `pyattach dump TARGET`.
@@ -50,7 +51,7 @@ func (c *DumpCmd) Run(g *Globals, app *App, cfg *config.Config) error {
 	opts := dump.Options{Target: c.Target, JSON: c.JSON, Native: c.Native, Verbose: c.Verbose, Locals: c.Locals,
 		Reader: c.Reader, MaxFrames: c.MaxFrames, MaxReads: c.MaxReads, Timeout: c.Timeout, Tasks: c.Tasks, MaxTasks: c.MaxTasks}
 	svc := dumpServices(g, app, cfg)
-	if bundler.IsBundle(c.Target) {
+	if bundle.IsBundle(c.Target) {
 		o, err := openBundle(app, c.Target)
 		if err != nil {
 			return err
@@ -104,7 +105,7 @@ func explainDump(err error) error {
 	}
 	// A directory given for the core (dump /tmp): dump takes a PID or a
 	// core file, never -c.
-	var nr *safefs.NotRegularError
+	var nr *saferead.NotRegularError
 	if errors.As(err, &nr) && nr.Mode.IsDir() {
 		return withHint(err, "pyattach dump takes a PID or a core file, not a directory: pyattach dump PID, or pyattach dump %s", shquote.Quote(filepath.Join(nr.Path, "CORE")))
 	}

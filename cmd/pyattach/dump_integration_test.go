@@ -15,8 +15,8 @@ import (
 	"time"
 
 	"github.com/pyattach/pyattach/cmd/internal/walkerdir"
-	"github.com/pyattach/pyattach/detect/environ"
 	"github.com/pyattach/pyattach/detect/testenv"
+	"github.com/pyattach/pyattach/venv/environ"
 )
 
 // dumpApp runs a main thread three calls deep and a worker thread that

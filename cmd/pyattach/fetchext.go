@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/pyattach/pyattach/cmd/internal/config"
+	"github.com/pyattach/pyattach/cmd/internal/extfetch"
 	"github.com/pyattach/pyattach/cmd/internal/target"
-	"github.com/pyattach/pyattach/detect/pyext"
 	"github.com/pyattach/pyattach/detect/pyversion"
 )
 
@@ -43,7 +43,7 @@ func (c *FetchExtensionCmd) Run(g *Globals, app *App, cfg *config.Config) error 
 	if base == "" {
 		base = cfg.ExtensionBaseURL
 	}
-	if err := pyext.CheckBaseURL(base); err != nil {
+	if err := extfetch.CheckBaseURL(base); err != nil {
 		return withHint(fmt.Errorf("fetch-extension: --base-url: %w", err), config.HTTPSHint)
 	}
 	ctx, cancel := context.WithTimeout(app.Ctx, 2*time.Minute)
@@ -52,8 +52,8 @@ func (c *FetchExtensionCmd) Run(g *Globals, app *App, cfg *config.Config) error 
 	if err != nil {
 		return withHint(fmt.Errorf("fetch-extension: cannot write pyattach's cache: %w", err), "set XDG_CACHE_HOME to a writable directory of your own")
 	}
-	p, err := pyext.Fetch(ctx, &http.Client{Timeout: time.Minute}, base, version, cache)
-	if errors.Is(err, pyext.ErrInvalidVersion) {
+	p, err := extfetch.Fetch(ctx, &http.Client{Timeout: time.Minute}, base, version, cache)
+	if errors.Is(err, extfetch.ErrInvalidVersion) {
 		return withHint(fmt.Errorf("fetch-extension %s: %w", version, err),
 			"give the exact version: pyattach fetch-extension --python-version X.Y.Z (python3 -c 'import platform; print(platform.python_version())' prints it)")
 	}

@@ -11,7 +11,7 @@ import (
 	"github.com/pyattach/pyattach/cmd/internal/config"
 	"github.com/pyattach/pyattach/cmd/internal/initfiles"
 	"github.com/pyattach/pyattach/cmd/internal/shquote"
-	"github.com/pyattach/pyattach/detect/safefs"
+	"github.com/pyattach/pyattach/detect/saferead"
 	"github.com/pyattach/pyattach/gdbgen"
 	"github.com/pyattach/pyattach/lldbgen"
 )
@@ -119,7 +119,7 @@ func (c *InitCmd) Run(g *Globals, app *App, cfg *config.Config) error {
 				return withHint(fmt.Errorf("init --trust: %w", trustErr),
 					"gdb cannot be told to trust exactly this file; move or rename the directory (a name without ':' or line breaks)")
 			}
-			if err := safefs.CheckTrusted(dir, os.Geteuid()); err != nil {
+			if err := saferead.CheckTrusted(dir, os.Geteuid()); err != nil {
 				return withHint(fmt.Errorf("init --trust: %w", err),
 					"gdb would run whatever another user writes to %s; make the directory yours and not writable by others (chmod go-w), or do not trust it", gdbinit)
 			}
@@ -224,7 +224,7 @@ func (c *InitCmd) lldbTrust(dir, lldbinit string, app *App) (lldbTrustPlan, erro
 		return lt, withHint(fmt.Errorf("init --trust: %w", lt.err),
 			"lldb cannot be told to read exactly this file; move or rename the directory (see the reason above)")
 	}
-	if err := safefs.CheckTrusted(dir, os.Geteuid()); err != nil {
+	if err := saferead.CheckTrusted(dir, os.Geteuid()); err != nil {
 		return lt, withHint(fmt.Errorf("init --trust: %w", err),
 			"lldb would run whatever another user writes to %s; make the directory yours and not writable by others (chmod go-w), or do not trust it", lldbinit)
 	}
@@ -277,7 +277,7 @@ func initPyattachExe() (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("init: cannot find pyattach's own binary: %w", err)
 	}
-	if err := safefs.CheckTrusted(exe, os.Geteuid()); err != nil {
+	if err := saferead.CheckTrusted(exe, os.Geteuid()); err != nil {
 		return "", withHint(fmt.Errorf("init: the project .gdbinit would run %s: %w", exe, err),
 			"install pyattach where only you or root can change it (chmod go-w on the file and its directories)")
 	}

@@ -8,9 +8,9 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/pyattach/pyattach/cmd/internal/bundler"
+	"github.com/pyattach/pyattach/cmd/internal/bundle"
+	"github.com/pyattach/pyattach/cmd/internal/safetext"
 	"github.com/pyattach/pyattach/cmd/internal/target"
-	"github.com/pyattach/pyattach/cmd/internal/textline"
 	"github.com/pyattach/pyattach/detect/core"
 )
 
@@ -48,7 +48,7 @@ func (c *ResolveCmd) Run(g *Globals, app *App) error {
 // (resolveBundle), a core file through the executable its notes name
 // (resolveCore), anything else through target.Resolve.
 func resolveTarget(app *App, tgt string, opts target.Options) (*target.Result, error) {
-	if bundler.IsBundle(tgt) {
+	if bundle.IsBundle(tgt) {
 		return resolveBundle(app, tgt, opts)
 	}
 	info, err := resolveCoreInfo(tgt)
@@ -104,7 +104,7 @@ func resolveBundle(app *App, name string, opts target.Options) (*target.Result, 
 
 // resolveOpenedBundle is resolveBundle for a bundle already opened (its
 // file is hashed and checked once).
-func resolveOpenedBundle(app *App, name string, o *bundler.Opened, opts target.Options) (*target.Result, error) {
+func resolveOpenedBundle(app *App, name string, o *bundle.Opened, opts target.Options) (*target.Result, error) {
 	info, err := core.OpenIn(o.Core, o.Root)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
@@ -143,7 +143,7 @@ func printResult(w io.Writer, r *target.Result) {
 	// Paths and names come from the process and its files: escaped.
 	row := func(k, format string, args ...any) {
 		var b strings.Builder
-		textline.Fprintf(&b, format, args...)
+		safetext.Fprintf(&b, format, args...)
 		fmt.Fprintf(tw, "%s\t%s\n", k, b.String())
 	}
 	switch r.TargetKind {
@@ -234,7 +234,7 @@ func printResult(w io.Writer, r *target.Result) {
 	}
 	tw.Flush()
 	for _, wmsg := range r.Warnings {
-		fmt.Fprintf(w, "warning: %s\n", textline.EscapeControls(wmsg))
+		fmt.Fprintf(w, "warning: %s\n", safetext.EscapeControls(wmsg))
 	}
 }
 

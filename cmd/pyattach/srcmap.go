@@ -9,14 +9,14 @@ import (
 	"text/tabwriter"
 
 	"github.com/pyattach/pyattach/cmd/internal/config"
-	"github.com/pyattach/pyattach/cmd/internal/debuginfo"
+	"github.com/pyattach/pyattach/cmd/internal/debuginfod"
+	"github.com/pyattach/pyattach/cmd/internal/debugsearch"
+	"github.com/pyattach/pyattach/cmd/internal/safetext"
 	"github.com/pyattach/pyattach/cmd/internal/sources"
 	"github.com/pyattach/pyattach/cmd/internal/target"
-	"github.com/pyattach/pyattach/cmd/internal/textline"
-	"github.com/pyattach/pyattach/detect/debuginfod"
-	"github.com/pyattach/pyattach/detect/environ"
+	"github.com/pyattach/pyattach/detect/plan"
 	"github.com/pyattach/pyattach/detect/srcmap"
-	"github.com/pyattach/pyattach/gdbgen/plan"
+	"github.com/pyattach/pyattach/venv/environ"
 )
 
 // SrcmapCmd is `pyattach srcmap`.
@@ -29,9 +29,9 @@ type SrcmapCmd struct {
 func (c *SrcmapCmd) Run(g *Globals, app *App, cfg *config.Config) error {
 	ctx := app.Ctx
 	var res *target.Result
-	var di *debuginfo.Info
+	var di *debugsearch.Info
 	var err error
-	if debuginfo.IsMachO(c.Target, app.Cwd) {
+	if debugsearch.IsMachO(c.Target, app.Cwd) {
 		// A macOS module: the DWARF of its .dSYM (or of itself, or of
 		// its debug map's objects) feeds the same inference.
 		di, err = newCollector(g, app, cfg).CollectMachO(c.Target)
@@ -98,7 +98,7 @@ func (d debuginfodSources) SourcesDir() (string, error) { return privateCacheDir
 
 // sourceClient is the debuginfod client for sources, or nil when no
 // server may be asked.
-func sourceClient(di *debuginfo.Info, app *App) sources.Fetcher {
+func sourceClient(di *debugsearch.Info, app *App) sources.Fetcher {
 	if di == nil || di.Debuginfod.Offline || len(di.Debuginfod.URLs) == 0 {
 		return nil
 	}
@@ -106,7 +106,7 @@ func sourceClient(di *debuginfo.Info, app *App) sources.Fetcher {
 }
 
 // sourceRules are the rules for a plan: nothing without source roots.
-func sourceRules(res *target.Result, di *debuginfo.Info, g *Globals, cfg *config.Config, app *App) ([]plan.SourceRule, error) {
+func sourceRules(res *target.Result, di *debugsearch.Info, g *Globals, cfg *config.Config, app *App) ([]plan.SourceRule, error) {
 	// Without roots, nothing to map: gdb's own debuginfod client (on
 	// when servers are set) fetches sources itself, and scanning on every
 	// debugger start would cost time.
@@ -126,12 +126,12 @@ func sourceRules(res *target.Result, di *debuginfo.Info, g *Globals, cfg *config
 }
 
 func printSrcmap(w io.Writer, out *sources.Result, nroots int) {
-	// File names come from the modules' DWARF: escaped (textline.Fprintf).
+	// File names come from the modules' DWARF: escaped (safetext.Fprintf).
 	if len(out.Rules) > 0 {
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(tw, "FROM\tTO\tRESOLVED")
 		for _, r := range out.Rules {
-			textline.Fprintf(tw, "%s\t%s\t%d/%d\n", r.From, r.To, r.Resolved, r.Total)
+			safetext.Fprintf(tw, "%s\t%s\t%d/%d\n", r.From, r.To, r.Resolved, r.Total)
 		}
 		tw.Flush()
 	} else if nroots == 0 {
@@ -140,10 +140,10 @@ func printSrcmap(w io.Writer, out *sources.Result, nroots int) {
 		fmt.Fprintln(w, "no rule resolves any file under the given source roots")
 	}
 	for _, u := range out.Unresolved {
-		textline.Fprintf(w, "missing: %s (%s, %d files): %s\n", u.Prefix, layoutName(u.Layout), u.Files, u.Hint)
+		safetext.Fprintf(w, "missing: %s (%s, %d files): %s\n", u.Prefix, layoutName(u.Layout), u.Files, u.Hint)
 	}
 	if len(out.Rules) == 0 && len(out.Unresolved) == 0 {
-		textline.Fprintf(w, "all source files of %d modules exist on this machine\n", len(out.Modules))
+		safetext.Fprintf(w, "all source files of %d modules exist on this machine\n", len(out.Modules))
 	}
 }
 

@@ -8,9 +8,9 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/pyattach/pyattach/detect/safefs"
+	"github.com/pyattach/pyattach/cmd/internal/symbols"
+	"github.com/pyattach/pyattach/detect/saferead"
 	"github.com/pyattach/pyattach/venv"
-	"github.com/pyattach/pyattach/venv/symbols"
 )
 
 // SymbolsCmd is `pyattach symbols`.
@@ -60,8 +60,8 @@ func (c *SymbolsInstallCmd) sitePackages(app *App) ([]string, error) {
 // Run installs the zip.
 func (c *SymbolsInstallCmd) Run(app *App) error {
 	// A FIFO or a device is refused first (Install would refuse it too).
-	if f, err := safefs.Open(c.Zip); errors.Is(err, safefs.ErrNotRegular) {
-		var nr *safefs.NotRegularError
+	if f, err := saferead.Open(c.Zip); errors.Is(err, saferead.ErrNotRegular) {
+		var nr *saferead.NotRegularError
 		errors.As(err, &nr)
 		return withHint(fmt.Errorf("symbols install: %w", err), "%s", notRegularHint(nr, "the debug-symbols zip file itself"))
 	} else if err == nil {

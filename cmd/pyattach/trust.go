@@ -9,8 +9,8 @@ import (
 
 	"github.com/pyattach/pyattach/cmd/internal/config"
 	"github.com/pyattach/pyattach/cmd/internal/shquote"
-	"github.com/pyattach/pyattach/detect/environ"
-	"github.com/pyattach/pyattach/detect/safefs"
+	"github.com/pyattach/pyattach/detect/saferead"
+	"github.com/pyattach/pyattach/venv/environ"
 )
 
 // TrustCmd is `pyattach trust`.
@@ -53,7 +53,7 @@ func (c *TrustCmd) Run(app *App) error {
 		fmt.Fprintf(app.Stdout, "no longer trusted: %s\n", file)
 		return nil
 	}
-	if err := safefs.CheckTrusted(file, os.Geteuid()); err != nil {
+	if err := saferead.CheckTrusted(file, os.Geteuid()); err != nil {
 		return withHint(fmt.Errorf("trust %s: %w", file, err), "%s", trustFix(err, file, app.dirs()))
 	}
 	data, err := config.ReadFile(file)
@@ -71,9 +71,9 @@ func (c *TrustCmd) Run(app *App) error {
 	return nil
 }
 
-// trustFix is the hint for a file that fails safefs.CheckTrusted.
+// trustFix is the hint for a file that fails saferead.CheckTrusted.
 func trustFix(err error, file string, dirs environ.Dirs) string {
-	var ue *safefs.UntrustedError
+	var ue *saferead.UntrustedError
 	if errors.As(err, &ue) && strings.HasPrefix(ue.Reason, "writable by") {
 		return fmt.Sprintf("no one else may be able to change a file that gdb's code comes from: chmod go-w %s, then run pyattach trust again", shquote.Quote(ue.Component))
 	}

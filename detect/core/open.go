@@ -6,7 +6,7 @@ import (
 	"syscall"
 
 	"github.com/pyattach/pyattach/detect/rootfs"
-	"github.com/pyattach/pyattach/detect/safefs"
+	"github.com/pyattach/pyattach/detect/saferead"
 )
 
 // OpenError is a core file whose executable cannot be debugged here
@@ -22,7 +22,7 @@ type OpenError struct {
 }
 
 func (e *OpenError) Error() string {
-	var nr *safefs.NotRegularError
+	var nr *saferead.NotRegularError
 	if e.Exe == "" && errors.As(e.Err, &nr) {
 		return "core " + nr.Error()
 	}
@@ -50,8 +50,8 @@ func (e *OpenError) NotCore() bool { return e.Exe == "" && e.Err != nil }
 // user's or root's and nobody else may write it: whoever else wrote the
 // file could have claimed any user, root included.
 func OpenIn(path, root string) (*Info, error) {
-	f, err := safefs.Open(path)
-	if errors.Is(err, safefs.ErrNotRegular) {
+	f, err := saferead.Open(path)
+	if errors.Is(err, saferead.ErrNotRegular) {
 		return nil, &OpenError{Path: path, Err: err}
 	}
 	if err != nil {
@@ -85,8 +85,8 @@ func OpenIn(path, root string) (*Info, error) {
 // too: gdb and lldb would block on a FIFO for ever. Other errors are
 // left for the debugger to report.
 func CheckRegular(path string) error {
-	f, err := safefs.Open(path)
-	if errors.Is(err, safefs.ErrNotRegular) {
+	f, err := saferead.Open(path)
+	if errors.Is(err, saferead.ErrNotRegular) {
 		return &OpenError{Path: path, Err: err}
 	}
 	if err == nil {

@@ -8,7 +8,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/pyattach/pyattach/detect/safefs"
+	"github.com/pyattach/pyattach/detect/saferead"
 )
 
 // Magic numbers, as the first four bytes of a file hold them.
@@ -166,7 +166,7 @@ func Open(name string) (*Info, error) {
 // OpenFile opens and parses the named file. The returned closer closes
 // it; the slices read their sections through it until then.
 func OpenFile(name string) (*File, io.Closer, error) {
-	f, err := safefs.Open(name)
+	f, err := saferead.Open(name)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -14,8 +14,9 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/pyattach/pyattach/detect/environ"
-	"github.com/pyattach/pyattach/detect/safefs"
+	"github.com/pyattach/pyattach/cmd/internal/safefs"
+	"github.com/pyattach/pyattach/detect/saferead"
+	"github.com/pyattach/pyattach/venv/environ"
 )
 
 // TrustStorePath is the trust store: one line per trusted file,
@@ -42,7 +43,7 @@ const (
 // that another user could change trusts nothing.
 func LoadTrustStore(dirs environ.Dirs) (*TrustStore, error) {
 	s := &TrustStore{file: TrustStorePath(dirs), entries: map[string]string{}}
-	if err := safefs.CheckTrusted(s.file, os.Geteuid()); err != nil {
+	if err := saferead.CheckTrusted(s.file, os.Geteuid()); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return s, nil
 		}

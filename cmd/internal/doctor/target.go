@@ -7,10 +7,10 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/pyattach/pyattach/cmd/internal/debuginfo"
+	"github.com/pyattach/pyattach/cmd/internal/debugsearch"
+	"github.com/pyattach/pyattach/cmd/internal/safetext"
 	"github.com/pyattach/pyattach/cmd/internal/shquote"
 	"github.com/pyattach/pyattach/cmd/internal/target"
-	"github.com/pyattach/pyattach/cmd/internal/textline"
 	"github.com/pyattach/pyattach/detect/pyoffsets"
 )
 
@@ -33,7 +33,7 @@ func (s *Services) targetChecks(ctx context.Context, tgt string) []Check {
 		return []Check{ch, s.checkPtrace(nil)}
 	}
 	if err != nil {
-		ch := Check{ID: "target", Status: Fail, Summary: textline.Fold(err.Error())}
+		ch := Check{ID: "target", Status: Fail, Summary: safetext.Fold(err.Error())}
 		if s.Hint != nil {
 			ch.Fix = s.Hint(err)
 		}
@@ -44,7 +44,7 @@ func (s *Services) targetChecks(ctx context.Context, tgt string) []Check {
 	checks = append(checks, targetFacts(res)...)
 	di, err := s.DebugInfo(ctx, tgt, res)
 	if err != nil {
-		return append(checks, Check{ID: "debug", Status: Fail, Summary: textline.Fold(err.Error())})
+		return append(checks, Check{ID: "debug", Status: Fail, Summary: safetext.Fold(err.Error())})
 	}
 	checks = append(checks, s.foreignChecks(res, di)...)
 	checks = append(checks, venvCheck(res, di))
@@ -86,12 +86,12 @@ func targetFacts(res *target.Result) []Check {
 // venvCheck explains why plain gdb misses the extension for a venv copy:
 // a warning, printed without --verbose, because `gdb -p PID` is what most
 // users type first and it has no py-bt there.
-func venvCheck(res *target.Result, di *debuginfo.Info) Check {
+func venvCheck(res *target.Result, di *debugsearch.Info) Check {
 	switch res.Venv.Kind {
 	case "copies":
 		plain := "gdb -iex " + shquote.Quote("file "+res.Interpreter)
 		ext := di.Extensions.GDB
-		if ext != "" && ext != debuginfo.GDBAutoLoadDir+res.Interpreter+"-gdb.py" {
+		if ext != "" && ext != debugsearch.GDBAutoLoadDir+res.Interpreter+"-gdb.py" {
 			plain += " -ex " + shquote.Quote("source "+ext)
 		}
 		how := "-p PID"

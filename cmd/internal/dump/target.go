@@ -19,7 +19,7 @@ import (
 	"github.com/pyattach/pyattach/detect/pyinfo"
 	"github.com/pyattach/pyattach/detect/pyversion"
 	"github.com/pyattach/pyattach/detect/rootfs"
-	"github.com/pyattach/pyattach/detect/safefs"
+	"github.com/pyattach/pyattach/detect/saferead"
 )
 
 // Target is what dump works on: a live process or a core.
@@ -284,7 +284,7 @@ func (t *Target) AsyncioAddress() uint64 {
 			}
 			seen[file.Path] = true
 			cands = append(cands, cand{path: file.Path, buildID: file.BuildID, start: file.Start, offset: file.Offset, open: func() (io.ReaderAt, io.Closer, error) {
-				f, err := safefs.Open(file.Path)
+				f, err := saferead.Open(file.Path)
 				if err != nil {
 					return nil, nil, err
 				}

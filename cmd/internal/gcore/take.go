@@ -14,9 +14,9 @@ import (
 	"time"
 
 	"github.com/pyattach/pyattach/cmd/internal/ptrace"
+	"github.com/pyattach/pyattach/cmd/internal/safefs"
 	"github.com/pyattach/pyattach/detect/core"
 	"github.com/pyattach/pyattach/detect/proc"
-	"github.com/pyattach/pyattach/detect/safefs"
 )
 
 // ErrUnsupported: Take does not know this architecture's core format.

@@ -10,9 +10,10 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/pyattach/pyattach/detect/environ"
-	"github.com/pyattach/pyattach/detect/safefs"
+	"github.com/pyattach/pyattach/cmd/internal/safefs"
+	"github.com/pyattach/pyattach/detect/saferead"
 	"github.com/pyattach/pyattach/gdbgen"
+	"github.com/pyattach/pyattach/venv/environ"
 )
 
 // UserLLDBInit is the user init file lldb 14 reads: ~/.lldbinit-lldb
@@ -96,12 +97,12 @@ func UserGDBInit(env environ.Env, cwd string) (string, error) {
 
 // UserInitTarget returns the file to rewrite for the user's gdb init
 // file: gdb runs it as the user, so it may be reached only through links
-// and directories that safefs.CheckTrusted allows (none of another
+// and directories that saferead.CheckTrusted allows (none of another
 // user's). A link of the user's own is kept: its target is returned.
 // Nothing is written.
 func UserInitTarget(file string, uid int) (string, error) {
 	if _, err := os.Lstat(file); err == nil {
-		if err := safefs.CheckTrusted(file, uid); err != nil {
+		if err := saferead.CheckTrusted(file, uid); err != nil {
 			return "", err
 		}
 		return filepath.EvalSymlinks(file)
@@ -115,7 +116,7 @@ func UserInitTarget(file string, uid int) (string, error) {
 		}
 		top = filepath.Dir(top)
 	}
-	if err := safefs.CheckTrusted(top, uid); err != nil {
+	if err := saferead.CheckTrusted(top, uid); err != nil {
 		return "", err
 	}
 	return file, nil
@@ -143,7 +144,7 @@ func AddTrustLine(file, target, line, oldLine, note string, uid int, warn io.Wri
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return false, err
 		}
-		if err := safefs.CheckTrusted(dir, uid); err != nil {
+		if err := saferead.CheckTrusted(dir, uid); err != nil {
 			return false, err
 		}
 	default:

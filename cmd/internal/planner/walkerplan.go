@@ -3,8 +3,8 @@ package planner
 import (
 	"github.com/pyattach/pyattach/cmd/internal/target"
 	"github.com/pyattach/pyattach/cmd/internal/walkerdir"
+	"github.com/pyattach/pyattach/detect/plan"
 	"github.com/pyattach/pyattach/detect/pyoffsets"
-	"github.com/pyattach/pyattach/gdbgen/plan"
 )
 
 // WalkerFor is the plan's stack walker for the resolved interpreter:

@@ -14,13 +14,13 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/pyattach/pyattach/cmd/internal/debuginfo"
+	"github.com/pyattach/pyattach/cmd/internal/debugsearch"
+	"github.com/pyattach/pyattach/cmd/internal/safefs"
 	"github.com/pyattach/pyattach/cmd/internal/shquote"
 	"github.com/pyattach/pyattach/cmd/internal/target"
 	"github.com/pyattach/pyattach/detect/buildid"
 	"github.com/pyattach/pyattach/detect/debugfile"
 	"github.com/pyattach/pyattach/detect/rootfs"
-	"github.com/pyattach/pyattach/detect/safefs"
 	"github.com/pyattach/pyattach/detect/srcmap"
 	"github.com/pyattach/pyattach/detect/srcscan"
 )
@@ -56,14 +56,14 @@ type Unresolved struct {
 
 // Map scans the DWARF of the modules that matter, groups missing
 // files and infers rules onto the roots.
-func Map(ctx context.Context, res *target.Result, di *debuginfo.Info, roots []srcmap.Root, src Fetcher) (*Result, error) {
+func Map(ctx context.Context, res *target.Result, di *debugsearch.Info, roots []srcmap.Root, src Fetcher) (*Result, error) {
 	out := &Result{Rules: []Rule{}, Unresolved: []Unresolved{}}
 	seen := map[string]bool{}
 	var files []string
 	owner := map[string]string{} // source file -> build-id of a module naming it
 	for i, m := range di.Modules {
 		// A file target that is not Python: its own sources.
-		if !(debuginfo.SourceModule(m.Path, res) || res == nil && i == 0) || m.Debug.Via == debugfile.ViaNone || m.Debug.Kind == debugfile.KindSymtab || m.Debug.Kind == debugfile.KindNone {
+		if !(debugsearch.SourceModule(m.Path, res) || res == nil && i == 0) || m.Debug.Via == debugfile.ViaNone || m.Debug.Kind == debugfile.KindSymtab || m.Debug.Kind == debugfile.KindNone {
 			continue
 		}
 		p := m.Debug.Path

@@ -14,12 +14,12 @@ import (
 	"strings"
 
 	"github.com/pyattach/pyattach/detect/elfinfo"
-	"github.com/pyattach/pyattach/detect/environ"
 	"github.com/pyattach/pyattach/detect/proc"
 	"github.com/pyattach/pyattach/detect/pyinfo"
 	"github.com/pyattach/pyattach/detect/rootfs"
-	"github.com/pyattach/pyattach/detect/safefs"
+	"github.com/pyattach/pyattach/detect/saferead"
 	"github.com/pyattach/pyattach/venv"
+	"github.com/pyattach/pyattach/venv/environ"
 )
 
 // Options are the roots and environment resolution works in. Every one
@@ -130,7 +130,7 @@ func resolvePath(ctx context.Context, p string, opts Options) (*Result, error) {
 		return res, nil
 	}
 	if !st.Mode().IsRegular() {
-		return nil, notRegular{&safefs.NotRegularError{Path: abs, Mode: st.Mode()}}
+		return nil, notRegular{&saferead.NotRegularError{Path: abs, Mode: st.Mode()}}
 	}
 	head, err := readHead(abs, 512)
 	if err != nil {
@@ -151,9 +151,9 @@ func resolvePath(ctx context.Context, p string, opts Options) (*Result, error) {
 }
 
 // notRegular is a target that is neither a directory nor a regular file
-// (a FIFO, a device, a socket): it matches safefs.ErrNotRegular and
+// (a FIFO, a device, a socket): it matches saferead.ErrNotRegular and
 // ErrNotExecutable.
-type notRegular struct{ *safefs.NotRegularError }
+type notRegular struct{ *saferead.NotRegularError }
 
 func (e notRegular) Unwrap() []error { return []error{e.NotRegularError, ErrNotExecutable} }
 
@@ -166,7 +166,7 @@ func classifyPathErr(err error) error {
 }
 
 func readHead(name string, n int) ([]byte, error) {
-	f, err := safefs.Open(name)
+	f, err := saferead.Open(name)
 	if err != nil {
 		return nil, err
 	}
@@ -314,7 +314,7 @@ func bareCopy(exe string) bool {
 // the dynamic loader would (see fillPython); "" when it needs none or it
 // is not found.
 func libpythonOf(exe string, ldPath []string) string {
-	f, err := safefs.Open(exe)
+	f, err := saferead.Open(exe)
 	if err != nil {
 		return ""
 	}

@@ -14,8 +14,8 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/pyattach/pyattach/cmd/internal/safefs"
 	"github.com/pyattach/pyattach/detect/pywalk"
-	"github.com/pyattach/pyattach/detect/safefs"
 )
 
 // DirError is a walker directory that cannot be made private (the data
