@@ -75,7 +75,7 @@ var layers = []layer{
 	{prefix: "cmd/internal/bundle", own: []string{"detect/", "venv", "gdbgen", "lldbgen", "cmd/internal/"}, external: []string{"golang.org/x/sys/unix"}, forbidOwn: []string{"cmd/internal/planner"}},
 	// The configuration files are TOML, read by one well-kept decoder
 	// (after config's own size and nesting checks).
-	{prefix: "cmd/internal/config", own: []string{"detect/", "cmd/internal/"}, external: []string{"github.com/BurntSushi/toml"}},
+	{prefix: "cmd/internal/config", own: []string{"detect/", "venv", "cmd/internal/"}, external: []string{"github.com/BurntSushi/toml"}},
 	// adrg/xdg reads the process environment: only the command boundary
 	// (main's hostLayout) may ask it, once, for the system's layout.
 	{prefix: "cmd/pyattach", own: []string{"detect/", "venv", "gdbgen", "lldbgen", "cmd/internal/"}, external: []string{
