@@ -9,7 +9,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"path"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -19,18 +18,18 @@ import (
 
 	"github.com/pyattach/pyattach/cmd/internal/bundle"
 	"github.com/pyattach/pyattach/cmd/internal/bundle/archive"
+	"github.com/pyattach/pyattach/cmd/internal/config"
 	"github.com/pyattach/pyattach/cmd/internal/debugsearch"
 	"github.com/pyattach/pyattach/cmd/internal/dump"
 	"github.com/pyattach/pyattach/cmd/internal/gcore"
 	"github.com/pyattach/pyattach/cmd/internal/planner"
 	"github.com/pyattach/pyattach/cmd/internal/safefs"
 	"github.com/pyattach/pyattach/cmd/internal/safetext"
+	"github.com/pyattach/pyattach/cmd/internal/sources"
 	"github.com/pyattach/pyattach/cmd/internal/target"
 	"github.com/pyattach/pyattach/detect/core"
 	"github.com/pyattach/pyattach/detect/plan"
 	"github.com/pyattach/pyattach/detect/proc"
-	"github.com/pyattach/pyattach/detect/rootfs"
-	"github.com/pyattach/pyattach/detect/srcmap"
 	"github.com/pyattach/pyattach/venv/environ"
 )
 
@@ -59,7 +58,7 @@ func takeCore(ctx context.Context, procRoot string, pid int, path string) (time.
 }
 
 // Run packs or lists a bundle.
-func (c *BundleCmd) Run(g *Globals, app *App, cfg *Config) error {
+func (c *BundleCmd) Run(g *Globals, app *App, cfg *config.Config) error {
 	max, err := parseSize(c.MaxSize)
 	if err != nil {
 		return withHint(fmt.Errorf("--max-size %q: %w", c.MaxSize, err), "give a size such as 2GiB or 500M")
@@ -289,131 +288,42 @@ func parseSize(s string) (int64, error) {
 }
 
 // frameSources runs the walker on the core, as dump does, and returns
-// the files of every thread's Python frames.
-func frameSources(ctx context.Context, core, root string, g *Globals, app *App, cfg *Config) ([]string, error) {
+// the files of every thread's Python frames (bundle.FrameFiles).
+func frameSources(ctx context.Context, core, root string, g *Globals, app *App, cfg *config.Config) ([]string, error) {
 	o, err := dumpCore(ctx, core, root, false, g, app, cfg)
 	if err != nil {
 		return nil, err
 	}
-	seen := map[string]bool{}
-	var files []string
-	for _, th := range o.Threads {
-		for _, f := range th.Frames {
-			if !seen[f.File] {
-				seen[f.File] = true
-				files = append(files, f.File)
-			}
-		}
-		if th.Exception != nil {
-			for _, l := range th.Exception.Frames {
-				if !seen[l.File] {
-					seen[l.File] = true
-					files = append(files, l.File)
-				}
-			}
-		}
-	}
-	return files, nil
+	return bundle.FrameFiles(o), nil
 }
 
 // nativeSources finds the C source files of every thread's native
-// frames: the files nativesym names (dump --native), completed to the
-// DWARF's absolute paths from the file tables srcmap reads, and mapped
-// onto the --source trees by srcmap's rules. Only files under a --source
-// tree are taken: a debuggee's DWARF may name any file of this machine.
-func nativeSources(ctx context.Context, core, root string, res *target.Result, di *debugsearch.Info, g *Globals, app *App, cfg *Config) ([]bundle.NativeSource, error) {
-	names, err := nativeFrameFiles(ctx, core, root, g, app, cfg)
-	if err != nil || len(names) == 0 {
+// frames (dump --native on the core), chosen by
+// bundle.ChooseNativeSources among the --source trees.
+func nativeSources(ctx context.Context, core, root string, res *target.Result, di *debugsearch.Info, g *Globals, app *App, cfg *config.Config) ([]bundle.NativeSource, error) {
+	o, err := dumpCore(ctx, core, root, true, g, app, cfg)
+	if err != nil {
 		return nil, err
+	}
+	names := bundle.NativeFrameFiles(o)
+	if len(names) == 0 {
+		return nil, nil
 	}
 	roots, err := sourceRoots(g, cfg, app)
 	if err != nil {
 		return nil, err
 	}
-	m, err := mapSources(ctx, res, di, roots, nil)
+	m, err := sources.Map(ctx, res, di, roots, nil)
 	if err != nil {
 		return nil, err
 	}
-	var out []bundle.NativeSource
-	for _, n := range names {
-		s := bundle.NativeSource{Path: dwarfPath(n, m.Files)}
-		switch {
-		case s.Path == "":
-			s.Path, s.Reason = n, "no file table of the interpreter's modules names it with its directory"
-		case len(roots) == 0:
-			s.Reason = "no source tree given: pyattach --source [NAME=]DIR bundle --native-sources ..."
-		default:
-			if s.Local = mappedSource(s.Path, m.Rules, roots); s.Local == "" {
-				s.Reason = "under no --source tree"
-			}
-		}
-		out = append(out, s)
-	}
-	return out, nil
-}
-
-// dwarfPath is the absolute path of a frame's file name n (as a line
-// table names it, often relative to its unit's directory) among files,
-// the absolute paths the modules' DWARF names: n itself, or the first
-// that ends with /n; "" when none does.
-func dwarfPath(n string, files []string) string {
-	if path.IsAbs(n) {
-		return n
-	}
-	for _, f := range files {
-		if path.IsAbs(f) && strings.HasSuffix(f, "/"+n) {
-			return f
-		}
-	}
-	return ""
-}
-
-// mappedSource is where p is under the --source trees: through the
-// rule with the longest prefix of p, or p itself when it is under one
-// of the trees; "" when it is under none.
-func mappedSource(p string, rules []SrcRule, roots []srcmap.Root) string {
-	local, best := p, -1
-	for _, r := range rules {
-		if (p == r.From || strings.HasPrefix(p, r.From+"/")) && len(r.From) > best {
-			local, best = r.To+p[len(r.From):], len(r.From)
-		}
-	}
-	local = path.Clean(local)
-	for _, rt := range roots {
-		if rootfs.Under(local, rt.Dir) && fileExists(local) {
-			return local
-		}
-	}
-	return ""
-}
-
-// nativeFrameFiles runs the walker with --native on the core, as dump
-// does, and returns the source files its native frames name.
-func nativeFrameFiles(ctx context.Context, core, root string, g *Globals, app *App, cfg *Config) ([]string, error) {
-	o, err := dumpCore(ctx, core, root, true, g, app, cfg)
-	if err != nil {
-		return nil, err
-	}
-	seen := map[string]bool{}
-	var files []string
-	for _, th := range o.Threads {
-		if th.Native == nil {
-			continue
-		}
-		for _, f := range *th.Native {
-			if f.File != nil && *f.File != "" && !seen[*f.File] {
-				seen[*f.File] = true
-				files = append(files, *f.File)
-			}
-		}
-	}
-	return files, nil
+	return bundle.ChooseNativeSources(names, m, roots), nil
 }
 
 // dumpCore runs dump --json (with --native when native) on a core
 // whose files are under root, and returns what it found; a partial walk
 // is kept.
-func dumpCore(ctx context.Context, core, root string, native bool, g *Globals, app *App, cfg *Config) (*dump.Output, error) {
+func dumpCore(ctx context.Context, core, root string, native bool, g *Globals, app *App, cfg *config.Config) (*dump.Output, error) {
 	var out bytes.Buffer
 	svc := dumpServices(g, app, cfg)
 	svc.Stdout = &out
@@ -474,7 +384,7 @@ func gdbGcore(ctx context.Context, pid int, path string) (time.Duration, error) 
 // bundleTarget opens the bundle a debugger command line names as its
 // core: the target and the arguments then name the unpacked core. A
 // core that is no bundle comes back as it is, with a nil *Opened.
-func bundleTarget(app *App, t dbgTarget, args []string) (dbgTarget, []string, *bundle.Opened, error) {
+func bundleTarget(app *App, t dbgInferior, args []string) (dbgInferior, []string, *bundle.Opened, error) {
 	if t.Core == "" || !bundle.IsBundle(t.Core) {
 		return t, args, nil, nil
 	}
@@ -503,11 +413,11 @@ func bundleTarget(app *App, t dbgTarget, args []string) (dbgTarget, []string, *b
 // read under its root/, its debug files are a debug directory, and the
 // target is foreign (nothing in it is auto-loaded). The bundle's own
 // CPython extension replaces the host's only with --trust-bundle.
-func bundlePlan(ctx context.Context, t dbgTarget, o *bundle.Opened, g *Globals, app *App, cfg *Config) (plan.Plan, error) {
+func bundlePlan(ctx context.Context, t dbgInferior, o *bundle.Opened, g *Globals, app *App, cfg *config.Config) (plan.Plan, error) {
 	g2 := *g
 	g2.DebugDir = append(append([]string(nil), g.DebugDir...), o.DebugDir)
 	opts := plannerOptions(&g2, app, cfg)
-	opts.ReadCore = func(path string) (*core.Info, error) { return planner.ReadCoreIn(path, o.Root) }
+	opts.ReadCore = func(path string) (*core.Info, error) { return core.OpenIn(path, o.Root) }
 	opts.Resolve = func(ctx context.Context, tgt string) (*target.Result, error) {
 		res, err := target.ResolveInRoot(ctx, tgt, o.Root, target.Options{ProcRoot: g.ProcRoot, Env: app.Env, Cwd: app.Cwd})
 		if res != nil {
@@ -515,7 +425,7 @@ func bundlePlan(ctx context.Context, t dbgTarget, o *bundle.Opened, g *Globals, 
 		}
 		return res, err
 	}
-	p, _, err := planner.Build(ctx, planner.Target(t), opts)
+	p, _, err := planner.Build(ctx, planner.Inferior(t), opts)
 	if err != nil {
 		return p, err
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/alecthomas/kong"
 
+	"github.com/pyattach/pyattach/cmd/internal/config"
 	"github.com/pyattach/pyattach/cmd/internal/safetext"
 	"github.com/pyattach/pyattach/cmd/internal/target"
 	"github.com/pyattach/pyattach/venv/environ"
@@ -173,7 +174,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, env []string
 		}
 		return 0
 	}
-	cfg, err := loadConfig(cli.Globals.Config, cwd, app.Env)
+	cfg, err := config.Load(cli.Globals.Config, cwd, app.Env)
 	if err != nil {
 		report(stderr, err)
 		return 2

@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/pyattach/pyattach/cmd/internal/debugsearch"
+	"github.com/pyattach/pyattach/cmd/internal/doctor"
+	"github.com/pyattach/pyattach/cmd/internal/sources"
 	"github.com/pyattach/pyattach/detect/srcscan"
 	"github.com/pyattach/pyattach/detect/testenv"
 )
@@ -40,8 +42,8 @@ func TestDoctorDebuginfoPivotRoot(t *testing.T) {
 	exeDebug := checkContainerDebug(t, di, proot, r.exe)
 
 	checks := runDoctor(t, nil, strconv.Itoa(pid)).Checks
-	byID := func(id string) []Check {
-		var out []Check
+	byID := func(id string) []doctor.Check {
+		var out []doctor.Check
 		for _, c := range checks {
 			if c.ID == id {
 				out = append(out, c)
@@ -77,7 +79,7 @@ func TestDoctorDebuginfoPivotRoot(t *testing.T) {
 	proot = "/proc/" + strconv.Itoa(pid) + "/root"
 	checks = runDoctor(t, nil, strconv.Itoa(pid)).Checks
 	d := byID("debug." + base)
-	if len(d) != 1 || d[0].Status == statusOK {
+	if len(d) != 1 || d[0].Status == doctor.OK {
 		t.Fatalf("doctor's debug.%s check %+v: want the missing debug information reported", base, d)
 	}
 	if want := "in the container"; !strings.HasPrefix(d[0].Fix, want) || !strings.Contains(d[0].Fix, "apt-get install "+base+"-dbg") {
@@ -87,7 +89,7 @@ func TestDoctorDebuginfoPivotRoot(t *testing.T) {
 		t.Errorf("debug.%s fix %q installs on this machine", base, d[0].Fix)
 	}
 	e := byID("extension")
-	if len(e) != 1 || e[0].Status == statusOK {
+	if len(e) != 1 || e[0].Status == doctor.OK {
 		t.Fatalf("doctor's extension check %+v: want the missing extension reported", e)
 	}
 	if want := "pyattach fetch-extension " + strconv.Itoa(pid); !strings.HasPrefix(e[0].Fix, want) || strings.Contains(e[0].Fix, "apt-get") {
@@ -123,7 +125,7 @@ func TestDoctorSourcesInChroot(t *testing.T) {
 	}
 	var placed []string
 	for _, f := range sr.Files {
-		if strings.HasPrefix(f, tree+"/Python/") && strings.HasSuffix(f, ".c") && !fileExists(f) && len(placed) < 2 {
+		if strings.HasPrefix(f, tree+"/Python/") && strings.HasSuffix(f, ".c") && !sources.RegularFile(f) && len(placed) < 2 {
 			if err := os.MkdirAll(filepath.Dir(filepath.Join(root, f)), 0o755); err != nil {
 				t.Fatal(err)
 			}
@@ -149,7 +151,7 @@ func TestDoctorSourcesInChroot(t *testing.T) {
 	if !strings.HasPrefix(hint, want) {
 		t.Fatalf("sources fix for %s: %q, want %q", tree, hint, want)
 	}
-	m, mapOut := mainJSON[SrcmapResult](t, "--offline", "--source", proot+tree, "srcmap", "--json", strconv.Itoa(pid))
+	m, mapOut := mainJSON[sources.Result](t, "--offline", "--source", proot+tree, "srcmap", "--json", strconv.Itoa(pid))
 	ok := false
 	for _, r := range m.Rules {
 		ok = ok || r.To == proot+tree && r.Resolved == 2 && strings.HasPrefix(tree, r.From)
@@ -186,7 +188,7 @@ func TestDoctorDebuginfoPodman(t *testing.T) {
 			found["debug"] = true
 		case c.ID == "target.foreign.refused" && strings.Contains(c.Summary, proot+r.ext+" is not run"):
 			found["refused"] = true
-		case c.ID == "extension" && c.Status == statusOK:
+		case c.ID == "extension" && c.Status == doctor.OK:
 			t.Errorf("doctor found an extension for the container's 3.X, which this machine lacks: %+v", c)
 		}
 	}

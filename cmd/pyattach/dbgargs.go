@@ -8,8 +8,8 @@ import (
 	"github.com/pyattach/pyattach/cmd/internal/target"
 )
 
-// dbgTarget is what a debugger command line asks the debugger to open.
-type dbgTarget struct {
+// dbgInferior is what a debugger command line asks the debugger to open.
+type dbgInferior struct {
 	PID     int
 	Core    string
 	Program string
@@ -81,8 +81,8 @@ func parsePID(tool, flag, val string) (int, error) {
 // parseGDBArgs reads the target from gdb's own command line, the way gdb
 // does: -p/--pid, -c/--core, -e/--exec/-se, --args PROGRAM ARGS..., and
 // the positional PROGRAM [PID|CORE]. It does not change the arguments.
-func parseGDBArgs(args []string, isPID func(string) bool) (dbgTarget, error) {
-	var t dbgTarget
+func parseGDBArgs(args []string, isPID func(string) bool) (dbgInferior, error) {
+	var t dbgInferior
 	opts, pos, stop, tail, err := scanArgs("gdb", args, gdbOptsWithValue, "--args", "--")
 	if err != nil {
 		return t, err
@@ -145,8 +145,8 @@ var lldbOptsWithValue = map[string]bool{
 // parseLLDBArgs reads the target from lldb's command line: -p /
 // --attach-pid, -c/--core, -f/--file, a program path, and
 // -- PROGRAM ARGS...
-func parseLLDBArgs(args []string) (dbgTarget, error) {
-	var t dbgTarget
+func parseLLDBArgs(args []string) (dbgInferior, error) {
+	var t dbgInferior
 	opts, pos, stop, tail, err := scanArgs("lldb", args, lldbOptsWithValue, "--")
 	if err != nil {
 		return t, err

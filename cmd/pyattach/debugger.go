@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/pyattach/pyattach/cmd/internal/config"
 	"github.com/pyattach/pyattach/cmd/internal/debuggers"
 	"github.com/pyattach/pyattach/cmd/internal/safefs"
 	"github.com/pyattach/pyattach/cmd/internal/shquote"
@@ -44,7 +45,7 @@ const scriptPathHint = "the script's file name cannot be passed to the debugger 
 // (bundleTarget), and the arguments it rewrites are returned. An
 // interrupt before the debugger starts is an error too: the debugger is
 // not started then.
-func debuggerPlan(name string, t dbgTarget, args []string, g *Globals, app *App, cfg *Config) (plan.Plan, []string, error) {
+func debuggerPlan(name string, t dbgInferior, args []string, g *Globals, app *App, cfg *config.Config) (plan.Plan, []string, error) {
 	var p plan.Plan
 	t, args, ob, err := bundleTarget(app, t, args)
 	if err != nil {
@@ -62,7 +63,7 @@ func debuggerPlan(name string, t dbgTarget, args []string, g *Globals, app *App,
 }
 
 // Run starts gdb with pyattach's script.
-func (c *GDBCmd) Run(g *Globals, app *App, cfg *Config) error {
+func (c *GDBCmd) Run(g *Globals, app *App, cfg *config.Config) error {
 	t, err := parseGDBArgs(c.Args, target.IsPID)
 	if err != nil {
 		return withHint(err, "pyattach passes everything after \"gdb\" to gdb; check gdb's own options with: gdb --help")
@@ -115,7 +116,7 @@ func (c *GDBCmd) Run(g *Globals, app *App, cfg *Config) error {
 }
 
 // Run starts lldb with pyattach's script.
-func (c *LLDBCmd) Run(g *Globals, app *App, cfg *Config) error {
+func (c *LLDBCmd) Run(g *Globals, app *App, cfg *config.Config) error {
 	t, err := parseLLDBArgs(c.Args)
 	if err != nil {
 		return withHint(err, "pyattach passes everything after \"lldb\" to lldb; check lldb's own options with: lldb --help")

@@ -3,15 +3,17 @@ package main
 import (
 	"context"
 	"fmt"
-	"github.com/pyattach/pyattach/cmd/internal/bundle"
 	"io"
 	"os"
 	"strings"
 	"sync/atomic"
 	"text/tabwriter"
 
+	"github.com/pyattach/pyattach/cmd/internal/bundle"
+
 	"golang.org/x/term"
 
+	"github.com/pyattach/pyattach/cmd/internal/config"
 	"github.com/pyattach/pyattach/cmd/internal/debugsearch"
 	"github.com/pyattach/pyattach/cmd/internal/safefs"
 	"github.com/pyattach/pyattach/cmd/internal/safetext"
@@ -46,7 +48,7 @@ func privateStoreDir(dirs environ.Dirs) (string, error) {
 }
 
 // Run finds the debug information of every module of the target.
-func (c *DebuginfoCmd) Run(g *Globals, app *App, cfg *Config) error {
+func (c *DebuginfoCmd) Run(g *Globals, app *App, cfg *config.Config) error {
 	ctx := app.Ctx
 	var res *target.Result
 	var rerr error
@@ -108,7 +110,7 @@ func (c *DebuginfoCmd) Run(g *Globals, app *App, cfg *Config) error {
 
 // collectDebugInfo resolves the target, lists its modules and finds
 // their debug files and the extensions.
-func collectDebugInfo(ctx context.Context, tgt string, g *Globals, app *App, cfg *Config) (*debugsearch.Info, error) {
+func collectDebugInfo(ctx context.Context, tgt string, g *Globals, app *App, cfg *config.Config) (*debugsearch.Info, error) {
 	res, rerr := resolveTarget(app, tgt, g.targetOptions(app))
 	return debugInfoFor(ctx, tgt, res, rerr, g, app, cfg)
 }
@@ -116,12 +118,12 @@ func collectDebugInfo(ctx context.Context, tgt string, g *Globals, app *App, cfg
 // debugInfoFor is collectDebugInfo for a target already resolved
 // (debugsearch.Collector.Collect, wired to the flags, the environment and
 // the configuration); warnings are printed as they are found.
-func debugInfoFor(ctx context.Context, tgt string, res *target.Result, rerr error, g *Globals, app *App, cfg *Config) (*debugsearch.Info, error) {
+func debugInfoFor(ctx context.Context, tgt string, res *target.Result, rerr error, g *Globals, app *App, cfg *config.Config) (*debugsearch.Info, error) {
 	return newCollector(g, app, cfg).Collect(ctx, tgt, res, rerr)
 }
 
 // newCollector is the debug-information collector for this invocation.
-func newCollector(g *Globals, app *App, cfg *Config) *debugsearch.Collector {
+func newCollector(g *Globals, app *App, cfg *config.Config) *debugsearch.Collector {
 	opts := debugsearch.Options{
 		Env:        app.Env,
 		Home:       app.Env.Get("HOME"),

@@ -17,14 +17,13 @@ import (
 //	cmd/... -> gdbgen, lldbgen -> detect/plan
 //
 // detect/ holds the detectors: facts about files and processes, nothing
-// above them, and the plan, the facts a debugger is handed. venv/ maps
-// environments onto interpreters with them (venv/environ is the
-// environment both venv and cmd read). The generators are pure: they
-// turn a detect/plan.Plan into text and reach neither the file system
-// nor the detectors. cmd/internal/ holds the orchestration (target
-// resolution, plan building, doctor) and the writers and clients
-// (safefs, debuginfod, extfetch, symbols, bundle), and cmd/pyattach the
-// command line. cmd/internal/doctor starts no process itself: every
+// above them. venv/ maps environments onto interpreters with them. The
+// generators are pure: they turn a detect/plan.Plan into text and reach
+// neither the file system nor the detectors. cmd/internal/ holds the
+// orchestration (target resolution, plan building, doctor) and cmd/pyattach
+// the command line, its commands only (configuration, init files, source
+// maps and bundles' contents live in cmd/internal packages named for
+// them). cmd/internal/doctor starts no process itself: every
 // command goes through the Runner it is given; cmd/internal/dump runs gdb
 // through its Runner too. detect/testenv serves tests only.
 //
@@ -36,6 +35,7 @@ type layer struct {
 	own       []string // module package prefixes it may import
 	external  []string // third-party module paths it may import
 	forbidStd []string // standard packages it must not import
+	forbidOwn []string // module packages it must not import, though own allows them
 }
 
 var layers = []layer{
@@ -68,14 +68,19 @@ var layers = []layer{
 	// deadline), so that each check can be tested on canned output.
 	{prefix: "cmd/internal/doctor", own: []string{"detect/", "venv", "gdbgen", "cmd/internal/"}, forbidStd: []string{"os/exec"}},
 	// dump runs gdb through its injected Runner, so that its parsing and
-	// output are tested on literal gdb JSON.
-	{prefix: "cmd/internal/dump", own: []string{"detect/", "venv", "gdbgen", "cmd/internal/"}, forbidStd: []string{"os/exec"}},
+	// output are tested on literal gdb JSON. It reads cores with
+	// detect/core, not through the planner, which makes debugger plans.
+	{prefix: "cmd/internal/dump", own: []string{"detect/", "venv", "gdbgen", "cmd/internal/"}, forbidStd: []string{"os/exec"}, forbidOwn: []string{"cmd/internal/planner"}},
+	// bundle packs and opens bundles; it reads cores with detect/core.
+	{prefix: "cmd/internal/bundle", own: []string{"detect/", "venv", "gdbgen", "lldbgen", "cmd/internal/"}, external: []string{"golang.org/x/sys/unix"}, forbidOwn: []string{"cmd/internal/planner"}},
+	// The configuration files are TOML, read by one well-kept decoder
+	// (after config's own size and nesting checks).
+	{prefix: "cmd/internal/config", own: []string{"detect/", "venv", "cmd/internal/"}, external: []string{"github.com/BurntSushi/toml"}},
 	// adrg/xdg reads the process environment: only the command boundary
 	// (main's hostLayout) may ask it, once, for the system's layout.
 	{prefix: "cmd/pyattach", own: []string{"detect/", "venv", "gdbgen", "lldbgen", "cmd/internal/"}, external: []string{
 		"github.com/adrg/xdg",
 		"github.com/alecthomas/kong",
-		"github.com/BurntSushi/toml",
 		"golang.org/x/sys/unix",
 		"golang.org/x/term",
 	}},
@@ -205,6 +210,11 @@ func checkImport(rule layer, imp string) string {
 			return "a test-only package"
 		}
 	}
+	for _, p := range rule.forbidOwn {
+		if hasPrefixPath(rel, p) {
+			return "forbidden in " + rule.prefix
+		}
+	}
 	for _, p := range rule.own {
 		if hasPrefixPath(rel, p) {
 			return ""
@@ -234,14 +244,10 @@ func TestImportRulesCatch(t *testing.T) {
 		{"cmd/internal/doctor", modulePath + "/cmd/pyattach"},
 		{"cmd/internal/dump", "os/exec"},
 		{"cmd/internal/dump", modulePath + "/cmd/pyattach"},
-		{"venv/environ", modulePath + "/venv"},
-		{"venv/environ", modulePath + "/detect/saferead"},
-		{"detect/pyext", modulePath + "/venv/environ"},
-		{"detect/elfinfo", modulePath + "/cmd/internal/safefs"},
-		{"detect/pyext", modulePath + "/cmd/internal/extfetch"},
-		{"detect/debugfile", modulePath + "/cmd/internal/debuginfod"},
-		{"detect/proc", "github.com/schollz/progressbar/v3"},
-		{"detect/pyext", "github.com/klauspost/compress/zstd"},
+		{"cmd/internal/dump", modulePath + "/cmd/internal/planner"},
+		{"cmd/internal/bundle", modulePath + "/cmd/internal/planner"},
+		{"cmd/pyattach", "github.com/BurntSushi/toml"},
+		{"cmd/internal/initfiles", "github.com/BurntSushi/toml"},
 	} {
 		rule, ok := ruleFor(c.pkg)
 		if !ok {
@@ -262,6 +268,9 @@ func TestImportRulesCatch(t *testing.T) {
 		{"cmd/pyattach", path.Join(modulePath, "cmd/internal/target")},
 		{"cmd/internal/doctor", modulePath + "/cmd/internal/debugsearch"},
 		{"cmd/internal/doctor", "net/http"},
+		{"cmd/internal/config", "github.com/BurntSushi/toml"},
+		{"cmd/internal/bundle", modulePath + "/cmd/internal/dump"},
+		{"cmd/internal/gcore", modulePath + "/detect/core"},
 	} {
 		rule, _ := ruleFor(c.pkg)
 		if err := checkImport(rule, c.imp); err != "" {

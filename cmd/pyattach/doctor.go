@@ -8,12 +8,13 @@ import (
 	"os"
 	"strings"
 
+	"github.com/pyattach/pyattach/cmd/internal/config"
 	"github.com/pyattach/pyattach/cmd/internal/debuggers"
 	"github.com/pyattach/pyattach/cmd/internal/debugsearch"
 	"github.com/pyattach/pyattach/cmd/internal/doctor"
 	"github.com/pyattach/pyattach/cmd/internal/safetext"
+	"github.com/pyattach/pyattach/cmd/internal/sources"
 	"github.com/pyattach/pyattach/cmd/internal/target"
-	"github.com/pyattach/pyattach/detect/srcmap"
 )
 
 // DoctorCmd is `pyattach doctor`.
@@ -23,24 +24,12 @@ type DoctorCmd struct {
 	Verbose bool   `help:"Print the notes too: facts that change nothing pyattach gdb and lldb show (an -O3 build the walker reads, the distribution's C sources)."`
 }
 
-// Check is one finding of doctor (cmd/internal/doctor holds the checks).
-type Check = doctor.Check
-
-// Statuses of a check.
-const (
-	statusOK   = doctor.OK
-	statusWarn = doctor.Warn
-	statusFail = doctor.Fail
-	statusSkip = doctor.Skip
-	statusNote = doctor.Note
-)
-
 // Run runs the checks and prints them.
-func (c *DoctorCmd) Run(g *Globals, app *App, cfg *Config) error {
+func (c *DoctorCmd) Run(g *Globals, app *App, cfg *config.Config) error {
 	checks := doctor.Run(app.Ctx, doctorServices(g, app, cfg), c.Target)
 	if c.JSON {
 		if err := writeJSON(app.Stdout, struct {
-			Checks []Check `json:"checks"`
+			Checks []doctor.Check `json:"checks"`
 		}{checks}); err != nil {
 			return err
 		}
@@ -56,7 +45,7 @@ func (c *DoctorCmd) Run(g *Globals, app *App, cfg *Config) error {
 // doctorServices wires doctor to this process: the real proc root,
 // commands, network, and the target resolution and debug information
 // collection of the other commands.
-func doctorServices(g *Globals, app *App, cfg *Config) *doctor.Services {
+func doctorServices(g *Globals, app *App, cfg *config.Config) *doctor.Services {
 	return &doctor.Services{
 		ProcRoot: g.ProcRoot,
 		GOOS:     g.GOOS,
@@ -83,16 +72,11 @@ func doctorServices(g *Globals, app *App, cfg *Config) *doctor.Services {
 			}
 			// Local files only, not bound by doctor's deadline: a large
 			// DWARF scan takes what it takes.
-			m, err := mapSources(app.Ctx, res, di, roots, nil)
+			m, err := sources.Map(app.Ctx, res, di, roots, nil)
 			if err != nil {
 				return nil, err
 			}
-			sm := &doctor.SourceMap{Modules: len(m.Modules), Rules: len(m.Rules)}
-			for _, u := range m.Unresolved {
-				sm.Unresolved = append(sm.Unresolved, doctor.SourceGroup{Prefix: u.Prefix, Files: u.Files, Hint: u.Hint,
-					Shipped: srcmap.Shipped(srcmap.Unresolved{Prefix: u.Prefix, Layout: u.Layout})})
-			}
-			return sm, nil
+			return doctor.SourceMapOf(m), nil
 		},
 		Hint:    hintFor,
 		IsMachO: func(tgt string) bool { return debugsearch.IsMachO(tgt, app.Cwd) },
@@ -101,8 +85,6 @@ func doctorServices(g *Globals, app *App, cfg *Config) *doctor.Services {
 		},
 	}
 }
-
-// runCommand is doctor's Runner: it starts the command with env as its
 
 // colorWanted: colour on a terminal, unless NO_COLOR is set.
 func colorWanted(app *App) bool {
@@ -115,7 +97,7 @@ func colorWanted(app *App) bool {
 
 // printChecks prints the checks in their order; notes only when
 // verbose.
-func printChecks(w io.Writer, checks []Check, verbose, color bool) {
+func printChecks(w io.Writer, checks []doctor.Check, verbose, color bool) {
 	paint := func(s, code string) string {
 		if !color {
 			return s
@@ -123,17 +105,17 @@ func printChecks(w io.Writer, checks []Check, verbose, color bool) {
 		return "\x1b[" + code + "m" + s + "\x1b[0m"
 	}
 	for _, ch := range checks {
-		if ch.Status == statusNote && !verbose {
+		if ch.Status == doctor.Note && !verbose {
 			continue
 		}
-		label := map[string]string{statusOK: paint("ok  ", "32"), statusWarn: paint("WARN", "33"), statusFail: paint("FAIL", "31"), statusSkip: paint("skip", "2"), statusNote: paint("note", "2")}[ch.Status]
+		label := map[string]string{doctor.OK: paint("ok  ", "32"), doctor.Warn: paint("WARN", "33"), doctor.Fail: paint("FAIL", "31"), doctor.Skip: paint("skip", "2"), doctor.Note: paint("note", "2")}[ch.Status]
 		// Summaries, details and fixes may name what a process controls
 		// (its comm, command line, files): escaped where they need it.
 		fmt.Fprintf(w, "%s  %-22s %s\n", label, ch.ID, safetext.EscapeControls(ch.Summary))
 		for _, d := range ch.Details {
 			fmt.Fprintf(w, "      - %s\n", safetext.EscapeControls(d))
 		}
-		if ch.Fix != "" && ch.Status != statusOK {
+		if ch.Fix != "" && ch.Status != doctor.OK {
 			for i, l := range strings.Split(ch.Fix, "\n") {
 				prefix := "      fix: "
 				if i > 0 {

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pyattach/pyattach/cmd/internal/doctor"
 	"github.com/pyattach/pyattach/detect/elfinfo"
 	"github.com/pyattach/pyattach/detect/testenv"
 )
@@ -75,7 +76,7 @@ func TestDoctorNoExtensionSaysWhere(t *testing.T) {
 	}
 	c := findCheck(t, d, "extension")
 	t.Logf("extension check: %+v", c)
-	if c.Status == statusOK {
+	if c.Status == doctor.OK {
 		t.Fatalf("extension check ok, want none found: %+v", c)
 	}
 	want := map[string]string{

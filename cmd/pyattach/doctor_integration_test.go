@@ -8,12 +8,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pyattach/pyattach/cmd/internal/doctor"
 	"github.com/pyattach/pyattach/cmd/internal/shquote"
 	"github.com/pyattach/pyattach/detect/testenv"
 )
 
 type doctorOut struct {
-	Checks []Check `json:"checks"`
+	Checks []doctor.Check `json:"checks"`
 }
 
 func runDoctor(t *testing.T, env []string, args ...string) doctorOut {
@@ -26,7 +27,7 @@ func runDoctor(t *testing.T, env []string, args ...string) doctorOut {
 	return d
 }
 
-func findCheck(t *testing.T, d doctorOut, id string) Check {
+func findCheck(t *testing.T, d doctorOut, id string) doctor.Check {
 	t.Helper()
 	for _, c := range d.Checks {
 		if c.ID == id {
@@ -34,7 +35,7 @@ func findCheck(t *testing.T, d doctorOut, id string) Check {
 		}
 	}
 	t.Fatalf("no check %s in %+v", id, d.Checks)
-	return Check{}
+	return doctor.Check{}
 }
 
 // The Debian --copies venv process: doctor warns why plain gdb has no

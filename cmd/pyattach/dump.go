@@ -12,10 +12,12 @@ import (
 	"time"
 
 	"github.com/pyattach/pyattach/cmd/internal/bundle"
+	"github.com/pyattach/pyattach/cmd/internal/config"
 	"github.com/pyattach/pyattach/cmd/internal/dump"
 	"github.com/pyattach/pyattach/cmd/internal/safefs"
 	"github.com/pyattach/pyattach/cmd/internal/shquote"
 	"github.com/pyattach/pyattach/cmd/internal/target"
+	"github.com/pyattach/pyattach/cmd/internal/walkerdir"
 	"github.com/pyattach/pyattach/detect/plan"
 	"github.com/pyattach/pyattach/detect/saferead"
 	"github.com/pyattach/pyattach/venv/environ"
@@ -45,7 +47,7 @@ const exitPartial = exitError(3)
 
 // Run dumps every thread's Python stack (cmd/internal/dump, wired to the
 // flags, the environment and the configuration).
-func (c *DumpCmd) Run(g *Globals, app *App, cfg *Config) error {
+func (c *DumpCmd) Run(g *Globals, app *App, cfg *config.Config) error {
 	opts := dump.Options{Target: c.Target, JSON: c.JSON, Native: c.Native, Verbose: c.Verbose, Locals: c.Locals,
 		Reader: c.Reader, MaxFrames: c.MaxFrames, MaxReads: c.MaxReads, Timeout: c.Timeout, Tasks: c.Tasks, MaxTasks: c.MaxTasks}
 	svc := dumpServices(g, app, cfg)
@@ -56,7 +58,7 @@ func (c *DumpCmd) Run(g *Globals, app *App, cfg *Config) error {
 		}
 		opts.Target, svc.CoreRoot, svc.Bundle = o.Core, o.Root, c.Target
 		svc.NativePlan = func(ctx context.Context, pid int, core string) (plan.Plan, error) {
-			return bundlePlan(ctx, dbgTarget{Core: core}, o, g, app, cfg)
+			return bundlePlan(ctx, dbgInferior{Core: core}, o, g, app, cfg)
 		}
 	}
 	err := dump.Run(app.Ctx, opts, svc)
@@ -67,7 +69,7 @@ func (c *DumpCmd) Run(g *Globals, app *App, cfg *Config) error {
 }
 
 // dumpServices are dump's services for this invocation.
-func dumpServices(g *Globals, app *App, cfg *Config) *dump.Services {
+func dumpServices(g *Globals, app *App, cfg *config.Config) *dump.Services {
 	return &dump.Services{
 		ProcRoot:    g.ProcRoot,
 		GOOS:        g.GOOS,
@@ -78,12 +80,12 @@ func dumpServices(g *Globals, app *App, cfg *Config) *dump.Services {
 		GDB:         func() (string, error) { return findDebugger(app.Env, "gdb") },
 		Python:      dump.SystemPython,
 		StartReader: startReader,
-		WalkerDir:   func() (string, error) { return writeWalker(app.dirs()) },
+		WalkerDir:   func() (string, error) { return walkerdir.Write(app.dirs().DataHome) },
 		WorkDir: func() (string, error) {
 			return safefs.PrivateDir(app.dirs().CacheHome, environ.Name, "dump")
 		},
 		NativePlan: func(ctx context.Context, pid int, core string) (plan.Plan, error) {
-			p, _, err := buildPlan(ctx, dbgTarget{PID: pid, Core: core}, g, app, cfg)
+			p, _, err := buildPlan(ctx, dbgInferior{PID: pid, Core: core}, g, app, cfg)
 			return p, err
 		},
 		WriteJSON: writeJSON,

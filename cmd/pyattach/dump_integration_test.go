@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pyattach/pyattach/cmd/internal/walkerdir"
 	"github.com/pyattach/pyattach/detect/testenv"
 	"github.com/pyattach/pyattach/venv/environ"
 )
@@ -440,7 +441,7 @@ func TestGDBCommandPyattachDump(t *testing.T) {
 // writeWalkerTo writes the walker as pyattach does, under a temporary
 // XDG_DATA_HOME.
 func writeWalkerTo(t *testing.T) (string, error) {
-	return writeWalker(environ.Env{"XDG_DATA_HOME=" + t.TempDir()}.Dirs())
+	return walkerdir.Write(environ.Env{"XDG_DATA_HOME=" + t.TempDir()}.Dirs().DataHome)
 }
 
 // TestDumpTracedAlready: a process another tracer holds cannot be

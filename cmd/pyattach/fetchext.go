@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/pyattach/pyattach/cmd/internal/config"
 	"github.com/pyattach/pyattach/cmd/internal/extfetch"
 	"github.com/pyattach/pyattach/cmd/internal/target"
 	"github.com/pyattach/pyattach/detect/pyversion"
@@ -20,7 +21,7 @@ type FetchExtensionCmd struct {
 }
 
 // Run downloads the extension.
-func (c *FetchExtensionCmd) Run(g *Globals, app *App, cfg *Config) error {
+func (c *FetchExtensionCmd) Run(g *Globals, app *App, cfg *config.Config) error {
 	version := c.Version
 	if version == "" {
 		if c.Target == "" {
@@ -43,7 +44,7 @@ func (c *FetchExtensionCmd) Run(g *Globals, app *App, cfg *Config) error {
 		base = cfg.ExtensionBaseURL
 	}
 	if err := extfetch.CheckBaseURL(base); err != nil {
-		return withHint(fmt.Errorf("fetch-extension: --base-url: %w", err), httpsHint)
+		return withHint(fmt.Errorf("fetch-extension: --base-url: %w", err), config.HTTPSHint)
 	}
 	ctx, cancel := context.WithTimeout(app.Ctx, 2*time.Minute)
 	defer cancel()

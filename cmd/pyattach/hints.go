@@ -7,11 +7,13 @@ import (
 	"io/fs"
 	"strings"
 
+	"github.com/pyattach/pyattach/cmd/internal/config"
 	"github.com/pyattach/pyattach/cmd/internal/debuginfod"
-	"github.com/pyattach/pyattach/cmd/internal/planner"
 	"github.com/pyattach/pyattach/cmd/internal/safetext"
 	"github.com/pyattach/pyattach/cmd/internal/shquote"
 	"github.com/pyattach/pyattach/cmd/internal/target"
+	"github.com/pyattach/pyattach/cmd/internal/walkerdir"
+	"github.com/pyattach/pyattach/detect/core"
 	"github.com/pyattach/pyattach/detect/elfinfo"
 	"github.com/pyattach/pyattach/detect/machoinfo"
 	"github.com/pyattach/pyattach/detect/proc"
@@ -78,34 +80,34 @@ func hintFor(err error) string {
 		fmt.Fprintf(&b, "\nresolve one of those instead: pyattach resolve %d", np.Children[0].PID)
 		return b.String()
 	}
-	var core *planner.CoreError
+	var coreErr *core.OpenError
 	var nr *saferead.NotRegularError
 	if errors.As(err, &nr) {
 		what := "a regular file"
 		switch {
-		case errors.As(err, &core):
+		case errors.As(err, &coreErr):
 			what = "the core file itself, as gcore or the kernel writes it"
 		case errors.Is(err, target.ErrNotExecutable):
 			what = strings.TrimPrefix(targetForms, "give ")
 		}
 		return notRegularHint(nr, what)
 	}
-	if errors.As(err, &core) {
-		if core.NotCore() {
-			return fmt.Sprintf("the file after -c must be a core dump, as gcore or the kernel writes it; check it with: readelf -h %s", core.Path)
+	if errors.As(err, &coreErr) {
+		if coreErr.NotCore() {
+			return fmt.Sprintf("the file after -c must be a core dump, as gcore or the kernel writes it; check it with: readelf -h %s", coreErr.Path)
 		}
-		return fmt.Sprintf("give the program before the core: pyattach gdb PROGRAM %s", core.Path)
+		return fmt.Sprintf("give the program before the core: pyattach gdb PROGRAM %s", coreErr.Path)
 	}
-	var wd *planner.WalkerDirError
+	var wd *walkerdir.DirError
 	if errors.As(err, &wd) {
 		return "set XDG_DATA_HOME to a directory of your own (export XDG_DATA_HOME=$(mktemp -d))"
 	}
-	var ce *configError
+	var ce *config.Error
 	if errors.As(err, &ce) {
-		if ce.hint != "" {
-			return ce.hint
+		if ce.Hint != "" {
+			return ce.Hint
 		}
-		return "fix or remove " + ce.file + "; its keys are described in: pyattach help configuration"
+		return "fix or remove " + ce.File + "; its keys are described in: pyattach help configuration"
 	}
 	var nl *proc.NeedsLinuxError
 	if errors.As(err, &nl) {

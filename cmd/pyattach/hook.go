@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/pyattach/pyattach/cmd/internal/config"
 	"github.com/pyattach/pyattach/cmd/internal/safetext"
 	"github.com/pyattach/pyattach/gdbgen"
 )
@@ -24,7 +25,7 @@ type HookCmd struct {
 }
 
 // Run writes the script and prints its path.
-func (c *HookCmd) Run(g *Globals, app *App, cfg *Config) error {
+func (c *HookCmd) Run(g *Globals, app *App, cfg *config.Config) error {
 	path, err := c.script(g, app, cfg)
 	if err != nil {
 		line := safetext.Fold(err.Error())
@@ -38,8 +39,8 @@ func (c *HookCmd) Run(g *Globals, app *App, cfg *Config) error {
 	return nil
 }
 
-func (c *HookCmd) script(g *Globals, app *App, cfg *Config) (string, error) {
-	var t dbgTarget
+func (c *HookCmd) script(g *Globals, app *App, cfg *config.Config) (string, error) {
+	var t dbgInferior
 	what := ""
 	switch {
 	case c.PID > 0 && c.Core == "" && c.Program == "":

@@ -17,6 +17,7 @@ import (
 	"testing"
 
 	"github.com/pyattach/pyattach/cmd/internal/debugsearch"
+	"github.com/pyattach/pyattach/cmd/internal/sources"
 	"github.com/pyattach/pyattach/detect/dsym"
 	"github.com/pyattach/pyattach/detect/testenv"
 )
@@ -146,7 +147,7 @@ func TestMachOWorkflow(t *testing.T) {
 	}
 
 	js = mustRunIn(t, "srcmap --json", "", env, bin, "--offline", "--source", "echion="+fx.Checkout, "srcmap", "--json", so)
-	var sm SrcmapResult
+	var sm sources.Result
 	if err := json.Unmarshal([]byte(js), &sm); err != nil {
 		t.Fatalf("srcmap --json: %v\n%s", err, js)
 	}

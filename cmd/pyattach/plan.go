@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"runtime"
 
+	"github.com/pyattach/pyattach/cmd/internal/config"
 	"github.com/pyattach/pyattach/cmd/internal/debugsearch"
 	"github.com/pyattach/pyattach/cmd/internal/planner"
 	"github.com/pyattach/pyattach/cmd/internal/safetext"
@@ -22,12 +23,12 @@ const gdbAutoLoadDir = debugsearch.GDBAutoLoadDir
 // buildPlan resolves what a debugger command line opens and gathers
 // everything the debugger needs for it (planner.Build, wired to the
 // flags, the environment and the configuration).
-func buildPlan(ctx context.Context, t dbgTarget, g *Globals, app *App, cfg *Config) (plan.Plan, *debugsearch.Info, error) {
-	return planner.Build(ctx, planner.Target(t), plannerOptions(g, app, cfg))
+func buildPlan(ctx context.Context, t dbgInferior, g *Globals, app *App, cfg *config.Config) (plan.Plan, *debugsearch.Info, error) {
+	return planner.Build(ctx, planner.Inferior(t), plannerOptions(g, app, cfg))
 }
 
 // plannerOptions are the planner's services for this invocation.
-func plannerOptions(g *Globals, app *App, cfg *Config) planner.Options {
+func plannerOptions(g *Globals, app *App, cfg *config.Config) planner.Options {
 	return planner.Options{
 		Fast: g.Fast,
 		Resolve: func(ctx context.Context, tgt string) (*target.Result, error) {
@@ -55,11 +56,8 @@ func plannerOptions(g *Globals, app *App, cfg *Config) planner.Options {
 	}
 }
 
-// hiddenRoot reports a process whose root reads as "/" from here.
-func hiddenRoot(res *target.Result) bool { return planner.HiddenRoot(res) }
-
 // readCoreInfo reads a core file whose executable is on this machine.
-func readCoreInfo(path string) (*core.Info, error) { return planner.ReadCore(path) }
+func readCoreInfo(path string) (*core.Info, error) { return core.OpenIn(path, "") }
 
 // findDebugger finds gdb or lldb on PATH (lldb may be lldb-14 and the
 // like on Debian).

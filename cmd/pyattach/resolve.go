@@ -9,7 +9,6 @@ import (
 	"text/tabwriter"
 
 	"github.com/pyattach/pyattach/cmd/internal/bundle"
-	"github.com/pyattach/pyattach/cmd/internal/planner"
 	"github.com/pyattach/pyattach/cmd/internal/safetext"
 	"github.com/pyattach/pyattach/cmd/internal/target"
 	"github.com/pyattach/pyattach/detect/core"
@@ -78,7 +77,7 @@ func resolveCoreInfo(tgt string) (*core.Info, error) {
 		return nil, nil
 	}
 	info, err := readCoreInfo(tgt)
-	var ce *planner.CoreError
+	var ce *core.OpenError
 	if errors.As(err, &ce) && ce.NotCore() {
 		return nil, nil
 	}
@@ -106,7 +105,7 @@ func resolveBundle(app *App, name string, opts target.Options) (*target.Result, 
 // resolveOpenedBundle is resolveBundle for a bundle already opened (its
 // file is hashed and checked once).
 func resolveOpenedBundle(app *App, name string, o *bundle.Opened, opts target.Options) (*target.Result, error) {
-	info, err := planner.ReadCoreIn(o.Core, o.Root)
+	info, err := core.OpenIn(o.Core, o.Root)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}

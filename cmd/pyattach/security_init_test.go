@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pyattach/pyattach/cmd/internal/initfiles"
 	"github.com/pyattach/pyattach/detect/testenv"
 )
 
@@ -437,7 +438,7 @@ func TestSecurityInitProjectOthersCanChange(t *testing.T) {
 // safeLineFor is the trust line init writes for project.
 func safeLineFor(t *testing.T, project string) string {
 	t.Helper()
-	line, err := safePathLine(project)
+	line, err := initfiles.SafePathLine(project)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,14 +20,6 @@ import (
 // was expected.
 var ErrNotCore = errors.New("not an ELF core file")
 
-// Note types in the "CORE" namespace that Read uses.
-const (
-	ntPRStatus = 1          // NT_PRSTATUS
-	ntPRPSInfo = 3          // NT_PRPSINFO
-	ntAuxv     = 6          // NT_AUXV
-	ntFile     = 0x46494c45 // NT_FILE, "FILE"
-)
-
 // Auxiliary vector entries that Read uses.
 const (
 	atNull   = 0
@@ -423,13 +415,13 @@ func readCoreNotes(r io.ReaderAt, h header, p prog, info *Info, aux *auxv) error
 		limit := uint64(maxSmallNote)
 		var seen *bool
 		switch typ {
-		case ntFile:
+		case NTFile:
 			limit, seen = maxFileNote, &aux.sawFile
-		case ntPRPSInfo:
+		case NTPRPSInfo:
 			seen = &aux.sawPSInfo
-		case ntAuxv:
+		case NTAuxv:
 			seen = &aux.sawAuxv
-		case ntPRStatus:
+		case NTPRStatus:
 			// Only the first thread's, and only as a fallback.
 			seen = &aux.sawStatus
 		default:
@@ -447,15 +439,15 @@ func readCoreNotes(r io.ReaderAt, h header, p prog, info *Info, aux *auxv) error
 			return err
 		}
 		switch typ {
-		case ntPRPSInfo:
+		case NTPRPSInfo:
 			parsePSInfo(desc, h, info)
-		case ntPRStatus:
+		case NTPRStatus:
 			if info.PID == 0 {
 				parseStatusPID(desc, h, info)
 			}
-		case ntAuxv:
+		case NTAuxv:
 			parseAuxv(desc, h, aux)
-		case ntFile:
+		case NTFile:
 			files, err := ParseNTFile(desc, h.bo, h.class)
 			if err != nil {
 				return err

@@ -81,7 +81,7 @@ func TestExeFallbacks(t *testing.T) {
 	exe := "/home/u/app/.venv/bin/python"
 	withAuxv := func(c *synthCore, aux []byte) *synthCore {
 		for i, n := range c.notes {
-			if n.typ == ntAuxv {
+			if n.typ == NTAuxv {
 				c.notes[i].desc = aux
 			}
 		}
@@ -139,8 +139,8 @@ func TestExeFallbacks(t *testing.T) {
 func TestCommOf15BytesMatchesLongerName(t *testing.T) {
 	c := newSynth(elf.ELFCLASS64, binary.LittleEndian)
 	long := "/opt/bin/python3.12-custom-build"
-	c.note("CORE", ntPRPSInfo, c.psinfo(7, "python3.12-cust", long))
-	c.note("CORE", ntFile, c.ntfile(0x1000, File{Start: 0x1000, End: 0x2000, Path: "/lib/libc.so.6"}, File{Start: 0x5000, End: 0x6000, Path: long}))
+	c.note("CORE", NTPRPSInfo, c.psinfo(7, "python3.12-cust", long))
+	c.note("CORE", NTFile, c.ntfile(0x1000, File{Start: 0x1000, End: 0x2000, Path: "/lib/libc.so.6"}, File{Start: 0x5000, End: 0x6000, Path: long}))
 	info, err := Read(bytes.NewReader(c.bytes()))
 	if err != nil {
 		t.Fatal(err)
@@ -153,8 +153,8 @@ func TestCommOf15BytesMatchesLongerName(t *testing.T) {
 func TestPIDFromPRStatusWithoutPRPSInfo(t *testing.T) {
 	for _, class := range []elf.Class{elf.ELFCLASS64, elf.ELFCLASS32} {
 		c := newSynth(class, binary.LittleEndian)
-		c.note("CORE", ntPRStatus, c.prstatus(31337))
-		c.note("CORE", ntPRStatus, c.prstatus(31338)) // second thread
+		c.note("CORE", NTPRStatus, c.prstatus(31337))
+		c.note("CORE", NTPRStatus, c.prstatus(31338)) // second thread
 		info, err := Read(bytes.NewReader(c.bytes()))
 		if err != nil {
 			t.Fatal(err)
@@ -171,7 +171,7 @@ func TestDeduplicatesByPathKeepingLowestStart(t *testing.T) {
 	// Out of order, and the lowest mapping of the path is not at offset 0
 	// (a hostile or odd core); the build-id still comes from the one
 	// that is.
-	c.note("CORE", ntFile, c.ntfile(0x1000,
+	c.note("CORE", NTFile, c.ntfile(0x1000,
 		File{Start: 0x20000, End: 0x21000, Offset: 0, Path: lib},
 		File{Start: 0x10000, End: 0x11000, Offset: 0x5000, Path: lib},
 		File{Start: 0x30000, End: 0x31000, Offset: 0, Path: lib, Deleted: true},
@@ -200,7 +200,7 @@ func TestBuildIDNoteOutsideFirstMapping(t *testing.T) {
 	note := mod[64+2*56:]
 	// Point PT_NOTE at file offset 0x2010.
 	binary.LittleEndian.PutUint64(hdr[64+56+8:], 0x2010)
-	c.note("CORE", ntFile, c.ntfile(0x1000,
+	c.note("CORE", NTFile, c.ntfile(0x1000,
 		File{Start: 0x40000, End: 0x40100, Offset: 0, Path: lib},
 		File{Start: 0x50000, End: 0x51000, Offset: 0x2000, Path: lib},
 	))
@@ -306,9 +306,9 @@ func TestPNXNUM(t *testing.T) {
 
 func TestNoteNamesOtherThanCOREAreIgnored(t *testing.T) {
 	c := newSynth(elf.ELFCLASS64, binary.LittleEndian)
-	c.note("LINUX", ntPRPSInfo, c.psinfo(1, "evil", "evil"))
-	c.note("CORE", ntPRPSInfo, c.psinfo(2, "good", "good"))
-	c.note("GNU", ntFile, []byte{0xff})
+	c.note("LINUX", NTPRPSInfo, c.psinfo(1, "evil", "evil"))
+	c.note("CORE", NTPRPSInfo, c.psinfo(2, "good", "good"))
+	c.note("GNU", NTFile, []byte{0xff})
 	info, err := Read(bytes.NewReader(c.bytes()))
 	if err != nil {
 		t.Fatal(err)

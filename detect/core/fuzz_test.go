@@ -108,7 +108,7 @@ func synthSeeds() map[string][]byte {
 	seeds["execfn-64le"] = c.bytes()
 
 	c = newSynth(elf.ELFCLASS64, binary.LittleEndian)
-	c.note("CORE", ntPRStatus, c.prstatus(9))
+	c.note("CORE", NTPRStatus, c.prstatus(9))
 	seeds["prstatus-only"] = c.bytes()
 
 	seeds["pn-xnum"] = pnXNum(synthPython(elf.ELFCLASS64, binary.LittleEndian).bytes())

@@ -296,11 +296,11 @@ func synthPython(class elf.Class, bo binary.ByteOrder) *synthCore {
 		{Start: base + 0x20000, End: base + 0x21000, Offset: 0, Path: "/usr/lib/locale/C.utf8/LC_CTYPE"},
 		{Start: base + 0x30000, End: base + 0x31000, Offset: 0, Path: "/tmp/libgone.so", Deleted: true},
 	}
-	c.note("CORE", ntPRStatus, c.prstatus(4242))
-	c.note("CORE", ntPRPSInfo, c.psinfo(4242, "python", ".venv/bin/python app.py "))
+	c.note("CORE", NTPRStatus, c.prstatus(4242))
+	c.note("CORE", NTPRPSInfo, c.psinfo(4242, "python", ".venv/bin/python app.py "))
 	c.note("LINUX", 0x202, make([]byte, 32)) // NT_X86_XSTATE, ignored
-	c.note("CORE", ntAuxv, c.auxv(atPhdr, 0x400040, atEntry, 0x401234, atExecFn, stack+0x10))
-	c.note("CORE", ntFile, c.ntfile(0x1000, files...))
+	c.note("CORE", NTAuxv, c.auxv(atPhdr, 0x400040, atEntry, 0x401234, atExecFn, stack+0x10))
+	c.note("CORE", NTFile, c.ntfile(0x1000, files...))
 	c.load(0x400000, c.module(synthExeID))
 	c.load(base, c.module(synthLibcID))
 	c.loads = append(c.loads, synthLoad{vaddr: base + 0x10000, memsz: 0x1000}) // not dumped

@@ -26,7 +26,6 @@ import (
 
 	"github.com/pyattach/pyattach/cmd/internal/bundle/archive"
 	"github.com/pyattach/pyattach/cmd/internal/debugsearch"
-	"github.com/pyattach/pyattach/cmd/internal/planner"
 	"github.com/pyattach/pyattach/cmd/internal/target"
 	"github.com/pyattach/pyattach/detect/buildid"
 	"github.com/pyattach/pyattach/detect/core"
@@ -99,10 +98,10 @@ func Plan(ctx context.Context, opts Options) (*archive.Manifest, []Item, error) 
 	info, err := core.Read(cf)
 	cf.Close()
 	if err != nil {
-		return nil, nil, &planner.CoreError{Path: opts.Core, Err: err}
+		return nil, nil, &core.OpenError{Path: opts.Core, Err: err}
 	}
 	if info.Exe == "" {
-		return nil, nil, &planner.CoreError{Path: opts.Core}
+		return nil, nil, &core.OpenError{Path: opts.Core}
 	}
 	m := &archive.Manifest{CreatedBy: opts.CreatedBy, Missing: []archive.Missing{}}
 	m.Target = archive.Target{PID: info.PID, Exe: info.Exe, Root: opts.Root}
@@ -120,8 +119,8 @@ func Plan(ctx context.Context, opts Options) (*archive.Manifest, []Item, error) 
 	// that user could read them (a debuggee names its source files).
 	p.owner = info.Owner
 	if opts.PID == 0 && p.owner != nil {
-		// ReadCoreIn keeps the owner only of a core nobody else wrote.
-		if kept, err := planner.ReadCoreIn(opts.Core, opts.Root); err != nil || kept.Owner == nil {
+		// core.OpenIn keeps the owner only of a core nobody else wrote.
+		if kept, err := core.OpenIn(opts.Core, opts.Root); err != nil || kept.Owner == nil {
 			p.owner = nil
 		}
 	}

@@ -7,7 +7,9 @@ import (
 
 	"github.com/pyattach/pyattach/cmd/internal/debugsearch"
 	"github.com/pyattach/pyattach/cmd/internal/safetext"
+	"github.com/pyattach/pyattach/cmd/internal/sources"
 	"github.com/pyattach/pyattach/cmd/internal/target"
+	"github.com/pyattach/pyattach/detect/srcmap"
 )
 
 // sourceChecks lists the source trees that are missing.
@@ -43,4 +45,15 @@ func (s *Services) sourceChecks(ctx context.Context, res *target.Result, di *deb
 		out = append(out, Check{ID: "sources", Status: OK, Summary: fmt.Sprintf("the sources of %d modules are found (%d rules)", m.Modules, m.Rules)})
 	}
 	return out
+}
+
+// SourceMapOf is what the sources check needs of a source map
+// (sources.Map): the counts, and each missing group, shipped or not.
+func SourceMapOf(m *sources.Result) *SourceMap {
+	sm := &SourceMap{Modules: len(m.Modules), Rules: len(m.Rules)}
+	for _, u := range m.Unresolved {
+		sm.Unresolved = append(sm.Unresolved, SourceGroup{Prefix: u.Prefix, Files: u.Files, Hint: u.Hint,
+			Shipped: srcmap.Shipped(srcmap.Unresolved{Prefix: u.Prefix, Layout: u.Layout})})
+	}
+	return sm
 }

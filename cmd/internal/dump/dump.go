@@ -10,7 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/pyattach/pyattach/cmd/internal/planner"
 	"github.com/pyattach/pyattach/cmd/internal/ptrace"
 	"github.com/pyattach/pyattach/cmd/internal/safefs"
 	"github.com/pyattach/pyattach/cmd/internal/safetext"
@@ -179,9 +178,11 @@ func Run(ctx context.Context, opts Options, svc *Services) error {
 	if t.Res.Container {
 		d.Walker.Root = t.Res.Root
 	}
-	// A core's source files are read as its user (planner.ReadCore says
-	// when that is believed); a live process's as /proc says.
-	d.Walker.Creds = planner.CoreCreds(t.Info)
+	// A core's source files are read as its user (core.OpenIn says when
+	// that is believed); a live process's as /proc says.
+	if t.Info != nil {
+		d.Walker.Creds = (*plan.Creds)(t.Info.Owner)
+	}
 	if opts.Native {
 		p, err := svc.NativePlan(ctx, t.PID, t.Core)
 		if err != nil {

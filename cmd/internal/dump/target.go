@@ -12,7 +12,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/pyattach/pyattach/cmd/internal/planner"
 	"github.com/pyattach/pyattach/cmd/internal/target"
 	"github.com/pyattach/pyattach/detect/core"
 	"github.com/pyattach/pyattach/detect/elfinfo"
@@ -73,7 +72,7 @@ func Resolve(ctx context.Context, arg string, svc *Services) (*Target, error) {
 		if _, err := os.Stat(arg); err != nil {
 			return nil, &Error{Kind: KindTarget, Err: fmt.Errorf("dump: %w", err)}
 		}
-		info, err := planner.ReadCoreIn(arg, svc.CoreRoot)
+		info, err := core.OpenIn(arg, svc.CoreRoot)
 		if err != nil {
 			if errors.Is(err, core.ErrNotCore) || errors.Is(err, elfinfo.ErrNotELF) || errors.Is(err, elfinfo.ErrCorrupt) {
 				return nil, &Error{Kind: KindNotCore, Err: fmt.Errorf("dump %s: %w", arg, err), Core: arg}

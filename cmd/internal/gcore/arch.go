@@ -3,6 +3,8 @@ package gcore
 import (
 	"debug/elf"
 	"runtime"
+
+	"github.com/pyattach/pyattach/detect/core"
 )
 
 // arch is what a core of one architecture holds: its ELF machine, the
@@ -24,12 +26,12 @@ type arch struct {
 //     through.
 var arches = map[string]arch{
 	"amd64": {machine: elf.EM_X86_64, gregSize: 27 * 8, regSets: []regSet{
-		{typ: ntPRFPReg, note: "CORE", size: 512, fp: true},
-		{typ: ntX86XState, note: "LINUX", size: 64 << 10, fix: padXState},
+		{typ: core.NTPRFPReg, note: "CORE", size: 512, fp: true},
+		{typ: core.NTX86XState, note: "LINUX", size: 64 << 10, fix: padXState},
 	}},
 	"arm64": {machine: elf.EM_AARCH64, gregSize: 34 * 8, regSets: []regSet{
-		{typ: ntPRFPReg, note: "CORE", size: 528, fp: true},
-		{typ: ntARMTLS, note: "LINUX", size: 64, optional: true},
+		{typ: core.NTPRFPReg, note: "CORE", size: 528, fp: true},
+		{typ: core.NTARMTLS, note: "LINUX", size: 64, optional: true},
 	}},
 }
 

@@ -3,18 +3,8 @@ package gcore
 import (
 	"debug/elf"
 	"encoding/binary"
-)
 
-// Note types and register sets.
-const (
-	ntPRStatus  = 1
-	ntPRFPReg   = 2 // NT_PRFPREG and NT_FPREGSET
-	ntPRPSInfo  = 3
-	ntAuxv      = 6
-	ntX86XState = 0x202
-	ntARMTLS    = 0x401
-	ntSigInfo   = 0x53494749
-	ntFile      = 0x46494c45
+	"github.com/pyattach/pyattach/detect/core"
 )
 
 // ELF64 sizes.
@@ -48,17 +38,6 @@ type thread struct {
 	sets    [][]byte
 }
 
-// process holds what NT_PRPSINFO and NT_PRSTATUS say of the process.
-type process struct {
-	pid, ppid, pgrp, sid int
-	uid, gid             int
-	state                byte // one letter of PID/stat
-	nice                 int
-	flags                uint64
-	comm                 string
-	args                 []byte // PID/cmdline
-}
-
 // segment is one PT_LOAD.
 type segment struct {
 	start, end uint64
@@ -69,109 +48,9 @@ type segment struct {
 	path       string
 }
 
-// note appends one ELF note (4-byte aligned name and descriptor).
-func note(b []byte, name string, typ uint32, desc []byte) []byte {
-	b = le.AppendUint32(b, uint32(len(name)+1))
-	b = le.AppendUint32(b, uint32(len(desc)))
-	b = le.AppendUint32(b, typ)
-	b = append(b, name...)
-	b = append(b, 0)
-	b = pad4(b)
-	b = append(b, desc...)
-	return pad4(b)
-}
-
-func pad4(b []byte) []byte {
-	for len(b)%4 != 0 {
-		b = append(b, 0)
-	}
-	return b
-}
-
-// prstatus is struct elf_prstatus of a 64-bit Linux: siginfo (3 ints),
-// pr_cursig, sigpend, sighold, pid, ppid, pgrp, sid, four timevals, the
-// general registers, pr_fpvalid.
-func prstatus(p process, t thread, fpvalid bool) []byte {
-	b := make([]byte, 112+host.gregSize+8)
-	le.PutUint32(b[0:], uint32(t.sig))
-	le.PutUint16(b[12:], uint16(t.sig))
-	putInts(b[32:], t.tid, p.ppid, p.pgrp, p.sid)
-	copy(b[112:112+host.gregSize], t.gregs)
-	if fpvalid {
-		le.PutUint32(b[112+host.gregSize:], 1)
-	}
-	return b
-}
-
-// putInts writes vs as consecutive 32-bit words at the start of b (the
-// ids of elf_prstatus and elf_prpsinfo).
-func putInts(b []byte, vs ...int) {
-	for i, v := range vs {
-		le.PutUint32(b[4*i:], uint32(v))
-	}
-}
-
-// prpsinfo is struct elf_prpsinfo of a 64-bit Linux (136 bytes).
-func prpsinfo(p process) []byte {
-	b := make([]byte, 136)
-	const states = "RSDTZW"
-	st := 0
-	for i := range len(states) {
-		if states[i] == p.state {
-			st = i
-		}
-	}
-	b[0] = byte(st)
-	b[1] = p.state
-	if p.state == 'Z' {
-		b[2] = 1
-	}
-	b[3] = byte(int8(p.nice))
-	le.PutUint64(b[8:], p.flags)
-	putInts(b[16:], p.uid, p.gid, p.pid, p.ppid, p.pgrp, p.sid)
-	copy(b[40:55], p.comm) // pr_fname[16], NUL-terminated
-	args := p.args
-	for len(args) > 0 && args[len(args)-1] == 0 {
-		args = args[:len(args)-1]
-	}
-	if len(args) > 79 {
-		args = args[:79]
-	}
-	for i, c := range args {
-		if c == 0 {
-			c = ' '
-		}
-		b[56+i] = c
-	}
-	return b
-}
-
-// fileEntry is one NT_FILE mapping.
-type fileEntry struct {
-	start, end, pgoff uint64
-	name              string
-}
-
-// ntFileDesc is the NT_FILE payload: count, page size, (start, end,
-// offset in pages) per mapping, then the names, NUL-terminated.
-func ntFileDesc(files []fileEntry, pageSize uint64) []byte {
-	var b []byte
-	b = le.AppendUint64(b, uint64(len(files)))
-	b = le.AppendUint64(b, pageSize)
-	for _, f := range files {
-		b = le.AppendUint64(b, f.start)
-		b = le.AppendUint64(b, f.end)
-		b = le.AppendUint64(b, f.pgoff)
-	}
-	for _, f := range files {
-		b = append(b, f.name...)
-		b = append(b, 0)
-	}
-	return b
-}
-
-// notes is the PT_NOTE segment's content.
-func notes(p process, threads []thread, auxv []byte, files []fileEntry, pageSize uint64) []byte {
+// notes is the PT_NOTE segment's content, encoded by detect/core
+// (which reads it back).
+func notes(p core.PSInfo, threads []thread, auxv []byte, files []core.File, pageSize uint64) []byte {
 	var b []byte
 	for i, t := range threads {
 		fpvalid := false
@@ -180,18 +59,20 @@ func notes(p process, threads []thread, auxv []byte, files []fileEntry, pageSize
 				fpvalid = true
 			}
 		}
-		b = note(b, "CORE", ntPRStatus, prstatus(p, t, fpvalid))
+		b = core.AppendNote(b, "CORE", core.NTPRStatus, core.EncodePRStatus64(core.PRStatus{
+			Sig: t.sig, PID: t.tid, PPID: p.PPID, PGRP: p.PGRP, SID: p.SID, GRegs: t.gregs, FPValid: fpvalid,
+		}))
 		if i == 0 {
-			b = note(b, "CORE", ntPRPSInfo, prpsinfo(p))
+			b = core.AppendNote(b, "CORE", core.NTPRPSInfo, core.EncodePSInfo64(p))
 			if t.siginfo != nil {
-				b = note(b, "CORE", ntSigInfo, t.siginfo)
+				b = core.AppendNote(b, "CORE", core.NTSigInfo, t.siginfo)
 			}
-			b = note(b, "CORE", ntAuxv, auxv)
-			b = note(b, "CORE", ntFile, ntFileDesc(files, pageSize))
+			b = core.AppendNote(b, "CORE", core.NTAuxv, auxv)
+			b = core.AppendNote(b, "CORE", core.NTFile, core.EncodeNTFile64(files, pageSize))
 		}
 		for j, s := range t.sets {
 			if s != nil {
-				b = note(b, host.regSets[j].note, uint32(host.regSets[j].typ), s)
+				b = core.AppendNote(b, host.regSets[j].note, uint32(host.regSets[j].typ), s)
 			}
 		}
 	}

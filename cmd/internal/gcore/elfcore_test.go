@@ -101,18 +101,18 @@ func TestCoreReadBack(t *testing.T) {
 	le.PutUint16(hdr[54:], 56)
 	le.PutUint16(hdr[56:], 1)
 	id := []byte{0xc5, 0x61, 0xf3, 0xaa, 0x72, 0x32, 0xf2, 0xbd, 0x6a, 0xc6, 0xd5, 0x6b, 0xd4, 0x75, 0xf1, 0xc1, 0x54, 0xa0, 0x04, 0x86}
-	gnu := note(nil, "GNU", 3, id)
+	gnu := core.AppendNote(nil, "GNU", 3, id)
 	copy(hdr[0x200:], gnu)
 	copy(hdr[64:], phdr(nil, elf.PT_NOTE, elf.PF_R, 0x200, 0x400200, uint64(len(gnu)), uint64(len(gnu)), 4))
 
-	p := process{pid: 4242, ppid: 1, pgrp: 4242, sid: 4242, uid: 1000, gid: 1001, state: 'S', comm: "python3.11", args: []byte("/usr/bin/python3.11\x00app.py\x00")}
+	p := core.PSInfo{PID: 4242, PPID: 1, PGRP: 4242, SID: 4242, UID: 1000, GID: 1001, State: 'S', Comm: "python3.11", Args: []byte("/usr/bin/python3.11\x00app.py\x00")}
 	threads := []thread{{tid: 4242, gregs: make([]byte, host.gregSize)}, {tid: 4243, gregs: make([]byte, host.gregSize)}}
 	var auxv []byte
 	for _, kv := range [][2]uint64{{9, 0x401000}, {6, page}, {0, 0}} { // AT_ENTRY, AT_PAGESZ, AT_NULL
 		auxv = le.AppendUint64(auxv, kv[0])
 		auxv = le.AppendUint64(auxv, kv[1])
 	}
-	files := []fileEntry{{0x400000, 0x401000, 0, "/usr/bin/python3.11"}, {0x401000, 0x403000, 1, "/usr/bin/python3.11"}}
+	files := []core.File{{Start: 0x400000, End: 0x401000, Path: "/usr/bin/python3.11"}, {Start: 0x401000, End: 0x403000, Offset: page, Path: "/usr/bin/python3.11"}}
 	segs := []segment{{start: 0x400000, end: 0x401000, flags: elf.PF_R, filesz: page}, {start: 0x401000, end: 0x403000, flags: elf.PF_R | elf.PF_X}}
 	nt := notes(p, threads, auxv, files, page)
 	head, size := layout(segs, uint64(len(nt)), page)

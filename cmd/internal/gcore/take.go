@@ -15,6 +15,7 @@ import (
 
 	"github.com/pyattach/pyattach/cmd/internal/ptrace"
 	"github.com/pyattach/pyattach/cmd/internal/safefs"
+	"github.com/pyattach/pyattach/detect/core"
 	"github.com/pyattach/pyattach/detect/proc"
 )
 
@@ -154,7 +155,7 @@ func Take(ctx context.Context, pid int, path string, opts Options) (Stats, error
 		exts []extent
 		// sparse: private anonymous memory, whose untouched pages are zero
 		sparse []bool
-		files  []fileEntry
+		files  []core.File
 	)
 	for _, a := range areas {
 		ext, why := decide(a, filter)
@@ -169,7 +170,7 @@ func Take(ctx context.Context, pid int, path string, opts Options) (Stats, error
 			if a.Deleted {
 				name += " (deleted)"
 			}
-			files = append(files, fileEntry{a.Start, a.End, a.Offset / pageSize, name})
+			files = append(files, core.File{Start: a.Start, End: a.End, Offset: a.Offset, Path: name})
 		}
 		sg := segment{start: a.Start, end: a.End, flags: progFlags(a.Perms), perms: a.Perms, path: a.Path}
 		switch ext {
@@ -303,9 +304,9 @@ func progFlags(perms string) elf.ProgFlag {
 }
 
 // readProcess reads what NT_PRPSINFO says of pid.
-func readProcess(root string, pid int) (process, error) {
+func readProcess(root string, pid int) (core.PSInfo, error) {
 	pdir := filepath.Join(root, strconv.Itoa(pid))
-	p := process{pid: pid}
+	p := core.PSInfo{PID: pid}
 	b, err := os.ReadFile(filepath.Join(pdir, "stat"))
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
@@ -317,19 +318,19 @@ func readProcess(root string, pid int) (process, error) {
 	if err != nil || len(f) < 17 {
 		return p, fmt.Errorf("process %d: malformed stat", pid)
 	}
-	p.comm = comm
-	p.state = f[0][0]
-	p.ppid = int(proc.StatInt(f, 1))
-	p.pgrp = int(proc.StatInt(f, 2))
-	p.sid = int(proc.StatInt(f, 3))
-	p.flags = uint64(proc.StatInt(f, 6))
-	p.nice = int(proc.StatInt(f, 16))
+	p.Comm = comm
+	p.State = f[0][0]
+	p.PPID = int(proc.StatInt(f, 1))
+	p.PGRP = int(proc.StatInt(f, 2))
+	p.SID = int(proc.StatInt(f, 3))
+	p.Flags = uint64(proc.StatInt(f, 6))
+	p.Nice = int(proc.StatInt(f, 16))
 	if b, err := os.ReadFile(filepath.Join(pdir, "status")); err == nil {
 		if s, err := proc.ParseStatus(b); err == nil {
-			p.uid, p.gid = s.UID, s.GID
+			p.UID, p.GID = s.UID, s.GID
 		}
 	}
-	p.args, _ = os.ReadFile(filepath.Join(pdir, "cmdline"))
+	p.Args, _ = os.ReadFile(filepath.Join(pdir, "cmdline"))
 	return p, nil
 }
 
@@ -342,7 +343,7 @@ func readThreads(s *ptrace.Stopped) ([]thread, error) {
 	s.Do(func() {
 		for _, tid := range s.Tids() {
 			t := thread{tid: tid, sig: s.Signal(tid)}
-			if t.gregs, err = ptrace.GetRegSet(tid, ntPRStatus, make([]byte, host.gregSize)); err != nil {
+			if t.gregs, err = ptrace.GetRegSet(tid, core.NTPRStatus, make([]byte, host.gregSize)); err != nil {
 				return
 			}
 			if len(t.gregs) != host.gregSize {

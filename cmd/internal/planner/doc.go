@@ -9,8 +9,9 @@
 // fast mode.
 //
 // It touches the file system to stat and resolve the paths it decides
-// on and to write the walker into the data directory it is given; it
+// on and has walkerdir write the walker into the data directory it is
+// given; it
 // never reads the process environment, prints or adds hints: errors are
-// typed (CoreError, WalkerDirError) for the command to explain, and
+// typed (core.OpenError, walkerdir.DirError) for the command to explain, and
 // warnings go to Options.Warn.
 package planner

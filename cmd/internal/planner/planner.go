@@ -11,6 +11,7 @@ import (
 
 	"github.com/pyattach/pyattach/cmd/internal/debugsearch"
 	"github.com/pyattach/pyattach/cmd/internal/target"
+	"github.com/pyattach/pyattach/cmd/internal/walkerdir"
 	"github.com/pyattach/pyattach/detect/core"
 	"github.com/pyattach/pyattach/detect/debugfile"
 	"github.com/pyattach/pyattach/detect/dsym"
@@ -18,8 +19,12 @@ import (
 	"github.com/pyattach/pyattach/detect/rootfs"
 )
 
-// Target is what a debugger command line opens.
-type Target struct {
+// Inferior is what a debugger command line opens, in gdb's word: a
+// process, a program (started by the debugger or not), a core, or a
+// program and its core. (A target is the one string
+// cmd/internal/target resolves to an interpreter; Build picks it from
+// the inferior.)
+type Inferior struct {
 	PID     int
 	Core    string
 	Program string
@@ -42,7 +47,7 @@ type Options struct {
 	// SourceRules are the source path rules for the target; nil: none.
 	SourceRules func(ctx context.Context, res *target.Result, di *debugsearch.Info) ([]plan.SourceRule, error)
 	// ReadCore reads a core file whose executable is on this machine;
-	// nil: ReadCore.
+	// nil: core.OpenIn with this machine's root.
 	ReadCore func(path string) (*core.Info, error)
 	// DataHome is the directory the stack walker is written under
 	// ($XDG_DATA_HOME).
@@ -66,10 +71,10 @@ type Options struct {
 
 // Build resolves what t opens and gathers everything the debugger needs
 // for it; with no target, the plan of a debugger the user attaches from.
-func Build(ctx context.Context, t Target, opts Options) (plan.Plan, *debugsearch.Info, error) {
+func Build(ctx context.Context, t Inferior, opts Options) (plan.Plan, *debugsearch.Info, error) {
 	p := plan.Plan{PID: t.PID, Core: t.Core, Args: t.Args, Fast: opts.Fast}
 	if t.Core != "" {
-		if err := checkCoreFile(t.Core); err != nil {
+		if err := core.CheckRegular(t.Core); err != nil {
 			return p, nil, err
 		}
 	}
@@ -86,18 +91,10 @@ func Build(ctx context.Context, t Target, opts Options) (plan.Plan, *debugsearch
 		if t.Core != "" {
 			// PROGRAM CORE: the core still says whose files it may read
 			// (none when it cannot be read: gdb says why).
-			readCore := opts.ReadCore
-			if readCore == nil {
-				readCore = ReadCore
-			}
-			coreInfo, _ = readCore(t.Core)
+			coreInfo, _ = readCore(opts)(t.Core)
 		}
 	case t.Core != "":
-		readCore := opts.ReadCore
-		if readCore == nil {
-			readCore = ReadCore
-		}
-		info, err := readCore(t.Core)
+		info, err := readCore(opts)(t.Core)
 		if err != nil {
 			return p, nil, err
 		}
@@ -124,13 +121,23 @@ func Build(ctx context.Context, t Target, opts Options) (plan.Plan, *debugsearch
 		return p, nil, err
 	}
 	if p.Walker != nil && t.PID == 0 && coreInfo != nil {
-		p.Walker.Creds = CoreCreds(coreInfo)
+		// A core's source files are read as its user, when core.OpenIn
+		// kept it; as anyone otherwise.
+		p.Walker.Creds = (*plan.Creds)(coreInfo.Owner)
 	}
 	return p, di, nil
 }
 
+// readCore is opts.ReadCore, by default core.OpenIn on this machine.
+func readCore(opts Options) func(string) (*core.Info, error) {
+	if opts.ReadCore != nil {
+		return opts.ReadCore
+	}
+	return func(path string) (*core.Info, error) { return core.OpenIn(path, "") }
+}
+
 // forResult fills p for a resolved target and its debug information.
-func forResult(ctx context.Context, p plan.Plan, t Target, res *target.Result, di *debugsearch.Info, opts Options) (plan.Plan, error) {
+func forResult(ctx context.Context, p plan.Plan, t Inferior, res *target.Result, di *debugsearch.Info, opts Options) (plan.Plan, error) {
 	// The program file: for an attached process or a core, the real
 	// interpreter (same build-id as a venv copy), so that the debugger's
 	// own lookups by path work; a launched program stays as given, so
@@ -139,7 +146,7 @@ func forResult(ctx context.Context, p plan.Plan, t Target, res *target.Result, d
 	// docker) is debugged through gdb's default "target:" sysroot, which
 	// reads its files inside its mount namespace: gdb canonicalises a
 	// /proc/PID/root path and would land on the host's file of that name.
-	hidden := HiddenRoot(res)
+	hidden := res.HiddenRoot()
 	if !t.Launch && t.Program == "" {
 		switch {
 		case hidden:
@@ -283,7 +290,7 @@ func targetless(ctx context.Context, p plan.Plan, opts Options) (plan.Plan, *deb
 	}
 	p.DebugDirs = debuggerDebugDirs(di.DebugDirs)
 	p.Debuginfod = plan.Debuginfod{Enabled: len(di.Debuginfod.URLs) > 0 && !di.Debuginfod.Offline, URLs: di.Debuginfod.URLs}
-	dir, err := WriteWalker(opts.DataHome)
+	dir, err := walkerdir.Write(opts.DataHome)
 	if err != nil {
 		if opts.Warn != nil {
 			opts.Warn(err)
@@ -294,16 +301,6 @@ func targetless(ctx context.Context, p plan.Plan, opts Options) (plan.Plan, *deb
 	}
 	p.Findings = append(p.Findings, "no target: attach from inside the debugger (gdb: attach PID; lldb: process attach --pid PID)")
 	return p, &debugsearch.Info{DebugDirs: di.DebugDirs}, nil
-}
-
-// HiddenRoot reports a process in another mount namespace whose root
-// link reads as "/" (pivot_root), so that no host path names its files.
-func HiddenRoot(res *target.Result) bool {
-	if !res.Container || res.Root == "" {
-		return false
-	}
-	l, err := os.Readlink(res.Root)
-	return err == nil && l == "/"
 }
 
 // symbolFileFor returns a debug file the debugger would not find alone:
@@ -364,7 +361,7 @@ func findings(res *target.Result, di *debugsearch.Info) []string {
 // host): its .dSYMs that lldb would not find alone as symbol files (by
 // UUID, one per bundle), and the source rules its DWARF calls for. No
 // Python is resolved: there is no process to read.
-func machO(ctx context.Context, p plan.Plan, t Target, opts Options) (plan.Plan, *debugsearch.Info, error) {
+func machO(ctx context.Context, p plan.Plan, t Inferior, opts Options) (plan.Plan, *debugsearch.Info, error) {
 	di, err := opts.CollectMachO(ctx, t.Program)
 	if err != nil {
 		return p, nil, err

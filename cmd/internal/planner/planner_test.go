@@ -13,6 +13,7 @@ import (
 
 	"github.com/pyattach/pyattach/cmd/internal/debugsearch"
 	"github.com/pyattach/pyattach/cmd/internal/target"
+	"github.com/pyattach/pyattach/cmd/internal/walkerdir"
 	"github.com/pyattach/pyattach/detect/core"
 	"github.com/pyattach/pyattach/detect/debugfile"
 	"github.com/pyattach/pyattach/detect/plan"
@@ -63,7 +64,7 @@ func touch(t *testing.T, p string) string {
 	return p
 }
 
-func build(t *testing.T, tg Target, f *fake, edit ...func(*Options)) plan.Plan {
+func build(t *testing.T, tg Inferior, f *fake, edit ...func(*Options)) plan.Plan {
 	t.Helper()
 	opts := f.options(t)
 	for _, e := range edit {
@@ -93,7 +94,7 @@ func TestProgramVenvCopy(t *testing.T) {
 	res.Interpreter = "/usr/bin/python3.11"
 	res.Venv = target.Venv{Path: "/home/u/.venv", Kind: "copies"}
 	f := &fake{res: res, di: &debugsearch.Info{}}
-	p := build(t, Target{PID: 1234}, f)
+	p := build(t, Inferior{PID: 1234}, f)
 	if p.Program != res.Interpreter {
 		t.Errorf("attached to a venv copy: program %q, want the real interpreter %s", p.Program, res.Interpreter)
 	}
@@ -105,7 +106,7 @@ func TestProgramVenvCopy(t *testing.T) {
 	}
 	// A launched program stays as the command line gives it: its venv
 	// stays active.
-	p = build(t, Target{Program: res.Exe, Launch: true}, f)
+	p = build(t, Inferior{Program: res.Exe, Launch: true}, f)
 	if p.Program != "" {
 		t.Errorf("launched venv copy: program %q, want it left to the command line", p.Program)
 	}
@@ -114,12 +115,12 @@ func TestProgramVenvCopy(t *testing.T) {
 func TestProgramDeletedExe(t *testing.T) {
 	res := pythonResult(notCovered)
 	res.ExeDeleted = true
-	p := build(t, Target{PID: 1234}, &fake{res: res, di: &debugsearch.Info{}})
+	p := build(t, Inferior{PID: 1234}, &fake{res: res, di: &debugsearch.Info{}})
 	if p.Program != "" {
 		t.Errorf("deleted executable: program %q, want none (the debugger reads the process's)", p.Program)
 	}
 	res.ExeDeleted, res.Embedded = false, true
-	p = build(t, Target{PID: 1234}, &fake{res: res, di: &debugsearch.Info{}})
+	p = build(t, Inferior{PID: 1234}, &fake{res: res, di: &debugsearch.Info{}})
 	if p.Program != "" {
 		t.Errorf("embedded interpreter: program %q, want none", p.Program)
 	}
@@ -156,7 +157,7 @@ func TestProgramContainer(t *testing.T) {
 
 	// A chroot: the program is read from under the root, which is the
 	// sysroot; symbol files name the module under it.
-	p := build(t, Target{PID: 1234}, &fake{res: containerResult(chroot), di: &debugsearch.Info{Modules: mods}})
+	p := build(t, Inferior{PID: 1234}, &fake{res: containerResult(chroot), di: &debugsearch.Info{Modules: mods}})
 	if p.Program != filepath.Join(chroot, "usr/bin/python3") || p.Sysroot != chroot {
 		t.Errorf("chroot: program %q sysroot %q", p.Program, p.Sysroot)
 	}
@@ -179,7 +180,7 @@ func TestProgramContainer(t *testing.T) {
 		Modules:    []debugsearch.Module{{Path: "/usr/bin/python3", Debug: debugfile.Found{Via: debugfile.ViaDebuginfod, Path: filepath.Join(inRoot, "x.debug")}}},
 		Extensions: debugsearch.Extensions{GDB: "/usr/share/gdb/auto-load/usr/bin/python3-gdb.py"},
 	}
-	p = build(t, Target{PID: 1234}, &fake{res: res, di: di})
+	p = build(t, Inferior{PID: 1234}, &fake{res: res, di: di})
 	if p.Program != "" || p.Sysroot != "" {
 		t.Errorf("hidden root: program %q sysroot %q, want none", p.Program, p.Sysroot)
 	}
@@ -199,7 +200,7 @@ func TestProgramContainer(t *testing.T) {
 	}
 	// No program is given for an attach to a hidden root, a core's
 	// neither; lldb's root is for a process only.
-	p = build(t, Target{Core: "core.1", Program: "/usr/bin/python3"}, &fake{res: res, di: &debugsearch.Info{}})
+	p = build(t, Inferior{Core: "core.1", Program: "/usr/bin/python3"}, &fake{res: res, di: &debugsearch.Info{}})
 	if p.LLDBRoot != "" {
 		t.Errorf("hidden root without a PID: lldb root %q", p.LLDBRoot)
 	}
@@ -211,7 +212,7 @@ func TestProgramCore(t *testing.T) {
 	res.Interpreter = "/usr/bin/python3.11"
 	f := &fake{res: res, di: &debugsearch.Info{}}
 	var asked string
-	p := build(t, Target{Core: "/tmp/core.99"}, f, func(o *Options) {
+	p := build(t, Inferior{Core: "/tmp/core.99"}, f, func(o *Options) {
 		o.ReadCore = func(path string) (*core.Info, error) {
 			asked = path
 			return &core.Info{Exe: "/usr/bin/python3", Owner: &core.Owner{UID: 65534, GID: 65533}}, nil
@@ -228,8 +229,8 @@ func TestProgramCore(t *testing.T) {
 	}
 
 	// A core that cannot be read stops the plan with the core's error.
-	bad := &CoreError{Path: "/tmp/core.99"}
-	_, _, err := Build(context.Background(), Target{Core: "/tmp/core.99"}, Options{
+	bad := &core.OpenError{Path: "/tmp/core.99"}
+	_, _, err := Build(context.Background(), Inferior{Core: "/tmp/core.99"}, Options{
 		ReadCore: func(string) (*core.Info, error) { return nil, bad },
 	})
 	if !errors.Is(err, bad) {
@@ -238,12 +239,12 @@ func TestProgramCore(t *testing.T) {
 }
 
 // TestCoreCreds: the walker reads a core's source files as the core's
-// user, when ReadCore kept it; as anyone otherwise.
+// user, when core.OpenIn kept it; as anyone otherwise.
 func TestCoreCreds(t *testing.T) {
 	res := pythonResult(covered)
 	res.TargetKind = target.KindExecutable
 	for _, owner := range []*core.Owner{{UID: 65534, GID: 65533}, nil} {
-		p := build(t, Target{Core: "/tmp/core.99"}, &fake{res: res, di: &debugsearch.Info{}}, func(o *Options) {
+		p := build(t, Inferior{Core: "/tmp/core.99"}, &fake{res: res, di: &debugsearch.Info{}}, func(o *Options) {
 			o.ReadCore = func(string) (*core.Info, error) { return &core.Info{Exe: "/usr/bin/python3", Owner: owner}, nil }
 		})
 		if p.Walker == nil {
@@ -252,22 +253,6 @@ func TestCoreCreds(t *testing.T) {
 		if owner == nil && p.Walker.Creds != nil || owner != nil && (p.Walker.Creds == nil || *p.Walker.Creds != plan.Creds{UID: owner.UID, GID: owner.GID}) {
 			t.Errorf("owner %+v: walker creds %+v", owner, p.Walker.Creds)
 		}
-	}
-}
-
-func TestReadCoreErrors(t *testing.T) {
-	name := touch(t, filepath.Join(t.TempDir(), "core"))
-	_, err := ReadCore(name)
-	var ce *CoreError
-	if !errors.As(err, &ce) || !ce.NotCore() || ce.Path != name || !strings.Contains(err.Error(), name) {
-		t.Errorf("ReadCore(not a core) = %v", err)
-	}
-	missing := &CoreError{Path: "c", Exe: "/gone", Err: os.ErrNotExist}
-	if missing.NotCore() || !strings.Contains(missing.Error(), "/gone") || !errors.Is(missing, os.ErrNotExist) {
-		t.Errorf("missing executable: %v", missing)
-	}
-	if none := (&CoreError{Path: "c"}); none.NotCore() || none.Error() != "core c does not name its executable" {
-		t.Errorf("no executable: %v", none)
 	}
 }
 
@@ -296,7 +281,7 @@ func TestExtensionAutoLoadOrSource(t *testing.T) {
 			res := pythonResult(notCovered)
 			res.Interpreter = link // the program file is named through a link
 			di := &debugsearch.Info{Extensions: debugsearch.Extensions{GDB: tc.ext, LLDB: "/x/cpython_lldb.py"}}
-			p := build(t, Target{PID: 1}, &fake{res: res, di: di})
+			p := build(t, Inferior{PID: 1}, &fake{res: res, di: di})
 			if !slices.Equal(p.GDBAutoLoad, tc.autoLoad) || p.GDBExtension != tc.sourced {
 				t.Errorf("extension %s: auto-load %q sourced %q, want %q and %q", tc.ext, p.GDBAutoLoad, p.GDBExtension, tc.autoLoad, tc.sourced)
 			}
@@ -315,7 +300,7 @@ func TestSecurityExtensionNeverFromRoot(t *testing.T) {
 	for _, root := range []string{chroot, hidden} {
 		touch(t, filepath.Join(root, "usr/lib/debug/ext-gdb.py"))
 		di := &debugsearch.Info{Extensions: debugsearch.Extensions{GDB: "/usr/lib/debug/ext-gdb.py"}}
-		p := build(t, Target{PID: 1}, &fake{res: containerResult(root), di: di})
+		p := build(t, Inferior{PID: 1}, &fake{res: containerResult(root), di: di})
 		if p.GDBExtension != "/usr/lib/debug/ext-gdb.py" {
 			t.Errorf("%s: sourced %q, want the host's /usr/lib/debug/ext-gdb.py", root, p.GDBExtension)
 		}
@@ -334,7 +319,7 @@ func TestSymbolFiles(t *testing.T) {
 		{Path: "/opt/m/d.so", Debug: debugfile.Found{Via: debugfile.ViaBuildID, Path: "/usr/lib/debug/.build-id/ab/cd.debug"}},
 		{Path: "/opt/m/e.so", Debug: debugfile.Found{Via: debugfile.ViaEmbedded, Path: "/opt/m/e.so"}},
 	}}
-	p := build(t, Target{PID: 1}, &fake{res: res, di: di})
+	p := build(t, Inferior{PID: 1}, &fake{res: res, di: di})
 	want := []plan.SymbolFile{
 		{Module: "/usr/bin/python3", File: "/c/a/debuginfo"},
 		{Module: "/usr/lib/libz.so", File: "/c/b/debuginfo"},
@@ -352,7 +337,7 @@ func TestDebugDirsAndDebuginfod(t *testing.T) {
 		DebugDirs:  []string{"/usr/lib/debug", dir, filepath.Join(dir, "missing")},
 		Debuginfod: debugsearch.DebuginfodState{URLs: []string{"https://d.example"}},
 	}
-	p := build(t, Target{PID: 1}, &fake{res: res, di: di})
+	p := build(t, Inferior{PID: 1}, &fake{res: res, di: di})
 	// gdb's default is its own; one that does not exist is not handed over.
 	if !slices.Equal(p.DebugDirs, []string{dir}) {
 		t.Errorf("debug dirs %q, want %q", p.DebugDirs, []string{dir})
@@ -361,7 +346,7 @@ func TestDebugDirsAndDebuginfod(t *testing.T) {
 		t.Errorf("debuginfod %+v", p.Debuginfod)
 	}
 	di.Debuginfod.Offline = true
-	if p := build(t, Target{PID: 1}, &fake{res: res, di: di}); p.Debuginfod.Enabled {
+	if p := build(t, Inferior{PID: 1}, &fake{res: res, di: di}); p.Debuginfod.Enabled {
 		t.Errorf("offline: debuginfod %+v enabled", p.Debuginfod)
 	}
 }
@@ -378,7 +363,7 @@ func TestFastMode(t *testing.T) {
 	// no extension nor symbol file that needs it.
 	res := pythonResult(covered)
 	res.Libpython = "/usr/lib/libpython3.13.so.1.0"
-	p := build(t, Target{PID: 1}, &fake{res: res, di: di}, fast)
+	p := build(t, Inferior{PID: 1}, &fake{res: res, di: di}, fast)
 	if !p.Fast || !p.NoDWARF || p.GDBExtension != "" || p.GDBAutoLoad != nil || p.SymbolFiles != nil || p.Walker == nil {
 		t.Errorf("fast, walker covers: fast %v nodwarf %v ext %q autoload %q symbols %+v walker %+v", p.Fast, p.NoDWARF, p.GDBExtension, p.GDBAutoLoad, p.SymbolFiles, p.Walker)
 	}
@@ -387,7 +372,7 @@ func TestFastMode(t *testing.T) {
 	}
 
 	// Not covered: DWARF stays, and so do the extension and symbol files.
-	p = build(t, Target{PID: 1}, &fake{res: pythonResult(notCovered), di: di}, fast)
+	p = build(t, Inferior{PID: 1}, &fake{res: pythonResult(notCovered), di: di}, fast)
 	if p.NoDWARF || p.GDBExtension != ext || len(p.SymbolFiles) != 1 || p.Walker != nil {
 		t.Errorf("fast, walker does not cover: nodwarf %v ext %q symbols %+v walker %+v", p.NoDWARF, p.GDBExtension, p.SymbolFiles, p.Walker)
 	}
@@ -396,7 +381,7 @@ func TestFastMode(t *testing.T) {
 	}
 
 	// Not fast: everything loads.
-	p = build(t, Target{PID: 1}, &fake{res: res, di: di})
+	p = build(t, Inferior{PID: 1}, &fake{res: res, di: di})
 	if p.Fast || p.NoDWARF || p.FastLibs != nil || p.GDBExtension != ext || len(p.SymbolFiles) != 1 {
 		t.Errorf("not fast: fast %v nodwarf %v libs %q ext %q symbols %+v", p.Fast, p.NoDWARF, p.FastLibs, p.GDBExtension, p.SymbolFiles)
 	}
@@ -431,7 +416,7 @@ func TestForeign(t *testing.T) {
 		{"chroot", containerResult(chroot), true},
 		{"pivot_root", containerResult(hidden), true},
 	} {
-		p := build(t, Target{PID: 1234}, &fake{res: c.res, di: di()})
+		p := build(t, Inferior{PID: 1234}, &fake{res: c.res, di: di()})
 		if got := len(p.Foreign) > 0; got != c.foreign {
 			t.Errorf("%s: foreign %v (%q), want %v", c.name, got, p.Foreign, c.foreign)
 		}
@@ -448,7 +433,7 @@ func TestForeign(t *testing.T) {
 func TestWalker(t *testing.T) {
 	f := &fake{res: pythonResult(covered), di: &debugsearch.Info{}}
 	opts := f.options(t)
-	p, _, err := Build(context.Background(), Target{PID: 1}, opts)
+	p, _, err := Build(context.Background(), Inferior{PID: 1}, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -467,20 +452,20 @@ func TestWalker(t *testing.T) {
 	chroot, _ := containerRoots(t)
 	res := containerResult(chroot)
 	res.Python.Version = covered
-	if p := build(t, Target{PID: 1}, &fake{res: res, di: &debugsearch.Info{}}); p.Walker == nil || p.Walker.Root != chroot {
+	if p := build(t, Inferior{PID: 1}, &fake{res: res, di: &debugsearch.Info{}}); p.Walker == nil || p.Walker.Root != chroot {
 		t.Errorf("container: walker %+v, want root %s", p.Walker, chroot)
 	}
 	// Not covered: no walker.
-	if p := build(t, Target{PID: 1}, &fake{res: pythonResult(notCovered), di: &debugsearch.Info{}}); p.Walker != nil {
+	if p := build(t, Inferior{PID: 1}, &fake{res: pythonResult(notCovered), di: &debugsearch.Info{}}); p.Walker != nil {
 		t.Errorf("version %s: walker %+v, want none", notCovered, p.Walker)
 	}
 	// Cannot be written: a warning, and the debugger starts without it.
 	var warned []error
-	p = build(t, Target{PID: 1}, f, func(o *Options) {
+	p = build(t, Inferior{PID: 1}, f, func(o *Options) {
 		o.DataHome = touch(t, filepath.Join(t.TempDir(), "file"))
 		o.Warn = func(err error) { warned = append(warned, err) }
 	})
-	var wd *WalkerDirError
+	var wd *walkerdir.DirError
 	if p.Walker != nil || len(warned) != 1 || !errors.As(warned[0], &wd) {
 		t.Errorf("unwritable data dir: walker %+v warnings %v", p.Walker, warned)
 	}
@@ -503,7 +488,7 @@ func TestTargetless(t *testing.T) {
 		},
 		DataHome: t.TempDir(),
 	}
-	p, di, err := Build(context.Background(), Target{}, opts)
+	p, di, err := Build(context.Background(), Inferior{}, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -522,7 +507,7 @@ func TestTargetless(t *testing.T) {
 }
 
 func TestResolveErrorNamesTarget(t *testing.T) {
-	_, _, err := Build(context.Background(), Target{PID: 42}, Options{
+	_, _, err := Build(context.Background(), Inferior{PID: 42}, Options{
 		Resolve: func(context.Context, string) (*target.Result, error) { return nil, target.ErrNotPython },
 		Collect: func(context.Context, string, *target.Result) (*debugsearch.Info, error) {
 			t.Error("Collect called after a resolve error")

@@ -1,6 +1,10 @@
 package target
 
-import "github.com/pyattach/pyattach/detect/elfinfo"
+import (
+	"os"
+
+	"github.com/pyattach/pyattach/detect/elfinfo"
+)
 
 // Kinds of target, as reported in Result.TargetKind.
 const (
@@ -136,4 +140,14 @@ type Module struct {
 	Deleted bool   `json:"deleted,omitempty"`
 	// Error says why the build-id could not be read, if so.
 	Error string `json:"error,omitempty"`
+}
+
+// HiddenRoot reports a process in another mount namespace whose root
+// link reads as "/" (pivot_root), so that no host path names its files.
+func (res *Result) HiddenRoot() bool {
+	if !res.Container || res.Root == "" {
+		return false
+	}
+	l, err := os.Readlink(res.Root)
+	return err == nil && l == "/"
 }

@@ -1,4 +1,4 @@
-package main
+package config
 
 import (
 	"bytes"
@@ -26,51 +26,51 @@ func TestSecurityTrustStore(t *testing.T) {
 		if err := os.Mkdir(dir, 0o755); err != nil {
 			t.Fatal(err)
 		}
-		f := filepath.Join(dir, ProjectConfigName)
+		f := filepath.Join(dir, ProjectFileName)
 		os.WriteFile(f, []byte("extensions = [\"x.py\"]\n"), 0o644)
 		files = append(files, f)
 	}
-	s, err := loadTrustStore(dirs)
+	s, err := LoadTrustStore(dirs)
 	if err != nil {
 		t.Fatal(err)
 	}
 	content := []byte("extensions = [\"x.py\"]\n")
 	for _, f := range files {
-		s.set(f, content)
+		s.Set(f, content)
 	}
-	if err := s.save(); err != nil {
+	if err := s.Save(); err != nil {
 		t.Fatal(err)
 	}
-	st, err := os.Stat(trustStorePath(dirs))
+	st, err := os.Stat(TrustStorePath(dirs))
 	if err != nil || st.Mode().Perm() != 0o600 {
 		t.Errorf("store %v, %v; want mode 0600", st.Mode(), err)
 	}
-	if st, err := os.Stat(filepath.Dir(trustStorePath(dirs))); err != nil || st.Mode().Perm() != 0o700 {
+	if st, err := os.Stat(filepath.Dir(TrustStorePath(dirs))); err != nil || st.Mode().Perm() != 0o700 {
 		t.Errorf("store directory %v, %v; want mode 0700", st.Mode(), err)
 	}
-	raw, _ := os.ReadFile(trustStorePath(dirs))
+	raw, _ := os.ReadFile(TrustStorePath(dirs))
 	if n := bytes.Count(raw, []byte("\n")); n != len(files)+1 {
 		t.Errorf("store has %d lines for %d files:\n%s", n, len(files), raw)
 	}
-	s2, err := loadTrustStore(dirs)
+	s2, err := LoadTrustStore(dirs)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, f := range files {
-		if got := s2.state(f, content); got != trustYes {
+		if got := s2.State(f, content); got != TrustYes {
 			t.Errorf("%q: state %v after a round trip", f, got)
 		}
-		if got := s2.state(f, append(content, '#')); got != trustChanged {
+		if got := s2.State(f, append(content, '#')); got != TrustChanged {
 			t.Errorf("%q changed: state %v", f, got)
 		}
 	}
 	// "new" is not trusted because "new\nline" is.
-	if got := s2.state(filepath.Join(proj, "new"), content); got != trustNo {
+	if got := s2.State(filepath.Join(proj, "new"), content); got != TrustNo {
 		t.Errorf("a prefix of a trusted path: state %v", got)
 	}
 
 	// The command in the notice is quoted for the shell.
-	spaced := filepath.Join(proj, "a b's", ProjectConfigName)
+	spaced := filepath.Join(proj, "a b's", ProjectFileName)
 	os.Mkdir(filepath.Dir(spaced), 0o755)
 	os.WriteFile(spaced, content, 0o644)
 	if why, want := projectTrust(spaced, content, os.Geteuid(), dirs), "not trusted; to trust it, run: pyattach trust '"+proj+"/a b'\\''s'"; why != want {
@@ -78,8 +78,8 @@ func TestSecurityTrustStore(t *testing.T) {
 	}
 
 	// A store that others may write trusts nothing.
-	os.Chmod(trustStorePath(dirs), 0o666)
-	if _, err := loadTrustStore(dirs); err == nil || !strings.Contains(err.Error(), "writable by its group and by others") {
+	os.Chmod(TrustStorePath(dirs), 0o666)
+	if _, err := LoadTrustStore(dirs); err == nil || !strings.Contains(err.Error(), "writable by its group and by others") {
 		t.Errorf("a store writable by others: %v", err)
 	}
 	if why := projectTrust(files[0], content, os.Geteuid(), dirs); !strings.HasPrefix(why, "not trusted (trust store: ") {

@@ -1,4 +1,4 @@
-package main
+package initfiles
 
 import (
 	"encoding/json"
@@ -14,7 +14,7 @@ func TestStripJSONC(t *testing.T) {
   "list": [1, 2, /* two */ ],
   "obj": {"k": "v",},
 }`
-	out, comments := stripJSONC([]byte(in))
+	out, comments := StripJSONC([]byte(in))
 	if !comments {
 		t.Error("comments not reported")
 	}
@@ -31,7 +31,7 @@ func TestStripJSONC(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("got %v\nwant %v", got, want)
 	}
-	if _, c := stripJSONC([]byte(`{"a": "//x"}`)); c {
+	if _, c := StripJSONC([]byte(`{"a": "//x"}`)); c {
 		t.Error("a // inside a string counted as a comment")
 	}
 }

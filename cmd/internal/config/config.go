@@ -1,4 +1,10 @@
-package main
+// Package config reads pyattach's configuration files (system-wide,
+// the user's, the project's .pyattach.toml) into a Config, and keeps
+// the trust store that says which project files may carry code
+// (`pyattach trust`). It checks every file's size, nesting and types
+// before the settings are used; its errors are *Error with the file and
+// a hint for the command to print.
+package config
 
 import (
 	"errors"
@@ -58,8 +64,8 @@ type Config struct {
 	Notices []string
 }
 
-// ProjectConfigName is the per-project configuration file.
-const ProjectConfigName = ".pyattach.toml"
+// ProjectFileName is the per-project configuration file.
+const ProjectFileName = ".pyattach.toml"
 
 // DefaultExtensionBaseURL serves CPython's sources by tag.
 const DefaultExtensionBaseURL = extfetch.DefaultBaseURL
@@ -96,10 +102,11 @@ var codeKeys = []string{"extensions", "extension_base_url", "debug_dirs"}
 // knownKeys, in the order the error message lists them.
 var knownKeys = []string{"debug_dirs", "extensions", "extension_base_url", "offline", "sources"}
 
-// loadConfig reads the user's and the project's configuration files.
-// userFile overrides the XDG location; a missing file is no error unless
-// it was named explicitly. HOME and the XDG directories come from env.
-func loadConfig(userFile, cwd string, env environ.Env) (*Config, error) {
+// Load reads the system-wide, the user's and the project's configuration
+// files. userFile overrides the XDG location; a missing file is no error
+// unless it was named explicitly. HOME and the XDG directories come from
+// env.
+func Load(userFile, cwd string, env environ.Env) (*Config, error) {
 	cfg := &Config{}
 	home, dirs := env.Home(), env.Dirs()
 	uid := os.Geteuid()
@@ -113,7 +120,7 @@ func loadConfig(userFile, cwd string, env environ.Env) (*Config, error) {
 	if abs, err := filepath.Abs(userFile); err == nil {
 		userFile = abs
 	}
-	data, err := readConfigFile(userFile)
+	data, err := ReadFile(userFile)
 	switch {
 	case err == nil:
 		why := ""
@@ -126,8 +133,8 @@ func loadConfig(userFile, cwd string, env environ.Env) (*Config, error) {
 	case explicit || !errors.Is(err, fs.ErrNotExist):
 		return nil, err
 	}
-	if p := findProjectConfig(cwd, home); p != "" {
-		data, err := readConfigFile(p)
+	if p := FindProject(cwd, home); p != "" {
+		data, err := ReadFile(p)
 		if err != nil {
 			return nil, err
 		}
@@ -159,7 +166,7 @@ func (c *Config) mergeSystem(dirs []string, home string) error {
 			c.Notices = append(c.Notices, fmt.Sprintf("pyattach: ignored %s: %s; a system-wide configuration file must be owned by root and writable by root alone", p, why))
 			continue
 		}
-		data, err := readConfigFile(p)
+		data, err := ReadFile(p)
 		if err != nil {
 			return err
 		}
@@ -177,14 +184,14 @@ func projectTrust(p string, data []byte, uid int, dirs environ.Dirs) string {
 		return untrustedWhy(err, p, true, dirs)
 	}
 	cmd := "pyattach trust " + shquote.Quote(filepath.Dir(p))
-	store, err := loadTrustStore(dirs)
+	store, err := LoadTrustStore(dirs)
 	if err != nil {
 		return fmt.Sprintf("not trusted (%s)", safetext.Fold(err.Error()))
 	}
-	switch store.state(p, data) {
-	case trustChanged:
+	switch store.State(p, data) {
+	case TrustChanged:
 		return "changed since it was trusted; to trust it as it is now, run: " + cmd
-	case trustYes:
+	case TrustYes:
 		return ""
 	}
 	return "not trusted; to trust it, run: " + cmd
@@ -212,11 +219,11 @@ func untrustedWhy(err error, file string, project bool, dirs environ.Dirs) strin
 	return why + "; review it and copy the settings you want into a configuration file of your own (" + own + ")"
 }
 
-// findProjectConfig looks for .pyattach.toml in dir and its parents,
+// FindProject looks for .pyattach.toml in dir and its parents,
 // stopping at the home directory.
-func findProjectConfig(dir, home string) string {
+func FindProject(dir, home string) string {
 	for dir != "" {
-		p := filepath.Join(dir, ProjectConfigName)
+		p := filepath.Join(dir, ProjectFileName)
 		if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() {
 			return p
 		}
@@ -232,22 +239,23 @@ func findProjectConfig(dir, home string) string {
 	return ""
 }
 
-// configError is a problem with a configuration file.
-type configError struct {
-	file string
-	err  error
-	hint string // "" for the usual "fix or remove FILE"
+// Error is a problem with a configuration file.
+type Error struct {
+	File string
+	Err  error
+	Hint string // "" for the usual "fix or remove FILE"
 }
 
-func (e *configError) Error() string { return e.file + ": " + e.err.Error() }
-func (e *configError) Unwrap() error { return e.err }
+func (e *Error) Error() string { return e.File + ": " + e.Err.Error() }
+func (e *Error) Unwrap() error { return e.Err }
 
-var errConfig = errors.New("invalid configuration")
+// ErrInvalid matches every *Error about a file's content.
+var ErrInvalid = errors.New("invalid configuration")
 
-// readConfigFile reads a configuration file: a regular file of at most
+// ReadFile reads a configuration file: a regular file of at most
 // maxConfigSize bytes. It never blocks on a FIFO and never reads a
 // device.
-func readConfigFile(name string) ([]byte, error) {
+func ReadFile(name string) ([]byte, error) {
 	return readSmallFile(name, maxConfigSize)
 }
 
@@ -255,14 +263,14 @@ func readConfigFile(name string) ([]byte, error) {
 func readSmallFile(name string, max int64) ([]byte, error) {
 	f, st, err := saferead.OpenRegular(name)
 	if errors.Is(err, saferead.ErrNotRegular) {
-		return nil, &configError{name, fmt.Errorf("%w: not a regular file (%s)", errConfig, saferead.Kind(st.Mode())),
+		return nil, &Error{name, fmt.Errorf("%w: not a regular file (%s)", ErrInvalid, saferead.Kind(st.Mode())),
 			"name a regular file: pyattach --config FILE"}
 	}
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	tooBig := &configError{name, fmt.Errorf("%w: larger than %d KiB", errConfig, max>>10),
+	tooBig := &Error{name, fmt.Errorf("%w: larger than %d KiB", ErrInvalid, max>>10),
 		"a configuration file holds a few settings; fix or remove " + name}
 	if st.Size() > max {
 		return nil, tooBig
@@ -277,6 +285,13 @@ func readSmallFile(name string, max int64) ([]byte, error) {
 	return data, nil
 }
 
+// Check reports whether a configuration file's content is valid (the
+// *Error Load would return for it), without using its settings.
+func Check(file string, data []byte) error {
+	_, err := parseConfig(file, data)
+	return err
+}
+
 // fileConfig is one file's settings, checked for type.
 type fileConfig struct {
 	debugDirs, extensions []string
@@ -289,7 +304,7 @@ type fileConfig struct {
 // checks that every key is known and of the right type.
 func parseConfig(file string, data []byte) (*fileConfig, error) {
 	bad := func(format string, args ...any) error {
-		return &configError{file, fmt.Errorf("%w: "+format, append([]any{errConfig}, args...)...), ""}
+		return &Error{file, fmt.Errorf("%w: "+format, append([]any{ErrInvalid}, args...)...), ""}
 	}
 	if line, err := scanNesting(data, maxConfigDepth); err != nil {
 		return nil, bad("line %d: %v", line, err)
@@ -422,15 +437,15 @@ func (c *Config) merge(file string, data []byte, home, untrusted string) error {
 		f.debugDirs, f.extensions, f.baseURL = nil, nil, ""
 	}
 	for _, d := range f.debugDirs {
-		c.DebugDirs = append(c.DebugDirs, expandPath(d, base, home))
+		c.DebugDirs = append(c.DebugDirs, ExpandPath(d, base, home))
 	}
 	for _, e := range f.extensions {
-		c.Extensions = append(c.Extensions, expandPath(e, base, home))
+		c.Extensions = append(c.Extensions, ExpandPath(e, base, home))
 	}
 	if f.baseURL != "" {
 		u := strings.TrimRight(f.baseURL, "/")
 		if err := extfetch.CheckBaseURL(u); err != nil {
-			return &configError{file, fmt.Errorf("%w: extension_base_url: %v", errConfig, err), httpsHint}
+			return &Error{file, fmt.Errorf("%w: extension_base_url: %v", ErrInvalid, err), HTTPSHint}
 		}
 		c.ExtensionBaseURL = u
 	}
@@ -438,7 +453,7 @@ func (c *Config) merge(file string, data []byte, home, untrusted string) error {
 		if c.Sources == nil {
 			c.Sources = map[string]string{}
 		}
-		c.Sources[name] = expandPath(dir, base, home)
+		c.Sources[name] = ExpandPath(dir, base, home)
 	}
 	if f.offline != nil {
 		c.Offline = *f.offline
@@ -447,12 +462,12 @@ func (c *Config) merge(file string, data []byte, home, untrusted string) error {
 	return nil
 }
 
-// httpsHint is the advice for a base URL that is not https.
-const httpsHint = "use an https:// URL: a mirror of CPython's sources served over TLS (the default is " + DefaultExtensionBaseURL + ")"
+// HTTPSHint is the advice for a base URL that is not https.
+const HTTPSHint = "use an https:// URL: a mirror of CPython's sources served over TLS (the default is " + DefaultExtensionBaseURL + ")"
 
-// expandPath expands a leading ~/ and makes a relative path relative to
+// ExpandPath expands a leading ~/ and makes a relative path relative to
 // the directory of the file that names it.
-func expandPath(p, base, home string) string {
+func ExpandPath(p, base, home string) string {
 	if p == "~" {
 		return home
 	}

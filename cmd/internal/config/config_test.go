@@ -1,4 +1,4 @@
-package main
+package config
 
 import (
 	"errors"
@@ -135,8 +135,8 @@ func TestSecurityConfigBadFiles(t *testing.T) {
 		{big, "larger than 64 KiB"},
 		{deep, "line 1: lists and tables nested more than 4 deep"},
 	} {
-		_, err := loadConfig(tc.file, dir, environ.Env{"HOME=" + dir})
-		var ce *configError
+		_, err := Load(tc.file, dir, environ.Env{"HOME=" + dir})
+		var ce *Error
 		if !errors.As(err, &ce) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: %v, want a configuration error saying %q", tc.file, err, tc.want)
 		}
@@ -161,15 +161,15 @@ func TestSecurityConfigTypes(t *testing.T) {
 	} {
 		f := filepath.Join(dir, "c.toml")
 		os.WriteFile(f, []byte(tc.text+"\n"), 0o644)
-		_, err := loadConfig(f, dir, environ.Env{"HOME=" + dir})
-		if err == nil || !strings.Contains(err.Error(), tc.want) || !errors.Is(err, errConfig) {
+		_, err := Load(f, dir, environ.Env{"HOME=" + dir})
+		if err == nil || !strings.Contains(err.Error(), tc.want) || !errors.Is(err, ErrInvalid) {
 			t.Errorf("%q: %v, want %q", tc.text, err, tc.want)
 		}
 	}
 	// Loopback http is for tests and local mirrors.
 	f := filepath.Join(dir, "c.toml")
 	os.WriteFile(f, []byte("extension_base_url = \"http://127.0.0.1:8080/cpython/\"\noffline = true\n"), 0o644)
-	cfg, err := loadConfig(f, dir, environ.Env{"HOME=" + dir})
+	cfg, err := Load(f, dir, environ.Env{"HOME=" + dir})
 	if err != nil || cfg.ExtensionBaseURL != "http://127.0.0.1:8080/cpython" || !cfg.Offline {
 		t.Errorf("loopback http: %+v, %v", cfg, err)
 	}
@@ -239,7 +239,7 @@ func TestSystemConfig(t *testing.T) {
 	env := environ.Env{"HOME=" + home, "XDG_CONFIG_HOME=" + filepath.Join(home, ".config"), "XDG_CONFIG_DIRS=relative:" + sys}
 	load := func() *Config {
 		t.Helper()
-		cfg, err := loadConfig("", dir, env)
+		cfg, err := Load("", dir, env)
 		if err != nil {
 			t.Fatal(err)
 		}
