@@ -257,7 +257,7 @@ def native_lines(w, frames):
     natives = {}
     if getattr(frames, "omitted", 0) or not frames:
         return levels, natives
-    groups = walk.eval_groups(frames)
+    merger = walk.StackMerger(walk.eval_groups(frames))
     try:
         cs = []
         f = gdb.newest_frame()
@@ -272,12 +272,14 @@ def native_lines(w, frames):
     index = 0
     gap_start = 0
     for n, f in enumerate(cs):
-        if not _is_eval(f):
+        is_eval = _is_eval(f)
+        if not is_eval:
             continue
         index = _gap(w, cs, gap_start, n, index, named, types, unwind, natives)
         gap_start = n + 1
-        if groups:
-            for _ in groups.pop(0):
+        _, group = merger.frame(_name(f), is_eval)
+        if group:
+            for _ in group:
                 if index < len(levels):
                     levels[index] = _level(f, n)
                 index += 1

@@ -94,11 +94,7 @@ def _dump_threads(cfg, budget, tables):
                                      runtime=cfg["runtime"])
     w = walk.Walker(mem.read, cfg["runtime"], layout, budget=budget, max_frames=cfg["max_frames"])
     threads = os_threads(pid)
-    states = w.match_tids([ot.native_tid for ot in threads])
-    if not states:
-        pys = w.os_threads()
-        if len(pys) == 1 and len(threads) == 1:
-            states = {threads[0].native_tid: pys[0]}
+    states = walk.match_threads(w, threads)
     files = walk.process_files(pid, True)
     try:
         tasks = None

@@ -4,33 +4,19 @@ Python frames with their locals and source lines, the exception it
 handles and, when the adapter unwinds them, its C frames.
 
 An adapter lists the process's OS threads as OSThread values, matches
-them to thread states (Walker.match_tids) and calls write_dump."""
+them to thread states (pyattach_walk_match.match_threads) and calls
+write_dump."""
 
 import json
 
 from pyattach_walk_frames import FrameList
+from pyattach_walk_match import OSThread  # noqa: F401 (OSThread was here)
 from pyattach_walk_memory import BudgetExhausted, WalkError
 from pyattach_walk_native import merge_stack
 from pyattach_walk_source import source_line
 from pyattach_walk_tasks import MAX_LISTED, MAX_TASKS, format_tasks, running_tasks, tasks_json
 from pyattach_walk_text import thousands
 from pyattach_walk_threads import kernel_view, known_thread_infos, thread_facts
-
-
-class OSThread(object):
-    """One OS thread as the adapter knows it: tid (the debugger's id, the
-    host's kernel tid for a live process), native_tid (the id CPython
-    recorded: in the process's own PID namespace), os_name (the name
-    the target gave it, or None) and handle (the adapter's own object,
-    passed back to its native-frames function)."""
-
-    __slots__ = ("tid", "native_tid", "os_name", "handle")
-
-    def __init__(self, tid, native_tid, os_name, handle=None):
-        self.tid = tid
-        self.native_tid = native_tid
-        self.os_name = os_name
-        self.handle = handle
 
 
 def exception_of(w, t):
