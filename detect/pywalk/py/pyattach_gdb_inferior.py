@@ -48,16 +48,6 @@ def _symbol(name):
         return None
 
 
-def _version():
-    if config.get("version"):
-        return config["version"]
-    # 3.11+: Py_Version holds PY_VERSION_HEX.
-    addr = _symbol("Py_Version")
-    if addr:
-        return walk.version_from_hex(int.from_bytes(_read(addr, 4), "little"))
-    raise walk.WalkError("the Python version is not known; start gdb through pyattach")
-
-
 def walker(max_frames=None, budget=None):
     """A Walker for the current inferior (rebuilt when it changes), with a
     fresh budget for the command that asks (the gdb settings' limits
@@ -86,9 +76,8 @@ def _inferior_walker():
     runtime = config.get("runtime") or _symbol("_PyRuntime")
     if not runtime:
         raise walk.WalkError("no _PyRuntime symbol: is this a Python 3.7+ process?")
-    tables = config.get("tables") or walk.load_tables()
-    layout = walk.Layout.for_version(_version(), config.get("flags", ""), tables, read=_read, runtime=runtime)
-    w = walk.Walker(_read, runtime, layout)
+    version = walk.target_version(config.get("version"), _read, _symbol("Py_Version") if not config.get("version") else None, "gdb")
+    w = walk.open_walker(_read, runtime, version, config.get("flags", ""), config.get("tables") or None)
     _walker[:] = [key, w]
     return w
 

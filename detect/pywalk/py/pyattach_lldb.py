@@ -173,15 +173,9 @@ def _process_walker(target, process):
     if not runtime:
         raise walk.WalkError("no _PyRuntime symbol: is this a Python 3.7+ process?")
     read = _reader(process, target)
-    version = _config.get("version")
-    if not version:
-        addr = _symbol(target, "Py_Version")
-        if not addr:
-            raise walk.WalkError("the Python version is not known; start lldb through pyattach")
-        version = walk.version_from_hex(int.from_bytes(read(addr, 4), "little"))
-    tables = _config.get("tables") or walk.load_tables()
-    layout = walk.Layout.for_version(version, _config.get("flags", ""), tables, read=read, runtime=runtime)
-    w = walk.Walker(read, runtime, layout)
+    given = _config.get("version")
+    version = walk.target_version(given, read, None if given else _symbol(target, "Py_Version"), "lldb")
+    w = walk.open_walker(read, runtime, version, _config.get("flags", ""), _config.get("tables") or None)
     _walkers[key] = w
     return w
 

@@ -95,3 +95,25 @@ class Walker(Runtime, Threads, Exceptions, Tasks, Frames, Objects, Memory):
         reasons = [r for r in [self.listing_cut] + self.cuts + [self.budget.exhausted] if r]
         return "; ".join(reasons) or None
 
+
+
+def open_walker(read, runtime, version, flags="", tables=None, budget=None, max_frames=MAX_FRAMES):
+    """The Walker of a target, whichever adapter reads it: read(addr,
+    size) its memory, runtime _PyRuntime's address, version and flags
+    its interpreter's, tables the offset tables (load_tables() when
+    None)."""
+    if tables is None:
+        tables = load_tables()
+    layout = Layout.for_version(version, flags, tables, read=read, runtime=runtime)
+    return Walker(read, runtime, layout, budget=budget, max_frames=max_frames)
+
+
+def target_version(given, read, py_version, debugger):
+    """The interpreter's version: given (what pyattach knew), else read
+    from Py_Version at py_version (3.11+: PY_VERSION_HEX; None when the
+    symbol is not there); raises WalkError when neither."""
+    if given:
+        return given
+    if py_version:
+        return version_from_hex(int.from_bytes(read(py_version, 4), "little"))
+    raise WalkError("the Python version is not known; start %s through pyattach" % debugger)
