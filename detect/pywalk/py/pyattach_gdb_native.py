@@ -305,11 +305,15 @@ def _gap(w, cs, lo, hi, index, named, types, unwind, natives):
         # f called cs[n - 1]; never the eval loop itself (cs[hi]): its
         # own calls of C functions are specialised ones, which CPython's
         # extension does not show either.
-        if n == lo or (named and kind not in ("builtin", "wrapper")):
+        if named and kind not in ("builtin", "wrapper"):
             continue
         addr = None
         if kind is not None:
             addr = _dwarf_callable(w, f, kind, types)
+        # The innermost frame (a breakpoint in wrapper_call) called
+        # nothing: only DWARF's variable names its object.
+        if addr is None and n == lo:
+            continue
         if addr is None:
             if values is None:
                 values = _candidates(w, _values(cs[lo:hi + 1]), types)
