@@ -9,8 +9,8 @@ write_dump."""
 
 import json
 
+from pyattach_walk_commands import thread_numbers
 from pyattach_walk_frames import FrameList
-from pyattach_walk_match import OSThread  # noqa: F401 (OSThread was here)
 from pyattach_walk_memory import BudgetExhausted, WalkError
 from pyattach_walk_native import merge_stack
 from pyattach_walk_source import source_line
@@ -104,11 +104,9 @@ def dump_threads(w, pid, threads, states, live, files, source=False, with_locals
         limit = tasks.get("limit", MAX_TASKS)
         tl = w.tasks(tasks.get("debug"), limit if limit else MAX_LISTED)
         by_tstate = running_tasks(tl)
-        tid_of = {}
+        tid_of = thread_numbers(threads, states, lambda ot: ot.tid)
         for ot, entry in zip(threads, result):
             t = states.get(ot.native_tid)
-            if t is not None:
-                tid_of[t.tstate] = ot.tid
             task = by_tstate.get(t.tstate) if t is not None else None
             if task is not None:
                 entry["task"] = {"id": task.id, "name": task.name}
