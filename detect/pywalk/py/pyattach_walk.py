@@ -63,8 +63,11 @@ __all__ = ["Walker", "Layout", "WalkError", "BudgetExhausted", "Budget", "load_t
 # Re-exported for the adapters and tests (pyflakes counts a name in
 # __all__ as used).
 __all__ += [
+    # pyattach_walk_commands
+    "BT_ALL_USAGE", "BT_USAGE", "NO_FRAME", "TASKS_USAGE", "UsageError", "bt_args", "frame_command", "no_args",
+    "py_bt", "py_bt_full", "py_exc", "py_tasks", "py_threads", "tasks_args", "thread_line", "thread_numbers",
     # pyattach_walk_dump
-    "OSThread", "dump_threads", "exception_of", "write_dump",
+    "dump_threads", "exception_of", "write_dump",
     # pyattach_walk_format
     "NOT_READ_LINE", "format_full", "format_list", "format_locals", "format_print", "format_summary",
     "interpreter_line", "not_read_line", "move_selection", "omitted_line", "parse_list_args",
@@ -76,12 +79,16 @@ __all__ += [
     # pyattach_walk_memory
     "MAX_BYTES", "MAX_READS", "TIMEOUT",
     # pyattach_walk_native
-    "COLLECTING", "EVAL_LOOP", "HELPERS", "WAITING_FOR_GIL", "base_name", "eval_groups", "is_eval_loop",
-    "is_helper", "merge_stack", "native_kind",
+    "COLLECTING", "EVAL_LOOP", "HELPERS", "WAITING_FOR_GIL", "StackMerger", "base_name", "eval_groups",
+    "is_eval_loop", "is_helper", "merge_stack", "native_kind",
     # pyattach_walk_objects
     "long_from_digits", "long_sign_ndigits",
+    # pyattach_walk_match
+    "OSThread", "match_stacks", "match_thread", "match_threads", "namespace_tid",
     # pyattach_walk_runtime
-    "Thread", "match_stacks", "namespace_tid",
+    "Thread",
+    # defined here
+    "open_walker", "target_version",
     # pyattach_walk_source
     "ANYONE", "MAX_SOURCE_BYTES", "MAX_SOURCE_LINE", "SourceFiles", "may_access", "open_source",
     "process_creds", "source_lines",
