@@ -23,7 +23,7 @@
 // printed), pyattach_walk_commands (each command's text and arguments,
 // whichever debugger runs it), pyattach_walk_dump (what `pyattach dump`
 // reports of each OS thread, for any reader) and
-// pyattach_walk_tasks_legacy (where 3.7-3.13 keep their asyncio tasks:
+// pyattach_walk_tasks_legacy (where 3.11-3.13 keep their asyncio tasks:
 // legacy_task_addrs). The thin adapters py/pyattach_gdb.py,
 // py/pyattach_lldb.py and py/pyattach_proc.py import pyattach_walk only,
 // and their own modules: gdb's are split by job (pyattach_gdb_inferior:

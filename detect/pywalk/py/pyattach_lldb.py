@@ -395,9 +395,9 @@ def _asyncio_debug(target):
 
 
 def py_tasks(debugger, command, exe_ctx, result, internal_dict):
-    """py-tasks [--max-tasks N]: every asyncio task (3.14+), its name,
-    state and coroutine stack, what it awaits, as a tree of who awaits
-    whom, cycles reported; as gdb's py-tasks."""
+    """py-tasks [--max-tasks N]: every asyncio task (Python 3.11-3.15),
+    its name, state and coroutine stack, what it awaits, as a tree of who
+    awaits whom, cycles reported; as gdb's py-tasks."""
     try:
         limit = walk.tasks_args(command.split(), walk.MAX_TASKS)
     except walk.UsageError as e:
