@@ -164,7 +164,7 @@ func TestDoctorSourcesInChroot(t *testing.T) {
 // --json lists the container's /usr/lib/debug, read through
 // /proc/PID/root, and finds the interpreter's debug file there; doctor
 // names that file, and says it refused the container's own extension
-// (a file the container wrote is never debugger code: issue 18).
+// (a file the container wrote is never debugger code).
 func TestDoctorDebuginfoPodman(t *testing.T) {
 	podman := testenv.Need(t, "podman")
 	testenv.Need(t, "runc")

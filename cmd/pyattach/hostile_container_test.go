@@ -17,7 +17,7 @@ import (
 	"github.com/pyattach/pyattach/detect/testenv"
 )
 
-// Issue 18, "Code execution as host root": no file reached through a
+// Code execution as host root: no file reached through a
 // debuggee's root is ever code for the debugger, whoever owns it. Each
 // test below runs Debian's interpreter in a container (chroot,
 // unshare+pivot_root, podman) whose root holds, owned by root, every

@@ -12,7 +12,7 @@ import (
 	"github.com/pyattach/pyattach/lldbgen"
 )
 
-// TestInitGDBAnyInterpreter (issue 20): one project .gdbinit from
+// TestInitGDBAnyInterpreter: one project .gdbinit from
 // `pyattach init`, read by a plain gdb started in the project, sets gdb
 // up for whatever process it attaches to: Debian's python3.11 in the
 // project's --copies venv, then pyenv's 3.12, one gdb each and both in
@@ -69,7 +69,7 @@ func TestInitGDBAnyInterpreter(t *testing.T) {
 	}
 }
 
-// TestLLDBQuietScripts (issue 20): pyattach's lldb scripts are sourced
+// TestLLDBQuietScripts: pyattach's lldb scripts are sourced
 // without echoing their commands: before py-bt's traceback come only
 // the driver's own lines and lldb's attach report; an error in a script
 // sourced that way is still shown.
@@ -114,7 +114,7 @@ func TestLLDBQuietScripts(t *testing.T) {
 	}
 }
 
-// TestInitLLDBTrust (issue 20): lldb reads no project .lldbinit by
+// TestInitLLDBTrust: lldb reads no project .lldbinit by
 // itself and warns about it at every start. `init --lldb` says what to
 // run; `init --lldb --trust` adds the one ~/.lldbinit line after which a
 // plain `lldb -p PID` started in the project reads the file once (py-bt

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -96,10 +97,16 @@ func checkModules(t *testing.T, r *target.Result, files ...string) {
 	}
 }
 
+// libc is the real path of Debian's glibc for this architecture.
 func libc(t testing.TB) string {
-	p, err := filepath.EvalSymlinks("/lib/x86_64-linux-gnu/libc.so.6")
+	t.Helper()
+	triplet, ok := map[string]string{"amd64": "x86_64-linux-gnu", "arm64": "aarch64-linux-gnu"}[runtime.GOARCH]
+	if !ok {
+		testenv.Platform(t, "Debian's multiarch directory for glibc is known for amd64 and arm64 only")
+	}
+	p, err := filepath.EvalSymlinks(testenv.NeedFile(t, "/lib/"+triplet+"/libc.so.6", "a Debian glibc"))
 	if err != nil {
-		t.Skip("no x86_64 glibc")
+		t.Fatal(err)
 	}
 	return p
 }

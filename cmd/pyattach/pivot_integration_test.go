@@ -190,7 +190,7 @@ func checkContainerGDB(t *testing.T, what string, pid int) {
 	}
 	// Both threads, by LWP (by pthread id too when this machine's own
 	// libthread_db fits the container's glibc): never the container's
-	// libthread_db, which gdb would run as root (issue 18).
+	// libthread_db, which gdb would run as root.
 	if n := len(regexp.MustCompile(`(?m)^[* ] +\d+ +(Thread 0x[0-9a-f]+ \()?LWP \d+\)? "`).FindAllString(out, -1)); n != 2 {
 		t.Errorf("info threads shows %d named threads, want 2:\n%s", n, out)
 	}
@@ -270,7 +270,7 @@ func TestGDBPyBtPodman(t *testing.T) {
 		image, twin, "/mnt/app.py")
 	checkContainerGDB(t, "podman", pid)
 
-	// doctor never runs the container's extension (issue 18): it says it
+	// doctor never runs the container's extension: it says it
 	// refused it, and the walker answers py-bt, so nothing fails. The
 	// interpreter at its own path here: the twin above is named for
 	// another version.

@@ -38,7 +38,7 @@ func hostileDebuginfod(t *testing.T, length int64) *httptest.Server {
 	return s
 }
 
-// Issue 18: pyattach debuginfo against a debuginfod server that sends
+// pyattach debuginfo against a debuginfod server that sends
 // an endless answer (1 TiB announced, or no length at all) stops at the
 // download limit: a one-line warning naming the build-id and the server
 // with a hint, the module listed without debug information (the other

@@ -45,7 +45,7 @@ var initHostileNames = []struct {
 	{name: strings.Repeat("L", 250)},
 }
 
-// TestSecurityInitHostileNames (issue 9, classes 1 and 5): for each
+// TestSecurityInitHostileNames: for each
 // hostile project name, `pyattach init --gdb --lldb --vscode --trust`
 // either refuses it with a one-line error and writes nothing, or writes
 // files that the real gdb 13 and lldb 14 read back exactly: the user's
@@ -295,7 +295,7 @@ func initTrustRefused(t *testing.T, home, project, what, want string) {
 	initCheckError(t, out, want)
 }
 
-// TestSecurityInitUserGDBInit (issue 9, class 1): --trust writes the one
+// TestSecurityInitUserGDBInit: --trust writes the one
 // user init file gdb reads, never through a link or directory of another
 // user, keeps the user's own link and the file's mode, and compares the
 // exact line it writes.
@@ -407,7 +407,7 @@ func TestSecurityInitUserGDBInit(t *testing.T) {
 	})
 }
 
-// TestSecurityInitProjectOthersCanChange (issue 9, class 1): --trust
+// TestSecurityInitProjectOthersCanChange: --trust
 // refuses a project directory that another user owns or may write: gdb
 // would run whatever they put in its .gdbinit.
 func TestSecurityInitProjectOthersCanChange(t *testing.T) {
@@ -482,7 +482,7 @@ func initReadFile(t *testing.T, name string) string {
 	return string(b)
 }
 
-// TestSecurityInitLLDBTrust (issue 20): init --lldb --trust adds its
+// TestSecurityInitLLDBTrust: init --lldb --trust adds its
 // ~/.lldbinit line with gdb's care: once, keeping the file's mode and
 // content, into ~/.lldbinit-lldb when lldb reads that instead; refused,
 // with nothing written, for a project others can change, a user init

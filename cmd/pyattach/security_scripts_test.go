@@ -76,7 +76,7 @@ func emptyDir(t *testing.T, dir string) {
 // A symbolic link planted by uid 65534 (nobody) in place of the scripts
 // directory, or of pyattach's cache directory, is never followed:
 // pyattach gdb refuses, names the link's owner and the fixes, and writes
-// nothing where the link points. (Issue 9, class 4.)
+// nothing where the link points.
 func TestSecurityScriptsCachePlantedLink(t *testing.T) {
 	testenv.NeedRoot(t, "to plant a link owned by uid 65534")
 	args := gdbLaunchArgs(t)
@@ -116,7 +116,7 @@ func TestSecurityScriptsCachePlantedLink(t *testing.T) {
 // The scripts real gdb reads are in a directory only the user can
 // change: made 0700, and an existing one with a wider mode (an older
 // pyattach made it 0755) is tightened before a script is written into
-// it. (Issue 9, class 4.)
+// it.
 func TestSecurityScriptsCachePrivate(t *testing.T) {
 	args := gdbLaunchArgs(t)
 	home := t.TempDir()
@@ -141,7 +141,7 @@ func TestSecurityScriptsCachePrivate(t *testing.T) {
 
 // --script FILE in a directory another user may write (mode 0777, not
 // sticky) is refused: someone could replace the script before gdb reads
-// it. In a directory of the user's own it is written. (Issue 9, class 4.)
+// it. In a directory of the user's own it is written.
 func TestSecurityScriptFlagSharedDir(t *testing.T) {
 	args := gdbLaunchArgs(t)
 	bin := pyattachBin(t)
@@ -166,7 +166,7 @@ func TestSecurityScriptFlagSharedDir(t *testing.T) {
 
 // A cache that cannot be written (XDG_CACHE_HOME is a file; HOME does
 // not exist for an unprivileged user) says so, and the hint names the
-// fixes: XDG_CACHE_HOME, --script. (Issue 9, class 10.)
+// fixes: XDG_CACHE_HOME, --script.
 func TestSecurityScriptsCacheUnwritable(t *testing.T) {
 	args := gdbLaunchArgs(t)
 	bin := pyattachBin(t)
@@ -221,10 +221,6 @@ func TestSecurityScriptsCacheUnwritable(t *testing.T) {
 	})
 }
 
-// gdb starts with the signal dispositions pyattach was started with:
-// pyattach's SIGINT/SIGTERM handling is undone before exec, so a SIGINT
-// ignored by the shell (a background job) stays ignored in the debugger.
-// (Issue 9, class 9.)
 // fakeGDBSignals prints the SigIgn and SigBlk lines of its own
 // /proc/self/status.
 const fakeGDBSignals = `#include <stdio.h>
@@ -242,6 +238,38 @@ int main(void) {
 }
 `
 
+// launchSignals runs a program with SIGINT ignored ("ign") or default
+// ("dfl"), SIGTERM default and neither blocked, whatever it was started
+// with: launch ign|dfl PROG ARGS...
+const launchSignals = `#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+int main(int argc, char **argv) {
+	sigset_t set;
+	if (argc < 3)
+		return 2;
+	signal(SIGINT, strcmp(argv[1], "ign") ? SIG_DFL : SIG_IGN);
+	signal(SIGTERM, SIG_DFL);
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigprocmask(SIG_UNBLOCK, &set, NULL);
+	execv(argv[2], argv + 2);
+	perror(argv[2]);
+	return 127;
+}
+`
+
+// gdb starts with the signal dispositions pyattach was started with:
+// pyattach's SIGINT/SIGTERM handling is undone before exec, so a SIGINT
+// ignored by the shell (a background job) stays ignored in the debugger.
+// pyattach is started by launchSignals with the dispositions each case
+// names, not by the test binary: a child of the test binary gets SIGINT
+// as the binary has it, ignored when the binary was started ignoring it
+// (as a background job) but default while a test runs Main in this
+// process (its Notify is undone in the child).
 func TestSecuritySignalDispositionsAtExec(t *testing.T) {
 	py := testenv.Debian(t).Exe
 	bin := pyattachBin(t)
@@ -251,6 +279,7 @@ func TestSecuritySignalDispositionsAtExec(t *testing.T) {
 	// the kernel reports them for the process pyattach execs (a shell
 	// script would report the shell, whose masks change while it forks).
 	testenv.CC(t, fake, "gdb", fakeGDBSignals)
+	launch := testenv.CC(t, t.TempDir(), "launch", launchSignals)
 	env := scriptEnv(home)
 	for i, kv := range env {
 		if strings.HasPrefix(kv, "PATH=") {
@@ -272,11 +301,11 @@ func TestSecuritySignalDispositionsAtExec(t *testing.T) {
 	const sigint, sigterm = 1 << (2 - 1), 1 << (15 - 1)
 	for _, tc := range []struct {
 		name    string
-		trap    string
+		sigint  string
 		ignored uint64
-	}{{"default", "", 0}, {"sigint_ignored", `trap "" INT; `, sigint}} {
+	}{{"default", "dfl", 0}, {"sigint_ignored", "ign", sigint}} {
 		t.Run(tc.name, func(t *testing.T) {
-			cmd := exec.Command("/bin/sh", "-c", tc.trap+`exec "$0" "$@"`, bin, "gdb", "--args", py, "-c", "pass")
+			cmd := exec.Command(launch, tc.sigint, bin, "gdb", "--args", py, "-c", "pass")
 			cmd.Env = env
 			out, err := cmd.CombinedOutput()
 			if err != nil {

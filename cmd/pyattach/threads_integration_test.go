@@ -2,12 +2,10 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/pyattach/pyattach/detect/testenv"
 )
@@ -42,19 +40,12 @@ ctypes.PyDLL(None).pause()
 `
 
 // startThreadsApp runs threadsApp and returns once its main thread is in
-// pause() (system call 34 on x86-64), holding the GIL.
+// pause(), holding the GIL.
 func startThreadsApp(t *testing.T, exe string) int {
 	t.Helper()
 	pid := testenv.StartPython(t, exe, threadsApp)
-	for i := 0; i < 1000; i++ {
-		b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/syscall", pid, pid))
-		if strings.HasPrefix(string(b), "34 ") {
-			return pid
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	t.Fatalf("the main thread of %d never reached pause()", pid)
-	return 0
+	testenv.WaitSyscall(t, pid, testenv.ThreadIDs(pid), "pause")
+	return pid
 }
 
 // threadsWant is each thread's facts by Python name.

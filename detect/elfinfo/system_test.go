@@ -55,9 +55,7 @@ func readelfFacts(t *testing.T, readelf string, files []string) map[string][2]st
 // and /usr/lib and checks that the build-id and .gnu_debuglink name
 // pyattach reads are the ones readelf prints.
 func TestEveryELFFileAgreesWithReadelf(t *testing.T) {
-	if testing.Short() {
-		t.Skip("walks the whole system; skipped with -short")
-	}
+	testenv.Short(t, "walks every ELF file under /usr/bin and /usr/lib")
 	readelf := testenv.Need(t, "readelf")
 	var files []string
 	for _, root := range []string{"/usr/bin", "/usr/lib"} {

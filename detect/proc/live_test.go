@@ -204,7 +204,7 @@ func TestLiveDeletedExe(t *testing.T) {
 	}
 	wantID, err := elfinfo.ReadBuildIDFile(orig)
 	if err != nil {
-		t.Skipf("%s has no build-id: %v", orig, err)
+		testenv.Missing(t, "%s has no build-id: %v", orig, err)
 	}
 	data, err := os.ReadFile(orig)
 	if err != nil {
@@ -251,18 +251,19 @@ func TestLiveDeletedExe(t *testing.T) {
 	if len(mods) == 0 || mods[0].Path != exe || !mods[0].Deleted || mods[0].Start != maps[i].Start {
 		t.Errorf("Modules[0] = %+v", mods[0])
 	}
-	mf, err := p.OpenMapFile(pid, maps[i])
-	switch {
-	case IsPermission(err) && os.Getuid() != 0:
-		t.Logf("OpenMapFile needs root: %v", err)
-	case err != nil:
-		t.Fatal(err)
-	default:
+	t.Run("OpenMapFile", func(t *testing.T) {
+		mf, err := p.OpenMapFile(pid, maps[i])
+		if IsPermission(err) && os.Getuid() != 0 {
+			testenv.NeedRoot(t, fmt.Sprintf("OpenMapFile of a deleted executable (%v)", err))
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
 		defer mf.Close()
 		if id := readBuildID(t, mf); id != wantID {
 			t.Errorf("OpenMapFile build-id %s, want %s", id, wantID)
 		}
-	}
+	})
 	// The deleted path itself is gone, and that is not ErrNoProcess.
 	if _, err := p.OpenInRoot(pid, exe); !errors.Is(err, fs.ErrNotExist) || errors.Is(err, ErrNoProcess) {
 		t.Errorf("OpenInRoot(deleted) error = %v", err)

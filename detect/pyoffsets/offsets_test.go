@@ -125,7 +125,9 @@ func TestTablesMatchDWARF(t *testing.T) {
 			t.Logf("%s matches %s: %s %s (%s)", tab.Key, what, s.Kind, s.Version, s.Path)
 		}
 		if checked == 0 {
-			t.Logf("%s: not checked here: no build of it with DWARF (a pyenv build checks it)", tab.Key)
+			// A pyenv build of it checks it elsewhere; the subtest's name
+			// says why it was not checked here.
+			t.Run(tab.Key+"_not_checked_no_build_with_DWARF_here", func(t *testing.T) {})
 		}
 	}
 }

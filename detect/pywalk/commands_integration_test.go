@@ -315,7 +315,7 @@ func TestFrameCommandsEveryInterpreter(t *testing.T) {
 				if stripped {
 					exe, env = testenv.Stripped(t, in.exe)
 				}
-				cmd := startSource(t, exe, env, localsPy)
+				cmd := startSource(t, exe, env, localsPy, testenv.TimeSleep...)
 				pid := strconv.Itoa(cmd.Process.Pid)
 				out := run(t, nil, "gdb", gdbArgs(dir, in, append([]string{"-p", pid}, gdbCommands()...)...)...)
 				checkCommands(t, "gdb", in, out)

@@ -2,14 +2,11 @@ package pywalk
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/pyattach/pyattach/detect/testenv"
 )
@@ -24,8 +21,10 @@ import (
 // collector is then inside a garbage collection for good, busy waits for
 // the GIL (take_gil) for good. Automatic collection is off, so that only
 // collector's gc.collect() runs __del__.
-const gilGCPy = `import ctypes, gc, os, sys, threading, time
+const gilGCPy = `import ctypes, gc, os, platform, sys, threading, time
 
+# The numbers of futex(2) and read(2), which differ per architecture.
+FUTEX, READ = {"x86_64": ("202", "0"), "aarch64": ("98", "63")}[platform.machine()]
 gc.disable()
 spinning = threading.Event()
 r, w = os.pipe()
@@ -39,7 +38,7 @@ def syscall(tid):
 def blocked(t):
     # In futex(2) with no timeout: a lock's wait, not the GIL's.
     s = syscall(t.native_id)
-    return s[0] == "202" and s[4] == "0x0"
+    return s[0] == FUTEX and s[4] == "0x0"
 
 def held_fn():
     lk.acquire()
@@ -59,7 +58,7 @@ class Held:
         ctypes.PyDLL(None).pause()
 
 def collector():
-    while syscall(main_id)[0] != "0":
+    while syscall(main_id)[0] != READ:
         time.sleep(0.01)
     h = Held()
     h.me = h
@@ -80,22 +79,6 @@ c = threading.Thread(target=collector, name="collector", daemon=True)
 c.start()
 os.read(r, 1)
 `
-
-// waitPause returns once a thread of pid is in pause() (system call 34
-// on x86-64): it holds the GIL from then on.
-func waitPause(t *testing.T, pid int) {
-	t.Helper()
-	for i := 0; i < 3000; i++ {
-		tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/syscall", pid))
-		for _, f := range tasks {
-			if b, _ := os.ReadFile(f); strings.HasPrefix(string(b), "34 ") {
-				return
-			}
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	t.Fatalf("no thread of %d reached pause()", pid)
-}
 
 var (
 	appPathRe = regexp.MustCompile(`"[^"]*/app\.py"`)
@@ -156,7 +139,7 @@ func TestParityGILAndGC(t *testing.T) {
 		t.Run(in.name, func(t *testing.T) {
 			cmd := startSource(t, in.exe, nil, gilGCPy)
 			defer cmd.Process.Signal(syscall.SIGKILL)
-			waitPause(t, cmd.Process.Pid)
+			testenv.WaitSyscall(t, cmd.Process.Pid, testenv.AnyThread(), "pause")
 			out := run(t, nil, "gdb", gdbArgs(dir, in, "-p", strconv.Itoa(cmd.Process.Pid), "-ex", "source "+in.oracle,
 				"-ex", `echo @@c\n`, "-ex", "thread apply all py-bt",
 				"-ex", `echo @@w\n`, "-ex", "thread apply all pyattach-bt",
@@ -194,7 +177,7 @@ func TestParityGILAndGC(t *testing.T) {
 			exe, env := testenv.Stripped(t, in.exe)
 			scmd := startSource(t, exe, env, gilGCPy)
 			defer scmd.Process.Signal(syscall.SIGKILL)
-			waitPause(t, scmd.Process.Pid)
+			testenv.WaitSyscall(t, scmd.Process.Pid, testenv.AnyThread(), "pause")
 			sout := run(t, nil, "gdb", gdbArgs(dir, in, "-iex", "set debug-file-directory "+t.TempDir(), "-p", strconv.Itoa(scmd.Process.Pid),
 				"-ex", `echo @@w\n`, "-ex", "thread apply all pyattach-bt", "-ex", `echo @@end\n`)...)
 			stripped := threadStacks(t, "walker stripped", sections(sout)["w"])

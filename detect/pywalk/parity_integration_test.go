@@ -144,7 +144,7 @@ func TestParityWithCPython(t *testing.T) {
 		}
 		found++
 		t.Run(in.name, func(t *testing.T) {
-			cmd := startSource(t, in.exe, nil, parityPy)
+			cmd := startSource(t, in.exe, nil, parityPy, testenv.TimeSleep...)
 			defer cmd.Process.Signal(syscall.SIGKILL)
 			pid := strconv.Itoa(cmd.Process.Pid)
 			// CPython's commands first: its py-up selects the eval loop
@@ -194,7 +194,7 @@ func TestParityWithCPython(t *testing.T) {
 			// Stripped, and no debug file found: CPython's extension cannot
 			// read the frames, the walker answers py-bt, py-bt-full, py-print.
 			exe, env := testenv.Stripped(t, in.exe)
-			scmd := startSource(t, exe, env, parityPy)
+			scmd := startSource(t, exe, env, parityPy, testenv.TimeSleep...)
 			defer scmd.Process.Signal(syscall.SIGKILL)
 			sargs := []string{"-iex", "set debug-file-directory " + t.TempDir(), "-p", strconv.Itoa(scmd.Process.Pid),
 				"-ex", "source " + in.oracle, "-ex", "python import pyattach_gdb; pyattach_gdb.claim()"}
@@ -227,7 +227,7 @@ func TestParityPyenv(t *testing.T) {
 				if what == "gdb stripped" {
 					exe, env = testenv.Stripped(t, in.exe)
 				}
-				cmd := startSource(t, exe, env, parityPy)
+				cmd := startSource(t, exe, env, parityPy, testenv.TimeSleep...)
 				defer cmd.Process.Signal(syscall.SIGKILL)
 				args := []string{"-iex", "set debug-file-directory " + t.TempDir(), "-p", strconv.Itoa(cmd.Process.Pid)}
 				out := run(t, nil, "gdb", gdbArgs(dir, in, append(args, parityCommands("pyattach-")...)...)...)

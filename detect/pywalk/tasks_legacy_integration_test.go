@@ -272,7 +272,7 @@ func TestLegacyTaskAddrs(t *testing.T) {
 		for _, ri := range roots {
 			t.Run(ri.Suite+"-python"+ri.Minor, func(t *testing.T) {
 				testenv.Parallel(t)
-				proc, line := startSourceInRoot(t, ri, legacyTasksPy)
+				proc, line := startSourceInRoot(t, ri, legacyTasksPy, "epoll_wait")
 				want := readyTasks(t, line)
 				proot := fmt.Sprintf("/proc/%d/root", proc.pid)
 				ps := strconv.Itoa(proc.pid)

@@ -136,15 +136,17 @@ func gcore(t *testing.T, pid string, args ...string) (core, out string) {
 	return core, out
 }
 
-// start runs app.py and waits for its ready line.
+// start runs app.py and waits for its ready line, then until both its
+// threads sleep in time.sleep.
 func start(t *testing.T, exe string, env []string) *exec.Cmd {
 	t.Helper()
-	return startSource(t, exe, env, appPy)
+	return startSource(t, exe, env, appPy, testenv.TimeSleep...)
 }
 
 // startSource runs src as app.py in a new directory and waits for the
-// ready line it prints.
-func startSource(t *testing.T, exe string, env []string, src string) *exec.Cmd {
+// ready line it prints; then, when sleeps names C library functions
+// (testenv.WaitSyscall), until every thread of it sits in one of them.
+func startSource(t *testing.T, exe string, env []string, src string, sleeps ...string) *exec.Cmd {
 	t.Helper()
 	d := t.TempDir()
 	app := filepath.Join(d, "app.py")
@@ -156,8 +158,9 @@ func startSource(t *testing.T, exe string, env []string, src string) *exec.Cmd {
 	if line := testenv.Start(t, cmd); line != "ready\n" {
 		t.Fatalf("%s app.py did not start: it printed %q", exe, line)
 	}
-	// Let both threads reach their sleep.
-	time.Sleep(200 * time.Millisecond)
+	if len(sleeps) > 0 {
+		testenv.WaitSyscall(t, cmd.Process.Pid, testenv.AllThreads(), sleeps...)
+	}
 	return cmd
 }
 

@@ -6,7 +6,9 @@
 //
 //   - requirements: a tool (Need), a file (NeedFile), root (NeedRoot).
 //     A missing one skips the test, except under CI=true, where it fails
-//     it (Missing is that one rule);
+//     it (Missing is that one rule); a test this operating system or
+//     architecture cannot run skips through Platform, one skipped under
+//     -short through Short, and no test calls t.Skip itself;
 //   - interpreters, discovered, never named by patch version: Debian's
 //     /usr/bin/python3.11 and its debug build with the version found by
 //     running them (Debian, DebianDebug), pyenv's builds under
@@ -25,6 +27,9 @@
 //     written (WriteTree) and listed (ListTree), a directory only the
 //     test's user can change (PrivateTempDir), a file that passes for
 //     CPython's libpython.py (FakeLibpython);
+//   - waiting, with the test's deadline (Context), until a process's
+//     threads sit in a named system call, on x86-64 and arm64 alike
+//     (WaitSyscall), instead of sleeping;
 //   - one interpreter's or root's subtest run alongside the others of
 //     its test, a bounded number at once (Parallel);
 //   - a table of a pure function's results checked in one loop (Cases),

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -24,6 +25,24 @@ func Missing(t testing.TB, format string, args ...any) {
 		t.Fatalf("%s (required under CI=true)", msg)
 	}
 	t.Skip(msg)
+}
+
+// Platform skips a test that cannot run on this operating system or
+// architecture, also under CI=true: no package or setup gives a machine
+// what it lacks there. why says what the test needs that this platform
+// does not have.
+func Platform(t testing.TB, why string) {
+	t.Helper()
+	t.Skipf("not on %s/%s: %s", runtime.GOOS, runtime.GOARCH, why)
+}
+
+// Short skips a test under go test -short, a quick run its caller chose;
+// why says what makes the test long.
+func Short(t testing.TB, why string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skipf("skipped with -short: %s", why)
+	}
 }
 
 // Need returns the path of tool: a bare name is looked up on PATH, a

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"slices"
 	"strings"
@@ -147,5 +148,43 @@ func TestRootsNoneUsable(t *testing.T) {
 	s := runTB(t, func(tb testing.TB) { got = Roots(tb) })
 	if s.fatal || s.skipped || len(got) != 1 || got[0].Minor != "3.13" || got[0].Dir != filepath.Join(dir, "trixie") {
 		t.Errorf("Roots = %+v (failed %v, skipped %v), want the 3.13 root", got, s.fatal, s.skipped)
+	}
+}
+
+// No test skips on its own: a skip goes through Missing (which fails
+// under CI=true), Platform or Short, so that each says why in one way.
+func TestNoBareSkips(t *testing.T) {
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	self, _ := filepath.Abs(".")
+	bare := regexp.MustCompile(`\.(Skip|Skipf|SkipNow)\(`)
+	files := 0
+	filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && p != root && (p == self || strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata") {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(p, "_test.go") {
+			return nil
+		}
+		files++
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		for i, l := range strings.Split(string(b), "\n") {
+			if bare.MatchString(l) {
+				rel, _ := filepath.Rel(root, p)
+				t.Errorf("%s:%d skips without testenv (Missing, Platform or Short): %s", rel, i+1, strings.TrimSpace(l))
+			}
+		}
+		return nil
+	})
+	if files < 50 {
+		t.Errorf("found %d test files under %s: not the module's root?", files, root)
 	}
 }

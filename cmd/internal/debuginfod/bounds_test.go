@@ -32,7 +32,7 @@ func endless(b []byte, length int64) func(w http.ResponseWriter, r *http.Request
 	}
 }
 
-// Issue 18: a server that announces or sends more than the limit, or
+// A server that announces or sends more than the limit, or
 // than the cache's file system can take, is refused or cut there; the
 // error names the server and the build-id; nothing is left in the
 // cache. (A server sending 1 TiB wrote 8.8 GB into the cache.)

@@ -9,12 +9,13 @@ import (
 	"testing"
 
 	"github.com/pyattach/pyattach/cmd/internal/safefs"
+	"github.com/pyattach/pyattach/detect/testenv"
 )
 
 // A temporary file left in an entry's directory by a killed run (its
 // writer's pid no longer runs) is swept by the next Fetch of that
 // build-id, also when the cache already holds the file; a live writer's
-// is left alone. (Issue 9, class 9.)
+// is left alone.
 func TestSecuritySweepStaleTemp(t *testing.T) {
 	id := fakeID(1)
 	srv := newServer(t, files(map[string][]byte{id: makeELF(t, id, 10)}))
@@ -23,9 +24,9 @@ func TestSecuritySweepStaleTemp(t *testing.T) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	dead := exec.Command("true")
+	dead := exec.Command(testenv.Need(t, "true"))
 	if err := dead.Run(); err != nil {
-		t.Skip(err)
+		t.Fatal(err)
 	}
 	stale := filepath.Join(dir, safefs.TempPrefix+strconv.Itoa(dead.Process.Pid)+"-0123")
 	live := filepath.Join(dir, safefs.TempPrefix+strconv.Itoa(os.Getpid())+"-4567")

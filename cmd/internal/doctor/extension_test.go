@@ -121,7 +121,7 @@ func TestMissingExtension(t *testing.T) {
 	distro(t, s.HostRoot, "fedora-release")
 	want(t, "Fedora", one(t, s.extensionChecks(ctx, deb, &debugsearch.Info{}), "extension"), Warn, "no CPython gdb extension", "sudo dnf debuginfo-install python3 (its debuginfo package ships the extension)")
 	// In a container, the container's own -dbg package would not help:
-	// pyattach never runs its files (issue 18); a checked fetched copy does.
+	// pyattach never runs its files; a checked fetched copy does.
 	root := t.TempDir()
 	ctr := *deb
 	ctr.Container, ctr.Root = true, root

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -204,13 +205,11 @@ func TestFetchFailures(t *testing.T) {
 }
 
 func TestFetchCancelMidBody(t *testing.T) {
-	sent := make(chan struct{})
 	srv, _ := cpythonServer(t, map[string]http.HandlerFunc{
 		"/v3.11.9/Tools/gdb/libpython.py": func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Length", "100000")
 			w.Write([]byte(fakeLibpython))
 			w.(http.Flusher).Flush()
-			close(sent)
 			select {
 			case <-r.Context().Done():
 			case <-time.After(10 * time.Second):
@@ -219,18 +218,43 @@ func TestFetchCancelMidBody(t *testing.T) {
 	})
 	cache := filepath.Join(t.TempDir(), "cache") // Fetch makes it
 	ctx, cancel := context.WithCancel(context.Background())
-	go func() {
-		<-sent
-		time.Sleep(20 * time.Millisecond)
-		cancel()
-	}()
-	_, err := Fetch(ctx, srv.Client(), srv.URL, "3.11.9", cache)
+	defer cancel()
+	// Cancelled once Fetch has read the first bytes of the body.
+	client := srv.Client()
+	base := client.Transport
+	client.Transport = roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		resp, err := base.RoundTrip(r)
+		if err == nil {
+			resp.Body = &cancelOnRead{ReadCloser: resp.Body, cancel: cancel}
+		}
+		return resp, err
+	})
+	_, err := Fetch(ctx, client, srv.URL, "3.11.9", cache)
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("error %v, want context.Canceled", err)
 	}
 	if _, err := os.Stat(cache); !os.IsNotExist(err) {
 		t.Errorf("cache dir left behind: %v", err)
 	}
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// cancelOnRead is a response body that calls cancel once a read has
+// returned some of it.
+type cancelOnRead struct {
+	io.ReadCloser
+	cancel context.CancelFunc
+}
+
+func (b *cancelOnRead) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if n > 0 {
+		b.cancel()
+	}
+	return n, err
 }
 
 func TestFetchNetworkError(t *testing.T) {

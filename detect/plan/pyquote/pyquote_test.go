@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/pyattach/pyattach/detect/testenv"
 )
 
 func TestString(t *testing.T) {
@@ -26,10 +28,7 @@ func TestString(t *testing.T) {
 
 // Python reads every literal back as the string it came from.
 func FuzzRoundTrip(f *testing.F) {
-	py, err := exec.LookPath("python3")
-	if err != nil {
-		f.Skip("python3 not found")
-	}
+	py := testenv.Need(f, "python3")
 	for _, s := range []string{"", "a`b", "\"\\", "é\u2028\U0001F600", "\x00\x7f"} {
 		f.Add(s)
 	}
