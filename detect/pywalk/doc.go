@@ -12,16 +12,23 @@
 // use), over one module per concern, each reading through the same
 // memory and layout: pyattach_walk_memory (reads, Budget, WalkError),
 // pyattach_walk_layout (offset tables, _Py_DebugOffsets),
-// pyattach_walk_runtime (interpreters, threads), pyattach_walk_frames
-// (frames, code objects, lines, locals), pyattach_walk_objects (object
-// reprs), pyattach_walk_native (which C frames run which Python
-// frames), pyattach_walk_source (the target's source files),
-// pyattach_walk_text (escape, the one escaping of the target's strings),
-// pyattach_walk_format (what the commands print), pyattach_walk_dump
-// (what `pyattach dump` reports of each OS thread, for any reader) and
+// pyattach_walk_runtime (interpreters, threads), pyattach_walk_match
+// (which thread state each OS thread runs in: by thread id, then
+// pthread_t, then stack pointer), pyattach_walk_frames (frames, code
+// objects, lines, locals), pyattach_walk_objects (object reprs),
+// pyattach_walk_native (which C frames run which Python frames: the one
+// merger, StackMerger), pyattach_walk_source (the target's source
+// files), pyattach_walk_text (escape, the one escaping of the target's
+// strings), pyattach_walk_format (how frames, locals and sources are
+// printed), pyattach_walk_commands (each command's text and arguments,
+// whichever debugger runs it), pyattach_walk_dump (what `pyattach dump`
+// reports of each OS thread, for any reader) and
 // pyattach_walk_tasks_legacy (where 3.11-3.13 keep their asyncio tasks:
-// legacy_task_addrs). The thin adapters
-// py/pyattach_gdb.py and py/pyattach_lldb.py import pyattach_walk only,
-// and their own modules (py/pyattach_gdb_bt.py: the frame filter that
-// shows Python frames in gdb's bt).
+// legacy_task_addrs). The thin adapters py/pyattach_gdb.py,
+// py/pyattach_lldb.py and py/pyattach_proc.py import pyattach_walk only,
+// and their own modules: gdb's are split by job (pyattach_gdb_inferior:
+// the Walker and threads of the selected inferior; _commands; _cpython:
+// taking over CPython's commands; _names: thread names, escaped;
+// _settings; _dump; _bt: the frame filter that shows Python frames in
+// gdb's bt; _native: the C frames py-bt shows).
 package pywalk

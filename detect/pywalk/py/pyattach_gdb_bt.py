@@ -92,20 +92,20 @@ def _name(dec):
 
 
 def _merge(frames, groups):
-    """The frame decorators of frames with eval loop frames replaced and
-    helpers folded; groups() is called at the first eval loop frame."""
+    """The frame decorators of frames with eval loop frames replaced
+    (walk.StackMerger) and helpers folded; groups() is called at the
+    first eval loop frame."""
+    merger = walk.StackMerger(groups)
     pending = []  # helper frames not yet placed
     held = None  # the last decorator made, not yet yielded
     held_eval = False
-    left = None
     for dec in frames:
-        name = _name(dec)
-        if walk.is_helper(name):
+        kind, pys = merger.frame(_name(dec))
+        if kind == "helper":
             pending.append(dec)
             continue
-        evalf = walk.is_eval_loop(name)
         if pending:
-            if held is not None and (held_eval or evalf):
+            if held is not None and (held_eval or kind == "eval"):
                 held.fold(pending)
             else:
                 if held is not None:
@@ -117,15 +117,11 @@ def _merge(frames, groups):
         if held is not None:
             yield held
         held, held_eval = None, False
-        if evalf:
-            if left is None:
-                left = list(groups())
-            if left:
-                pys = left.pop(0)
-                for i, fr in enumerate(pys[:-1]):
-                    yield PythonFrame(dec, fr, i == 0)
-                held, held_eval = PythonFrame(dec, pys[-1], len(pys) == 1), True
-                continue
+        if pys:
+            for i, fr in enumerate(pys[:-1]):
+                yield PythonFrame(dec, fr, i == 0)
+            held, held_eval = PythonFrame(dec, pys[-1], len(pys) == 1), True
+            continue
         held = Folding(dec)
     if pending and held is not None and held_eval:
         held.fold(pending)

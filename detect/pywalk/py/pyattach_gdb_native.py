@@ -257,7 +257,7 @@ def native_lines(w, frames):
     natives = {}
     if getattr(frames, "omitted", 0) or not frames:
         return levels, natives
-    groups = walk.eval_groups(frames)
+    merger = walk.StackMerger(walk.eval_groups(frames))
     try:
         cs = []
         f = gdb.newest_frame()
@@ -272,12 +272,14 @@ def native_lines(w, frames):
     index = 0
     gap_start = 0
     for n, f in enumerate(cs):
-        if not _is_eval(f):
+        is_eval = _is_eval(f)
+        if not is_eval:
             continue
         index = _gap(w, cs, gap_start, n, index, named, types, unwind, natives)
         gap_start = n + 1
-        if groups:
-            for _ in groups.pop(0):
+        _, group = merger.frame(_name(f), is_eval)
+        if group:
+            for _ in group:
                 if index < len(levels):
                     levels[index] = _level(f, n)
                 index += 1
@@ -303,11 +305,15 @@ def _gap(w, cs, lo, hi, index, named, types, unwind, natives):
         # f called cs[n - 1]; never the eval loop itself (cs[hi]): its
         # own calls of C functions are specialised ones, which CPython's
         # extension does not show either.
-        if n == lo or (named and kind not in ("builtin", "wrapper")):
+        if named and kind not in ("builtin", "wrapper"):
             continue
         addr = None
         if kind is not None:
             addr = _dwarf_callable(w, f, kind, types)
+        # The innermost frame (a breakpoint in wrapper_call) called
+        # nothing: only DWARF's variable names its object.
+        if addr is None and n == lo:
+            continue
         if addr is None:
             if values is None:
                 values = _candidates(w, _values(cs[lo:hi + 1]), types)

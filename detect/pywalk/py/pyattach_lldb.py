@@ -173,16 +173,9 @@ def _process_walker(target, process):
     if not runtime:
         raise walk.WalkError("no _PyRuntime symbol: is this a Python 3.7+ process?")
     read = _reader(process, target)
-    version = _config.get("version")
-    if not version:
-        addr = _symbol(target, "Py_Version")
-        if not addr:
-            raise walk.WalkError("the Python version is not known; start lldb through pyattach")
-        v = int.from_bytes(read(addr, 4), "little")
-        version = "%d.%d.%d" % (v >> 24, (v >> 16) & 0xFF, (v >> 8) & 0xFF)
-    tables = _config.get("tables") or walk.load_tables()
-    layout = walk.Layout.for_version(version, _config.get("flags", ""), tables, read=read, runtime=runtime)
-    w = walk.Walker(read, runtime, layout)
+    given = _config.get("version")
+    version = walk.target_version(given, read, None if given else _symbol(target, "Py_Version"), "lldb")
+    w = walk.open_walker(read, runtime, version, _config.get("flags", ""), _config.get("tables") or None)
     _walkers[key] = w
     return w
 
@@ -206,23 +199,34 @@ def _files(process):
     return walk.process_files(process.GetProcessID(), _live(process), _config.get("root", ""), _config.get("creds"))
 
 
-def _thread_state(w, thread, process):
-    nthreads = process.GetNumThreads()
+def _native_tid(process, thread):
+    """A thread's id as CPython recorded it: in a live process's own PID
+    namespace (a container's), lldb's id otherwise."""
+    if _live(process):
+        return walk.namespace_tid(process.GetProcessID(), thread.GetThreadID())
+    return thread.GetThreadID()
+
+
+def _sp(thread):
+    return lambda: thread.GetFrameAtIndex(0).GetSP()
+
+
+def os_threads(process):
+    """The process's threads as walk.OSThread values (handle: the lldb
+    thread; pthread: fs_base; sp in a core only: a core of a process in
+    another PID namespace, whose thread ids are the host's)."""
     live = _live(process)
-    native = walk.namespace_tid(process.GetProcessID(), thread.GetThreadID()) if live else thread.GetThreadID()
-    t = w.thread_for(native_id=native, pthread_id=_fs_base(thread))
-    if t is None:
-        tids = [process.GetThreadAtIndex(i).GetThreadID() for i in range(nthreads)]
-        t = w.match_tids(tids).get(thread.GetThreadID())
-    if t is None and not live:
-        # A core of a process in another PID namespace.
-        sps = dict((th.GetThreadID(), th.GetFrameAtIndex(0).GetSP()) for th in (process.GetThreadAtIndex(i) for i in range(nthreads)))
-        t = walk.match_stacks(w, sps).get(thread.GetThreadID())
-    if t is None:
-        threads = w.os_threads()
-        if len(threads) == 1 and nthreads == 1:
-            t = threads[0]
-    return t
+    out = []
+    for i in range(process.GetNumThreads()):
+        th = process.GetThreadAtIndex(i)
+        out.append(walk.OSThread(th.GetThreadID(), _native_tid(process, th), None, th,
+                                 pthread=(lambda th=th: _fs_base(th)), sp=None if live else _sp(th)))
+    return out
+
+
+def _thread_state(w, thread, process):
+    """thread's thread state (walk.match_thread), or None."""
+    return walk.match_thread(w, lambda: os_threads(process), _native_tid(process, thread))
 
 
 def _thread_frames(w, thread, process, max_frames=None):
@@ -255,39 +259,15 @@ def _command(exe_ctx, result, run):
     result.AppendMessage(out)
 
 
-_USAGE = "usage: py-bt [all] [--max-frames N] (N frames kept, 0 for all)"
-
-
-def _bt_args(command):
-    """(every thread, max frames or None) from py-bt's arguments, or
-    None when they do not parse."""
-    every, n = False, None
-    argv = command.split()
-    i = 0
-    while i < len(argv):
-        a = argv[i]
-        if a == "all":
-            every = True
-        elif a == "--max-frames" and i + 1 < len(argv) and argv[i + 1].isdigit():
-            n = int(argv[i + 1])
-            i += 1
-        elif a.startswith("--max-frames=") and a.split("=", 1)[1].isdigit():
-            n = int(a.split("=", 1)[1])
-        else:
-            return None
-        i += 1
-    return every, n
-
-
 def py_bt(debugger, command, exe_ctx, result, internal_dict):
     """py-bt [all] [--max-frames N]: the Python stack of the selected
     thread (or every thread), read from memory; of a stack deeper than N
     frames (4096; 0 for all), the innermost and outermost halves."""
-    args = _bt_args(command)
-    if args is None:
-        result.SetError(_USAGE)
+    try:
+        every, max_frames = walk.bt_args(command.split(), allow_all=True)
+    except walk.UsageError as e:
+        result.SetError(str(e))
         return
-    every, max_frames = args
 
     def bt(process, w):
         if every:
@@ -305,11 +285,8 @@ def py_bt(debugger, command, exe_ctx, result, internal_dict):
                 frames = w.thread_frames(t, max_frames) if t is not None else []
             except walk.BudgetExhausted:
                 frames = []
-            if not frames:
-                out.append("Unable to locate python frame")
-                continue
-            out.append(walk.format_frames(frames, files).rstrip("\n"))
-        return "\n".join(out)
+            out.append(walk.py_bt(frames, files))
+        return "".join(out).rstrip("\n")
 
     _command(exe_ctx, result, bt)
 
@@ -318,11 +295,9 @@ def _thread_line(w, process, th, t, infos):
     """A thread's line in py-threads and py-bt all: "*" on the selected
     thread, lldb's index, then the header dump and gdb's py-threads
     print (walk.facts_header)."""
-    tid = th.GetThreadID()
-    kernel = walk.kernel_view(process.GetProcessID(), tid) if _live(process) else None
-    f = walk.thread_facts(w, tid, _thread_name(th), t, infos, kernel)
-    mark = "*" if th.GetThreadID() == process.GetSelectedThread().GetThreadID() else " "
-    return "%s %d %s" % (mark, th.GetIndexID(), walk.facts_header(f))
+    ot = walk.OSThread(th.GetThreadID(), None, _thread_name(th), th)
+    selected = th.GetThreadID() == process.GetSelectedThread().GetThreadID()
+    return walk.thread_line(w, process.GetProcessID(), _live(process), ot, t, infos, selected, th.GetIndexID())
 
 
 def py_threads(debugger, command, exe_ctx, result, internal_dict):
@@ -330,17 +305,16 @@ def py_threads(debugger, command, exe_ctx, result, internal_dict):
     "OS"), interpreter N, [Has the GIL], STATE (running, idle,
     waiting-for-gil, gc, or "state unknown"), as gdb's py-threads; "*"
     marks the selected thread."""
-    if command.strip():
-        result.SetError("usage: py-threads (no arguments)")
+    if not _args_ok(command, "py-threads", result):
         return
 
     def run(process, w):
-        infos = walk.known_thread_infos(w)
-        out = []
-        for i in range(process.GetNumThreads()):
-            th = process.GetThreadAtIndex(i)
-            out.append(_thread_line(w, process, th, _thread_state(w, th, process), infos))
-        return "\n".join(out)
+        oss = os_threads(process)
+        for ot in oss:
+            ot.os_name = _thread_name(ot.handle)
+        selected = process.GetSelectedThread().GetThreadID()
+        return walk.py_threads(w, process.GetProcessID(), _live(process), oss, walk.match_threads(w, oss),
+                               lambda ot: ot.tid == selected, lambda ot: ot.handle.GetIndexID()).rstrip("\n")
 
     _command(exe_ctx, result, run)
 
@@ -363,16 +337,9 @@ def _frame_command(command, args, exe_ctx, result):
         stop, i = _selection.get(key, (None, 0))
         if stop != process.GetStopID() or i >= len(frames):
             i = 0
-        files = _files(process)
-        if command == "py-list":
-            out = walk.format_list(frames[i], args, files)
-        elif command == "py-locals":
-            out = walk.format_locals(w, frames[i])
-        else:
-            j, out = walk.move_selection(frames, i, command == "py-up")
-            if j is not None:
-                _selection[key] = (process.GetStopID(), j)
-                out = walk.format_summary(w, j, frames[j], files)
+        out, j = walk.frame_command(w, command, frames, i, args, _files(process))
+        if j is not None:
+            _selection[key] = (process.GetStopID(), j)
         return out.rstrip("\n")
 
     _command(exe_ctx, result, run)
@@ -403,15 +370,12 @@ def py_down(debugger, command, exe_ctx, result, internal_dict):
 def py_exc(debugger, command, exe_ctx, result, internal_dict):
     """py-exc: the exception the selected thread is handling (TYPE:
     MESSAGE) and where it was raised, read from memory."""
-    if command.strip():
-        result.SetError("usage: py-exc (no arguments)")
+    if not _args_ok(command, "py-exc", result):
         return
 
     def run(process, w):
-        t = _thread_state(w, exe_ctx.GetThread(), process)
-        if t is None:
-            return "Unable to locate python frame"
-        return "\n".join(walk.exception_lines(w.exception(t.tstate)))
+        out = walk.py_exc(w, _thread_state(w, exe_ctx.GetThread(), process))
+        return (walk.NO_FRAME if out is None else out).rstrip("\n")
 
     _command(exe_ctx, result, run)
 
@@ -430,32 +394,32 @@ def _asyncio_debug(target):
     return None
 
 
-_TASKS_USAGE = "usage: py-tasks [--max-tasks N] (N tasks shown, 0 for all)"
-
-
 def py_tasks(debugger, command, exe_ctx, result, internal_dict):
     """py-tasks [--max-tasks N]: every asyncio task (Python 3.11-3.15),
     its name, state and coroutine stack, what it awaits, as a tree of who
     awaits whom, cycles reported; as gdb's py-tasks."""
-    argv = command.split()
-    limit = walk.MAX_TASKS
-    if argv:
-        if len(argv) == 2 and argv[0] == "--max-tasks" and argv[1].isdigit():
-            limit = int(argv[1]) or (1 << 62)
-        else:
-            result.SetError(_TASKS_USAGE)
-            return
+    try:
+        limit = walk.tasks_args(command.split(), walk.MAX_TASKS)
+    except walk.UsageError as e:
+        result.SetError(str(e))
+        return
 
     def run(process, w):
-        target = exe_ctx.GetTarget()
-        tl = w.tasks(_asyncio_debug(target), limit)
-        tid_of = {}
-        if any(t.running is not None for t in tl):
-            for i in range(process.GetNumThreads()):
-                th = process.GetThreadAtIndex(i)
-                ts = _thread_state(w, th, process)
-                if ts is not None:
-                    tid_of[ts.tstate] = th.GetIndexID()
-        return walk.format_tasks(tl, _files(process), source_line=walk.source_line, tid_of=tid_of).rstrip("\n")
+        def numbers():
+            oss = os_threads(process)
+            return walk.thread_numbers(oss, walk.match_threads(w, oss), lambda ot: ot.handle.GetIndexID())
+
+        return walk.py_tasks(w, _asyncio_debug(exe_ctx.GetTarget()), limit, _files(process), numbers).rstrip("\n")
 
     _command(exe_ctx, result, run)
+
+
+def _args_ok(command, name, result):
+    """Whether a command that takes no arguments got none; sets result's
+    error (the usage) otherwise."""
+    try:
+        walk.no_args(command, name)
+    except walk.UsageError as e:
+        result.SetError(str(e))
+        return False
+    return True

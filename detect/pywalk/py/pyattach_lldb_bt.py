@@ -191,39 +191,34 @@ def _plan(frame):
 
 class _Plan(object):
     """What each frame of one thread at one stop is: (None, None) for a
-    frame that keeps lldb's look, ("helper", []) for the interpreter's
+    frame that keeps lldb's look, ("helper", None) for the interpreter's
     calling machinery, ("eval", Python frames) for an eval loop frame
-    matched to its Python frames. Frames are looked at innermost first,
-    as far as asked."""
+    matched to its Python frames (walk.StackMerger). Frames are looked
+    at innermost first, as far as asked."""
 
     def __init__(self, thread, process):
         self.thread = thread
         self.process = process
         self.kinds = {}
         self.next = 0
-        self.groups = None
+        self.merger = walk.StackMerger(self._groups)
 
     def kind(self, index):
         while self.next <= index:
             i = self.next
             self.next += 1
             f = self.thread.GetFrameAtIndex(i)
-            if _is_eval_loop(f, self.thread.GetFrameAtIndex(i + 1)):
-                groups = self._groups()
-                if groups:
-                    self.kinds[i] = ("eval", groups.pop(0))
-            elif walk.is_helper(f.GetFunctionName() or ""):
-                self.kinds[i] = ("helper", [])
+            kind, pys = self.merger.frame(f.GetFunctionName() or "", _is_eval_loop(f, self.thread.GetFrameAtIndex(i + 1)))
+            if kind == "helper" or pys:
+                self.kinds[i] = (kind, pys or [])
         return self.kinds.get(index, (None, None))
 
     def _groups(self):
-        if self.groups is None:
-            self.groups = []
-            try:
-                w = _state["walker"](self.process.GetTarget(), self.process)
-                t = _state["thread_state"](w, self.thread, self.process)
-                if t is not None:
-                    self.groups = walk.eval_groups(w.thread_frames(t, max_frames=0))
-            except walk.WalkError:
-                pass
-        return self.groups
+        try:
+            w = _state["walker"](self.process.GetTarget(), self.process)
+            t = _state["thread_state"](w, self.thread, self.process)
+            if t is not None:
+                return walk.eval_groups(w.thread_frames(t, max_frames=0))
+        except walk.WalkError:
+            pass
+        return []

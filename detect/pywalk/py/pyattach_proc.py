@@ -90,15 +90,10 @@ def os_threads(pid):
 def _dump_threads(cfg, budget, tables):
     pid = cfg["pid"]
     mem = _Mem(pid)
-    layout = walk.Layout.for_version(cfg["version"], cfg.get("flags", ""), tables, read=mem.read,
-                                     runtime=cfg["runtime"])
-    w = walk.Walker(mem.read, cfg["runtime"], layout, budget=budget, max_frames=cfg["max_frames"])
+    w = walk.open_walker(mem.read, cfg["runtime"], cfg["version"], cfg.get("flags", ""), tables,
+                         budget=budget, max_frames=cfg["max_frames"])
     threads = os_threads(pid)
-    states = w.match_tids([ot.native_tid for ot in threads])
-    if not states:
-        pys = w.os_threads()
-        if len(pys) == 1 and len(threads) == 1:
-            states = {threads[0].native_tid: pys[0]}
+    states = walk.match_threads(w, threads)
     files = walk.process_files(pid, True)
     try:
         tasks = None

@@ -13,19 +13,24 @@ each reading through the same memory (Walker.read) and Layout:
   pyattach_walk_text     escape() for every string from the target, bounds
   pyattach_walk_memory   reads of the inferior's memory, Budget, WalkError
   pyattach_walk_layout   Layout: offset tables and _Py_DebugOffsets
-  pyattach_walk_runtime  interpreters, thread states, matching OS threads
+  pyattach_walk_runtime  interpreters, thread states
+  pyattach_walk_match    which thread state each OS thread runs in
   pyattach_walk_threads  thread names (threading), interpreter, GIL, state
   pyattach_walk_frames   frames, code objects, line numbers, locals
   pyattach_walk_native   which C frames run which Python frames (eval loop)
   pyattach_walk_objects  str, bytes, int, float, type names, value reprs
   pyattach_walk_source   the target's source files, read as it reads them
   pyattach_walk_format   what py-bt, py-list, py-locals, py-up print
+  pyattach_walk_commands the commands' text, whichever debugger runs them
   pyattach_walk_dump     what `pyattach dump` reports of each OS thread
   pyattach_walk_tasks    asyncio tasks, their coroutine stacks and awaits
 """
 
+from pyattach_walk_commands import (  # noqa: F401
+    BT_ALL_USAGE, BT_USAGE, NO_FRAME, TASKS_USAGE, UsageError, bt_args, frame_command, no_args, py_bt, py_bt_full,
+    py_exc, py_tasks, py_threads, tasks_args, thread_line, thread_numbers)
 from pyattach_walk_dump import (  # noqa: F401
-    OSThread, dump_threads, exception_of, write_dump)
+    dump_threads, exception_of, write_dump)
 from pyattach_walk_format import (  # noqa: F401
     NOT_READ_LINE, format_frames, format_full, format_list, format_locals, format_print, format_summary,
     interpreter_line, not_read_line,
@@ -38,10 +43,11 @@ from pyattach_walk_layout import (  # noqa: F401
 from pyattach_walk_memory import (  # noqa: F401
     MAX_BYTES, MAX_READS, TIMEOUT, Budget, BudgetExhausted, Memory, WalkError)
 from pyattach_walk_native import (  # noqa: F401
-    COLLECTING, EVAL_LOOP, HELPERS, WAITING_FOR_GIL, base_name, eval_groups, is_eval_loop, is_helper, merge_stack,
-    native_kind)
+    COLLECTING, EVAL_LOOP, HELPERS, WAITING_FOR_GIL, StackMerger, base_name, eval_groups, is_eval_loop, is_helper,
+    merge_stack, native_kind)
 from pyattach_walk_objects import Objects, long_from_digits, long_sign_ndigits  # noqa: F401
-from pyattach_walk_runtime import Runtime, Thread, match_stacks, namespace_tid  # noqa: F401
+from pyattach_walk_match import OSThread, match_stacks, match_thread, match_threads, namespace_tid  # noqa: F401
+from pyattach_walk_runtime import Runtime, Thread  # noqa: F401
 from pyattach_walk_source import (  # noqa: F401
     ANYONE, MAX_SOURCE_BYTES, MAX_SOURCE_LINE, SourceFiles, may_access, open_source,
     process_creds, process_files, source_line, source_lines)
@@ -57,8 +63,11 @@ __all__ = ["Walker", "Layout", "WalkError", "BudgetExhausted", "Budget", "load_t
 # Re-exported for the adapters and tests (pyflakes counts a name in
 # __all__ as used).
 __all__ += [
+    # pyattach_walk_commands
+    "BT_ALL_USAGE", "BT_USAGE", "NO_FRAME", "TASKS_USAGE", "UsageError", "bt_args", "frame_command", "no_args",
+    "py_bt", "py_bt_full", "py_exc", "py_tasks", "py_threads", "tasks_args", "thread_line", "thread_numbers",
     # pyattach_walk_dump
-    "OSThread", "dump_threads", "exception_of", "write_dump",
+    "dump_threads", "exception_of", "write_dump",
     # pyattach_walk_format
     "NOT_READ_LINE", "format_full", "format_list", "format_locals", "format_print", "format_summary",
     "interpreter_line", "not_read_line", "move_selection", "omitted_line", "parse_list_args",
@@ -70,12 +79,16 @@ __all__ += [
     # pyattach_walk_memory
     "MAX_BYTES", "MAX_READS", "TIMEOUT",
     # pyattach_walk_native
-    "COLLECTING", "EVAL_LOOP", "HELPERS", "WAITING_FOR_GIL", "base_name", "eval_groups", "is_eval_loop",
-    "is_helper", "merge_stack", "native_kind",
+    "COLLECTING", "EVAL_LOOP", "HELPERS", "WAITING_FOR_GIL", "StackMerger", "base_name", "eval_groups",
+    "is_eval_loop", "is_helper", "merge_stack", "native_kind",
     # pyattach_walk_objects
     "long_from_digits", "long_sign_ndigits",
+    # pyattach_walk_match
+    "OSThread", "match_stacks", "match_thread", "match_threads", "namespace_tid",
     # pyattach_walk_runtime
-    "Thread", "match_stacks", "namespace_tid",
+    "Thread",
+    # defined here
+    "open_walker", "target_version",
     # pyattach_walk_source
     "ANYONE", "MAX_SOURCE_BYTES", "MAX_SOURCE_LINE", "SourceFiles", "may_access", "open_source",
     "process_creds", "source_lines",
@@ -123,3 +136,25 @@ class Walker(Runtime, Threads, Exceptions, Tasks, Frames, Objects, Memory):
         reasons = [r for r in [self.listing_cut] + self.cuts + [self.budget.exhausted] if r]
         return "; ".join(reasons) or None
 
+
+
+def open_walker(read, runtime, version, flags="", tables=None, budget=None, max_frames=MAX_FRAMES):
+    """The Walker of a target, whichever adapter reads it: read(addr,
+    size) its memory, runtime _PyRuntime's address, version and flags
+    its interpreter's, tables the offset tables (load_tables() when
+    None)."""
+    if tables is None:
+        tables = load_tables()
+    layout = Layout.for_version(version, flags, tables, read=read, runtime=runtime)
+    return Walker(read, runtime, layout, budget=budget, max_frames=max_frames)
+
+
+def target_version(given, read, py_version, debugger):
+    """The interpreter's version: given (what pyattach knew), else read
+    from Py_Version at py_version (3.11+: PY_VERSION_HEX; None when the
+    symbol is not there); raises WalkError when neither."""
+    if given:
+        return given
+    if py_version:
+        return version_from_hex(int.from_bytes(read(py_version, 4), "little"))
+    raise WalkError("the Python version is not known; start %s through pyattach" % debugger)

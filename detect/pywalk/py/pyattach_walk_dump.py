@@ -4,10 +4,12 @@ Python frames with their locals and source lines, the exception it
 handles and, when the adapter unwinds them, its C frames.
 
 An adapter lists the process's OS threads as OSThread values, matches
-them to thread states (Walker.match_tids) and calls write_dump."""
+them to thread states (pyattach_walk_match.match_threads) and calls
+write_dump."""
 
 import json
 
+from pyattach_walk_commands import thread_numbers
 from pyattach_walk_frames import FrameList
 from pyattach_walk_memory import BudgetExhausted, WalkError
 from pyattach_walk_native import merge_stack
@@ -15,22 +17,6 @@ from pyattach_walk_source import source_line
 from pyattach_walk_tasks import MAX_LISTED, MAX_TASKS, format_tasks, running_tasks, tasks_json
 from pyattach_walk_text import thousands
 from pyattach_walk_threads import kernel_view, known_thread_infos, thread_facts
-
-
-class OSThread(object):
-    """One OS thread as the adapter knows it: tid (the debugger's id, the
-    host's kernel tid for a live process), native_tid (the id CPython
-    recorded: in the process's own PID namespace), os_name (the name
-    the target gave it, or None) and handle (the adapter's own object,
-    passed back to its native-frames function)."""
-
-    __slots__ = ("tid", "native_tid", "os_name", "handle")
-
-    def __init__(self, tid, native_tid, os_name, handle=None):
-        self.tid = tid
-        self.native_tid = native_tid
-        self.os_name = os_name
-        self.handle = handle
 
 
 def exception_of(w, t):
@@ -118,11 +104,9 @@ def dump_threads(w, pid, threads, states, live, files, source=False, with_locals
         limit = tasks.get("limit", MAX_TASKS)
         tl = w.tasks(tasks.get("debug"), limit if limit else MAX_LISTED)
         by_tstate = running_tasks(tl)
-        tid_of = {}
+        tid_of = thread_numbers(threads, states, lambda ot: ot.tid)
         for ot, entry in zip(threads, result):
             t = states.get(ot.native_tid)
-            if t is not None:
-                tid_of[t.tstate] = ot.tid
             task = by_tstate.get(t.tstate) if t is not None else None
             if task is not None:
                 entry["task"] = {"id": task.id, "name": task.name}

@@ -113,6 +113,50 @@ def native_kind(name):
     return None
 
 
+class StackMerger(object):
+    """Matches a thread's C frames, given one at a time innermost first,
+    to its Python frames: the one merger of gdb's bt (pyattach_gdb_bt),
+    gdb's py-bt lines (pyattach_gdb_native), lldb's bt (pyattach_lldb_bt)
+    and dump's merged stack (merge_stack). groups is a list of groups of
+    Python frames (eval_groups), innermost first, or a function that
+    returns one: called at the first eval loop frame only. The eval loop
+    frames take the groups in order, innermost first."""
+
+    def __init__(self, groups):
+        self._groups = groups
+        self._left = None
+        # Eval loop frames with no group left.
+        self.unmatched = 0
+
+    def frame(self, name, eval_loop=None):
+        """What the next C frame (of function name) is: ("eval", group)
+        for an eval loop frame and the Python frames it runs, ("eval",
+        None) for one with no group left, ("helper", None) for the
+        interpreter's calling machinery (HELPERS), (None, None) for any
+        other. eval_loop, when given, says whether the frame is an eval
+        loop call (the debugger knows better than the name)."""
+        if eval_loop is None:
+            eval_loop = is_eval_loop(name)
+        if eval_loop:
+            if self._left is None:
+                g = self._groups() if callable(self._groups) else self._groups
+                self._left = list(g)
+            if self._left:
+                return "eval", self._left.pop(0)
+            self.unmatched += 1
+            return "eval", None
+        if is_helper(name):
+            return "helper", None
+        return None, None
+
+    def left(self):
+        """How many groups no eval loop frame took (so far)."""
+        if self._left is None:
+            g = self._groups() if callable(self._groups) else self._groups
+            self._left = list(g)
+        return len(self._left)
+
+
 def merge_stack(frames, native):
     """One stack of a thread, innermost first: its C frames (native: the
     debugger's frames innermost first, dicts with "function") with each
@@ -125,15 +169,18 @@ def merge_stack(frames, native):
     the eval loop frames and the groups differ in number, stack is None
     and why says so in one line."""
     at = dict((id(fr), j) for j, fr in enumerate(frames))
-    groups = [[at[id(fr)] for fr in g] for g in eval_groups(frames)]
-    evals = sum(1 for n in native if is_eval_loop(n.get("function")))
-    if evals != len(groups):
-        return None, "%d %s frame%s but %d group%s of Python frames" % (
-            evals, EVAL_LOOP, "" if evals == 1 else "s", len(groups), "" if len(groups) == 1 else "s")
+    groups = eval_groups(frames)
+    m = StackMerger(groups)
     stack = []
     for i, n in enumerate(native):
-        if is_eval_loop(n.get("function")):
-            stack.extend({"kind": "python", "index": j} for j in groups.pop(0))
-        else:
+        kind, group = m.frame(n.get("function"))
+        if group is not None:
+            stack.extend({"kind": "python", "index": at[id(fr)]} for fr in group)
+        elif kind != "eval":
             stack.append({"kind": "native", "index": i})
+    left = m.left()
+    if m.unmatched or left:
+        evals = len(groups) - left + m.unmatched
+        return None, "%d %s frame%s but %d group%s of Python frames" % (
+            evals, EVAL_LOOP, "" if evals == 1 else "s", len(groups), "" if len(groups) == 1 else "s")
     return stack, None

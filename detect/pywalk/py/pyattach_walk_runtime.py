@@ -1,6 +1,7 @@
 """Interpreters and their threads: the chains of PyInterpreterState and
-PyThreadState from _PyRuntime, and how a debugger's thread (a kernel
-tid, a pthread_t, a stack pointer) is matched to its thread state."""
+PyThreadState from _PyRuntime, and the lookups of a thread state by
+kernel tid or pthread_t that pyattach_walk_match (which matches a
+debugger's threads to thread states) uses."""
 
 import struct
 
@@ -210,53 +211,3 @@ class Runtime(object):
             for v, th in hits[best]:
                 out.setdefault(v, th)
         return out
-
-
-def namespace_tid(pid, tid):
-    """A live thread's id in its own PID namespace (what CPython stored in
-    native_thread_id), read from the NSpid line of /proc/PID/task/TID/status;
-    tid itself when the thread shares the debugger's namespace or /proc
-    does not say."""
-    try:
-        with open("/proc/%d/task/%d/status" % (pid, tid)) as f:
-            for line in f:
-                if line.startswith("NSpid:"):
-                    ids = line.split()[1:]
-                    if ids:
-                        return int(ids[-1])
-    except (IOError, OSError, ValueError):
-        pass
-    return tid
-
-
-# A thread's stack and its struct pthread: glibc puts the struct pthread
-# (which pthread_t points at) at the top of the mapping it allocates for a
-# thread's stack, so a thread created by pthread_create runs with its
-# stack pointer below its pthread_t, within the stack's size.
-_MAX_THREAD_STACK = 1 << 30
-
-
-def match_stacks(walker, sps):
-    """Maps debugger threads to thread states by stack pointer, for a
-    core of a process in another PID namespace when no register gives the
-    thread pointer (lldb 14 has no fs_base): sps maps a debugger thread id
-    to its stack pointer. Each pthread-created thread matches the thread
-    state whose pthread_t is the nearest above its stack pointer; a single
-    thread left over on each side (the main thread) matches too."""
-    threads = walker.os_threads()
-    out = {}
-    taken = set()
-    for tid, sp in sps.items():
-        best = None
-        for th in threads:
-            d = th.thread_id - sp
-            if 0 < d < _MAX_THREAD_STACK and (best is None or d < best[0]):
-                best = (d, th)
-        if best is not None and best[1].tstate not in taken:
-            out[tid] = best[1]
-            taken.add(best[1].tstate)
-    left_tids = [tid for tid in sps if tid not in out]
-    left = [th for th in threads if th.tstate not in taken]
-    if len(left_tids) == 1 and len(left) == 1:
-        out[left_tids[0]] = left[0]
-    return out
