@@ -13,8 +13,10 @@
 // memory and layout: pyattach_walk_memory (reads, Budget, WalkError),
 // pyattach_walk_layout (offset tables, _Py_DebugOffsets),
 // pyattach_walk_runtime (interpreters, threads), pyattach_walk_frames
-// (frames, code objects, lines, locals), pyattach_walk_objects (object
-// reprs), pyattach_walk_native (which C frames run which Python
+// (frames, code objects, lines, locals), the readers of objects, one
+// per CPython type (pyattach_read_types, _scalars, _containers: tuple,
+// list, dict, set; _instances, _callables, and _repr: the value repr
+// chosen by ob_type), pyattach_walk_native (which C frames run which Python
 // frames), pyattach_walk_source (the target's source files),
 // pyattach_walk_text (escape, the one escaping of the target's strings),
 // pyattach_walk_format (what the commands print), pyattach_walk_dump

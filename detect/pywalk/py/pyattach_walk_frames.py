@@ -5,6 +5,7 @@ object, line number and local variables."""
 import collections
 import struct
 
+from pyattach_read_code import line_310, line_311, line_lnotab
 from pyattach_walk_memory import BudgetExhausted, WalkError
 
 
@@ -38,7 +39,6 @@ _OWNED_BY_GENERATOR = 1
 MAX_FRAMES = 4096
 # A code object's line table larger than this is not read (the line is
 # then unknown): real ones are a few KiB.
-_MAX_LINETABLE = 1 << 20
 # A code object with more locals than this is not read.
 _MAX_LOCALS = 1 << 16
 # co_localspluskinds bits (3.11+).
@@ -108,9 +108,10 @@ def stackref_int(minor, bits):
 
 class Frames(object):
     """The Walker's reads of frames and code objects: through its memory
-    (pyattach_walk_memory.Memory) with self.L (the Layout), its objects
-    (pyattach_walk_objects.Objects) for names and values, and
-    self.max_frames; code objects are kept in self._codes."""
+    (pyattach_walk_memory.Memory) with self.L (the Layout), its readers
+    (pyattach_read_*, through Walker.string, value_repr...) for names and
+    values, and
+    self.max_frames."""
 
     # Frames.
     def frames(self, tstate, max_frames=None):
@@ -157,14 +158,8 @@ class Frames(object):
         f, code, pos, entry = ref
         c = self.code(code)
         line = None
-        if self.budget.time_up():
-            pass
-        elif self.L.minor >= (3, 11):
-            line = self._line_311(c, pos * 2)
-        elif self.L.minor >= (3, 10):
-            line = self._line_310(c, pos * 2 if pos >= 0 else -1)
-        else:
-            line = self._line_lnotab(c, pos)
+        if not self.budget.time_up():
+            line = self.readers.code.line(c, pos)
         return Frame(c["filename"], c["name"], c["qualname"], line, code, f, entry)
 
     def _frame_refs_37(self, tstate):
@@ -279,127 +274,15 @@ class Frames(object):
         if pending is not None:
             yield pending + (True,)
 
-    # Code objects.
+    # Code objects (pyattach_read_code).
     def code(self, addr):
-        c = self._codes.get(addr)
-        if c is not None:
-            return c
-        L = self.L
-        c = {
-            "filename": self.string(self.ptrv(addr + L.off("PyCodeObject.co_filename"))),
-            "name": self.string(self.ptrv(addr + L.off("PyCodeObject.co_name"))),
-            "firstlineno": self.i32(addr + L.off("PyCodeObject.co_firstlineno")),
-        }
-        c["qualname"] = c["name"]
-        if L.has("PyCodeObject.co_qualname"):
-            c["qualname"] = self.string(self.ptrv(addr + L.off("PyCodeObject.co_qualname")))
-        table = "PyCodeObject.co_linetable" if L.has("PyCodeObject.co_linetable") else "PyCodeObject.co_lnotab"
-        c["linetable"] = self.bytes_obj(self.ptrv(addr + L.off(table)))
-        if L.has("PyCodeObject.co_code_adaptive"):
-            c["code_start"] = addr + L.off("PyCodeObject.co_code_adaptive")
-            c["firsttraceable"] = 0
-            if L.has("PyCodeObject._co_firsttraceable"):
-                c["firsttraceable"] = self.i32(addr + L.off("PyCodeObject._co_firsttraceable"))
-        self._codes[addr] = c
-        return c
+        """The code object at addr as CodeReader.read gives it (each read
+        once a walker)."""
+        return self.readers.code.read(addr)
 
-    def bytes_obj(self, addr):
-        if not addr:
-            return b""
-        size = self.i64(addr + self.L.off("PyVarObject.ob_size"))
-        if size <= 0 or size > _MAX_LINETABLE:
-            return b""
-        return self.read(addr + self.L.off("PyBytesObject.ob_sval"), size)
-
-    # Line numbers.
-    @staticmethod
-    def _line_lnotab(c, lasti):
-        """3.7-3.9: co_lnotab pairs of (bytecode offset, line) increments."""
-        line = c["firstlineno"]
-        tab = bytearray(c["linetable"])
-        addr = 0
-        for i in range(0, len(tab) - 1, 2):
-            addr += tab[i]
-            if addr > lasti:
-                break
-            inc = tab[i + 1]
-            line += inc - 256 if inc >= 128 else inc
-        return line
-
-    @staticmethod
-    def _line_310(c, addr):
-        """3.10: co_linetable pairs of (bytes covered, line increment);
-        -128 marks a range with no line."""
-        if addr < 0:
-            return c["firstlineno"]
-        tab = bytearray(c["linetable"])
-        line = c["firstlineno"]
-        start = 0
-        for i in range(0, len(tab) - 1, 2):
-            sdelta, ldelta = tab[i], tab[i + 1]
-            ldelta = ldelta - 256 if ldelta >= 128 else ldelta
-            end = start + sdelta
-            if ldelta != -128:
-                line += ldelta
-            if start <= addr < end:
-                return None if ldelta == -128 else line
-            start = end
-        return line
-
-    @staticmethod
-    def _line_311(c, addr):
-        """3.11+: the location table of PEP 657, one entry per run of code
-        units: a first byte with bit 7 set, a code in bits 3-6 and the
-        length minus one in bits 0-2, then the code's varints."""
-        tab = bytearray(c["linetable"])
-        line = c["firstlineno"]
-        pos = 0
-        start = 0
-        n = len(tab)
-
-        def varint(p):
-            b = tab[p]
-            p += 1
-            val = b & 63
-            shift = 0
-            while b & 64 and p < n:
-                b = tab[p]
-                p += 1
-                shift += 6
-                val |= (b & 63) << shift
-            return val, p
-
-        def svarint(p):
-            v, p = varint(p)
-            return (-(v >> 1) if v & 1 else v >> 1), p
-
-        while pos < n:
-            first = tab[pos]
-            pos += 1
-            code = (first >> 3) & 15
-            length = ((first & 7) + 1) * 2
-            has_line = True
-            if code == 15:
-                has_line = False
-            elif code == 14:
-                delta, pos = svarint(pos)
-                line += delta
-                _, pos = varint(pos)
-                _, pos = varint(pos)
-                _, pos = varint(pos)
-            elif code == 13:
-                delta, pos = svarint(pos)
-                line += delta
-            elif code >= 10:
-                line += code - 10
-                pos += 2
-            else:
-                pos += 1
-            end = start + length
-            if start <= addr < end:
-                return line if has_line else None
-            start = end
-        return None
+    _line_lnotab = staticmethod(line_lnotab)
+    _line_310 = staticmethod(line_310)
+    _line_311 = staticmethod(line_311)
 
     def bytecode_start(self, frame, code, c):
         """Where the bytecode that frame runs starts: the code object's own
@@ -414,10 +297,11 @@ class Frames(object):
             if index <= 0:
                 return start
             array = self.ptrv(code + L.off("PyCodeObject.co_tlbc"))
-            # _PyCodeArray: Py_ssize_t size, then char *entries[size].
+            # _PyCodeArray: Py_ssize_t size (a pointer's size), then
+            # char *entries[size].
             if not array or index >= self.i64(array):
                 return start
-            entry = self.ptrv(array + 8 + 8 * index)
+            entry = self.ptrv(array + self.ptr + self.ptr * index)
             return entry or start
         except WalkError:
             return start

@@ -236,7 +236,7 @@ def read_debug_offsets(read, runtime):
     if members is None:
         return None
     try:
-        raw = bytes(read(runtime + 8, 8 * len(members)))
+        raw = bytes(read(runtime + len(DEBUG_COOKIE), 8 * len(members)))
     except Exception:
         return None
     if len(raw) != 8 * len(members):
