@@ -46,10 +46,10 @@ from pyattach_walk_format import (  # noqa: F401
     interpreter_line, not_read_line,
     move_selection, omitted_line, parse_list_args)
 from pyattach_walk_frames import (  # noqa: F401
-    MAX_FRAMES, Frame, FrameList, Frames, executable_mask, frame_owner_skipped)
+    MAX_FRAMES, Frame, FrameList, FrameReader, executable_mask, frame_owner_skipped)
 from pyattach_walk_layout import (  # noqa: F401
     DEBUG_COOKIE, DEBUG_OFFSETS_EXTRA, DEBUG_OFFSETS_FIELDS, DEBUG_OFFSETS_MEMBERS,
-    Layout, debug_offsets_layout, load_tables, read_debug_offsets, version_from_hex)
+    Layout, debug_offsets_layout, load_tables, read_debug_offsets, version_from_hex, version_tuple)
 from pyattach_walk_memory import (  # noqa: F401
     MAX_BYTES, MAX_READS, TIMEOUT, Budget, BudgetExhausted, Memory, WalkError)
 from pyattach_read_code import MAX_LINETABLE, CodeReader  # noqa: F401
@@ -73,7 +73,7 @@ from pyattach_walk_text import MAX_REPR, TRUNCATED, bounded, escape, has_control
 __all__ = ["Walker", "Layout", "WalkError", "BudgetExhausted", "Budget", "load_tables", "format_frames", "process_files", "source_line", "escape"]
 
 
-class Walker(Runtime, Tasks, Frames):
+class Walker(Runtime, Tasks):
     """Reads Python stacks through read(addr, size) -> bytes.
 
     It holds the walk's memory (mem: a Memory charged to the walk's
@@ -90,6 +90,7 @@ class Walker(Runtime, Tasks, Frames):
         self.readers = Readers(self.mem, layout, ptr_size)
         self.thread_states = ThreadStateReader(self.mem, layout, runtime, self.readers)
         self.exceptions = ExceptionReader(self.mem, layout, self.readers)
+        self.frame_reader = FrameReader(self.mem, layout, self.readers, ptr_size)
         self.max_frames = max_frames
         self.budget = None
         self.begin(budget)
@@ -145,6 +146,35 @@ class Walker(Runtime, Tasks, Frames):
 
     def cstring(self, addr, limit=256):
         return self.mem.cstring(addr, limit)
+
+    # Frames, code objects, locals (pyattach_walk_frames).
+    def frames(self, tstate, max_frames=None):
+        """The Python frames of a thread, innermost first, as a FrameList
+        (FrameReader.frames; max_frames: the walker's when None)."""
+        return self.frame_reader.frames(tstate, self.max_frames if max_frames is None else max_frames, self.cuts)
+
+    def entry_frame(self, tstate):
+        return self.frame_reader.entry_frame(tstate)
+
+    def _frame_of(self, ref):
+        return self.frame_reader._frame_of(ref)
+
+    def code(self, addr):
+        """The code object at addr (CodeReader.read)."""
+        return self.readers.code.read(addr)
+
+    def bytecode_start(self, frame, code, c):
+        return self.frame_reader.bytecode_start(frame, code, c)
+
+    def locals(self, fr):
+        """A frame's locals as (name, repr) (FrameReader.locals)."""
+        return self.frame_reader.locals(fr)
+
+    def lookup_name(self, fr, name):
+        return self.frame_reader.lookup_name(fr, name)
+
+    def local_values(self, fr):
+        return self.frame_reader.local_values(fr)
 
     # Thread states and exceptions (pyattach_walk_threads).
     def free_threaded(self):
