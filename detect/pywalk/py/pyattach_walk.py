@@ -71,6 +71,40 @@ from pyattach_walk_tasks import (  # noqa: F401
 from pyattach_walk_text import MAX_REPR, TRUNCATED, bounded, escape, has_controls, thousands  # noqa: F401
 
 __all__ = ["Walker", "Layout", "WalkError", "BudgetExhausted", "Budget", "load_tables", "format_frames", "process_files", "source_line", "escape"]
+# Re-exported for the adapters and tests (pyflakes counts a name in
+# __all__ as used).
+__all__ += [
+    # pyattach_walk_dump
+    "OSThread", "dump_threads", "exception_of", "write_dump",
+    # pyattach_walk_format
+    "NOT_READ_LINE", "format_full", "format_list", "format_locals", "format_print", "format_summary",
+    "interpreter_line", "not_read_line", "move_selection", "omitted_line", "parse_list_args",
+    # pyattach_walk_frames
+    "Frame", "FrameList", "executable_mask", "frame_owner_skipped",
+    # pyattach_walk_layout
+    "DEBUG_COOKIE", "DEBUG_OFFSETS_EXTRA", "DEBUG_OFFSETS_FIELDS", "DEBUG_OFFSETS_MEMBERS",
+    "debug_offsets_layout", "read_debug_offsets", "version_from_hex",
+    # pyattach_walk_memory
+    "MAX_BYTES", "MAX_READS", "TIMEOUT",
+    # pyattach_walk_native
+    "COLLECTING", "EVAL_LOOP", "HELPERS", "WAITING_FOR_GIL", "base_name", "eval_groups", "is_eval_loop",
+    "is_helper", "merge_stack", "native_kind",
+    # pyattach_walk_objects
+    "long_from_digits", "long_sign_ndigits",
+    # pyattach_walk_runtime
+    "Thread", "match_stacks", "namespace_tid",
+    # pyattach_walk_source
+    "ANYONE", "MAX_SOURCE_BYTES", "MAX_SOURCE_LINE", "SourceFiles", "may_access", "open_source",
+    "process_creds", "source_lines",
+    # pyattach_walk_threads
+    "MAX_TRACEBACK", "NO_GIL", "STATES", "ThreadInfo", "exception_lines", "facts_header", "kernel_view",
+    "known_thread_infos", "thread_facts", "thread_header", "thread_state",
+    # pyattach_walk_tasks
+    "ASYNCIO_DEBUG_MEMBERS", "MAX_TASKS", "Task", "TaskList", "asyncio_debug_fields", "find_cycles",
+    "format_tasks", "frame_states", "tasks_json",
+    # pyattach_walk_text
+    "MAX_REPR", "TRUNCATED", "bounded", "has_controls", "thousands",
+]
 
 
 class Walker(Runtime, Tasks):

@@ -1,18 +1,19 @@
-package pywalk
+"""legacy_task_addrs over fake memory (FakeMemory with a made-up 3.12.99
+layout of objects, dicts, sets, weak references and modules): the tasks
+of a WeakSet's data set of weak references, an eager set and the current
+tasks' dict, found once each though the C module binds the same
+objects; dead references and deleted slots left out; the limit and the
+total; and garbage (a set table that loops back onto the set, sizes that
+lie, a huge readable table) that ends within the walk's Budget with a
+one-line error naming the version."""
 
-import "testing"
+import random
 
-// tasksLegacyPy drives legacy_task_addrs over fake memory (FakeMemory of
-// fakeProcessPy, with a made-up 3.12.99 layout of objects, dicts, sets,
-// weak references and modules): the tasks of a WeakSet's data set of
-// weak references, an eager set and the current tasks' dict, found once
-// each though the C module binds the same objects; dead references and
-// deleted slots left out; the limit and the total; and garbage (a set
-// table that loops back onto the set, sizes that lie, a huge readable
-// table) that ends within the walk's Budget with a one-line error naming
-// the version.
-const tasksLegacyPy = fakeProcessPy + `
+import pytest
+
+import pyattach_walk as w
 import pyattach_walk_tasks_legacy as tl
+from fakes import UNMAPPED, FakeMemory
 
 VERSION = "3.12.99"
 LFIELDS = {
@@ -117,7 +118,7 @@ class Mem(FakeMemory):
         return i
 
 
-def world(scheduled=None):
+def world():
     """A process of one interpreter running asyncio: tasks a..e in the
     WeakSet (and a dead reference), f in the eager set, a running (the
     current tasks' dict); the C module binds the same WeakSet."""
@@ -132,7 +133,7 @@ def world(scheduled=None):
     ws_t = m.typ("WeakSet", HEAPTYPE, 16)
     m.tasks = [m.task(n) for n in "abcdef"]
     refs = [m.weakref(t) for t in m.tasks[:5]] + [m.weakref(m.none)]
-    data = scheduled if scheduled is not None else m.set(refs, slots=16, dead_slot=9)
+    data = m.set(refs, slots=16, dead_slot=9)
     ws = m.obj(ws_t)
     m.put(ws, 16, "<Q", m.dict([("data", data), ("_pending_removals", m.none)]))
     eager = m.set([m.tasks[5]])
@@ -153,53 +154,67 @@ def walker(m, **budget):
     return w.Walker(m.read, m.runtime, w.Layout(VERSION, "", LFIELDS), budget=w.Budget(**budget))
 
 
-# Every task once: a..e from the WeakSet, f from the eager set, a again
-# from the current tasks and the C module's binding.
-m = world()
-ww = walker(m)
-addrs, total, err = tl.legacy_task_addrs(ww, 100)
-assert err is None, err
-assert sorted(addrs) == sorted(m.tasks), (addrs, m.tasks)
-assert total == 6, total
-assert [ww.string(ww.ptrv(a + 144)) for a in addrs] == list("abcdef"), [ww.string(ww.ptrv(a + 144)) for a in addrs]
+def test_every_task_once():
+    # a..e from the WeakSet, f from the eager set, a again from the
+    # current tasks and the C module's binding.
+    m = world()
+    ww = walker(m)
+    addrs, total, err = tl.legacy_task_addrs(ww, 100)
+    assert err is None, err
+    assert sorted(addrs) == sorted(m.tasks), (addrs, m.tasks)
+    assert total == 6, total
+    names = [ww.string(ww.ptrv(a + 144)) for a in addrs]
+    assert names == list("abcdef"), names
 
-# The limit: 2 read; past it weak references are counted, not read (the
-# dead one too).
-addrs, total, err = tl.legacy_task_addrs(walker(m), 2)
-assert err is None and len(addrs) == 2 and total == 7, (addrs, total, err)
-for limit in range(8):
-    addrs, total, err = tl.legacy_task_addrs(walker(m), limit)
+
+def test_limit_counts_past_it():
+    # 2 read; past the limit weak references are counted, not read (the
+    # dead one too).
+    m = world()
+    addrs, total, err = tl.legacy_task_addrs(walker(m), 2)
+    assert err is None and len(addrs) == 2 and total == 7, (addrs, total, err)
+
+
+@pytest.mark.parametrize("limit", range(8))
+def test_limits(limit):
+    addrs, total, err = tl.legacy_task_addrs(walker(world()), limit)
     assert len(addrs) == min(limit, 6) and total == (6 if limit >= 6 else 7), (limit, addrs, total)
 
-# No asyncio: no tasks, no error.
-m2 = world()
-m2.put(m2.runtime, 0, "<Q", m2.interp(m2.dict([("sys", m2.none)])))
-assert tl.legacy_task_addrs(walker(m2), 10) == ([], 0, None)
 
-# asyncio.tasks without any of the names: an error naming the version.
-m2.put(m2.runtime, 0, "<Q", m2.interp(m2.dict([("asyncio.tasks", m2.obj(m2.typ("module")))])))
-tm = m2.obj(m2.typ("module"))
-m2.put(tm, 16, "<Q", m2.dict([("sleep", m2.none)]))
-m2.put(m2.runtime, 0, "<Q", m2.interp(m2.dict([("asyncio.tasks", tm)])))
-addrs, total, err = tl.legacy_task_addrs(walker(m2), 10)
-assert addrs == [] and err.startswith("Python 3.12.99: asyncio.tasks has none of _all_tasks"), err
-assert "\n" not in err
+def test_no_asyncio_no_tasks_no_error():
+    m = world()
+    m.put(m.runtime, 0, "<Q", m.interp(m.dict([("sys", m.none)])))
+    assert tl.legacy_task_addrs(walker(m), 10) == ([], 0, None)
 
-# Garbage. A set whose table is the set itself (a loop back): it ends,
-# having read only what the table's 8 slots span.
-g = world()
-s = g.data
-g.put(s, 40, "<Q", s)
-g.put(s, 32, "<q", 7)
-g.put(s, 24, "<q", 8)
-before = g.reads
-addrs, total, err = tl.legacy_task_addrs(walker(g), 100)
-assert g.reads - before < 400, g.reads - before
-assert g.tasks[5] in addrs, "the eager set is still read"
 
-# Sizes that lie: more keys than slots, more slots than MAX_SET_SLOTS, a
-# mask that is not a power of two less one.
-for used, mask in ((1 << 40, 7), (3, (1 << 30) - 1), (3, 6), (-1, 7)):
+def test_asyncio_tasks_without_names_error_names_version():
+    m = world()
+    m.put(m.runtime, 0, "<Q", m.interp(m.dict([("asyncio.tasks", m.obj(m.typ("module")))])))
+    tm = m.obj(m.typ("module"))
+    m.put(tm, 16, "<Q", m.dict([("sleep", m.none)]))
+    m.put(m.runtime, 0, "<Q", m.interp(m.dict([("asyncio.tasks", tm)])))
+    addrs, total, err = tl.legacy_task_addrs(walker(m), 10)
+    assert addrs == [] and err.startswith("Python 3.12.99: asyncio.tasks has none of _all_tasks"), err
+    assert "\n" not in err
+
+
+def test_set_table_looping_onto_set_ends():
+    # It ends, having read only what the table's 8 slots span.
+    g = world()
+    s = g.data
+    g.put(s, 40, "<Q", s)
+    g.put(s, 32, "<q", 7)
+    g.put(s, 24, "<q", 8)
+    before = g.reads
+    addrs, total, err = tl.legacy_task_addrs(walker(g), 100)
+    assert g.reads - before < 400, g.reads - before
+    assert g.tasks[5] in addrs, "the eager set is still read"
+
+
+@pytest.mark.parametrize("used,mask", [(1 << 40, 7), (3, (1 << 30) - 1), (3, 6), (-1, 7)])
+def test_set_sizes_that_lie(used, mask):
+    # More keys than slots, more slots than MAX_SET_SLOTS, a mask that is
+    # not a power of two less one, a negative count.
     g = world()
     g.put(g.data, 24, "<q", used)
     g.put(g.data, 32, "<q", mask)
@@ -208,51 +223,58 @@ for used, mask in ((1 << 40, 7), (3, (1 << 30) - 1), (3, 6), (-1, 7)):
     assert err and err.startswith("Python 3.12.99: cannot read the tasks' weakset: set at 0x"), err
     assert g.tasks[5] in addrs and g.reads - before < 400, (addrs, g.reads - before)
 
-# The largest table believed, all of it readable and empty but claiming
-# keys: the walk's budget ends it, and the error says so.
-g = world()
-g.put(g.data, 40, "<Q", Mem.ZERO_AT)
-g.put(g.data, 32, "<q", tl.MAX_SET_SLOTS - 1)
-g.put(g.data, 24, "<q", 5)
-ww = walker(g, max_reads=3000)
-addrs, total, err = tl.legacy_task_addrs(ww, 100)
-assert err == "Python 3.12.99: task list cut: budget of 3,000 memory reads used up", err
-assert ww.budget.reads <= 3001, ww.budget.reads
-# Without a reads limit it ends at the table's end, 2**22 slots in reads
-# of 256 (the running task and the eager one are still found).
-g.reads = 0
-addrs, total, err = tl.legacy_task_addrs(walker(g, max_reads=0, max_bytes=0), 100)
-assert err is None and sorted(addrs) == sorted([g.tasks[0], g.tasks[5]]) and g.reads < (tl.MAX_SET_SLOTS // 256) + 400, (err, g.reads)
 
-# Unreadable weak references and tasks are skipped.
-g = world()
-bad = g.set([0x7fff0000, g.weakref(0x7fff1000), g.weakref(g.tasks[1])])
-g.put(g.ws, 16, "<Q", g.dict([("data", bad)]))
-addrs, total, err = tl.legacy_task_addrs(walker(g), 100)
-assert err is None and sorted(addrs) == sorted([g.tasks[0], g.tasks[1], g.tasks[5]]), (addrs, err)
-
-# Random garbage: words of the world overwritten with random values,
-# small numbers and addresses of other blocks. Every run returns (never
-# raises) within its budget, with at most limit addresses.
-import random
-for seed in range(300):
-    rnd = random.Random(seed)
+@pytest.fixture
+def huge_table():
+    """The largest table believed, all of it readable and empty but
+    claiming keys."""
     g = world()
-    blocks = sorted(g.blocks)
-    for _ in range(rnd.randint(1, 40)):
-        b = rnd.choice(blocks)
-        off = 8 * rnd.randrange(len(g.blocks[b]) // 8)
-        v = rnd.choice([rnd.getrandbits(64), rnd.randint(-3, 300), rnd.choice(blocks) + 8 * rnd.randint(0, 8)])
-        g.put(b, off, "<Q", v & 0xFFFFFFFFFFFFFFFF)
-    ww = walker(g, max_reads=20000, timeout=0)
-    addrs, total, err = tl.legacy_task_addrs(ww, 4)
-    assert isinstance(addrs, list) and len(addrs) <= 4 and total >= len(addrs), (seed, addrs, total)
-    assert err is None or ("\n" not in err and err.startswith("Python 3.12.99: ")), (seed, err)
-    assert ww.budget.reads <= 20001, (seed, ww.budget.reads)
-print("ok")
-`
+    g.put(g.data, 40, "<Q", Mem.ZERO_AT)
+    g.put(g.data, 32, "<q", tl.MAX_SET_SLOTS - 1)
+    g.put(g.data, 24, "<q", 5)
+    return g
 
-// TestLegacyTaskAddrsFake runs tasksLegacyPy against the embedded walker.
-func TestLegacyTaskAddrsFake(t *testing.T) {
-	runWalkerScript(t, "tasks_legacy.py", tasksLegacyPy)
-}
+
+def test_huge_table_ends_with_budget(huge_table):
+    ww = walker(huge_table, max_reads=3000)
+    addrs, total, err = tl.legacy_task_addrs(ww, 100)
+    assert err == "Python 3.12.99: task list cut: budget of 3,000 memory reads used up", err
+    assert ww.budget.reads <= 3001, ww.budget.reads
+
+
+def test_huge_table_without_reads_limit_ends_at_its_end(huge_table):
+    # 2**22 slots in reads of 256 (the running task and the eager one are
+    # still found).
+    g = huge_table
+    g.reads = 0
+    addrs, total, err = tl.legacy_task_addrs(walker(g, max_reads=0, max_bytes=0), 100)
+    assert err is None and sorted(addrs) == sorted([g.tasks[0], g.tasks[5]]), (addrs, err)
+    assert g.reads < (tl.MAX_SET_SLOTS // 256) + 400, g.reads
+
+
+def test_unreadable_weakrefs_and_tasks_skipped():
+    g = world()
+    bad = g.set([UNMAPPED, g.weakref(0x7fff1000), g.weakref(g.tasks[1])])
+    g.put(g.ws, 16, "<Q", g.dict([("data", bad)]))
+    addrs, total, err = tl.legacy_task_addrs(walker(g), 100)
+    assert err is None and sorted(addrs) == sorted([g.tasks[0], g.tasks[1], g.tasks[5]]), (addrs, err)
+
+
+def test_random_garbage_returns_within_budget():
+    # Words of the world overwritten with random values, small numbers
+    # and addresses of other blocks. Every run returns (never raises)
+    # within its budget, with at most limit addresses.
+    for seed in range(300):
+        rnd = random.Random(seed)
+        g = world()
+        blocks = sorted(g.blocks)
+        for _ in range(rnd.randint(1, 40)):
+            b = rnd.choice(blocks)
+            off = 8 * rnd.randrange(len(g.blocks[b]) // 8)
+            v = rnd.choice([rnd.getrandbits(64), rnd.randint(-3, 300), rnd.choice(blocks) + 8 * rnd.randint(0, 8)])
+            g.put(b, off, "<Q", v & 0xFFFFFFFFFFFFFFFF)
+        ww = walker(g, max_reads=20000, timeout=0)
+        addrs, total, err = tl.legacy_task_addrs(ww, 4)
+        assert isinstance(addrs, list) and len(addrs) <= 4 and total >= len(addrs), (seed, addrs, total)
+        assert err is None or ("\n" not in err and err.startswith("Python 3.12.99: ")), (seed, err)
+        assert ww.budget.reads <= 20001, (seed, ww.budget.reads)

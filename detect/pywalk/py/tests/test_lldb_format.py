@@ -1,0 +1,41 @@
+"""How pyattach_lldb_bt puts its hooks into a frame-format as lldb 14
+shows it (in double quotes, escaped)."""
+
+import pyattach_lldb_bt as b
+
+DEFAULT = ('"frame #${frame.index}: ${ansi.fg.yellow}${frame.pc}${ansi.normal}'
+           '{ ${module.file.basename}{\\`${function.name-with-args}{${frame.no-debug}${function.pc-offset}}}}'
+           '{ at ${line.file.basename}:${line.number}}\\n"')
+WANT = ('"frame #${frame.index}: ${ansi.fg.yellow}${frame.pc}${ansi.normal}'
+        '{${script.frame:pyattach_lldb.pyattach_lldb_bt.python_frame}}'
+        '{${script.frame:pyattach_lldb.pyattach_lldb_bt.usual}'
+        '{ ${module.file.basename}{\\`${function.name-with-args}{${frame.no-debug}${function.pc-offset}}}}{ at ${line.file.basename}:${line.number}}'
+        '}\\n"')
+
+
+def test_hooks_in_lldb_default_format():
+    got = b.with_python_frames(DEFAULT)
+    assert got == WANT, got
+
+
+def test_once_is_enough_others_left_alone():
+    # A format without ${frame.pc} or an ending newline is left alone.
+    assert b.with_python_frames(WANT) is None
+    assert b.with_python_frames('"frame #${frame.index}\\n"') is None
+    assert b.with_python_frames('"${frame.pc}"') is None
+
+
+def test_unquoted_format():
+    # As a user may give it.
+    assert b.with_python_frames('${frame.pc} x\\n') == '${frame.pc}' + b.PYTHON_HOOK + '{' + b.USUAL_HOOK + ' x}\\n'
+
+
+def test_usual_exists_while_frame_keeps_lldb_look():
+    saved = b._state["usual"]
+    try:
+        b._state["usual"] = False
+        assert not hasattr(b, "usual")
+        b._state["usual"] = True
+        assert b.usual(None, None) == ""
+    finally:
+        b._state["usual"] = saved
