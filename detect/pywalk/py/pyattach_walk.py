@@ -52,9 +52,9 @@ from pyattach_walk_layout import (  # noqa: F401
     Layout, debug_offsets_layout, load_tables, read_debug_offsets, version_from_hex, version_tuple)
 from pyattach_walk_memory import (  # noqa: F401
     MAX_BYTES, MAX_READS, TIMEOUT, Budget, BudgetExhausted, Memory, WalkError)
-from pyattach_read_code import MAX_LINETABLE, CodeReader  # noqa: F401
-from pyattach_read_repr import MAX_DEPTH, MAX_ITEMS, MAX_VALUE_READS, REPRS, Readers, value_repr  # noqa: F401
-from pyattach_read_scalars import MAX_INT_DECIMAL, int_decimal, long_from_digits, long_sign_ndigits  # noqa: F401
+from pyattach_read_code import MAX_LINETABLE
+from pyattach_read_repr import Readers, value_repr
+from pyattach_read_scalars import long_from_digits, long_sign_ndigits  # noqa: F401
 from pyattach_walk_native import (  # noqa: F401
     COLLECTING, EVAL_LOOP, HELPERS, WAITING_FOR_GIL, base_name, eval_groups, is_eval_loop, is_helper, merge_stack,
     native_kind)
@@ -83,13 +83,13 @@ __all__ += [
     "Frame", "FrameList", "executable_mask", "frame_owner_skipped",
     # pyattach_walk_layout
     "DEBUG_COOKIE", "DEBUG_OFFSETS_EXTRA", "DEBUG_OFFSETS_FIELDS", "DEBUG_OFFSETS_MEMBERS",
-    "debug_offsets_layout", "read_debug_offsets", "version_from_hex",
+    "debug_offsets_layout", "read_debug_offsets", "version_from_hex", "version_tuple",
     # pyattach_walk_memory
     "MAX_BYTES", "MAX_READS", "TIMEOUT",
     # pyattach_walk_native
     "COLLECTING", "EVAL_LOOP", "HELPERS", "WAITING_FOR_GIL", "base_name", "eval_groups", "is_eval_loop",
     "is_helper", "merge_stack", "native_kind",
-    # pyattach_walk_objects
+    # pyattach_read_scalars
     "long_from_digits", "long_sign_ndigits",
     # pyattach_walk_runtime
     "Thread", "match_stacks", "namespace_tid",

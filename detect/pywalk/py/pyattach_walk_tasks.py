@@ -18,7 +18,6 @@ layout names."""
 import struct
 
 from pyattach_walk_frames import FrameList, executable_mask, stackref_mask
-from pyattach_read_asyncio import MAX_AWAITERS, TASK_STATES  # noqa: F401
 from pyattach_walk_memory import Block, BudgetExhausted, WalkError
 from pyattach_walk_tasks_legacy import legacy_task_addrs
 from pyattach_walk_text import escape, thousands
