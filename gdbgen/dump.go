@@ -4,8 +4,8 @@ import (
 	"strconv"
 	"unicode/utf8"
 
-	"github.com/pyattach/pyattach/gdbgen/plan"
-	"github.com/pyattach/pyattach/gdbgen/pyquote"
+	"github.com/pyattach/pyattach/detect/plan"
+	"github.com/pyattach/pyattach/detect/plan/pyquote"
 )
 
 // Dump returns the script `pyattach dump` runs in gdb for d: the Early

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pyattach/pyattach/gdbgen/plan"
+	"github.com/pyattach/pyattach/detect/plan"
 )
 
 func goldenDump() plan.Dump {

@@ -9,9 +9,9 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/pyattach/pyattach/detect/plan"
+	"github.com/pyattach/pyattach/detect/plan/pyquote"
 	"github.com/pyattach/pyattach/detect/testenv"
-	"github.com/pyattach/pyattach/gdbgen/plan"
-	"github.com/pyattach/pyattach/gdbgen/pyquote"
 )
 
 // runGDB writes s to files, runs gdb -nx -batch -ix early -x late with

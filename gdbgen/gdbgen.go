@@ -7,8 +7,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/pyattach/pyattach/gdbgen/plan"
-	"github.com/pyattach/pyattach/gdbgen/pyquote"
+	"github.com/pyattach/pyattach/detect/plan"
+	"github.com/pyattach/pyattach/detect/plan/pyquote"
 )
 
 // DefaultDebugDir is gdb's own separate-debug directory. It is kept first

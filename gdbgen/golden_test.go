@@ -9,9 +9,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pyattach/pyattach/detect/plan"
+	"github.com/pyattach/pyattach/detect/plan/pyquote"
 	"github.com/pyattach/pyattach/detect/testenv"
-	"github.com/pyattach/pyattach/gdbgen/plan"
-	"github.com/pyattach/pyattach/gdbgen/pyquote"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/pyattach/pyattach/detect/plan"
 	"github.com/pyattach/pyattach/detect/testenv"
-	"github.com/pyattach/pyattach/gdbgen/plan"
 )
 
 // lldbPython returns the directory holding lldb's Python package when

@@ -10,8 +10,8 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/pyattach/pyattach/gdbgen/plan"
-	"github.com/pyattach/pyattach/gdbgen/pyquote"
+	"github.com/pyattach/pyattach/detect/plan"
+	"github.com/pyattach/pyattach/detect/plan/pyquote"
 )
 
 // Script holds lldb command files for one Plan.
@@ -157,12 +157,8 @@ func build(p plan.Plan) (commands, error) {
 		b.WriteString("# Fast: symbol tables are read on first use (lldb has no per-library switch).\n")
 		b.WriteString("settings set -- target.preload-symbols false\n")
 	}
-	for _, d := range p.DebugDirs {
-		q, err := quotedPath("debug directory", d)
-		if err != nil {
-			return c, err
-		}
-		b.WriteString("settings append target.debug-file-search-paths " + q + "\n")
+	if err := appendPaths(&b, "target.debug-file-search-paths", "debug directory", p.DebugDirs); err != nil {
+		return c, err
 	}
 	if p.Sysroot != "" {
 		comment(&b, "sysroot "+p.Sysroot+": lldb 14 has no sysroot for a local process; its libraries are read at the paths the process maps")
@@ -179,12 +175,8 @@ func build(p plan.Plan) (commands, error) {
 		comment(&b, "(platform select --sysroot DIR remote-linux, without its report)")
 		b.WriteString("script lldb.debugger.SetCurrentPlatform(\"remote-linux\"); lldb.debugger.SetCurrentPlatformSDKRoot(" + pyquote.String(q) + ")\n")
 	}
-	for _, d := range p.SolibSearchPath {
-		q, err := quotedPath("library directory", d)
-		if err != nil {
-			return c, err
-		}
-		b.WriteString("settings append target.exec-search-paths " + q + "\n")
+	if err := appendPaths(&b, "target.exec-search-paths", "library directory", p.SolibSearchPath); err != nil {
+		return c, err
 	}
 	if p.LLDBRoot != "" {
 		if err := rootTarget(&b, p); err != nil {
@@ -267,6 +259,19 @@ func build(p plan.Plan) (commands, error) {
 // mapped to the root, so that the libraries
 // the process names are opened there (lldb opens the mapped path as it
 // is; the kernel resolves it in the process's namespace).
+// appendPaths appends each of dirs to lldb's setting, quoted; what names
+// them in the error for one that cannot be passed safely.
+func appendPaths(b *strings.Builder, setting, what string, dirs []string) error {
+	for _, d := range dirs {
+		q, err := quotedPath(what, d)
+		if err != nil {
+			return err
+		}
+		b.WriteString("settings append " + setting + " " + q + "\n")
+	}
+	return nil
+}
+
 func rootTarget(b *strings.Builder, p plan.Plan) error {
 	if p.PID == 0 {
 		return &PathError{"process root", p.LLDBRoot, "is only for an attached process"}

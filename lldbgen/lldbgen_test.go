@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pyattach/pyattach/detect/plan"
 	"github.com/pyattach/pyattach/detect/testenv"
-	"github.com/pyattach/pyattach/gdbgen/plan"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/*.golden")

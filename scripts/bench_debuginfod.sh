@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # bench_debuginfod.sh: fetching 32 debug files from a debuginfod server
 # that takes 100 ms per request, with the debuginfod package in parallel
-# (detect/debuginfod/internal/fetchbench) against elfutils' debuginfod-find
+# (cmd/internal/debuginfod/internal/fetchbench) against elfutils' debuginfod-find
 # run once per build-id: a sequential shell loop, and xargs -P 8 for the
 # same parallelism. Each run starts from an empty cache; the commands run
 # interleaved, ROUNDS rounds; medians, minimums and ratios are printed.
@@ -75,7 +75,7 @@ bench_debuginfod() {
 	mkdir -p "$BDF_DIR/src" "$BDF_DIR/srv"
 
 	(cd "$root" && go build -o "$BDF_DIR/benchserver" ./testdata/benchserver &&
-		go build -o "$BDF_DIR/fetchbench" ./detect/debuginfod/internal/fetchbench) || {
+		go build -o "$BDF_DIR/fetchbench" ./cmd/internal/debuginfod/internal/fetchbench) || {
 		echo "bench_debuginfod: error: go build failed (see above)" >&2
 		return 1
 	}

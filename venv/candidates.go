@@ -8,8 +8,8 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/pyattach/pyattach/detect/environ"
 	"github.com/pyattach/pyattach/detect/pyversion"
+	"github.com/pyattach/pyattach/venv/environ"
 )
 
 // MaxCandidates bounds the list Candidates returns.

@@ -8,7 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/pyattach/pyattach/detect/pyversion"
-	"github.com/pyattach/pyattach/detect/safefs"
+	"github.com/pyattach/pyattach/detect/saferead"
 )
 
 // Sentinel errors, checked with errors.Is.
@@ -142,7 +142,7 @@ func ParsePyvenvCfg(r io.Reader) (Cfg, error) {
 
 // ReadCfgFile parses the named pyvenv.cfg. A *CfgError carries the name.
 func ReadCfgFile(name string) (Cfg, error) {
-	f, err := safefs.Open(name)
+	f, err := saferead.Open(name)
 	if err != nil {
 		return Cfg{}, err
 	}

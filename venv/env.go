@@ -13,7 +13,7 @@ import (
 	"syscall"
 
 	"github.com/pyattach/pyattach/detect/pyversion"
-	"github.com/pyattach/pyattach/detect/safefs"
+	"github.com/pyattach/pyattach/detect/saferead"
 )
 
 // Kind says how an environment holds its interpreter.
@@ -210,7 +210,7 @@ func findOrigPrefix(root string) (prefix, version string, err error) {
 		if pyversion.MajorMinorOf(v) != v || !isFile(m) {
 			continue
 		}
-		f, err := safefs.Open(m)
+		f, err := saferead.Open(m)
 		if err != nil {
 			return "", "", fmt.Errorf("read orig-prefix: %w", err)
 		}

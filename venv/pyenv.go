@@ -13,7 +13,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/pyattach/pyattach/detect/safefs"
+	"github.com/pyattach/pyattach/detect/saferead"
 )
 
 // ErrPyenvNotFound means PyenvWhich found the command in none of the
@@ -169,7 +169,7 @@ func splitVersions(s string) []string {
 // lines starting with '#', and versions that would leave
 // $PYENV_ROOT/versions. A missing file selects nothing.
 func readVersionFile(root, name string) ([]string, error) {
-	f, err := safefs.Open(name)
+	f, err := saferead.Open(name)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return nil, nil

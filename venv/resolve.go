@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/pyattach/pyattach/detect/elfinfo"
-	"github.com/pyattach/pyattach/detect/safefs"
+	"github.com/pyattach/pyattach/detect/saferead"
 )
 
 // Candidate is one interpreter file Resolve compared with the copy.
@@ -283,7 +283,7 @@ func resolveShim(exe string, opts Options) (*Resolution, error) {
 }
 
 func isShimFile(name string) (bool, error) {
-	f, err := safefs.Open(name)
+	f, err := saferead.Open(name)
 	if err != nil {
 		return false, err
 	}

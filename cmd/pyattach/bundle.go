@@ -17,21 +17,21 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/pyattach/pyattach/cmd/internal/bundler"
-	"github.com/pyattach/pyattach/cmd/internal/debuginfo"
+	"github.com/pyattach/pyattach/cmd/internal/bundle"
+	"github.com/pyattach/pyattach/cmd/internal/bundle/archive"
+	"github.com/pyattach/pyattach/cmd/internal/debugsearch"
 	"github.com/pyattach/pyattach/cmd/internal/dump"
 	"github.com/pyattach/pyattach/cmd/internal/gcore"
 	"github.com/pyattach/pyattach/cmd/internal/planner"
+	"github.com/pyattach/pyattach/cmd/internal/safefs"
+	"github.com/pyattach/pyattach/cmd/internal/safetext"
 	"github.com/pyattach/pyattach/cmd/internal/target"
-	"github.com/pyattach/pyattach/cmd/internal/textline"
-	"github.com/pyattach/pyattach/detect/bundle"
 	"github.com/pyattach/pyattach/detect/core"
-	"github.com/pyattach/pyattach/detect/environ"
+	"github.com/pyattach/pyattach/detect/plan"
 	"github.com/pyattach/pyattach/detect/proc"
 	"github.com/pyattach/pyattach/detect/rootfs"
-	"github.com/pyattach/pyattach/detect/safefs"
 	"github.com/pyattach/pyattach/detect/srcmap"
-	"github.com/pyattach/pyattach/gdbgen/plan"
+	"github.com/pyattach/pyattach/venv/environ"
 )
 
 // BundleCmd packs a core with everything needed to debug it elsewhere.
@@ -46,25 +46,6 @@ type BundleCmd struct {
 }
 
 // Help is the long help.
-func (c *BundleCmd) Help() string {
-	return `Packs a core and every file needed to debug it on another machine into
-one file: the mapped executable and libraries (checked against the core's
-build-ids), their separate debug files (found as pyattach debuginfo finds
-them, debuginfod too), the CPython gdb extension, pyattach's walker and
-the Python source files of every thread's frames, with a JSON manifest.
-A bundle opens wherever a core does: pyattach dump FILE, pyattach gdb -c
-FILE, pyattach lldb -c FILE, resolve, debuginfo.
-
-Examples:
-  pyattach bundle 12345 -o app.pyattach          # take the core of a live process
-  pyattach bundle core.12345 -o app.pyattach
-  pyattach bundle --root /proc/4242/root core.4242 -o app.pyattach
-  pyattach --source cpython=~/src/Python-3.11.2 bundle --native-sources 12345 -o app.pyattach
-  pyattach bundle --list app.pyattach
-  pyattach dump app.pyattach
-  pyattach gdb -c app.pyattach -batch -ex bt -ex py-bt`
-}
-
 // takeCore writes the core of the live process pid to path, stopping it
 // as briefly as it can, and says how long it was stopped: pyattach's own
 // writer (cmd/internal/gcore), or gdb's gcore on an architecture the
@@ -94,30 +75,30 @@ func (c *BundleCmd) Run(g *Globals, app *App, cfg *Config) error {
 	if err != nil {
 		return err
 	}
-	opts := bundler.Options{
+	opts := bundle.Options{
 		Root:      c.Root,
 		CreatedBy: "pyattach " + versionInfo(),
 		MaxSize:   max,
 		Resolve: func(ctx context.Context, exe, root string) (*target.Result, error) {
 			return target.ResolveInRoot(ctx, exe, root, target.Options{ProcRoot: g.ProcRoot, Env: app.Env, Cwd: app.Cwd, NoModules: true})
 		},
-		Collect: func(ctx context.Context, res *target.Result) (*debuginfo.Info, error) {
+		Collect: func(ctx context.Context, res *target.Result) (*debugsearch.Info, error) {
 			return newCollector(g, app, cfg).Collect(ctx, res.Exe, res, nil)
 		},
 		Sources: func(ctx context.Context, core, root string) ([]string, error) {
 			return frameSources(ctx, core, root, g, app, cfg)
 		},
-		Warn: func(s string) { fmt.Fprintf(app.Stderr, "pyattach: warning: %s\n", textline.EscapeControls(s)) },
+		Warn: func(s string) { fmt.Fprintf(app.Stderr, "pyattach: warning: %s\n", safetext.EscapeControls(s)) },
 	}
 	if c.NativeSources {
-		opts.NativeSources = func(ctx context.Context, core, root string, res *target.Result, di *debuginfo.Info) ([]bundler.NativeSource, error) {
+		opts.NativeSources = func(ctx context.Context, core, root string, res *target.Result, di *debugsearch.Info) ([]bundle.NativeSource, error) {
 			return nativeSources(ctx, core, root, res, di, g, app, cfg)
 		}
 	}
 	if target.IsPID(c.Target) {
-		pid, err := strconv.Atoi(c.Target)
-		if err != nil || pid <= 0 {
-			return fmt.Errorf("bundle: %q is not a valid process id", c.Target)
+		pid, err := target.ParsePID(c.Target)
+		if err != nil {
+			return fmt.Errorf("bundle: %w", err)
 		}
 		if err := proc.CheckPlatform(g.GOOS, pid); err != nil {
 			return fmt.Errorf("bundle: %w", err)
@@ -160,7 +141,7 @@ func (c *BundleCmd) Run(g *Globals, app *App, cfg *Config) error {
 		g2.DebugDir = append(append([]string(nil), g.DebugDir...), filepath.Join(opts.SourceRoot, "usr/lib/debug"))
 		g = &g2
 	}
-	m, items, err := bundler.Plan(ctx, opts)
+	m, items, err := bundle.Plan(ctx, opts)
 	if err != nil {
 		return fmt.Errorf("bundle %s: %w", c.Target, err)
 	}
@@ -172,7 +153,7 @@ func (c *BundleCmd) Run(g *Globals, app *App, cfg *Config) error {
 		return fmt.Errorf("bundle: %w", err)
 	}
 	defer tf.Cleanup()
-	if err := bundler.Pack(ctx, tf, m, items, max); err != nil {
+	if err := bundle.Pack(ctx, tf, m, items, max); err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
@@ -190,7 +171,7 @@ func (c *BundleCmd) Run(g *Globals, app *App, cfg *Config) error {
 		size = st.Size()
 	}
 	fmt.Fprintf(app.Stderr, "pyattach: wrote %s: %d files, %d bytes (%d uncompressed); %d missing (bundle --list says which)\n",
-		textline.EscapeControls(out), len(m.Entries), size, m.Total(), len(m.Missing))
+		safetext.EscapeControls(out), len(m.Entries), size, m.Total(), len(m.Missing))
 	return nil
 }
 
@@ -202,7 +183,7 @@ func inOtherRoot(procRoot string, pid int) bool {
 
 // list prints a bundle's manifest.
 func (c *BundleCmd) list(app *App, max int64) error {
-	m, err := bundler.ReadManifest(c.Target, max)
+	m, err := bundle.ReadManifest(c.Target, max)
 	if err != nil {
 		return bundleError(c.Target, err, true)
 	}
@@ -212,7 +193,7 @@ func (c *BundleCmd) list(app *App, max int64) error {
 	tw := tabwriter.NewWriter(app.Stdout, 0, 0, 2, ' ', 0)
 	row := func(format string, args ...any) {
 		var b strings.Builder
-		textline.Fprintf(&b, format, args...)
+		safetext.Fprintf(&b, format, args...)
 		fmt.Fprintln(tw, b.String())
 	}
 	t := m.Target
@@ -251,25 +232,25 @@ func (c *BundleCmd) list(app *App, max int64) error {
 // bundleError is the one-line error for a bundle that cannot be read.
 func bundleError(name string, err error, listing bool) error {
 	switch {
-	case errors.Is(err, bundle.ErrTooLarge) && listing:
+	case errors.Is(err, archive.ErrTooLarge) && listing:
 		return withHint(err, "if you trust its size, raise the cap: pyattach bundle --max-size 64GiB --list %s", name)
-	case errors.Is(err, bundle.ErrTooLarge):
+	case errors.Is(err, archive.ErrTooLarge):
 		return withHint(err, "if you trust its size and have the room, raise the cap: PYATTACH_BUNDLE_MAX_SIZE=64GiB pyattach ...")
-	case errors.Is(err, bundle.ErrHostile):
+	case errors.Is(err, archive.ErrHostile):
 		return withHint(err, "the bundle breaks the format's rules and was not unpacked; ask its sender for a new one (pyattach bundle PID -o FILE)")
-	case errors.Is(err, bundle.ErrNotBundle):
+	case errors.Is(err, archive.ErrNotBundle):
 		return withHint(err, "give a file written by: pyattach bundle PID -o FILE")
 	}
 	return err
 }
 
 // openBundle unpacks a bundle into pyattach's cache (once).
-func openBundle(app *App, name string) (*bundler.Opened, error) {
+func openBundle(app *App, name string) (*bundle.Opened, error) {
 	dir, err := privateCacheDir(app.dirs(), "bundles")
 	if err != nil {
 		return nil, scriptCacheError(err)
 	}
-	o, err := bundler.Open(name, dir, bundleMaxSize(app.Env))
+	o, err := bundle.Open(name, dir, bundleMaxSize(app.Env))
 	if err != nil {
 		return nil, bundleError(name, err, false)
 	}
@@ -277,14 +258,14 @@ func openBundle(app *App, name string) (*bundler.Opened, error) {
 }
 
 // bundleMaxSize is the cap on what opening a bundle unpacks:
-// $PYATTACH_BUNDLE_MAX_SIZE, else bundle.DefaultMaxSize.
+// $PYATTACH_BUNDLE_MAX_SIZE, else archive.DefaultMaxSize.
 func bundleMaxSize(env environ.Env) int64 {
 	if s := env.Get("PYATTACH_BUNDLE_MAX_SIZE"); s != "" {
 		if n, err := parseSize(s); err == nil {
 			return n
 		}
 	}
-	return bundle.DefaultMaxSize
+	return archive.DefaultMaxSize
 }
 
 // parseSize reads 123, 10K, 5M, 2G, 2GiB (powers of 1024).
@@ -340,7 +321,7 @@ func frameSources(ctx context.Context, core, root string, g *Globals, app *App, 
 // DWARF's absolute paths from the file tables srcmap reads, and mapped
 // onto the --source trees by srcmap's rules. Only files under a --source
 // tree are taken: a debuggee's DWARF may name any file of this machine.
-func nativeSources(ctx context.Context, core, root string, res *target.Result, di *debuginfo.Info, g *Globals, app *App, cfg *Config) ([]bundler.NativeSource, error) {
+func nativeSources(ctx context.Context, core, root string, res *target.Result, di *debugsearch.Info, g *Globals, app *App, cfg *Config) ([]bundle.NativeSource, error) {
 	names, err := nativeFrameFiles(ctx, core, root, g, app, cfg)
 	if err != nil || len(names) == 0 {
 		return nil, err
@@ -353,9 +334,9 @@ func nativeSources(ctx context.Context, core, root string, res *target.Result, d
 	if err != nil {
 		return nil, err
 	}
-	var out []bundler.NativeSource
+	var out []bundle.NativeSource
 	for _, n := range names {
-		s := bundler.NativeSource{Path: dwarfPath(n, m.Files)}
+		s := bundle.NativeSource{Path: dwarfPath(n, m.Files)}
 		switch {
 		case s.Path == "":
 			s.Path, s.Reason = n, "no file table of the interpreter's modules names it with its directory"
@@ -485,7 +466,7 @@ func gdbGcore(ctx context.Context, pid int, path string) (time.Duration, error) 
 		if i := strings.LastIndex(msg, "\n"); i >= 0 {
 			msg = msg[i+1:]
 		}
-		return 0, fmt.Errorf("gdb gcore failed: %s", textline.EscapeControls(msg))
+		return 0, fmt.Errorf("gdb gcore failed: %s", safetext.EscapeControls(msg))
 	}
 	return stopped, nil
 }
@@ -493,8 +474,8 @@ func gdbGcore(ctx context.Context, pid int, path string) (time.Duration, error) 
 // bundleTarget opens the bundle a debugger command line names as its
 // core: the target and the arguments then name the unpacked core. A
 // core that is no bundle comes back as it is, with a nil *Opened.
-func bundleTarget(app *App, t dbgTarget, args []string) (dbgTarget, []string, *bundler.Opened, error) {
-	if t.Core == "" || !bundler.IsBundle(t.Core) {
+func bundleTarget(app *App, t dbgTarget, args []string) (dbgTarget, []string, *bundle.Opened, error) {
+	if t.Core == "" || !bundle.IsBundle(t.Core) {
 		return t, args, nil, nil
 	}
 	o, err := openBundle(app, t.Core)
@@ -522,7 +503,7 @@ func bundleTarget(app *App, t dbgTarget, args []string) (dbgTarget, []string, *b
 // read under its root/, its debug files are a debug directory, and the
 // target is foreign (nothing in it is auto-loaded). The bundle's own
 // CPython extension replaces the host's only with --trust-bundle.
-func bundlePlan(ctx context.Context, t dbgTarget, o *bundler.Opened, g *Globals, app *App, cfg *Config) (plan.Plan, error) {
+func bundlePlan(ctx context.Context, t dbgTarget, o *bundle.Opened, g *Globals, app *App, cfg *Config) (plan.Plan, error) {
 	g2 := *g
 	g2.DebugDir = append(append([]string(nil), g.DebugDir...), o.DebugDir)
 	opts := plannerOptions(&g2, app, cfg)

@@ -13,19 +13,19 @@ import (
 	"testing"
 
 	"github.com/klauspost/compress/zstd"
-	"github.com/pyattach/pyattach/detect/bundle"
+	"github.com/pyattach/pyattach/cmd/internal/bundle/archive"
 )
 
 // hostileBundle writes a bundle by hand: the magic frame, then a zstd
 // stream of the tar entries (the manifest first), whatever they say.
 // cut, when not 0, ends the tar stream that many bytes early.
-func hostileBundle(t *testing.T, entries []bundle.Entry, files []tar.Header, data []string, cut int) string {
+func hostileBundle(t *testing.T, entries []archive.Entry, files []tar.Header, data []string, cut int) string {
 	t.Helper()
-	m := bundle.Manifest{Format: bundle.Format, Entries: entries, Missing: []bundle.Missing{}}
+	m := archive.Manifest{Format: archive.Format, Entries: entries, Missing: []archive.Missing{}}
 	mj, _ := json.Marshal(m)
 	var tb bytes.Buffer
 	tw := tar.NewWriter(&tb)
-	tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: bundle.ManifestName, Size: int64(len(mj)), Mode: 0o644})
+	tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: archive.ManifestName, Size: int64(len(mj)), Mode: 0o644})
 	tw.Write(mj)
 	for i, h := range files {
 		if err := tw.WriteHeader(&h); err != nil {
@@ -54,9 +54,9 @@ func hostileBundle(t *testing.T, entries []bundle.Entry, files []tar.Header, dat
 	return p
 }
 
-func hostileEntry(name, kind, data string) bundle.Entry {
+func hostileEntry(name, kind, data string) archive.Entry {
 	h := sha256.Sum256([]byte(data))
-	return bundle.Entry{Name: name, Kind: kind, Size: int64(len(data)), SHA256: hex.EncodeToString(h[:]), Origin: "x"}
+	return archive.Entry{Name: name, Kind: kind, Size: int64(len(data)), SHA256: hex.EncodeToString(h[:]), Origin: "x"}
 }
 
 func hostileReg(name, data string) tar.Header {
@@ -68,13 +68,13 @@ func hostileReg(name, data string) tar.Header {
 // written to pyattach's cache (no gdb is started either).
 func TestBundleHostile(t *testing.T) {
 	bin := pyattachBin(t)
-	core := hostileEntry("core", bundle.KindCore, "C")
+	core := hostileEntry("core", archive.KindCore, "C")
 	src := "print(1)\n"
 	one := func(name string, h tar.Header, data string) string {
-		return hostileBundle(t, []bundle.Entry{core, hostileEntry(name, bundle.KindPythonSource, data)},
+		return hostileBundle(t, []archive.Entry{core, hostileEntry(name, archive.KindPythonSource, data)},
 			[]tar.Header{hostileReg("core", "C"), h}, []string{"C", data}, 0)
 	}
-	lie := hostileEntry("root/a.py", bundle.KindPythonSource, src)
+	lie := hostileEntry("root/a.py", archive.KindPythonSource, src)
 	lie.Size = 4
 	cases := map[string]struct{ file, want string }{
 		"dotdot":   {one("root/../../etc/cron.d/x", hostileReg("root/../../etc/cron.d/x", src), src), "climbs out"},
@@ -83,12 +83,12 @@ func TestBundleHostile(t *testing.T) {
 		"hardlink": {one("root/a.py", tar.Header{Typeflag: tar.TypeLink, Name: "root/a.py", Linkname: "core"}, ""), "hard link"},
 		"device":   {one("root/dev/sda", tar.Header{Typeflag: tar.TypeBlock, Name: "root/dev/sda", Devmajor: 8}, ""), "device"},
 		"fifo":     {one("root/f", tar.Header{Typeflag: tar.TypeFifo, Name: "root/f"}, ""), "FIFO"},
-		"duplicate": {hostileBundle(t, []bundle.Entry{core, hostileEntry("root/a.py", bundle.KindPythonSource, src), hostileEntry("root/a.py", bundle.KindPythonSource, src)},
+		"duplicate": {hostileBundle(t, []archive.Entry{core, hostileEntry("root/a.py", archive.KindPythonSource, src), hostileEntry("root/a.py", archive.KindPythonSource, src)},
 			[]tar.Header{hostileReg("core", "C"), hostileReg("root/a.py", src), hostileReg("root/a.py", src)}, []string{"C", src, src}, 0), "duplicate"},
 		"newline": {one("root/a\nb.py", hostileReg("root/a\nb.py", src), src), "control character"},
-		"size vs manifest": {hostileBundle(t, []bundle.Entry{core, lie},
+		"size vs manifest": {hostileBundle(t, []archive.Entry{core, lie},
 			[]tar.Header{hostileReg("core", "C"), hostileReg("root/a.py", src)}, []string{"C", src}, 0), "the manifest 4"},
-		"size vs data": {hostileBundle(t, []bundle.Entry{core, hostileEntry("root/a.py", bundle.KindPythonSource, src)},
+		"size vs data": {hostileBundle(t, []archive.Entry{core, hostileEntry("root/a.py", archive.KindPythonSource, src)},
 			[]tar.Header{hostileReg("core", "C"), hostileReg("root/a.py", src)}, []string{"C", src}, 1024+512), "shorter"},
 		"over the cap": {one("root/a.py", hostileReg("root/a.py", src), src), "cap"},
 	}

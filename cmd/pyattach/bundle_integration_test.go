@@ -12,7 +12,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/pyattach/pyattach/cmd/internal/debuginfo"
+	"github.com/pyattach/pyattach/cmd/internal/debugsearch"
 	"github.com/pyattach/pyattach/cmd/internal/target"
 	"github.com/pyattach/pyattach/detect/testenv"
 )
@@ -146,7 +146,7 @@ func TestBundleTrixie(t *testing.T) {
 				t.Errorf("resolve --json BUNDLE: %v\n%s", err, res)
 			}
 			dj, _ := pyattachOK(t, "debuginfo --json BUNDLE", bin, env, "--offline", "debuginfo", "--json", c.bundle)
-			var di debuginfo.Info
+			var di debugsearch.Info
 			if err := json.Unmarshal([]byte(dj), &di); err != nil {
 				t.Fatalf("debuginfo --json BUNDLE: %v\n%s", err, dj)
 			}

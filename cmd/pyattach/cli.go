@@ -12,9 +12,9 @@ import (
 
 	"github.com/alecthomas/kong"
 
+	"github.com/pyattach/pyattach/cmd/internal/safetext"
 	"github.com/pyattach/pyattach/cmd/internal/target"
-	"github.com/pyattach/pyattach/cmd/internal/textline"
-	"github.com/pyattach/pyattach/detect/environ"
+	"github.com/pyattach/pyattach/venv/environ"
 )
 
 // Globals are the flags every command takes. They go before the command.
@@ -153,21 +153,22 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, env []string
 		return 70
 	}
 	parser.Model.Help = description
+	applyPages(parser.Model)
 	kctx, err := parser.Parse(args)
 	if err != nil {
 		var pe *kong.ParseError
 		if errors.As(err, &pe) {
-			fmt.Fprintf(stderr, "pyattach: error: %s\n  hint: run 'pyattach --help' for the commands and their flags\n", textline.Fold(err.Error()))
+			fmt.Fprintf(stderr, "pyattach: error: %s\n  hint: run 'pyattach --help' for the commands and their flags\n", safetext.Fold(err.Error()))
 			return 2
 		}
-		fmt.Fprintf(stderr, "pyattach: error: %s\n", textline.Fold(err.Error()))
+		fmt.Fprintf(stderr, "pyattach: error: %s\n", safetext.Fold(err.Error()))
 		return 2
 	}
 	// "pyattach gdb --help": pyattach's help for the command (gdb's own
 	// is "gdb --help"); everything else after gdb or lldb is theirs.
 	if helpOnly(kctx.Command(), cli.GDB.Args, cli.LLDB.Args) {
 		if err := kctx.PrintUsage(false); err != nil {
-			fmt.Fprintf(stderr, "pyattach: error: %s\n", textline.Fold(err.Error()))
+			fmt.Fprintf(stderr, "pyattach: error: %s\n", safetext.Fold(err.Error()))
 			return 2
 		}
 		return 0

@@ -9,27 +9,14 @@ import (
 
 	"github.com/alecthomas/kong"
 
+	"github.com/pyattach/pyattach/cmd/internal/safetext"
 	"github.com/pyattach/pyattach/cmd/internal/target"
-	"github.com/pyattach/pyattach/cmd/internal/textline"
 	"github.com/pyattach/pyattach/detect/proc"
 )
 
 // CompletionCmd is `pyattach completion bash|zsh|fish`.
 type CompletionCmd struct {
 	Shell string `arg:"" enum:"bash,zsh,fish" help:"The shell to print the completion script for: bash, zsh or fish."`
-}
-
-// Help is shown by `pyattach completion --help`.
-func (c *CompletionCmd) Help() string {
-	return `The script completes commands and flags, file names where a path goes, and
-for a target or a debugger's -p/--pid the running Python processes, shown
-with their command lines. It asks pyattach itself each time, so it always
-matches the installed version.
-
-Examples:
-  source <(pyattach completion bash)      # in ~/.bashrc
-  pyattach completion zsh > "${fpath[1]}/_pyattach"
-  pyattach completion fish > ~/.config/fish/completions/pyattach.fish`
 }
 
 // Run prints the script.
@@ -72,9 +59,9 @@ func (c *CompleteCmd) Run(g *Globals, app *App, kctx *kong.Context) error {
 		b.WriteString("none\n")
 	}
 	for _, c := range res.cands {
-		b.WriteString(textline.Fold(c.value))
+		b.WriteString(safetext.Fold(c.value))
 		if c.desc != "" {
-			b.WriteString("\t" + textline.Fold(c.desc))
+			b.WriteString("\t" + safetext.Fold(c.desc))
 		}
 		b.WriteByte('\n')
 	}
@@ -102,7 +89,7 @@ func pythonPIDs(pr *proc.Proc) []candidate {
 		if d == "" {
 			d = p.Comm
 		}
-		d = textline.Escape(d) // the process chose it
+		d = safetext.Escape(d) // the process chose it
 		if r := []rune(d); len(r) > 72 {
 			d = string(r[:71]) + "…"
 		}

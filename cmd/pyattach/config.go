@@ -13,11 +13,11 @@ import (
 
 	"github.com/BurntSushi/toml"
 
+	"github.com/pyattach/pyattach/cmd/internal/extfetch"
+	"github.com/pyattach/pyattach/cmd/internal/safetext"
 	"github.com/pyattach/pyattach/cmd/internal/shquote"
-	"github.com/pyattach/pyattach/cmd/internal/textline"
-	"github.com/pyattach/pyattach/detect/environ"
-	"github.com/pyattach/pyattach/detect/pyext"
-	"github.com/pyattach/pyattach/detect/safefs"
+	"github.com/pyattach/pyattach/detect/saferead"
+	"github.com/pyattach/pyattach/venv/environ"
 )
 
 // Config is the configuration file. The system-wide files
@@ -27,12 +27,12 @@ import (
 // project's .pyattach.toml in the working directory or the nearest
 // parent; lists are joined, and the later file's scalars win. A
 // system-wide file is read only when root alone can change it
-// (safefs.CheckTrusted for uid 0): pyattach runs as root, and a file
+// (saferead.CheckTrusted for uid 0): pyattach runs as root, and a file
 // another user controls must not steer it.
 //
 // Settings that carry code (see codeKeys) are taken only from a file
 // that may become debugger code: the user's own file when it passes
-// safefs.CheckTrusted, a project file only once `pyattach trust` has
+// saferead.CheckTrusted, a project file only once `pyattach trust` has
 // recorded it as it is now. From any other file they are ignored, and
 // Notices says so.
 type Config struct {
@@ -62,7 +62,7 @@ type Config struct {
 const ProjectConfigName = ".pyattach.toml"
 
 // DefaultExtensionBaseURL serves CPython's sources by tag.
-const DefaultExtensionBaseURL = pyext.DefaultBaseURL
+const DefaultExtensionBaseURL = extfetch.DefaultBaseURL
 
 // Limits on a configuration file, checked before the TOML decoder runs.
 // BurntSushi/toml's work grows with the size times the nesting (a 40 KB
@@ -117,7 +117,7 @@ func loadConfig(userFile, cwd string, env environ.Env) (*Config, error) {
 	switch {
 	case err == nil:
 		why := ""
-		if terr := safefs.CheckTrusted(userFile, uid); terr != nil {
+		if terr := saferead.CheckTrusted(userFile, uid); terr != nil {
 			why = untrustedWhy(terr, userFile, false, dirs)
 		}
 		if err := cfg.merge(userFile, data, home, why); err != nil {
@@ -150,9 +150,9 @@ func (c *Config) mergeSystem(dirs []string, home string) error {
 		if _, err := os.Lstat(p); errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
 			continue
 		}
-		if err := safefs.CheckTrusted(p, 0); err != nil {
-			why := textline.Fold(err.Error())
-			var ue *safefs.UntrustedError
+		if err := saferead.CheckTrusted(p, 0); err != nil {
+			why := safetext.Fold(err.Error())
+			var ue *saferead.UntrustedError
 			if errors.As(err, &ue) {
 				why = ue.Component + " is " + ue.Reason
 			}
@@ -173,13 +173,13 @@ func (c *Config) mergeSystem(dirs []string, home string) error {
 // projectTrust returns "" when the project file p, whose content is
 // data, may carry code, else why not and what to do about it.
 func projectTrust(p string, data []byte, uid int, dirs environ.Dirs) string {
-	if err := safefs.CheckTrusted(p, uid); err != nil {
+	if err := saferead.CheckTrusted(p, uid); err != nil {
 		return untrustedWhy(err, p, true, dirs)
 	}
 	cmd := "pyattach trust " + shquote.Quote(filepath.Dir(p))
 	store, err := loadTrustStore(dirs)
 	if err != nil {
-		return fmt.Sprintf("not trusted (%s)", textline.Fold(err.Error()))
+		return fmt.Sprintf("not trusted (%s)", safetext.Fold(err.Error()))
 	}
 	switch store.state(p, data) {
 	case trustChanged:
@@ -190,12 +190,12 @@ func projectTrust(p string, data []byte, uid int, dirs environ.Dirs) string {
 	return "not trusted; to trust it, run: " + cmd
 }
 
-// untrustedWhy says why a file that fails safefs.CheckTrusted cannot
+// untrustedWhy says why a file that fails saferead.CheckTrusted cannot
 // carry code, and what the user can do.
 func untrustedWhy(err error, file string, project bool, dirs environ.Dirs) string {
-	var ue *safefs.UntrustedError
+	var ue *saferead.UntrustedError
 	if !errors.As(err, &ue) {
-		return textline.Fold(err.Error())
+		return safetext.Fold(err.Error())
 	}
 	why := ue.Component + " is " + ue.Reason
 	if strings.HasPrefix(ue.Reason, "writable by") {
@@ -253,9 +253,9 @@ func readConfigFile(name string) ([]byte, error) {
 
 // readSmallFile reads a regular file of at most max bytes.
 func readSmallFile(name string, max int64) ([]byte, error) {
-	f, st, err := safefs.OpenRegular(name)
-	if errors.Is(err, safefs.ErrNotRegular) {
-		return nil, &configError{name, fmt.Errorf("%w: not a regular file (%s)", errConfig, safefs.Kind(st.Mode())),
+	f, st, err := saferead.OpenRegular(name)
+	if errors.Is(err, saferead.ErrNotRegular) {
+		return nil, &configError{name, fmt.Errorf("%w: not a regular file (%s)", errConfig, saferead.Kind(st.Mode())),
 			"name a regular file: pyattach --config FILE"}
 	}
 	if err != nil {
@@ -429,7 +429,7 @@ func (c *Config) merge(file string, data []byte, home, untrusted string) error {
 	}
 	if f.baseURL != "" {
 		u := strings.TrimRight(f.baseURL, "/")
-		if err := pyext.CheckBaseURL(u); err != nil {
+		if err := extfetch.CheckBaseURL(u); err != nil {
 			return &configError{file, fmt.Errorf("%w: extension_base_url: %v", errConfig, err), httpsHint}
 		}
 		c.ExtensionBaseURL = u

@@ -14,8 +14,8 @@ import (
 	"testing"
 
 	"github.com/BurntSushi/toml"
-	"github.com/pyattach/pyattach/detect/environ"
 	"github.com/pyattach/pyattach/detect/testenv"
+	"github.com/pyattach/pyattach/venv/environ"
 )
 
 // decodeWork decodes TOML text as parseConfig does and returns the

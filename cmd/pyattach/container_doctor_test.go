@@ -9,7 +9,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/pyattach/pyattach/cmd/internal/debuginfo"
+	"github.com/pyattach/pyattach/cmd/internal/debugsearch"
 	"github.com/pyattach/pyattach/detect/srcscan"
 	"github.com/pyattach/pyattach/detect/testenv"
 )
@@ -33,7 +33,7 @@ func TestDoctorDebuginfoPivotRoot(t *testing.T) {
 	pid := startPivoted(t, r.root, t.TempDir(), r.exe)
 	proot := "/proc/" + strconv.Itoa(pid) + "/root"
 
-	di, out := mainJSON[debuginfo.Info](t, "--offline", "debuginfo", "--json", strconv.Itoa(pid))
+	di, out := mainJSON[debugsearch.Info](t, "--offline", "debuginfo", "--json", strconv.Itoa(pid))
 	if !strings.Contains(out, `"container_debug_dirs"`) {
 		t.Errorf("debuginfo --json has no container_debug_dirs field:\n%s", out)
 	}
@@ -177,7 +177,7 @@ func TestDoctorDebuginfoPodman(t *testing.T) {
 	pid := podmanRun(t, podman, "doctor-json", "-v", app+":/mnt:ro", image, r.exe, "/mnt/app.py")
 	proot := "/proc/" + strconv.Itoa(pid) + "/root"
 
-	di, _ := mainJSON[debuginfo.Info](t, "--offline", "debuginfo", "--json", strconv.Itoa(pid))
+	di, _ := mainJSON[debugsearch.Info](t, "--offline", "debuginfo", "--json", strconv.Itoa(pid))
 	exeDebug := checkContainerDebug(t, di, proot, r.exe)
 	found := map[string]bool{}
 	for _, c := range runDoctor(t, nil, strconv.Itoa(pid)).Checks {
@@ -198,7 +198,7 @@ func TestDoctorDebuginfoPodman(t *testing.T) {
 // checkContainerDebug: debuginfo searched the container's /usr/lib/debug
 // (read under proot) and found the program exe's debug file there, whose
 // path it returns.
-func checkContainerDebug(t *testing.T, di *debuginfo.Info, proot, exe string) string {
+func checkContainerDebug(t *testing.T, di *debugsearch.Info, proot, exe string) string {
 	t.Helper()
 	searched := false
 	for _, d := range di.ContainerDebugDirs {

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/pyattach/pyattach/cmd/internal/target"
 )
 
 // dbgTarget is what a debugger command line asks the debugger to open.
@@ -67,9 +69,10 @@ func scanArgs(tool string, args []string, withValue map[string]bool, stops ...st
 	return opts, pos, "", nil, nil
 }
 
+// parsePID is target.ParsePID for the value of the debugger's flag.
 func parsePID(tool, flag, val string) (int, error) {
-	pid, err := strconv.Atoi(val)
-	if err != nil || pid <= 0 {
+	pid, err := target.ParsePID(val)
+	if err != nil {
 		return 0, fmt.Errorf("%s %s %q: not a process id", tool, flag, val)
 	}
 	return pid, nil

@@ -3,10 +3,12 @@ package main
 import (
 	"reflect"
 	"testing"
+
+	"github.com/pyattach/pyattach/cmd/internal/target"
 )
 
 func TestParseGDBArgs(t *testing.T) {
-	isPID := func(s string) bool { return s != "" && allDigits(s) }
+	isPID := target.IsPID
 	for _, tc := range []struct {
 		args []string
 		want dbgTarget

@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"github.com/pyattach/pyattach/cmd/internal/bundler"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -15,13 +14,14 @@ import (
 	"time"
 
 	"github.com/pyattach/pyattach/cmd/internal/debuggers"
+	"github.com/pyattach/pyattach/cmd/internal/safefs"
 	"github.com/pyattach/pyattach/cmd/internal/shquote"
-	"github.com/pyattach/pyattach/gdbgen/plan"
-
-	"github.com/pyattach/pyattach/detect/environ"
-	"github.com/pyattach/pyattach/detect/safefs"
+	"github.com/pyattach/pyattach/cmd/internal/target"
+	"github.com/pyattach/pyattach/detect/plan"
+	"github.com/pyattach/pyattach/detect/saferead"
 	"github.com/pyattach/pyattach/gdbgen"
 	"github.com/pyattach/pyattach/lldbgen"
+	"github.com/pyattach/pyattach/venv/environ"
 )
 
 // GDBCmd is `pyattach [FLAGS] gdb GDB_ARGS...`.
@@ -29,88 +29,49 @@ type GDBCmd struct {
 	Args []string `arg:"" optional:"" help:"gdb's own command line, passed through unchanged."`
 }
 
-// Help is shown by `pyattach --help`.
-func (c *GDBCmd) Help() string {
-	return `Put pyattach in front of any gdb command line. pyattach reads the target
-from it as gdb would (-p PID, --pid=PID, PROGRAM PID, PROGRAM CORE, -c CORE,
---core=CORE, --args PROGRAM ARGS...), finds the real interpreter, its debug
-files and the matching CPython extension, and starts gdb with a script
-that loads them first. pyattach's own flags go before "gdb".
-
-Examples:
-  pyattach gdb -p 1234
-  pyattach gdb -p 1234 -batch -ex py-bt
-  pyattach gdb -c core.1234 -batch -ex py-bt
-  pyattach gdb -batch -ex run -ex py-bt --args .venv/bin/python app.py
-  pyattach --print gdb -p 1234           # show the script and command line
-  pyattach --fast gdb -p 1234            # load only what Python frames need`
-}
-
 // LLDBCmd is `pyattach [FLAGS] lldb LLDB_ARGS...`.
 type LLDBCmd struct {
 	Args []string `arg:"" optional:"" help:"lldb's own command line, passed through unchanged."`
-}
-
-// Help is shown by `pyattach --help`.
-func (c *LLDBCmd) Help() string {
-	return `Put pyattach in front of any lldb command line (-p PID, --attach-pid PID,
--c/--core CORE, -- PROGRAM ARGS..., a program path). On Debian, whose lldb
-14 reports a wrong Python path, pyattach also sets PYTHONPATH so that
-lldb's "script" command works.
-
-Examples:
-  pyattach lldb -p 1234
-  pyattach lldb -p 1234 -b -o bt
-  pyattach --print lldb -- .venv/bin/python app.py`
 }
 
 // scriptPathHint is the fix when the debugger cannot be told the script's
 // file name exactly.
 const scriptPathHint = "the script's file name cannot be passed to the debugger exactly; set XDG_CACHE_HOME to a plain absolute directory, or write the script elsewhere with --script FILE"
 
-func isPIDArg(s string) bool { return allDigits(s) && s != "" }
-
-func allDigits(s string) bool {
-	for _, c := range s {
-		if c < '0' || c > '9' {
-			return false
-		}
-	}
-	return true
-}
-
 // debuggerPlan is buildPlan for the debugger named name ("gdb", "lldb"),
-// whose name leads its error. An interrupt before the debugger starts is
-// an error too: the debugger is not started then.
-func debuggerPlan(name string, t dbgTarget, g *Globals, app *App, cfg *Config, ob *bundler.Opened) (plan.Plan, error) {
+// whose name leads its error, with target t parsed from the debugger's
+// arguments args; a crash bundle's target is unpacked first
+// (bundleTarget), and the arguments it rewrites are returned. An
+// interrupt before the debugger starts is an error too: the debugger is
+// not started then.
+func debuggerPlan(name string, t dbgTarget, args []string, g *Globals, app *App, cfg *Config) (plan.Plan, []string, error) {
 	var p plan.Plan
-	var err error
+	t, args, ob, err := bundleTarget(app, t, args)
+	if err != nil {
+		return p, nil, fmt.Errorf("%s: %w", name, err)
+	}
 	if ob != nil {
 		p, err = bundlePlan(app.Ctx, t, ob, g, app, cfg)
 	} else {
 		p, _, err = buildPlan(app.Ctx, t, g, app, cfg)
 	}
 	if err != nil {
-		return p, fmt.Errorf("%s: %w", name, err)
+		return p, nil, fmt.Errorf("%s: %w", name, err)
 	}
-	return p, app.Ctx.Err()
+	return p, args, app.Ctx.Err()
 }
 
 // Run starts gdb with pyattach's script.
 func (c *GDBCmd) Run(g *Globals, app *App, cfg *Config) error {
-	t, err := parseGDBArgs(c.Args, isPIDArg)
+	t, err := parseGDBArgs(c.Args, target.IsPID)
 	if err != nil {
 		return withHint(err, "pyattach passes everything after \"gdb\" to gdb; check gdb's own options with: gdb --help")
 	}
-	t, args, ob, err := bundleTarget(app, t, c.Args)
-	if err != nil {
-		return fmt.Errorf("gdb: %w", err)
-	}
-	c.Args = args
-	p, err := debuggerPlan("gdb", t, g, app, cfg, ob)
+	p, args, err := debuggerPlan("gdb", t, c.Args, g, app, cfg)
 	if err != nil {
 		return err
 	}
+	c.Args = args
 	sc, err := gdbgen.Generate(p)
 	if err != nil {
 		return withHint(fmt.Errorf("gdb: %w", err), "the debugger cannot read this path back exactly; move or rename the file or directory (see the reason above)")
@@ -162,15 +123,11 @@ func (c *LLDBCmd) Run(g *Globals, app *App, cfg *Config) error {
 	if err := checkLLDBArgs(c.Args); err != nil {
 		return withHint(err, "lldb pastes the program and its arguments into its own commands; start the program yourself and attach with: pyattach lldb -p PID")
 	}
-	t, args, ob, err := bundleTarget(app, t, c.Args)
-	if err != nil {
-		return fmt.Errorf("lldb: %w", err)
-	}
-	c.Args = args
-	p, err := debuggerPlan("lldb", t, g, app, cfg, ob)
+	p, args, err := debuggerPlan("lldb", t, c.Args, g, app, cfg)
 	if err != nil {
 		return err
 	}
+	c.Args = args
 	lldb, err := findDebugger(app.Env, "lldb", "lldb-14", "lldb-15", "lldb-16", "lldb-17", "lldb-18", "lldb-19")
 	if err != nil {
 		return err
@@ -298,7 +255,7 @@ func scriptPaths(dirs environ.Dirs, script, kind, first, second string) (string,
 // or written.
 func scriptCacheError(err error) error {
 	err = fmt.Errorf("cannot write the script cache: %w", err)
-	if errors.Is(err, safefs.ErrUntrusted) {
+	if errors.Is(err, saferead.ErrUntrusted) {
 		return withHint(err, "another user could replace the scripts the debugger runs; remove what they own there, or set XDG_CACHE_HOME to a directory of your own, or pass --script FILE in a directory only you can write")
 	}
 	return withHint(err, "set XDG_CACHE_HOME to a writable directory of your own (export XDG_CACHE_HOME=$(mktemp -d)), or pass --script FILE to write the script elsewhere")
@@ -308,7 +265,7 @@ func scriptCacheError(err error) error {
 // written safely.
 func scriptDirError(script string, err error) error {
 	err = fmt.Errorf("--script %s: %w", script, err)
-	if errors.Is(err, safefs.ErrUntrusted) {
+	if errors.Is(err, saferead.ErrUntrusted) {
 		return withHint(err, "another user could replace the script before the debugger reads it; give --script a file in a directory only you (or root) can write, or leave --script out to use pyattach's private cache")
 	}
 	return withHint(err, "give --script a file in a directory you can write, or leave --script out to use pyattach's cache")

@@ -3,7 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
-	"github.com/pyattach/pyattach/cmd/internal/bundler"
+	"github.com/pyattach/pyattach/cmd/internal/bundle"
 	"io"
 	"os"
 	"strings"
@@ -12,36 +12,19 @@ import (
 
 	"golang.org/x/term"
 
-	"github.com/pyattach/pyattach/cmd/internal/debuginfo"
+	"github.com/pyattach/pyattach/cmd/internal/debugsearch"
+	"github.com/pyattach/pyattach/cmd/internal/safefs"
+	"github.com/pyattach/pyattach/cmd/internal/safetext"
 	"github.com/pyattach/pyattach/cmd/internal/target"
-	"github.com/pyattach/pyattach/cmd/internal/textline"
 	"github.com/pyattach/pyattach/detect/debugfile"
-	"github.com/pyattach/pyattach/detect/environ"
 	"github.com/pyattach/pyattach/detect/pyoffsets"
-	"github.com/pyattach/pyattach/detect/safefs"
+	"github.com/pyattach/pyattach/venv/environ"
 )
 
 // DebuginfoCmd is `pyattach debuginfo`.
 type DebuginfoCmd struct {
 	Target string `arg:"" help:"A PID, a core file, or any ELF file (a Python executable, a venv directory, a library, any program), or a Mach-O file (its UUID and .dSYM per architecture)."`
 	JSON   bool   `help:"Print one JSON object (fields: pyattach help json)."`
-}
-
-// Help is shown by `pyattach debuginfo --help`.
-func (c *DebuginfoCmd) Help() string {
-	return `For every module of the target (the executable, libpython, extension
-modules, libc...), where its debug information is, found the way gdb finds
-it: embedded DWARF, <debugdir>/.build-id/xx/rest.debug, .gnu_debuglink (CRC
-checked), the debuginfod cache, then debuginfod servers ($DEBUGINFOD_URLS,
-unless --offline). Also the CPython gdb extension (py-bt, py-list,
-py-locals) that matches the interpreter, and an lldb one if installed.
-
-Examples:
-  pyattach debuginfo 12345
-  pyattach debuginfo core.12345
-  pyattach --offline debuginfo .venv
-  pyattach --debug-dir ~/debug debuginfo --json /usr/bin/python3.11
-  pyattach debuginfo _stack_v2.cpython-313-darwin.so     # a Mach-O file: UUID and .dSYM`
 }
 
 // storeDir is pyattach's private debug directory (symbols install).
@@ -67,11 +50,11 @@ func (c *DebuginfoCmd) Run(g *Globals, app *App, cfg *Config) error {
 	ctx := app.Ctx
 	var res *target.Result
 	var rerr error
-	macho := debuginfo.IsMachO(c.Target, app.Cwd)
+	macho := debugsearch.IsMachO(c.Target, app.Cwd)
 	switch {
 	case macho:
 		// A macOS module: no process, no Python to resolve.
-	case bundler.IsBundle(c.Target):
+	case bundle.IsBundle(c.Target):
 		// A bundle: its core's modules, read where it was unpacked, with
 		// its debug files as a debug directory.
 		o, err := openBundle(app, c.Target)
@@ -98,7 +81,7 @@ func (c *DebuginfoCmd) Run(g *Globals, app *App, cfg *Config) error {
 		stopped.Add(1)
 		warnStopped(err)
 	}
-	var di *debuginfo.Info
+	var di *debugsearch.Info
 	var err error
 	if macho {
 		// Its .dSYM per architecture, found as lldb finds it.
@@ -125,21 +108,21 @@ func (c *DebuginfoCmd) Run(g *Globals, app *App, cfg *Config) error {
 
 // collectDebugInfo resolves the target, lists its modules and finds
 // their debug files and the extensions.
-func collectDebugInfo(ctx context.Context, tgt string, g *Globals, app *App, cfg *Config) (*debuginfo.Info, error) {
+func collectDebugInfo(ctx context.Context, tgt string, g *Globals, app *App, cfg *Config) (*debugsearch.Info, error) {
 	res, rerr := resolveTarget(app, tgt, g.targetOptions(app))
 	return debugInfoFor(ctx, tgt, res, rerr, g, app, cfg)
 }
 
 // debugInfoFor is collectDebugInfo for a target already resolved
-// (debuginfo.Collector.Collect, wired to the flags, the environment and
+// (debugsearch.Collector.Collect, wired to the flags, the environment and
 // the configuration); warnings are printed as they are found.
-func debugInfoFor(ctx context.Context, tgt string, res *target.Result, rerr error, g *Globals, app *App, cfg *Config) (*debuginfo.Info, error) {
+func debugInfoFor(ctx context.Context, tgt string, res *target.Result, rerr error, g *Globals, app *App, cfg *Config) (*debugsearch.Info, error) {
 	return newCollector(g, app, cfg).Collect(ctx, tgt, res, rerr)
 }
 
 // newCollector is the debug-information collector for this invocation.
-func newCollector(g *Globals, app *App, cfg *Config) *debuginfo.Collector {
-	opts := debuginfo.Options{
+func newCollector(g *Globals, app *App, cfg *Config) *debugsearch.Collector {
+	opts := debugsearch.Options{
 		Env:        app.Env,
 		Home:       app.Env.Get("HOME"),
 		Cwd:        app.Cwd,
@@ -151,14 +134,14 @@ func newCollector(g *Globals, app *App, cfg *Config) *debuginfo.Collector {
 		Extensions: cfg.Extensions,
 		UID:        os.Geteuid(),
 		Warn: func(w string) {
-			fmt.Fprintf(app.Stderr, "pyattach: warning: %s\n", textline.EscapeControls(w))
+			fmt.Fprintf(app.Stderr, "pyattach: warning: %s\n", safetext.EscapeControls(w))
 		},
 		DownloadFailed: func(err error) { warn(app.Stderr, err) },
 	}
 	if progressWanted(app) {
 		opts.Progress = app.Stderr
 	}
-	return debuginfo.New(opts)
+	return debugsearch.New(opts)
 }
 
 // progressWanted: a progress bar on a terminal, or when
@@ -181,9 +164,9 @@ func short(id string) string {
 	return id
 }
 
-func printDebugInfo(w io.Writer, di *debuginfo.Info) {
+func printDebugInfo(w io.Writer, di *debugsearch.Info) {
 	// Module paths come from the process's maps or the core's NT_FILE
-	// note: every value is escaped (textline.Fprintf).
+	// note: every value is escaped (safetext.Fprintf).
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "MODULE\tBUILD-ID\tVIA\tKIND\tFILE")
 	for _, m := range di.Modules {
@@ -200,7 +183,7 @@ func printDebugInfo(w io.Writer, di *debuginfo.Info) {
 		if m.MachO != nil && len(m.MachO.Arches) > 0 {
 			id = m.MachO.Arches[0].UUID
 		}
-		textline.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", m.Path, id, m.Debug.Via, m.Debug.Kind, file)
+		safetext.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", m.Path, id, m.Debug.Via, m.Debug.Kind, file)
 	}
 	tw.Flush()
 	for _, m := range di.Modules {
@@ -217,15 +200,15 @@ func printDebugInfo(w io.Writer, di *debuginfo.Info) {
 			case a.Via == "none":
 				where = "no .dSYM found (make one with dsymutil, or pyattach symbols install a macosx debug-symbols zip)"
 			}
-			textline.Fprintf(w, "%s: %s UUID %s: %s\n", m.Path, a.CPU, a.UUID, where)
+			safetext.Fprintf(w, "%s: %s UUID %s: %s\n", m.Path, a.CPU, a.UUID, where)
 		}
 	}
 	for _, m := range di.Modules {
 		for _, r := range m.Debug.Rejected {
-			textline.Fprintf(w, "warning: %s: rejected %s: %s\n", m.Path, r.Path, r.Reason)
+			safetext.Fprintf(w, "warning: %s: rejected %s: %s\n", m.Path, r.Path, r.Reason)
 		}
 		if m.Debug.AltMissing && m.DebugAltLink != nil {
-			textline.Fprintf(w, "warning: %s: dwz file %s (build-id %s) not found: types and names may be missing\n", m.Path, m.DebugAltLink.Name, m.DebugAltLink.BuildID)
+			safetext.Fprintf(w, "warning: %s: dwz file %s (build-id %s) not found: types and names may be missing\n", m.Path, m.DebugAltLink.Name, m.DebugAltLink.BuildID)
 		}
 	}
 	fmt.Fprintln(w)
@@ -240,12 +223,12 @@ func printDebugInfo(w io.Writer, di *debuginfo.Info) {
 	ex := di.Extensions
 	for _, t := range ex.GDBTried {
 		if file, why, ok := strings.Cut(t, ": refused: "); ok {
-			textline.Fprintf(w, "warning: gdb extension: refused %s: %s\n", file, why)
+			safetext.Fprintf(w, "warning: gdb extension: refused %s: %s\n", file, why)
 		}
 	}
 	for _, t := range ex.LLDBTried {
 		if file, why, ok := strings.Cut(t, ": refused: "); ok {
-			textline.Fprintf(w, "warning: lldb extension: refused %s: %s\n", file, why)
+			safetext.Fprintf(w, "warning: lldb extension: refused %s: %s\n", file, why)
 		}
 	}
 	if ex.GDB != "" {
@@ -253,15 +236,15 @@ func printDebugInfo(w io.Writer, di *debuginfo.Info) {
 		if !ex.GDBVersionMatch {
 			match = "does NOT match"
 		}
-		textline.Fprintf(w, "gdb extension:  %s (Python %s, %s %s)\n", ex.GDB, ex.GDBVersion, match, di.Python.Version)
+		safetext.Fprintf(w, "gdb extension:  %s (Python %s, %s %s)\n", ex.GDB, ex.GDBVersion, match, di.Python.Version)
 		for _, wm := range ex.GDBWarnings {
-			textline.Fprintf(w, "warning: gdb extension: %s\n", wm)
+			safetext.Fprintf(w, "warning: gdb extension: %s\n", wm)
 		}
 	} else {
-		textline.Fprintf(w, "gdb extension:  none found for Python %s; get it with: pyattach fetch-extension %s\n", di.Python.Version, di.Target)
+		safetext.Fprintf(w, "gdb extension:  none found for Python %s; get it with: pyattach fetch-extension %s\n", di.Python.Version, di.Target)
 	}
 	if ex.LLDB != "" {
-		textline.Fprintf(w, "lldb extension: %s\n", ex.LLDB)
+		safetext.Fprintf(w, "lldb extension: %s\n", ex.LLDB)
 	} else if di.Python != nil && pyoffsets.Supported(di.Python.Version, di.Python.ABIFlags) {
 		// The walker reads this version's frames: pyattach lldb has
 		// py-bt without any extension.
@@ -270,12 +253,12 @@ func printDebugInfo(w io.Writer, di *debuginfo.Info) {
 		fmt.Fprintln(w, "lldb extension: none (no cpython_lldb module installed; pip install cpython-lldb adds py-bt to lldb)")
 	}
 	for _, d := range di.ContainerDebugDirs {
-		textline.Fprintf(w, "debug dir:      %s in the container (read from %s)\n", d.Dir, d.ReadFrom)
+		safetext.Fprintf(w, "debug dir:      %s in the container (read from %s)\n", d.Dir, d.ReadFrom)
 	}
 	if len(di.Debuginfod.URLs) == 0 {
-		textline.Fprintf(w, "debuginfod:     no servers (DEBUGINFOD_URLS is empty); cache %s\n", di.Debuginfod.Cache)
+		safetext.Fprintf(w, "debuginfod:     no servers (DEBUGINFOD_URLS is empty); cache %s\n", di.Debuginfod.Cache)
 	} else if di.Debuginfod.Offline {
-		textline.Fprintf(w, "debuginfod:     offline; servers %s not asked\n", strings.Join(di.Debuginfod.URLs, " "))
+		safetext.Fprintf(w, "debuginfod:     offline; servers %s not asked\n", strings.Join(di.Debuginfod.URLs, " "))
 	}
 }
 

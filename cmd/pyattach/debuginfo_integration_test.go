@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/pyattach/pyattach/cmd/internal/debuginfo"
+	"github.com/pyattach/pyattach/cmd/internal/debugsearch"
 	"github.com/pyattach/pyattach/detect/testenv"
 )
 
@@ -27,13 +27,13 @@ func mainJSON[T any](t testing.TB, args ...string) (*T, string) {
 	return v, stdout.String()
 }
 
-func debugJSON(t testing.TB, args ...string) *debuginfo.Info {
+func debugJSON(t testing.TB, args ...string) *debugsearch.Info {
 	t.Helper()
-	di, _ := mainJSON[debuginfo.Info](t, append([]string{"--offline", "debuginfo", "--json"}, args...)...)
+	di, _ := mainJSON[debugsearch.Info](t, append([]string{"--offline", "debuginfo", "--json"}, args...)...)
 	return di
 }
 
-func moduleOf(t testing.TB, di *debuginfo.Info, path string) debuginfo.Module {
+func moduleOf(t testing.TB, di *debugsearch.Info, path string) debugsearch.Module {
 	t.Helper()
 	for _, m := range di.Modules {
 		if m.Path == path {
@@ -41,7 +41,7 @@ func moduleOf(t testing.TB, di *debuginfo.Info, path string) debuginfo.Module {
 		}
 	}
 	t.Fatalf("module %s not in %+v", path, di.Modules)
-	return debuginfo.Module{}
+	return debugsearch.Module{}
 }
 
 // Debian's python3.11 with python3.11-dbg: the debug file through the

@@ -14,14 +14,17 @@ import (
 // The direction of imports, in the spirit of go/build/deps_test.go:
 //
 //	cmd/pyattach -> cmd/internal/... -> venv/... -> detect/...
-//	cmd/... -> gdbgen, lldbgen -> gdbgen/plan
+//	cmd/... -> gdbgen, lldbgen -> detect/plan
 //
 // detect/ holds the detectors: facts about files and processes, nothing
-// above them. venv/ maps environments onto interpreters with them. The
-// generators are pure: they turn a gdbgen/plan.Plan into text and reach
-// neither the file system nor the detectors. cmd/internal/ holds the
-// orchestration (target resolution, plan building, doctor) and cmd/pyattach
-// the command line. cmd/internal/doctor starts no process itself: every
+// above them, and the plan, the facts a debugger is handed. venv/ maps
+// environments onto interpreters with them (venv/environ is the
+// environment both venv and cmd read). The generators are pure: they
+// turn a detect/plan.Plan into text and reach neither the file system
+// nor the detectors. cmd/internal/ holds the orchestration (target
+// resolution, plan building, doctor) and the writers and clients
+// (safefs, debuginfod, extfetch, symbols, bundle), and cmd/pyattach the
+// command line. cmd/internal/doctor starts no process itself: every
 // command goes through the Runner it is given; cmd/internal/dump runs gdb
 // through its Runner too. detect/testenv serves tests only.
 //
@@ -36,20 +39,29 @@ type layer struct {
 }
 
 var layers = []layer{
-	{prefix: "gdbgen/plan"},
-	{prefix: "gdbgen/pyquote"},
-	{prefix: "gdbgen", own: []string{"gdbgen/plan", "gdbgen/pyquote"}, forbidStd: []string{"os", "os/exec", "net/http"}},
-	{prefix: "lldbgen", own: []string{"gdbgen/plan", "gdbgen/pyquote"}, forbidStd: []string{"os", "os/exec", "net/http"}},
+	// The plan, the facts a debugger is handed, and the spelling of its
+	// strings as Python literals: plain values, nothing of the module.
+	{prefix: "detect/plan"},
+	{prefix: "detect/plan/pyquote"},
+	{prefix: "gdbgen", own: []string{"detect/plan"}, forbidStd: []string{"os", "os/exec", "net/http"}},
+	{prefix: "lldbgen", own: []string{"detect/plan"}, forbidStd: []string{"os", "os/exec", "net/http"}},
 	{prefix: "detect", own: []string{"detect/"}, external: []string{
 		"github.com/Masterminds/semver/v3",
-		"github.com/schollz/progressbar/v3",
 		"golang.org/x/sys/unix",
 	}},
 	// The bundle format's compression is a well-kept zstd library, not
 	// a hand-written one.
-	{prefix: "detect/bundle", own: []string{"detect/"}, external: []string{"github.com/klauspost/compress/zstd"}},
+	{prefix: "cmd/internal/bundle/archive", own: []string{"detect/"}, external: []string{"github.com/klauspost/compress/zstd"}},
 	{prefix: "venv", own: []string{"detect/", "venv"}, external: []string{"golang.org/x/sys/unix"}},
+	// The environment as a value, under venv so that venv and cmd share
+	// it: nothing of the module below it.
+	{prefix: "venv/environ"},
 	{prefix: "cmd/internal", own: []string{"detect/", "venv", "gdbgen", "lldbgen", "cmd/internal/"}, external: []string{
+		"golang.org/x/sys/unix",
+	}},
+	// The debuginfod client draws its downloads' progress bar.
+	{prefix: "cmd/internal/debuginfod", own: []string{"detect/", "venv", "cmd/internal/"}, external: []string{
+		"github.com/schollz/progressbar/v3",
 		"golang.org/x/sys/unix",
 	}},
 	// doctor runs every command through its injected Runner (with a
@@ -212,15 +224,24 @@ func TestImportRulesCatch(t *testing.T) {
 		{"gdbgen", "os"},
 		{"gdbgen", modulePath + "/detect/elfinfo"},
 		{"lldbgen", modulePath + "/gdbgen"},
-		{"gdbgen/plan", modulePath + "/gdbgen"},
-		{"gdbgen/pyquote", modulePath + "/gdbgen/plan"},
+		{"detect/plan", modulePath + "/gdbgen"},
+		{"detect/plan", modulePath + "/detect/elfinfo"},
+		{"detect/plan/pyquote", modulePath + "/detect/plan"},
 		{"detect/elfinfo", "github.com/alecthomas/kong"},
 		{"cmd/internal/target", modulePath + "/cmd/pyattach"},
-		{"venv/symbols", modulePath + "/detect/testenv"},
+		{"cmd/internal/symbols", modulePath + "/detect/testenv"},
 		{"cmd/internal/doctor", "os/exec"},
 		{"cmd/internal/doctor", modulePath + "/cmd/pyattach"},
 		{"cmd/internal/dump", "os/exec"},
 		{"cmd/internal/dump", modulePath + "/cmd/pyattach"},
+		{"venv/environ", modulePath + "/venv"},
+		{"venv/environ", modulePath + "/detect/saferead"},
+		{"detect/pyext", modulePath + "/venv/environ"},
+		{"detect/elfinfo", modulePath + "/cmd/internal/safefs"},
+		{"detect/pyext", modulePath + "/cmd/internal/extfetch"},
+		{"detect/debugfile", modulePath + "/cmd/internal/debuginfod"},
+		{"detect/proc", "github.com/schollz/progressbar/v3"},
+		{"detect/pyext", "github.com/klauspost/compress/zstd"},
 	} {
 		rule, ok := ruleFor(c.pkg)
 		if !ok {
@@ -233,12 +254,13 @@ func TestImportRulesCatch(t *testing.T) {
 	}
 	for _, c := range []struct{ pkg, imp string }{
 		{"detect/pyinfo", modulePath + "/detect/elfinfo"},
-		{"venv/symbols", modulePath + "/venv"},
+		{"cmd/internal/symbols", modulePath + "/venv"},
 		{"cmd/internal/target", modulePath + "/venv"},
-		{"lldbgen", modulePath + "/gdbgen/plan"},
+		{"lldbgen", modulePath + "/detect/plan"},
+		{"lldbgen", modulePath + "/detect/plan/pyquote"},
 		{"detect/pyversion", "github.com/Masterminds/semver/v3"},
 		{"cmd/pyattach", path.Join(modulePath, "cmd/internal/target")},
-		{"cmd/internal/doctor", modulePath + "/cmd/internal/debuginfo"},
+		{"cmd/internal/doctor", modulePath + "/cmd/internal/debugsearch"},
 		{"cmd/internal/doctor", "net/http"},
 	} {
 		rule, _ := ruleFor(c.pkg)

@@ -9,10 +9,10 @@ import (
 	"strings"
 
 	"github.com/pyattach/pyattach/cmd/internal/debuggers"
-	"github.com/pyattach/pyattach/cmd/internal/debuginfo"
+	"github.com/pyattach/pyattach/cmd/internal/debugsearch"
 	"github.com/pyattach/pyattach/cmd/internal/doctor"
+	"github.com/pyattach/pyattach/cmd/internal/safetext"
 	"github.com/pyattach/pyattach/cmd/internal/target"
-	"github.com/pyattach/pyattach/cmd/internal/textline"
 	"github.com/pyattach/pyattach/detect/srcmap"
 )
 
@@ -20,24 +20,7 @@ import (
 type DoctorCmd struct {
 	Target  string `arg:"" optional:"" help:"A PID, core file, interpreter, venv, script or Mach-O file to check (optional: without it, only the debuggers and ptrace are checked)."`
 	JSON    bool   `help:"Print {checks: [{id, status, summary, fix, details}]}, notes included."`
-	Verbose bool   `help:"Print the notes too: facts that change nothing pyattach gdb and lldb show (a --copies venv, an -O3 build the walker reads, the distribution's C sources)."`
-}
-
-// Help is shown by `pyattach doctor --help`.
-func (c *DoctorCmd) Help() string {
-	return `Runs every check that explains Undefined command: "py-bt", frames shown as
-"??" or "(frame information optimized out)", and missing sources, and
-prints for each problem what it means and the command that fixes it.
-Failures come first, then warnings; facts that change nothing you will
-see in pyattach gdb and lldb are notes, printed with --verbose.
-Exit code 0 when nothing fails, 1 when something does.
-
-Examples:
-  pyattach doctor
-  pyattach doctor 12345
-  pyattach doctor core.12345
-  pyattach doctor --verbose .venv
-  pyattach doctor --json .venv`
+	Verbose bool   `help:"Print the notes too: facts that change nothing pyattach gdb and lldb show (an -O3 build the walker reads, the distribution's C sources)."`
 }
 
 // Check is one finding of doctor (cmd/internal/doctor holds the checks).
@@ -90,10 +73,10 @@ func doctorServices(g *Globals, app *App, cfg *Config) *doctor.Services {
 		Resolve: func(ctx context.Context, tgt string) (*target.Result, error) {
 			return resolveTarget(app, tgt, g.targetOptions(app))
 		},
-		DebugInfo: func(ctx context.Context, tgt string, res *target.Result) (*debuginfo.Info, error) {
+		DebugInfo: func(ctx context.Context, tgt string, res *target.Result) (*debugsearch.Info, error) {
 			return debugInfoFor(ctx, tgt, res, nil, g, app, cfg)
 		},
-		Sources: func(_ context.Context, res *target.Result, di *debuginfo.Info) (*doctor.SourceMap, error) {
+		Sources: func(_ context.Context, res *target.Result, di *debugsearch.Info) (*doctor.SourceMap, error) {
 			roots, err := sourceRoots(g, cfg, app)
 			if err != nil {
 				return nil, &doctor.SourceRootsError{Err: err}
@@ -112,8 +95,8 @@ func doctorServices(g *Globals, app *App, cfg *Config) *doctor.Services {
 			return sm, nil
 		},
 		Hint:    hintFor,
-		IsMachO: func(tgt string) bool { return debuginfo.IsMachO(tgt, app.Cwd) },
-		MachODebugInfo: func(_ context.Context, tgt string) (*debuginfo.Info, error) {
+		IsMachO: func(tgt string) bool { return debugsearch.IsMachO(tgt, app.Cwd) },
+		MachODebugInfo: func(_ context.Context, tgt string) (*debugsearch.Info, error) {
 			return newCollector(g, app, cfg).CollectMachO(tgt)
 		},
 	}
@@ -146,9 +129,9 @@ func printChecks(w io.Writer, checks []Check, verbose, color bool) {
 		label := map[string]string{statusOK: paint("ok  ", "32"), statusWarn: paint("WARN", "33"), statusFail: paint("FAIL", "31"), statusSkip: paint("skip", "2"), statusNote: paint("note", "2")}[ch.Status]
 		// Summaries, details and fixes may name what a process controls
 		// (its comm, command line, files): escaped where they need it.
-		fmt.Fprintf(w, "%s  %-22s %s\n", label, ch.ID, textline.EscapeControls(ch.Summary))
+		fmt.Fprintf(w, "%s  %-22s %s\n", label, ch.ID, safetext.EscapeControls(ch.Summary))
 		for _, d := range ch.Details {
-			fmt.Fprintf(w, "      - %s\n", textline.EscapeControls(d))
+			fmt.Fprintf(w, "      - %s\n", safetext.EscapeControls(d))
 		}
 		if ch.Fix != "" && ch.Status != statusOK {
 			for i, l := range strings.Split(ch.Fix, "\n") {
@@ -156,7 +139,7 @@ func printChecks(w io.Writer, checks []Check, verbose, color bool) {
 				if i > 0 {
 					prefix = "           "
 				}
-				fmt.Fprintf(w, "%s%s\n", prefix, textline.EscapeControls(l))
+				fmt.Fprintf(w, "%s%s\n", prefix, safetext.EscapeControls(l))
 			}
 		}
 	}

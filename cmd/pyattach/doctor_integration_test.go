@@ -37,14 +37,14 @@ func findCheck(t *testing.T, d doctorOut, id string) Check {
 	return Check{}
 }
 
-// The Debian --copies venv process: doctor notes why plain gdb has no
+// The Debian --copies venv process: doctor warns why plain gdb has no
 // py-bt, and both fixes it prints, run as given, make py-bt work.
 func TestDoctorVenvCopiesFixesWork(t *testing.T) {
 	testenv.Need(t, "gdb")
 	py := testenv.NeedFile(t, "/usr/bin/python3.11", "")
 	pid := startVenvCopies(t, py)
 	c := findCheck(t, runDoctor(t, nil, strconv.Itoa(pid)), "venv")
-	if c.Status != "note" || !strings.Contains(c.Summary, "is a copy of /usr/bin/python3.11") {
+	if c.Status != "warn" || !strings.Contains(c.Summary, "is a copy of /usr/bin/python3.11") {
 		t.Fatalf("venv check: %+v", c)
 	}
 	lines := strings.Split(c.Fix, "\n")
@@ -56,6 +56,28 @@ func TestDoctorVenvCopiesFixesWork(t *testing.T) {
 	checkPyBt(t, "doctor's pyattach fix", o)
 	o, _ = runIn(t, "", nil, "sh", "-c", strings.TrimPrefix(lines[1], "or plain gdb: ")+" -batch -ex py-bt")
 	checkPyBt(t, "doctor's plain gdb fix", o)
+}
+
+// TestDoctorVenvCopiesSaysPlainGDBHasNoPyBt: `pyattach doctor PID` of a
+// process in a `python3 -m venv --copies` venv says, in its text output
+// and without --verbose, that plain `gdb -p` has no py-bt there, why (the
+// venv's python is a copy of the interpreter), and both fixes.
+func TestDoctorVenvCopiesSaysPlainGDBHasNoPyBt(t *testing.T) {
+	py := testenv.NeedFile(t, "/usr/bin/python3.11", "")
+	venv := makeVenv(t, py, true)
+	pid := testenv.StartPython(t, filepath.Join(venv, "bin", "python"), "")
+	out, _ := runIn(t, "", nil, pyattachBin(t), "--offline", "doctor", strconv.Itoa(pid))
+	p := strconv.Itoa(pid)
+	for _, want := range []string{
+		`(?m)^WARN  venv +plain gdb -p has no py-bt here: ` + regexp.QuoteMeta(filepath.Join(venv, "bin", "python")) +
+			` is a copy of /usr/bin/python3\.11 \(venv made with --copies\), and gdb looks for CPython's extension by the executable's path`,
+		`(?m)^      fix: pyattach gdb -p ` + p + `$`,
+		`(?m)^           or plain gdb: gdb -iex 'file /usr/bin/python3\.11'( -ex 'source \S+')? -p ` + p + `$`,
+	} {
+		if !regexp.MustCompile(want).MatchString(out) {
+			t.Errorf("pyattach doctor %d lacks %s:\n%s", pid, want, out)
+		}
+	}
 }
 
 // A stripped copy of pyenv's libpython with no debug file anywhere.

@@ -11,13 +11,14 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/pyattach/pyattach/cmd/internal/bundler"
+	"github.com/pyattach/pyattach/cmd/internal/bundle"
 	"github.com/pyattach/pyattach/cmd/internal/dump"
+	"github.com/pyattach/pyattach/cmd/internal/safefs"
 	"github.com/pyattach/pyattach/cmd/internal/shquote"
 	"github.com/pyattach/pyattach/cmd/internal/target"
-	"github.com/pyattach/pyattach/detect/environ"
-	"github.com/pyattach/pyattach/detect/safefs"
-	"github.com/pyattach/pyattach/gdbgen/plan"
+	"github.com/pyattach/pyattach/detect/plan"
+	"github.com/pyattach/pyattach/detect/saferead"
+	"github.com/pyattach/pyattach/venv/environ"
 )
 
 // DumpCmd is `pyattach dump TARGET`.
@@ -28,7 +29,7 @@ type DumpCmd struct {
 	Verbose  bool   `short:"v" help:"Also print which reader ran, how long each step took, gdb's own messages and what the walk cost (memory reads, seconds), on stderr."`
 	Reader   string `default:"auto" enum:"auto,gdb,direct" help:"How the process's memory is read: direct (stop it with ptrace, a system python3 reads /proc/PID/mem; live processes without --native), gdb (gdb in batch mode), auto (direct when it can run, else gdb)."`
 	Locals   bool   `help:"Add each frame's local variables, as repr() shows them, bounded (JSON: locals, an object of name -> repr)."`
-	Tasks    bool   `help:"Add the asyncio tasks (Python 3.14+): each task's name, state, coroutine stack, what it awaits and which tasks await it, as a tree; cycles reported (JSON: tasks[] with id, name, state, frames, awaiting, awaited_by)."`
+	Tasks    bool   `help:"Add the asyncio tasks (Python 3.11-3.15): each task's name, state, coroutine stack, what it awaits and which tasks await it, as a tree; cycles reported (JSON: tasks[] with id, name, state, frames, awaiting, awaited_by)."`
 	MaxTasks uint   `name:"max-tasks" default:"1000" placeholder:"N" help:"With --tasks, show at most N tasks and count the rest (0: all)."`
 	// The walk's bounds; the defaults are the walker's (MAX_FRAMES in
 	// pyattach_walk_frames.py, MAX_READS and TIMEOUT in
@@ -42,65 +43,13 @@ type DumpCmd struct {
 // (dump.ErrPartial).
 const exitPartial = exitError(3)
 
-// Help is shown by `pyattach dump --help`.
-func (c *DumpCmd) Help() string {
-	return `What every thread of a process or core is doing in Python, in one
-command. pyattach's own stack walker reads the interpreter's memory alone:
-no debug information is read (none is needed, so stripped interpreters
-work too). _PyRuntime's address is computed from the ELF symbol table and
-the process's mappings (or the core's) first.
-
-Readers (--reader): direct, the default for a live process: pyattach
-stops every thread with ptrace and a system python3 (/usr/bin/python3,
-only if root alone can change it; run with -I -S, no environment) reads
-/proc/PID/mem; the process is let go as soon as its stacks are read. gdb:
-gdb in batch mode with the walker, loading no shared library's symbols;
-used for cores, for --native, and by auto when the direct reader cannot
-run (no trusted python3, ptrace refused). -v says which ran.
-
-Output: per OS thread, its kernel thread id and name, then its Python
-frames as py-bt prints them, innermost first, with the source lines as
-the process sees them; threads that run no Python show "Unable to locate
-python frame". --json prints
-  {"pid": PID | "core": CORE, "python": {"version"},
-   "threads": [{"tid", "name", "frames": [{"function", "file", "line"}]}]}
-with line null when unknown and name null when gdb does not know it (cores).
---native prints one stack per thread, innermost first: its C frames, with
-each _PyEval_EvalFrameDefault frame replaced by the Python frames it runs
-(" (C) 0x... in time_sleep () at ../Modules/timemodule.c:2162"). gdb
-unwinds them without debug files; names come from the symbol tables, file
-and line from the DWARF line table of the one unit holding each pc. JSON
-adds "stack": [{"kind": "python"|"native", "function", "file", "line",
-"pc"}] and "native": [{"function", "file", "line", "pc"}] per thread (null
-where unknown); when the two cannot be matched, "stack_unmerged" says why
-and the text prints both lists.
-
-Bounds: of a stack deeper than --max-frames (4096) the innermost and the
-outermost halves are printed, with "  ... 5,906 frames not shown ..."
-between them (JSON: "frames_omitted": 5906 and "frames_omitted_at", the
-index in frames where they were). The whole walk (every interpreter,
-thread, frame, code object and string) has one budget, --max-reads
-(500,000) memory reads and --timeout (20s); a walk that runs out of it
-stops, prints what it read, says so on stderr ("pyattach: walk stopped:
-...; output is partial"; JSON: "truncated": "why", and "partial": true on
-a thread whose stack was not read to its end) and exits with code 3.
-
-Examples:
-  pyattach dump 12345
-  pyattach dump --json 12345 | jq '.threads[] | {tid, top: .frames[0]}'
-  pyattach dump core.12345
-  pyattach dump --native 12345          # C and Python frames, one stack
-  pyattach dump --tasks 12345           # and every asyncio task (3.14+)
-  pyattach dump --reader gdb 12345      # read through gdb`
-}
-
 // Run dumps every thread's Python stack (cmd/internal/dump, wired to the
 // flags, the environment and the configuration).
 func (c *DumpCmd) Run(g *Globals, app *App, cfg *Config) error {
 	opts := dump.Options{Target: c.Target, JSON: c.JSON, Native: c.Native, Verbose: c.Verbose, Locals: c.Locals,
 		Reader: c.Reader, MaxFrames: c.MaxFrames, MaxReads: c.MaxReads, Timeout: c.Timeout, Tasks: c.Tasks, MaxTasks: c.MaxTasks}
 	svc := dumpServices(g, app, cfg)
-	if bundler.IsBundle(c.Target) {
+	if bundle.IsBundle(c.Target) {
 		o, err := openBundle(app, c.Target)
 		if err != nil {
 			return err
@@ -154,7 +103,7 @@ func explainDump(err error) error {
 	}
 	// A directory given for the core (dump /tmp): dump takes a PID or a
 	// core file, never -c.
-	var nr *safefs.NotRegularError
+	var nr *saferead.NotRegularError
 	if errors.As(err, &nr) && nr.Mode.IsDir() {
 		return withHint(err, "pyattach dump takes a PID or a core file, not a directory: pyattach dump PID, or pyattach dump %s", shquote.Quote(filepath.Join(nr.Path, "CORE")))
 	}

@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pyattach/pyattach/detect/environ"
 	"github.com/pyattach/pyattach/detect/testenv"
+	"github.com/pyattach/pyattach/venv/environ"
 )
 
 // dumpApp runs a main thread three calls deep and a worker thread that

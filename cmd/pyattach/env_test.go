@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pyattach/pyattach/detect/debuginfod"
-	"github.com/pyattach/pyattach/detect/environ"
+	"github.com/pyattach/pyattach/cmd/internal/debuginfod"
+	"github.com/pyattach/pyattach/venv/environ"
 )
 
 // TestXDGFromInjectedEnv: pyattach's configuration, trust store and

@@ -7,8 +7,8 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/pyattach/pyattach/cmd/internal/extfetch"
 	"github.com/pyattach/pyattach/cmd/internal/target"
-	"github.com/pyattach/pyattach/detect/pyext"
 	"github.com/pyattach/pyattach/detect/pyversion"
 )
 
@@ -17,18 +17,6 @@ type FetchExtensionCmd struct {
 	Target  string `arg:"" optional:"" help:"A PID, interpreter, venv or script whose Python version to fetch the extension for."`
 	Version string `name:"python-version" help:"The exact CPython version (X.Y.Z) instead of a target's." placeholder:"X.Y.Z"`
 	BaseURL string `help:"Where CPython's sources are served by tag (default from the config file, else CPython's repository)." placeholder:"URL"`
-}
-
-// Help is shown by `pyattach fetch-extension --help`.
-func (c *FetchExtensionCmd) Help() string {
-	return `Interpreters from uv, python-build-standalone and most Docker images ship
-no python3.X-gdb.py. This downloads CPython's Tools/gdb/libpython.py for
-the interpreter's exact version tag into pyattach's cache, where
-debuginfo, gdb and lldb commands find it.
-
-Examples:
-  pyattach fetch-extension 12345
-  pyattach fetch-extension --python-version 3.12.1`
 }
 
 // Run downloads the extension.
@@ -54,7 +42,7 @@ func (c *FetchExtensionCmd) Run(g *Globals, app *App, cfg *Config) error {
 	if base == "" {
 		base = cfg.ExtensionBaseURL
 	}
-	if err := pyext.CheckBaseURL(base); err != nil {
+	if err := extfetch.CheckBaseURL(base); err != nil {
 		return withHint(fmt.Errorf("fetch-extension: --base-url: %w", err), httpsHint)
 	}
 	ctx, cancel := context.WithTimeout(app.Ctx, 2*time.Minute)
@@ -63,8 +51,8 @@ func (c *FetchExtensionCmd) Run(g *Globals, app *App, cfg *Config) error {
 	if err != nil {
 		return withHint(fmt.Errorf("fetch-extension: cannot write pyattach's cache: %w", err), "set XDG_CACHE_HOME to a writable directory of your own")
 	}
-	p, err := pyext.Fetch(ctx, &http.Client{Timeout: time.Minute}, base, version, cache)
-	if errors.Is(err, pyext.ErrInvalidVersion) {
+	p, err := extfetch.Fetch(ctx, &http.Client{Timeout: time.Minute}, base, version, cache)
+	if errors.Is(err, extfetch.ErrInvalidVersion) {
 		return withHint(fmt.Errorf("fetch-extension %s: %w", version, err),
 			"give the exact version: pyattach fetch-extension --python-version X.Y.Z (python3 -c 'import platform; print(platform.python_version())' prints it)")
 	}

@@ -5,11 +5,15 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+
+	"github.com/alecthomas/kong"
 )
 
 // The reference pages: Markdown files that README.md links to and that
-// `pyattach help TOPIC` prints as they are; the man page renders some of
-// them (manSections). Each is written once, here.
+// `pyattach help TOPIC` prints (a command's with its usage section
+// rendered from kong's model, cmdpages.go); a command's page is also its
+// --help text, and the man page renders the commands' pages and some
+// others (manSections). Each is written once, here.
 //
 //go:embed help/*.md
 var helpFS embed.FS
@@ -31,8 +35,8 @@ type HelpCmd struct {
 // Help is shown by `pyattach help --help`.
 func (c *HelpCmd) Help() string {
 	return `The pages are the Markdown files README.md links to
-(cmd/pyattach/help/TOPIC.md in the repository), printed as they are.
-A command's flags are in 'pyattach COMMAND --help'.
+(cmd/pyattach/help/TOPIC.md in the repository). A command's page is also
+its 'pyattach COMMAND --help', and ends with its flags.
 
 Examples:
   pyattach help
@@ -40,8 +44,9 @@ Examples:
   pyattach help json | less`
 }
 
-// Run prints the list of topics, or one page.
-func (c *HelpCmd) Run(app *App) error {
+// Run prints the list of topics, or one page (a command's with its
+// usage, arguments and flags from kong's model).
+func (c *HelpCmd) Run(app *App, kctx *kong.Context) error {
 	if c.Topic == "" {
 		fmt.Fprintln(app.Stdout, "Reference pages (pyattach help TOPIC):")
 		for _, t := range helpTopics {
@@ -49,7 +54,10 @@ func (c *HelpCmd) Run(app *App) error {
 		}
 		return nil
 	}
-	page, ok := helpPage(c.Topic)
+	page, ok := commandPage(kctx.Model, c.Topic)
+	if !ok {
+		page, ok = helpPage(c.Topic)
+	}
 	if !ok {
 		report(app.Stderr, withHint(fmt.Errorf("help: no page %q", c.Topic),
 			"run 'pyattach help' for the list of pages, or 'pyattach COMMAND --help' for a command's flags"))
@@ -125,6 +133,8 @@ func mdRoff(md string) string {
 	for _, line := range lines {
 		line = strings.TrimRight(line, " \t")
 		switch {
+		case strings.HasPrefix(line, "<!--") && strings.HasSuffix(line, "-->"):
+			continue // a note to the page's editors
 		case strings.HasPrefix(line, "```"):
 			if fence {
 				b.WriteString(".fi\n.RE\n")
@@ -213,7 +223,11 @@ func mdInline(s string) string {
 		lines[i] = roffEscape(l)
 	}
 	s = strings.Join(lines, "\n")
-	s = mdCode.ReplaceAllString(s, `\fB$1\fR`)
+	// A long path in a code span may break after a slash (\:), so
+	// that groff can fill the line.
+	s = mdCode.ReplaceAllStringFunc(s, func(m string) string {
+		return `\fB` + strings.ReplaceAll(m[1:len(m)-1], "/", `/\:`) + `\fR`
+	})
 	s = mdBold.ReplaceAllString(s, `\fB$1\fR`)
 	s = mdItalic.ReplaceAllString(s, `$1\fI$2\fR`)
 	return roffLine(s)

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/alecthomas/kong"
 )
 
 // TestHelpTopicsAreFiles: every page under help/ is a listed topic, every
@@ -141,5 +143,80 @@ func TestMdRoff(t *testing.T) {
 		".SS \"Sub\"\n.PP\n\\&.dot \\[u2013] done\n"
 	if got := mdRoff(md); got != want {
 		t.Errorf("mdRoff:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+// helpModel is pyattach's kong model, as Main builds it.
+func helpModel(t *testing.T) *kong.Application {
+	t.Helper()
+	var cli CLI
+	parser, err := kong.New(&cli, append(rawArgOptions(), kong.Name("pyattach"), kong.Vars{"version": versionLine()})...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	applyPages(parser.Model)
+	return parser.Model
+}
+
+// TestHelpUsageSections: each command's page holds a "## Usage" section
+// that is what pyattach renders from the flags' help (the one source of
+// the arguments and flags); UPDATE_HELP=1 rewrites the files.
+func TestHelpUsageSections(t *testing.T) {
+	app := helpModel(t)
+	for _, topic := range helpTopics {
+		if commandNode(app, topic) == nil {
+			continue
+		}
+		file := filepath.Join("help", topic+".md")
+		b, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, _, ok := cutUsage(string(b)); !ok {
+			t.Errorf("%s has no %q section (its arguments and flags, rendered from kong's model)", file, usageHeading)
+			continue
+		}
+		got, _ := commandPage(app, topic)
+		if got == string(b) {
+			continue
+		}
+		if os.Getenv("UPDATE_HELP") != "" {
+			if err := os.WriteFile(file, []byte(got), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		t.Errorf("%s: its %q section is not what the flags' help says; rewrite it with UPDATE_HELP=1 go test ./cmd/pyattach -run TestHelpUsageSections", file, usageHeading)
+	}
+}
+
+// TestCommandHelpIsItsPage: a command's --help text is its reference
+// page (no Help method writes a second one), and `pyattach COMMAND --help`
+// prints the page's examples.
+func TestCommandHelpIsItsPage(t *testing.T) {
+	app := helpModel(t)
+	for _, c := range app.Children {
+		if c.Type != kong.CommandNode || c.Hidden {
+			continue
+		}
+		page, ok := helpPage(c.Name)
+		if !ok {
+			continue
+		}
+		if _, ok := c.Target.Addr().Interface().(kong.HelpProvider); ok {
+			t.Errorf("the %s command has a Help method: its --help text is help/%s.md", c.Name, c.Name)
+		}
+		if c.Detail != commandDetail(page) {
+			t.Errorf("pyattach %s --help does not show help/%s.md", c.Name, c.Name)
+		}
+	}
+	var stdout, stderr bytes.Buffer
+	if code := Main([]string{"dump", "--help"}, nil, &stdout, &stderr, testEnv(t)); code != 0 {
+		t.Fatalf("pyattach dump --help: exit %d, %s", code, stderr.String())
+	}
+	for _, want := range []string{"Examples:", "pyattach dump --tasks 12345", "--max-tasks=N"} {
+		if !strings.Contains(stdout.String(), want) {
+			t.Errorf("pyattach dump --help lacks %q:\n%s", want, stdout.String())
+		}
 	}
 }

@@ -7,15 +7,15 @@ import (
 	"io/fs"
 	"strings"
 
+	"github.com/pyattach/pyattach/cmd/internal/debuginfod"
 	"github.com/pyattach/pyattach/cmd/internal/planner"
+	"github.com/pyattach/pyattach/cmd/internal/safetext"
 	"github.com/pyattach/pyattach/cmd/internal/shquote"
 	"github.com/pyattach/pyattach/cmd/internal/target"
-	"github.com/pyattach/pyattach/cmd/internal/textline"
-	"github.com/pyattach/pyattach/detect/debuginfod"
 	"github.com/pyattach/pyattach/detect/elfinfo"
 	"github.com/pyattach/pyattach/detect/machoinfo"
 	"github.com/pyattach/pyattach/detect/proc"
-	"github.com/pyattach/pyattach/detect/safefs"
+	"github.com/pyattach/pyattach/detect/saferead"
 	"github.com/pyattach/pyattach/venv"
 )
 
@@ -36,7 +36,7 @@ func withHint(err error, format string, args ...any) error {
 // report prints an error as "pyattach: error: ..." and a hint line.
 // Both may hold what a process controls (its comm, command line or exe,
 // a core's file names): a line holding a control character is printed
-// escaped (textline.EscapeControls).
+// escaped (safetext.EscapeControls).
 func report(w io.Writer, err error) { reportAs(w, "error", err) }
 
 // warn prints an error that does not stop the command as "pyattach:
@@ -44,12 +44,12 @@ func report(w io.Writer, err error) { reportAs(w, "error", err) }
 func warn(w io.Writer, err error) { reportAs(w, "warning", err) }
 
 func reportAs(w io.Writer, kind string, err error) {
-	fmt.Fprintf(w, "pyattach: %s: %s\n", kind, textline.EscapeControls(textline.Fold(err.Error())))
+	fmt.Fprintf(w, "pyattach: %s: %s\n", kind, safetext.EscapeControls(safetext.Fold(err.Error())))
 	if h := hintFor(err); h != "" {
 		lines := strings.Split(h, "\n")
-		fmt.Fprintf(w, "  hint: %s\n", textline.EscapeControls(lines[0]))
+		fmt.Fprintf(w, "  hint: %s\n", safetext.EscapeControls(lines[0]))
 		for _, l := range lines[1:] {
-			fmt.Fprintf(w, "        %s\n", textline.EscapeControls(l))
+			fmt.Fprintf(w, "        %s\n", safetext.EscapeControls(l))
 		}
 	}
 }
@@ -73,13 +73,13 @@ func hintFor(err error) string {
 			if i > 0 {
 				b.WriteString(", ")
 			}
-			fmt.Fprintf(&b, "%d (%s)", c.PID, textline.Escape(c.Cmdline))
+			fmt.Fprintf(&b, "%d (%s)", c.PID, safetext.Escape(c.Cmdline))
 		}
 		fmt.Fprintf(&b, "\nresolve one of those instead: pyattach resolve %d", np.Children[0].PID)
 		return b.String()
 	}
 	var core *planner.CoreError
-	var nr *safefs.NotRegularError
+	var nr *saferead.NotRegularError
 	if errors.As(err, &nr) {
 		what := "a regular file"
 		switch {
@@ -160,7 +160,7 @@ func hintFor(err error) string {
 // (a FIFO, a device, a socket, a directory): what to give instead
 // (what: "the core file itself"), and, for a FIFO, how to save what it
 // carries.
-func notRegularHint(nr *safefs.NotRegularError, what string) string {
+func notRegularHint(nr *saferead.NotRegularError, what string) string {
 	if nr.Mode&fs.ModeNamedPipe != 0 {
 		return fmt.Sprintf("pyattach reads only regular files; give %s, or save what the pipe carries to a file first: cat %s > FILE", what, shquote.Quote(nr.Path))
 	}
@@ -171,7 +171,7 @@ func notRegularHint(nr *safefs.NotRegularError, what string) string {
 // a *elfinfo.FormatError in err points at.
 func readelfFor(err error) string {
 	var fe *elfinfo.FormatError
-	if !errors.As(err, &fe) {
+	if !errors.As(err, &fe) || fe.Kind != elfinfo.ErrCorrupt {
 		return "readelf -h FILE"
 	}
 	switch s := fe.Section; {

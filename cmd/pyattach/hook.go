@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/pyattach/pyattach/cmd/internal/textline"
+	"github.com/pyattach/pyattach/cmd/internal/safetext"
 	"github.com/pyattach/pyattach/gdbgen"
 )
 
@@ -27,11 +27,11 @@ type HookCmd struct {
 func (c *HookCmd) Run(g *Globals, app *App, cfg *Config) error {
 	path, err := c.script(g, app, cfg)
 	if err != nil {
-		line := textline.Fold(err.Error())
+		line := safetext.Fold(err.Error())
 		if h := hintFor(err); h != "" {
 			line += "; " + strings.ReplaceAll(h, "\n", " ")
 		}
-		fmt.Fprintf(app.Stderr, "pyattach: %s\n", textline.EscapeControls(line))
+		fmt.Fprintf(app.Stderr, "pyattach: %s\n", safetext.EscapeControls(line))
 		return exitError(1)
 	}
 	fmt.Fprintln(app.Stdout, path)

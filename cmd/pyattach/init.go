@@ -12,10 +12,10 @@ import (
 	"unicode/utf8"
 
 	"github.com/pyattach/pyattach/cmd/internal/shquote"
-	"github.com/pyattach/pyattach/detect/environ"
-	"github.com/pyattach/pyattach/detect/safefs"
+	"github.com/pyattach/pyattach/detect/saferead"
 	"github.com/pyattach/pyattach/gdbgen"
 	"github.com/pyattach/pyattach/lldbgen"
+	"github.com/pyattach/pyattach/venv/environ"
 )
 
 // InitCmd is `pyattach init`.
@@ -26,27 +26,6 @@ type InitCmd struct {
 	VSCode bool   `name:"vscode" help:"Add attach configurations (cppdbg and CodeLLDB) to DIR/.vscode/launch.json."`
 	Python string `help:"The project's interpreter (default: DIR/.venv/bin/python or DIR/venv/bin/python)." placeholder:"PATH"`
 	Trust  bool   `help:"Add the one line that lets gdb load DIR/.gdbinit to your gdb init file (~/.config/gdb/gdbinit, or ~/.gdbinit when gdb reads that); with --lldb, the line that makes lldb read DIR/.lldbinit when it starts in DIR to ~/.lldbinit."`
-}
-
-// Help is shown by `pyattach init --help`.
-func (c *InitCmd) Help() string {
-	return `Writes debugger init files for a project, so that a plain "gdb -p PID" or
-"lldb -p PID" started in it has py-bt, the debug files and source maps.
-gdb loads a project's .gdbinit only when it is trusted; --trust adds
-exactly one add-auto-load-safe-path line for it to the user init file gdb
-reads ($XDG_CONFIG_HOME/gdb/gdbinit, else an existing ~/.gdbinit). The
-line names that one file, escaped so that gdb matches nothing else; a
-directory whose name cannot be written so (':', line breaks), or that
-another user can change, is not trusted. lldb reads no project file by
-itself (it warns about ./.lldbinit at every start); with --lldb, --trust
-adds one line to ~/.lldbinit (~/.lldbinit-lldb when that exists) that,
-when lldb starts in DIR and only there, reads DIR/.lldbinit and silences
-that warning. DIR must exist.
-
-Examples:
-  pyattach init --gdb --trust
-  pyattach init --gdb --lldb --vscode ~/src/myproject
-  pyattach init --python /opt/app/bin/python3 .`
 }
 
 // Run writes the files.
@@ -142,7 +121,7 @@ func (c *InitCmd) Run(g *Globals, app *App, cfg *Config) error {
 				return withHint(fmt.Errorf("init --trust: %w", trustErr),
 					"gdb cannot be told to trust exactly this file; move or rename the directory (a name without ':' or line breaks)")
 			}
-			if err := safefs.CheckTrusted(dir, os.Geteuid()); err != nil {
+			if err := saferead.CheckTrusted(dir, os.Geteuid()); err != nil {
 				return withHint(fmt.Errorf("init --trust: %w", err),
 					"gdb would run whatever another user writes to %s; make the directory yours and not writable by others (chmod go-w), or do not trust it", gdbinit)
 			}
@@ -243,7 +222,7 @@ func (c *InitCmd) lldbTrust(dir, lldbinit string, app *App) (lldbTrustPlan, erro
 		return lt, withHint(fmt.Errorf("init --trust: %w", lt.err),
 			"lldb cannot be told to read exactly this file; move or rename the directory (see the reason above)")
 	}
-	if err := safefs.CheckTrusted(dir, os.Geteuid()); err != nil {
+	if err := saferead.CheckTrusted(dir, os.Geteuid()); err != nil {
 		return lt, withHint(fmt.Errorf("init --trust: %w", err),
 			"lldb would run whatever another user writes to %s; make the directory yours and not writable by others (chmod go-w), or do not trust it", lldbinit)
 	}
@@ -330,7 +309,7 @@ func initPyattachExe() (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("init: cannot find pyattach's own binary: %w", err)
 	}
-	if err := safefs.CheckTrusted(exe, os.Geteuid()); err != nil {
+	if err := saferead.CheckTrusted(exe, os.Geteuid()); err != nil {
 		return "", withHint(fmt.Errorf("init: the project .gdbinit would run %s: %w", exe, err),
 			"install pyattach where only you or root can change it (chmod go-w on the file and its directories)")
 	}
@@ -400,12 +379,12 @@ func userGDBInit(env environ.Env, cwd string) (string, error) {
 
 // userInitTarget returns the file to rewrite for the user's gdb init
 // file: gdb runs it as the user, so it may be reached only through links
-// and directories that safefs.CheckTrusted allows (none of another
+// and directories that saferead.CheckTrusted allows (none of another
 // user's). A link of the user's own is kept: its target is returned.
 // Nothing is written.
 func userInitTarget(file string, uid int) (string, error) {
 	if _, err := os.Lstat(file); err == nil {
-		if err := safefs.CheckTrusted(file, uid); err != nil {
+		if err := saferead.CheckTrusted(file, uid); err != nil {
 			return "", err
 		}
 		return filepath.EvalSymlinks(file)
@@ -419,7 +398,7 @@ func userInitTarget(file string, uid int) (string, error) {
 		}
 		top = filepath.Dir(top)
 	}
-	if err := safefs.CheckTrusted(top, uid); err != nil {
+	if err := saferead.CheckTrusted(top, uid); err != nil {
 		return "", err
 	}
 	return file, nil
@@ -447,7 +426,7 @@ func addTrustLine(file, target, line, oldLine, note string, uid int, app *App) (
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return false, err
 		}
-		if err := safefs.CheckTrusted(dir, uid); err != nil {
+		if err := saferead.CheckTrusted(dir, uid); err != nil {
 			return false, err
 		}
 	default:

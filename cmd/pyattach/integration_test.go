@@ -10,8 +10,8 @@ import (
 	"testing"
 
 	"github.com/pyattach/pyattach/cmd/internal/target"
-	"github.com/pyattach/pyattach/detect/environ"
 	"github.com/pyattach/pyattach/detect/testenv"
+	"github.com/pyattach/pyattach/venv/environ"
 )
 
 // runJSON runs `pyattach resolve --json TARGET` in-process.

@@ -8,7 +8,7 @@ import (
 	"reflect"
 	"unicode/utf8"
 
-	"github.com/pyattach/pyattach/cmd/internal/textline"
+	"github.com/pyattach/pyattach/cmd/internal/safetext"
 )
 
 // writeJSON prints v as indented JSON for a --json flag. JSON strings are
@@ -28,7 +28,7 @@ func writeJSON(w io.Writer, v any) error {
 	}
 	// Values keep their characters; the controls encoding/json leaves
 	// raw are written as \u escapes.
-	_, err := w.Write(textline.EscapeJSON(buf.Bytes()))
+	_, err := w.Write(safetext.EscapeJSON(buf.Bytes()))
 	return err
 }
 

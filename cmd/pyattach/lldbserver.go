@@ -11,10 +11,11 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/pyattach/pyattach/cmd/internal/safefs"
 	"github.com/pyattach/pyattach/cmd/internal/shquote"
-	"github.com/pyattach/pyattach/detect/environ"
-	"github.com/pyattach/pyattach/detect/safefs"
-	"github.com/pyattach/pyattach/gdbgen/plan"
+	"github.com/pyattach/pyattach/detect/plan"
+	"github.com/pyattach/pyattach/detect/saferead"
+	"github.com/pyattach/pyattach/venv/environ"
 )
 
 // lldbServerEnv is the variable lldb reads the path of its lldb-server from.
@@ -132,7 +133,7 @@ func lldbServerFor(p plan.Plan, lldb string, env []string) (string, error) {
 // elfIdent returns the 64 bytes lldb-server is shown for the ELF file
 // name: its magic, class and byte order, the ELF version, zeros after.
 func elfIdent(name string) ([]byte, error) {
-	f, err := safefs.Open(name)
+	f, err := saferead.Open(name)
 	if err != nil {
 		return nil, err
 	}

@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/pyattach/pyattach/cmd/internal/shquote"
+	"github.com/pyattach/pyattach/detect/plan"
 	"github.com/pyattach/pyattach/detect/testenv"
-	"github.com/pyattach/pyattach/gdbgen/plan"
 )
 
 // TestLLDBServerScript: for a process whose executable path this machine

@@ -16,7 +16,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pyattach/pyattach/cmd/internal/debuginfo"
+	"github.com/pyattach/pyattach/cmd/internal/debugsearch"
 	"github.com/pyattach/pyattach/detect/dsym"
 	"github.com/pyattach/pyattach/detect/testenv"
 )
@@ -133,7 +133,7 @@ func TestMachOWorkflow(t *testing.T) {
 	}
 
 	js := mustRunIn(t, "debuginfo --json", "", env, bin, "--offline", "debuginfo", "--json", so)
-	var di debuginfo.Info
+	var di debugsearch.Info
 	if err := json.Unmarshal([]byte(js), &di); err != nil {
 		t.Fatalf("debuginfo --json: %v\n%s", err, js)
 	}

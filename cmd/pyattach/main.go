@@ -5,7 +5,7 @@ package main
 import (
 	"os"
 
-	"github.com/pyattach/pyattach/detect/environ"
+	"github.com/pyattach/pyattach/venv/environ"
 )
 
 func main() {

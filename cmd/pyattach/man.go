@@ -41,6 +41,9 @@ func manPage(app *kong.Application, ver, day string) string {
 		summary = strings.ToLower(summary[:1]) + summary[1:]
 	}
 	fmt.Fprintf(&b, ".TH %s 1 %s %s \"User Commands\"\n", strings.ToUpper(name), roffArg(day), roffArg(name+" "+ver))
+	// Left-aligned, not justified: the pages hold long paths that a
+	// justified line cannot space out.
+	b.WriteString(".ad l\n")
 	fmt.Fprintf(&b, ".SH NAME\n%s \\- %s\n", roffEscape(name), roffEscape(summary))
 	fmt.Fprintf(&b, ".SH SYNOPSIS\n.B %s\n[\\fIFLAGS\\fR] \\fICOMMAND\\fR [\\fIARGS\\fR...]\n", roffEscape(name))
 	b.WriteString(".SH DESCRIPTION\n")
@@ -60,7 +63,11 @@ func manPage(app *kong.Application, ver, day string) string {
 			}
 			fmt.Fprintf(&b, ".SS %s\n", roffArg(commandSynopsis(c)))
 			b.WriteString(roffText(c.Help))
-			if c.Detail != "" {
+			if page, ok := helpPage(c.Name); ok && c.Parent == app.Node {
+				// The command's reference page, whose usage section
+				// the arguments and flags below stand for.
+				b.WriteString(mdRoff(pageBody(page)))
+			} else if c.Detail != "" {
 				b.WriteString(".PP\n")
 				b.WriteString(roffText(c.Detail))
 			}

@@ -7,22 +7,22 @@ import (
 	"os/exec"
 	"runtime"
 
-	"github.com/pyattach/pyattach/cmd/internal/debuginfo"
+	"github.com/pyattach/pyattach/cmd/internal/debugsearch"
 	"github.com/pyattach/pyattach/cmd/internal/planner"
+	"github.com/pyattach/pyattach/cmd/internal/safetext"
 	"github.com/pyattach/pyattach/cmd/internal/target"
-	"github.com/pyattach/pyattach/cmd/internal/textline"
 	"github.com/pyattach/pyattach/detect/core"
-	"github.com/pyattach/pyattach/detect/environ"
-	"github.com/pyattach/pyattach/gdbgen/plan"
+	"github.com/pyattach/pyattach/detect/plan"
+	"github.com/pyattach/pyattach/venv/environ"
 )
 
 // gdbAutoLoadDir is where gdb auto-loads <objfile path>-gdb.py from.
-const gdbAutoLoadDir = debuginfo.GDBAutoLoadDir
+const gdbAutoLoadDir = debugsearch.GDBAutoLoadDir
 
 // buildPlan resolves what a debugger command line opens and gathers
 // everything the debugger needs for it (planner.Build, wired to the
 // flags, the environment and the configuration).
-func buildPlan(ctx context.Context, t dbgTarget, g *Globals, app *App, cfg *Config) (plan.Plan, *debuginfo.Info, error) {
+func buildPlan(ctx context.Context, t dbgTarget, g *Globals, app *App, cfg *Config) (plan.Plan, *debugsearch.Info, error) {
 	return planner.Build(ctx, planner.Target(t), plannerOptions(g, app, cfg))
 }
 
@@ -33,21 +33,21 @@ func plannerOptions(g *Globals, app *App, cfg *Config) planner.Options {
 		Resolve: func(ctx context.Context, tgt string) (*target.Result, error) {
 			return target.Resolve(ctx, tgt, g.targetOptions(app))
 		},
-		Collect: func(ctx context.Context, tgt string, res *target.Result) (*debuginfo.Info, error) {
+		Collect: func(ctx context.Context, tgt string, res *target.Result) (*debugsearch.Info, error) {
 			return debugInfoFor(ctx, tgt, res, nil, g, app, cfg)
 		},
-		SourceRules: func(ctx context.Context, res *target.Result, di *debuginfo.Info) ([]plan.SourceRule, error) {
+		SourceRules: func(ctx context.Context, res *target.Result, di *debugsearch.Info) ([]plan.SourceRule, error) {
 			return sourceRules(res, di, g, cfg, app)
 		},
-		MachO: func(p string) bool { return debuginfo.IsMachO(p, app.Cwd) },
-		CollectMachO: func(ctx context.Context, p string) (*debuginfo.Info, error) {
+		MachO: func(p string) bool { return debugsearch.IsMachO(p, app.Cwd) },
+		CollectMachO: func(ctx context.Context, p string) (*debugsearch.Info, error) {
 			return newCollector(g, app, cfg).CollectMachO(p)
 		},
 		LLDBFindsBesideDSYM: runtime.GOOS == "darwin",
 		DataHome:            app.dirs().DataHome,
 		UID:                 os.Geteuid(),
 		Warn: func(err error) {
-			fmt.Fprintf(app.Stderr, "pyattach: warning: %s\n", textline.EscapeControls(textline.Fold(err.Error())))
+			fmt.Fprintf(app.Stderr, "pyattach: warning: %s\n", safetext.EscapeControls(safetext.Fold(err.Error())))
 			if h := hintFor(err); h != "" {
 				fmt.Fprintf(app.Stderr, "  hint: %s\n", h)
 			}

@@ -8,10 +8,10 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/pyattach/pyattach/cmd/internal/bundler"
+	"github.com/pyattach/pyattach/cmd/internal/bundle"
 	"github.com/pyattach/pyattach/cmd/internal/planner"
+	"github.com/pyattach/pyattach/cmd/internal/safetext"
 	"github.com/pyattach/pyattach/cmd/internal/target"
-	"github.com/pyattach/pyattach/cmd/internal/textline"
 	"github.com/pyattach/pyattach/detect/core"
 )
 
@@ -19,22 +19,6 @@ import (
 type ResolveCmd struct {
 	Target string `arg:"" help:"A PID, a core file, a Python executable, a virtualenv directory, or a script with a #! line."`
 	JSON   bool   `help:"Print one JSON object (fields: pyattach help json)."`
-}
-
-// Help is shown by `pyattach resolve --help`.
-func (c *ResolveCmd) Help() string {
-	return `Examples:
-  pyattach resolve 12345            # the process's real interpreter and modules
-  pyattach resolve .venv            # a --copies venv back to /usr/bin/python3.11
-  pyattach resolve --json ./app.py  # through the script's #! line, as JSON
-  pyattach resolve core.1234        # the interpreter the core's process ran
-
-For a PID, the executable is read through /proc/PID/exe (so deleted
-binaries work), the mapped modules are listed with their build-ids, and a
-process in another root or mount namespace is read under /proc/PID/root.
-A venv copy is resolved to the interpreter with the same ELF build-id.
-A core file is resolved through the executable its notes name, as
-gdb -c finds it; its modules are the files its notes list.`
 }
 
 // Run resolves the target and prints the result.
@@ -65,7 +49,7 @@ func (c *ResolveCmd) Run(g *Globals, app *App) error {
 // (resolveBundle), a core file through the executable its notes name
 // (resolveCore), anything else through target.Resolve.
 func resolveTarget(app *App, tgt string, opts target.Options) (*target.Result, error) {
-	if bundler.IsBundle(tgt) {
+	if bundle.IsBundle(tgt) {
 		return resolveBundle(app, tgt, opts)
 	}
 	info, err := resolveCoreInfo(tgt)
@@ -121,7 +105,7 @@ func resolveBundle(app *App, name string, opts target.Options) (*target.Result, 
 
 // resolveOpenedBundle is resolveBundle for a bundle already opened (its
 // file is hashed and checked once).
-func resolveOpenedBundle(app *App, name string, o *bundler.Opened, opts target.Options) (*target.Result, error) {
+func resolveOpenedBundle(app *App, name string, o *bundle.Opened, opts target.Options) (*target.Result, error) {
 	info, err := planner.ReadCoreIn(o.Core, o.Root)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
@@ -160,7 +144,7 @@ func printResult(w io.Writer, r *target.Result) {
 	// Paths and names come from the process and its files: escaped.
 	row := func(k, format string, args ...any) {
 		var b strings.Builder
-		textline.Fprintf(&b, format, args...)
+		safetext.Fprintf(&b, format, args...)
 		fmt.Fprintf(tw, "%s\t%s\n", k, b.String())
 	}
 	switch r.TargetKind {
@@ -251,7 +235,7 @@ func printResult(w io.Writer, r *target.Result) {
 	}
 	tw.Flush()
 	for _, wmsg := range r.Warnings {
-		fmt.Fprintf(w, "warning: %s\n", textline.EscapeControls(wmsg))
+		fmt.Fprintf(w, "warning: %s\n", safetext.EscapeControls(wmsg))
 	}
 }
 

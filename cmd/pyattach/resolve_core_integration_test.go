@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pyattach/pyattach/cmd/internal/debuginfo"
+	"github.com/pyattach/pyattach/cmd/internal/debugsearch"
 	"github.com/pyattach/pyattach/cmd/internal/target"
 	"github.com/pyattach/pyattach/detect/testenv"
 )
@@ -64,7 +64,7 @@ func TestResolveCore(t *testing.T) {
 	// debuginfo and doctor take the core as resolve does: the modules
 	// of its notes, the interpreter's debug file by the core's build-id.
 	o = mustRunIn(t, "debuginfo --json", "", nil, pyattachBin(t), "debuginfo", "--json", core)
-	var di debuginfo.Info
+	var di debugsearch.Info
 	if err := json.Unmarshal([]byte(o), &di); err != nil {
 		t.Fatalf("debuginfo --json %s: %v\n%s", core, err, o)
 	}

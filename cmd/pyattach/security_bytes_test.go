@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pyattach/pyattach/cmd/internal/textline"
+	"github.com/pyattach/pyattach/cmd/internal/safetext"
 	"github.com/pyattach/pyattach/detect/testenv"
 )
 
@@ -15,7 +15,7 @@ import (
 // every consumer exactly (kong's mappers used to turn them into U+FFFD),
 // or are refused with the bytes escaped where the consumer cannot carry
 // them (JSON, gdb and lldb scripts); text output shows them escaped as
-// \xNN (textline.Escape: a stray byte may be half of a terminal escape).
+// \xNN (safetext.Escape: a stray byte may be half of a terminal escape).
 func TestSecurityNonUTF8Args(t *testing.T) {
 	dir := t.TempDir()
 	py := fakePython(t, dir)
@@ -42,9 +42,9 @@ func TestSecurityNonUTF8Args(t *testing.T) {
 		return out, err
 	}
 
-	shown := textline.Escape(exe) // dir/py\xff, as text
+	shown := safetext.Escape(exe) // dir/py\xff, as text
 	if shown != filepath.Join(dir, `py\xff`) {
-		t.Fatalf("textline.Escape(%q) = %q", exe, shown)
+		t.Fatalf("safetext.Escape(%q) = %q", exe, shown)
 	}
 	exeLine := regexp.MustCompile(`(?m)^exe +` + regexp.QuoteMeta(shown) + `$`)
 	out, err := run("--offline", "resolve", exe)

@@ -17,8 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pyattach/pyattach/cmd/internal/safefs"
 	"github.com/pyattach/pyattach/detect/elfinfo"
-	"github.com/pyattach/pyattach/detect/safefs"
 	"github.com/pyattach/pyattach/detect/testenv"
 )
 

@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pyattach/pyattach/detect/plan/pyquote"
 	"github.com/pyattach/pyattach/detect/testenv"
-	"github.com/pyattach/pyattach/gdbgen/pyquote"
 )
 
 // What a hostile process names its code objects and a thread: an OSC 52

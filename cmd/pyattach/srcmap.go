@@ -10,42 +10,24 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/pyattach/pyattach/cmd/internal/debuginfo"
+	"github.com/pyattach/pyattach/cmd/internal/debuginfod"
+	"github.com/pyattach/pyattach/cmd/internal/debugsearch"
+	"github.com/pyattach/pyattach/cmd/internal/safetext"
 	"github.com/pyattach/pyattach/cmd/internal/shquote"
 	"github.com/pyattach/pyattach/cmd/internal/target"
-	"github.com/pyattach/pyattach/cmd/internal/textline"
+	"github.com/pyattach/pyattach/detect/buildid"
 	"github.com/pyattach/pyattach/detect/debugfile"
-	"github.com/pyattach/pyattach/detect/debuginfod"
-	"github.com/pyattach/pyattach/detect/environ"
+	"github.com/pyattach/pyattach/detect/plan"
 	"github.com/pyattach/pyattach/detect/rootfs"
 	"github.com/pyattach/pyattach/detect/srcmap"
 	"github.com/pyattach/pyattach/detect/srcscan"
-	"github.com/pyattach/pyattach/gdbgen/plan"
+	"github.com/pyattach/pyattach/venv/environ"
 )
 
 // SrcmapCmd is `pyattach srcmap`.
 type SrcmapCmd struct {
 	Target string `arg:"" help:"A PID, a core file, or an ELF or Mach-O file (interpreter, venv, extension module)."`
 	JSON   bool   `help:"Print one JSON object: rules and unresolved groups."`
-}
-
-// Help is shown by `pyattach srcmap --help`.
-func (c *SrcmapCmd) Help() string {
-	return `Native frames point at files that exist only where the binary was built:
-an extension built in a manylinux container (/project/build/.../_deps/
-echion-src/echion/frame.cc), the interpreter's build tree
-(/tmp/python-build.*/Python-3.12.1, /build/reproducible-path/python3.11-3.11.2).
-srcmap reads the source file names from the DWARF of the interpreter,
-libpython and every loaded extension module, groups the missing ones by
-build layout, and finds for each group the prefix mapping onto your
-source trees (--source, or the config file's [sources]) that makes its
-files exist. Every rule is verified; the rules flow into every script
-pyattach gdb, lldb and init write.
-
-Examples:
-  pyattach --source echion=~/src/echion srcmap 1234
-  pyattach --source ~/src/cpython srcmap --json /usr/bin/python3.11
-  pyattach --source echion=~/src/echion gdb -p 1234`
 }
 
 // SrcmapResult is what `srcmap --json` prints.
@@ -81,9 +63,9 @@ type SrcUnresolved struct {
 func (c *SrcmapCmd) Run(g *Globals, app *App, cfg *Config) error {
 	ctx := app.Ctx
 	var res *target.Result
-	var di *debuginfo.Info
+	var di *debugsearch.Info
 	var err error
-	if debuginfo.IsMachO(c.Target, app.Cwd) {
+	if debugsearch.IsMachO(c.Target, app.Cwd) {
 		// A macOS module: the DWARF of its .dSYM (or of itself, or of
 		// its debug map's objects) feeds the same inference.
 		di, err = newCollector(g, app, cfg).CollectMachO(c.Target)
@@ -141,14 +123,14 @@ func sourceRoots(g *Globals, cfg *Config, app *App) ([]srcmap.Root, error) {
 
 // mapSources scans the DWARF of the modules that matter, groups missing
 // files and infers rules onto the roots.
-func mapSources(ctx context.Context, res *target.Result, di *debuginfo.Info, roots []srcmap.Root, src sourceFetcher) (*SrcmapResult, error) {
+func mapSources(ctx context.Context, res *target.Result, di *debugsearch.Info, roots []srcmap.Root, src sourceFetcher) (*SrcmapResult, error) {
 	out := &SrcmapResult{Rules: []SrcRule{}, Unresolved: []SrcUnresolved{}}
 	seen := map[string]bool{}
 	var files []string
 	owner := map[string]string{} // source file -> build-id of a module naming it
 	for i, m := range di.Modules {
 		// A file target that is not Python: its own sources.
-		if !(debuginfo.SourceModule(m.Path, res) || res == nil && i == 0) || m.Debug.Via == debugfile.ViaNone || m.Debug.Kind == debugfile.KindSymtab || m.Debug.Kind == debugfile.KindNone {
+		if !(debugsearch.SourceModule(m.Path, res) || res == nil && i == 0) || m.Debug.Via == debugfile.ViaNone || m.Debug.Kind == debugfile.KindSymtab || m.Debug.Kind == debugfile.KindNone {
 			continue
 		}
 		p := m.Debug.Path
@@ -276,7 +258,7 @@ func fetchGroupSources(ctx context.Context, src sourceFetcher, g srcmap.Group, o
 			break
 		}
 	}
-	if id == "" || !validHexID(id) {
+	if !buildid.Valid(id) {
 		return SrcRule{}, false
 	}
 	sources, err := src.SourcesDir()
@@ -305,18 +287,6 @@ func fetchGroupSources(ctx context.Context, src sourceFetcher, g srcmap.Group, o
 		return SrcRule{}, false
 	}
 	return SrcRule{From: g.Prefix, To: inTree(base, g.Prefix), Resolved: resolved, Total: len(g.Files), Via: "debuginfod"}, true
-}
-
-func validHexID(id string) bool {
-	if len(id) < 4 {
-		return false
-	}
-	for _, c := range id {
-		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
-			return false
-		}
-	}
-	return true
 }
 
 // inTree is p (absolute, as recorded) inside base, never outside it:
@@ -354,7 +324,7 @@ func placeSource(base, recorded, cached string) error {
 
 // sourceClient is the debuginfod client for sources, or nil when no
 // server may be asked.
-func sourceClient(di *debuginfo.Info, app *App) sourceFetcher {
+func sourceClient(di *debugsearch.Info, app *App) sourceFetcher {
 	if di == nil || di.Debuginfod.Offline || len(di.Debuginfod.URLs) == 0 {
 		return nil
 	}
@@ -371,7 +341,7 @@ func fileExists(p string) bool {
 }
 
 // sourceRules are the rules for a plan: nothing without source roots.
-func sourceRules(res *target.Result, di *debuginfo.Info, g *Globals, cfg *Config, app *App) ([]plan.SourceRule, error) {
+func sourceRules(res *target.Result, di *debugsearch.Info, g *Globals, cfg *Config, app *App) ([]plan.SourceRule, error) {
 	// Without roots, nothing to map: gdb's own debuginfod client (on
 	// when servers are set) fetches sources itself, and scanning on every
 	// debugger start would cost time.
@@ -391,12 +361,12 @@ func sourceRules(res *target.Result, di *debuginfo.Info, g *Globals, cfg *Config
 }
 
 func printSrcmap(w io.Writer, out *SrcmapResult, nroots int) {
-	// File names come from the modules' DWARF: escaped (textline.Fprintf).
+	// File names come from the modules' DWARF: escaped (safetext.Fprintf).
 	if len(out.Rules) > 0 {
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(tw, "FROM\tTO\tRESOLVED")
 		for _, r := range out.Rules {
-			textline.Fprintf(tw, "%s\t%s\t%d/%d\n", r.From, r.To, r.Resolved, r.Total)
+			safetext.Fprintf(tw, "%s\t%s\t%d/%d\n", r.From, r.To, r.Resolved, r.Total)
 		}
 		tw.Flush()
 	} else if nroots == 0 {
@@ -405,10 +375,10 @@ func printSrcmap(w io.Writer, out *SrcmapResult, nroots int) {
 		fmt.Fprintln(w, "no rule resolves any file under the given source roots")
 	}
 	for _, u := range out.Unresolved {
-		textline.Fprintf(w, "missing: %s (%s, %d files): %s\n", u.Prefix, layoutName(u.Layout), u.Files, u.Hint)
+		safetext.Fprintf(w, "missing: %s (%s, %d files): %s\n", u.Prefix, layoutName(u.Layout), u.Files, u.Hint)
 	}
 	if len(out.Rules) == 0 && len(out.Unresolved) == 0 {
-		textline.Fprintf(w, "all source files of %d modules exist on this machine\n", len(out.Modules))
+		safetext.Fprintf(w, "all source files of %d modules exist on this machine\n", len(out.Modules))
 	}
 }
 

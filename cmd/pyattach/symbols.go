@@ -8,9 +8,9 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/pyattach/pyattach/detect/safefs"
+	"github.com/pyattach/pyattach/cmd/internal/symbols"
+	"github.com/pyattach/pyattach/detect/saferead"
 	"github.com/pyattach/pyattach/venv"
-	"github.com/pyattach/pyattach/venv/symbols"
 )
 
 // SymbolsCmd is `pyattach symbols`.
@@ -18,25 +18,6 @@ type SymbolsCmd struct {
 	Install SymbolsInstallCmd `cmd:"" help:"Install a <wheel>-debug-symbols.zip where gdb and lldb find it."`
 	List    SymbolsListCmd    `cmd:"" help:"List installed debug-symbol packages."`
 	Remove  SymbolsRemoveCmd  `cmd:"" help:"Remove an installed debug-symbol package."`
-}
-
-// Help is shown by `pyattach symbols --help`.
-func (c *SymbolsCmd) Help() string {
-	return `Split debug-symbol packages, as dd-trace-py ships them: the wheel's .so
-files carry a .gnu_debuglink, and <wheel-stem>-debug-symbols.zip holds
-<path inside the wheel>/<name>.so.debug. pyattach checks each debug file
-against the installed .so (CRC-32 and build-id) and keeps it in its own
-.build-id tree, which every script it generates adds to the debugger's
-search path; site-packages is never touched. A macosx zip holds .dSYM
-bundles (<path inside the wheel>/<name>.so.dSYM/...): each is checked
-against the installed Mach-O .so by LC_UUID, architecture by
-architecture, and kept in the store under dsym/<UUID>/.
-
-Examples:
-  pyattach symbols install --venv .venv ddtrace-2.9.0-cp311-cp311-manylinux_2_17_x86_64-debug-symbols.zip
-  pyattach symbols install --venv .venv ddtrace-3.0.0-cp313-cp313-macosx_11_0_x86_64-debug-symbols.zip
-  pyattach symbols list
-  pyattach symbols remove ddtrace`
 }
 
 // SymbolsInstallCmd is `pyattach symbols install`.
@@ -79,8 +60,8 @@ func (c *SymbolsInstallCmd) sitePackages(app *App) ([]string, error) {
 // Run installs the zip.
 func (c *SymbolsInstallCmd) Run(app *App) error {
 	// A FIFO or a device is refused first (Install would refuse it too).
-	if f, err := safefs.Open(c.Zip); errors.Is(err, safefs.ErrNotRegular) {
-		var nr *safefs.NotRegularError
+	if f, err := saferead.Open(c.Zip); errors.Is(err, saferead.ErrNotRegular) {
+		var nr *saferead.NotRegularError
 		errors.As(err, &nr)
 		return withHint(fmt.Errorf("symbols install: %w", err), "%s", notRegularHint(nr, "the debug-symbols zip file itself"))
 	} else if err == nil {

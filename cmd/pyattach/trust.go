@@ -14,9 +14,10 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/pyattach/pyattach/cmd/internal/safefs"
 	"github.com/pyattach/pyattach/cmd/internal/shquote"
-	"github.com/pyattach/pyattach/detect/environ"
-	"github.com/pyattach/pyattach/detect/safefs"
+	"github.com/pyattach/pyattach/detect/saferead"
+	"github.com/pyattach/pyattach/venv/environ"
 )
 
 // TrustCmd is `pyattach trust`.
@@ -24,25 +25,6 @@ type TrustCmd struct {
 	Path   string `arg:"" optional:"" help:"The project directory, or its .pyattach.toml (default: the one pyattach reads in this directory)." placeholder:"DIR|FILE"`
 	List   bool   `help:"List the trusted files, and whether each is unchanged since."`
 	Remove bool   `help:"Forget the file: its code-carrying settings are ignored again."`
-}
-
-// Help is shown by `pyattach trust --help`.
-func (c *TrustCmd) Help() string {
-	return `A project's .pyattach.toml may name extensions that gdb runs, the URL they
-are downloaded from and debug directories that gdb auto-loads scripts
-from. pyattach uses those settings only from your own configuration file
-and from project files you have trusted, as direnv allow does: trust
-records the file's path and a SHA-256 of its content in
-$XDG_DATA_HOME/pyattach/trusted, and a file that changes is no longer
-trusted until you trust it again. Only a file owned by you or root, in
-directories that no one else may write, can be trusted. Its other
-settings (sources, offline) apply without trust.
-
-Examples:
-  pyattach trust                      # the .pyattach.toml pyattach reads here
-  pyattach trust ~/src/app            # ~/src/app/.pyattach.toml
-  pyattach trust --list
-  pyattach trust --remove ~/src/app`
 }
 
 // Run trusts, lists or forgets a project file.
@@ -72,7 +54,7 @@ func (c *TrustCmd) Run(app *App) error {
 		fmt.Fprintf(app.Stdout, "no longer trusted: %s\n", file)
 		return nil
 	}
-	if err := safefs.CheckTrusted(file, os.Geteuid()); err != nil {
+	if err := saferead.CheckTrusted(file, os.Geteuid()); err != nil {
 		return withHint(fmt.Errorf("trust %s: %w", file, err), "%s", trustFix(err, file, app.dirs()))
 	}
 	data, err := readConfigFile(file)
@@ -90,9 +72,9 @@ func (c *TrustCmd) Run(app *App) error {
 	return nil
 }
 
-// trustFix is the hint for a file that fails safefs.CheckTrusted.
+// trustFix is the hint for a file that fails saferead.CheckTrusted.
 func trustFix(err error, file string, dirs environ.Dirs) string {
-	var ue *safefs.UntrustedError
+	var ue *saferead.UntrustedError
 	if errors.As(err, &ue) && strings.HasPrefix(ue.Reason, "writable by") {
 		return fmt.Sprintf("no one else may be able to change a file that gdb's code comes from: chmod go-w %s, then run pyattach trust again", shquote.Quote(ue.Component))
 	}
@@ -147,7 +129,7 @@ const (
 // that another user could change trusts nothing.
 func loadTrustStore(dirs environ.Dirs) (*trustStore, error) {
 	s := &trustStore{file: trustStorePath(dirs), entries: map[string]string{}}
-	if err := safefs.CheckTrusted(s.file, os.Geteuid()); err != nil {
+	if err := saferead.CheckTrusted(s.file, os.Geteuid()); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return s, nil
 		}

@@ -2,7 +2,7 @@ package main
 
 import (
 	"github.com/pyattach/pyattach/cmd/internal/planner"
-	"github.com/pyattach/pyattach/detect/environ"
+	"github.com/pyattach/pyattach/venv/environ"
 )
 
 // writeWalker writes pyattach's stack walker under $XDG_DATA_HOME and

@@ -5,7 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/pyattach/pyattach/detect/environ"
+	"github.com/pyattach/pyattach/venv/environ"
 )
 
 // xdgVars are the variables whose defaults hostLayout asks adrg/xdg

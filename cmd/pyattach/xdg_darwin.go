@@ -3,7 +3,7 @@ package main
 import (
 	"github.com/adrg/xdg"
 
-	"github.com/pyattach/pyattach/detect/environ"
+	"github.com/pyattach/pyattach/venv/environ"
 )
 
 // hostLayout asks adrg/xdg where macOS keeps the base directories the

@@ -2,7 +2,7 @@
 
 package main
 
-import "github.com/pyattach/pyattach/detect/environ"
+import "github.com/pyattach/pyattach/venv/environ"
 
 // hostLayout is the XDG specification's layout, which is adrg/xdg's
 // answer on Linux too (TestXDGLinuxLayout). The library is not linked

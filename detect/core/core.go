@@ -12,7 +12,7 @@ import (
 	"strings"
 
 	"github.com/pyattach/pyattach/detect/elfinfo"
-	"github.com/pyattach/pyattach/detect/safefs"
+	"github.com/pyattach/pyattach/detect/saferead"
 )
 
 // ErrNotCore means the input is an ELF file but not a core file
@@ -121,7 +121,7 @@ type Owner struct {
 
 // Open opens the named core file and reads it.
 func Open(name string) (*Info, error) {
-	f, err := safefs.Open(name)
+	f, err := saferead.Open(name)
 	if err != nil {
 		return nil, err
 	}

@@ -14,7 +14,7 @@ import (
 	"github.com/pyattach/pyattach/detect/buildid"
 	"github.com/pyattach/pyattach/detect/elfinfo"
 	"github.com/pyattach/pyattach/detect/rootfs"
-	"github.com/pyattach/pyattach/detect/safefs"
+	"github.com/pyattach/pyattach/detect/saferead"
 )
 
 // Via says where debug information was found.
@@ -387,7 +387,7 @@ type check struct {
 // matches checks a candidate debug file, and on a match reads its facts
 // (when asked) from the same parse. why is the reason for a rejection.
 func matches(p string, c check) (ok bool, why string, fc facts) {
-	f, err := safefs.Open(p)
+	f, err := saferead.Open(p)
 	if err != nil {
 		return false, err.Error(), facts{}
 	}

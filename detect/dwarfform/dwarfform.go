@@ -18,14 +18,15 @@ var ErrForm = errors.New("unknown or invalid DWARF form")
 // abbreviation, not in the DIE.
 const ImplicitConst = 0x21
 
-// Reader is what skipping a value needs from a reader. Readers record
-// their first error themselves (a short read) and report it later.
+// Reader is what skipping a value needs from a reader (CStr's string is
+// dropped). Readers record their first error themselves (a short read)
+// and report it later.
 type Reader interface {
 	U8() uint64
 	Fixed(n int) uint64
 	ULEB() uint64
 	Skip(n uint64)
-	CStr()
+	CStr() string
 }
 
 // InitialLength reads the initial length of a unit or line table: the

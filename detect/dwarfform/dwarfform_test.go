@@ -33,11 +33,13 @@ func (r *bytesReader) ULEB() uint64 {
 	}
 }
 func (r *bytesReader) Skip(n uint64) { r.pos += int(n) }
-func (r *bytesReader) CStr() {
+func (r *bytesReader) CStr() string {
+	start := r.pos
 	for r.b[r.pos] != 0 {
 		r.pos++
 	}
 	r.pos++
+	return string(r.b[start : r.pos-1])
 }
 
 func TestSkipLengths(t *testing.T) {

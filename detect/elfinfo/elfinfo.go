@@ -8,7 +8,7 @@ import (
 	"io"
 
 	"github.com/pyattach/pyattach/detect/buildid"
-	"github.com/pyattach/pyattach/detect/safefs"
+	"github.com/pyattach/pyattach/detect/saferead"
 )
 
 // Sentinel errors, checked with errors.Is.
@@ -98,7 +98,7 @@ type Options struct {
 
 // Open opens the named file and reads its facts.
 func Open(name string, opts Options) (*Info, error) {
-	f, err := safefs.Open(name)
+	f, err := saferead.Open(name)
 	if err != nil {
 		return nil, err
 	}
@@ -293,7 +293,7 @@ func ReadBuildID(r io.ReaderAt) (string, error) {
 
 // ReadBuildIDFile is ReadBuildID on the named file.
 func ReadBuildIDFile(name string) (string, error) {
-	f, err := safefs.Open(name)
+	f, err := saferead.Open(name)
 	if err != nil {
 		return "", err
 	}

@@ -169,7 +169,7 @@ func (r *dreader) short() {
 	}
 }
 
-func (r *dreader) u8() uint64 {
+func (r *dreader) U8() uint64 {
 	if len(r.b) < 1 {
 		r.short()
 		return 0
@@ -179,7 +179,7 @@ func (r *dreader) u8() uint64 {
 	return uint64(v)
 }
 
-func (r *dreader) n(k int) uint64 {
+func (r *dreader) Fixed(k int) uint64 {
 	if len(r.b) < k {
 		r.short()
 		r.b = nil
@@ -208,7 +208,7 @@ func (r *dreader) n(k int) uint64 {
 	return v
 }
 
-func (r *dreader) uleb() uint64 {
+func (r *dreader) ULEB() uint64 {
 	var v uint64
 	var shift uint
 	for {
@@ -228,7 +228,7 @@ func (r *dreader) uleb() uint64 {
 	}
 }
 
-func (r *dreader) skip(k uint64) {
+func (r *dreader) Skip(k uint64) {
 	if uint64(len(r.b)) < k {
 		r.short()
 		r.b = nil
@@ -237,7 +237,7 @@ func (r *dreader) skip(k uint64) {
 	r.b = r.b[k:]
 }
 
-func (r *dreader) cstr() string {
+func (r *dreader) CStr() string {
 	i := bytes.IndexByte(r.b, 0)
 	if i < 0 {
 		r.short()
@@ -258,24 +258,24 @@ func (r *dreader) cstr() string {
 // (DW_FORM_strx, which needs the unit's string-offsets base).
 func FirstDIEProducer(head []byte, bo binary.ByteOrder, abbrevAt func(uint64) ([]byte, error), str func(string, uint64) (string, error)) (string, error) {
 	r := newDreader(head, bo, ".debug_info", 0)
-	length, offsz := dwarfform.InitialLength(formReader{r})
+	length, offsz := dwarfform.InitialLength(r)
 	if offsz == 0 {
 		return "", Corruptf(".debug_info", 0, "reserved unit length %#x", length)
 	}
-	version := r.n(2)
+	version := r.Fixed(2)
 	var abbrevOff, addrsz uint64
 	switch {
 	case version >= 2 && version <= 4:
-		abbrevOff = r.n(offsz)
-		addrsz = r.u8()
+		abbrevOff = r.Fixed(offsz)
+		addrsz = r.U8()
 	case version == 5:
-		ut := r.u8()
-		addrsz = r.u8()
-		abbrevOff = r.n(offsz)
+		ut := r.U8()
+		addrsz = r.U8()
+		abbrevOff = r.Fixed(offsz)
 		switch ut {
 		case dwUTCompile, dwUTPartial:
 		case dwUTSkeleton, dwUTSplitCompile:
-			r.skip(8)
+			r.Skip(8)
 		default:
 			// Type units and others carry more header fields.
 			return "", nil
@@ -286,7 +286,7 @@ func FirstDIEProducer(head []byte, bo binary.ByteOrder, abbrevAt func(uint64) ([
 	if r.err != nil {
 		return "", r.err
 	}
-	code := r.uleb()
+	code := r.ULEB()
 	if r.err != nil || code == 0 {
 		return "", r.err
 	}
@@ -320,16 +320,16 @@ type abbrevAttr struct {
 func findAbbrev(b []byte, base, code uint64) ([]abbrevAttr, error) {
 	r := newDreader(b, nil, ".debug_abbrev", base)
 	for len(r.b) > 0 {
-		c := r.uleb()
+		c := r.ULEB()
 		if r.err != nil || c == 0 {
 			break
 		}
-		tag := r.uleb()
-		r.u8() // children flag
+		tag := r.ULEB()
+		r.U8() // children flag
 		var attrs []abbrevAttr
 		for {
-			at := r.uleb()
-			form := r.uleb()
+			at := r.ULEB()
+			form := r.ULEB()
 			if r.err != nil {
 				return nil, r.err
 			}
@@ -338,7 +338,7 @@ func findAbbrev(b []byte, base, code uint64) ([]abbrevAttr, error) {
 			}
 			implicit := form == 0x21 // DW_FORM_implicit_const
 			if implicit {
-				r.uleb() // the value lives in the abbreviation (a signed LEB; its bytes are the same length)
+				r.ULEB() // the value lives in the abbreviation (a signed LEB; its bytes are the same length)
 			}
 			attrs = append(attrs, abbrevAttr{attr: at, form: form, implicit: implicit})
 			if len(attrs) > 1024 {
@@ -358,16 +358,16 @@ func findAbbrev(b []byte, base, code uint64) ([]abbrevAttr, error) {
 func readStringForm(r *dreader, form uint64, offsz int, str func(string, uint64) (string, error)) (string, error) {
 	switch form {
 	case 0x08: // DW_FORM_string
-		s := r.cstr()
+		s := r.CStr()
 		return s, r.err
 	case 0x0e: // DW_FORM_strp
-		off := r.n(offsz)
+		off := r.Fixed(offsz)
 		if r.err != nil {
 			return "", r.err
 		}
 		return str(".debug_str", off)
 	case 0x1f: // DW_FORM_line_strp
-		off := r.n(offsz)
+		off := r.Fixed(offsz)
 		if r.err != nil {
 			return "", r.err
 		}
@@ -383,16 +383,7 @@ func skipForm(r *dreader, form uint64, implicit bool, offsz int, addrsz, version
 	if implicit {
 		return
 	}
-	if err := dwarfform.Skip(formReader{r}, form, offsz, addrsz, version); err != nil && r.err == nil {
+	if err := dwarfform.Skip(r, form, offsz, addrsz, version); err != nil && r.err == nil {
 		r.err = r.fail("%w", err)
 	}
 }
-
-// formReader lets dwarfform skip values through a dreader.
-type formReader struct{ r *dreader }
-
-func (f formReader) U8() uint64         { return f.r.u8() }
-func (f formReader) Fixed(n int) uint64 { return f.r.n(n) }
-func (f formReader) ULEB() uint64       { return f.r.uleb() }
-func (f formReader) Skip(n uint64)      { f.r.skip(n) }
-func (f formReader) CStr()              { f.r.cstr() }

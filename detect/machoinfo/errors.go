@@ -2,8 +2,8 @@ package machoinfo
 
 import (
 	"errors"
-	"fmt"
-	"strings"
+
+	"github.com/pyattach/pyattach/detect/formaterr"
 )
 
 // Sentinel errors, checked with errors.Is.
@@ -22,63 +22,17 @@ var (
 	ErrNoArch = errors.New("no such architecture in the file")
 )
 
-// FormatError reports bad Mach-O input: which architecture and what
-// structure was being parsed, where, and what was wrong, as
-// debug/macho.FormatError and elfinfo.FormatError do. It matches
-// ErrCorrupt with errors.Is. The parsers do not know the file's name:
-// the caller that opened the file names it when wrapping the error.
-type FormatError struct {
-	// Arch is the architecture ("x86_64", "arm64") whose slice was being
-	// parsed; "" for the fat header or a thin file not yet identified.
-	Arch string
-	// Where names the structure: "fat header", "Mach-O header",
-	// "load commands", "LC_UUID", "segment __LINKEDIT", "symbol table".
-	Where string
-	// Off is the byte offset of the bad structure in the file (for a
-	// fat file's slice, from the start of the whole file); -1 when
-	// unknown.
-	Off int64
-	// Msg says what is wrong, in lowercase, one line.
-	Msg string
-	// Err is the underlying error, if any.
-	Err error
-}
-
-func (e *FormatError) Error() string {
-	var b strings.Builder
-	b.WriteString(ErrCorrupt.Error())
-	if e.Arch != "" {
-		b.WriteString(": ")
-		b.WriteString(e.Arch)
-		b.WriteString(" slice")
-	}
-	if e.Where != "" {
-		b.WriteString(": ")
-		b.WriteString(e.Where)
-	}
-	if e.Off >= 0 {
-		fmt.Fprintf(&b, " at offset %#x", e.Off)
-	}
-	if e.Msg != "" {
-		b.WriteString(": ")
-		b.WriteString(e.Msg)
-	}
-	s := b.String()
-	if strings.ContainsAny(s, "\n\r") {
-		s = strings.NewReplacer("\n", `\n`, "\r", `\r`).Replace(s)
-	}
-	return s
-}
-
-// Unwrap returns the underlying error.
-func (e *FormatError) Unwrap() error { return e.Err }
-
-// Is reports whether target is ErrCorrupt.
-func (e *FormatError) Is(target error) bool { return target == ErrCorrupt }
+// FormatError reports bad Mach-O input: a *formaterr.Error whose Kind
+// is ErrCorrupt, the type elfinfo.FormatError is too. Arch is the
+// architecture whose slice was being parsed ("" for the fat header or a
+// thin file not yet identified); Section names the structure ("fat
+// header", "Mach-O header", "load commands", "LC_UUID", "segment
+// __LINKEDIT", "symbol table"); Off is in the file (for a fat file's
+// slice, from the start of the whole file).
+type FormatError = formaterr.Error
 
 // corruptf returns a *FormatError; an error wrapped with %w becomes its
 // Err.
 func corruptf(arch, where string, off int64, format string, args ...any) *FormatError {
-	e := fmt.Errorf(format, args...)
-	return &FormatError{Arch: arch, Where: where, Off: off, Msg: e.Error(), Err: errors.Unwrap(e)}
+	return formaterr.Newf(ErrCorrupt, arch, where, off, format, args...)
 }

@@ -8,7 +8,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/pyattach/pyattach/detect/safefs"
+	"github.com/pyattach/pyattach/detect/saferead"
 )
 
 // Magic numbers, as the first four bytes of a file hold them.
@@ -155,18 +155,18 @@ func IsMachO(b []byte) bool {
 
 // Open opens the named file and reads its facts.
 func Open(name string) (*Info, error) {
-	f, err := safefs.Open(name)
+	f, c, err := OpenFile(name)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	return Read(f)
+	defer c.Close()
+	return f.Info(), nil
 }
 
 // OpenFile opens and parses the named file. The returned closer closes
 // it; the slices read their sections through it until then.
 func OpenFile(name string) (*File, io.Closer, error) {
-	f, err := safefs.Open(name)
+	f, err := saferead.Open(name)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -74,26 +74,42 @@ func (e *MapsError) Unwrap() error { return ErrMalformedMaps }
 // A line that does not have this form, or is longer than MaxMapsLine,
 // gives a *MapsError naming the line. Errors from r are returned wrapped.
 func ParseMaps(r io.Reader) ([]Mapping, error) {
+	var maps []Mapping
+	err := eachLine(r, "maps", func(b []byte) error {
+		m, err := parseMapsLine(b)
+		if err != nil {
+			return err
+		}
+		maps = append(maps, m)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return maps, nil
+}
+
+// eachLine calls fn with each line of r, the text of maps or smaps
+// (what). An error from fn, or a line longer than MaxMapsLine, gives a
+// *MapsError naming the line; errors from r are returned wrapped.
+func eachLine(r io.Reader, what string, fn func(b []byte) error) error {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 4096), MaxMapsLine)
 	sc.Split(splitLF)
-	var maps []Mapping
 	line := 0
 	for sc.Scan() {
 		line++
-		m, err := parseMapsLine(sc.Bytes())
-		if err != nil {
-			return nil, &MapsError{Line: line, Reason: err.Error()}
+		if err := fn(sc.Bytes()); err != nil {
+			return &MapsError{Line: line, Reason: err.Error()}
 		}
-		maps = append(maps, m)
 	}
 	if err := sc.Err(); err != nil {
 		if errors.Is(err, bufio.ErrTooLong) {
-			return nil, &MapsError{Line: line + 1, Reason: fmt.Sprintf("line longer than %d bytes", MaxMapsLine)}
+			return &MapsError{Line: line + 1, Reason: fmt.Sprintf("line longer than %d bytes", MaxMapsLine)}
 		}
-		return nil, fmt.Errorf("read maps: %w", err)
+		return fmt.Errorf("read %s: %w", what, err)
 	}
-	return maps, nil
+	return nil
 }
 
 // splitLF splits at '\n' only; unlike bufio.ScanLines it keeps a '\r',
@@ -192,42 +208,15 @@ func unescapeMapsPath(p string) string {
 	return strings.ReplaceAll(p, `\012`, "\n")
 }
 
-func parseHex(s string) (uint64, error) {
-	// Plain hex digits only: no sign, no "0x", no underscores.
-	if s == "" || !isHexDigits(s) {
-		return 0, errors.New("not hex")
-	}
-	return strconv.ParseUint(s, 16, 64)
-}
+// parseHex and parseDec take plain digits only: strconv.ParseUint with
+// a base other than 0 refuses a sign, a "0x" prefix and underscores.
+func parseHex(s string) (uint64, error) { return strconv.ParseUint(s, 16, 64) }
 
-func parseDec(s string) (uint64, error) {
-	// Plain decimal digits only, as in parseHex.
-	if !allDigits(s) {
-		return 0, errors.New("not decimal")
-	}
-	return strconv.ParseUint(s, 10, 64)
-}
+func parseDec(s string) (uint64, error) { return strconv.ParseUint(s, 10, 64) }
 
-func isHexDigits(s string) bool {
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
-			return false
-		}
-	}
-	return true
-}
-
-func allDigits(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return true
+func isHex(s string) bool {
+	_, err := parseHex(s)
+	return err == nil
 }
 
 func validPerms(s string) bool {
@@ -240,7 +229,7 @@ func validPerms(s string) bool {
 
 func validDev(s string) bool {
 	major, minor, ok := strings.Cut(s, ":")
-	return ok && major != "" && minor != "" && isHexDigits(major) && isHexDigits(minor)
+	return ok && isHex(major) && isHex(minor)
 }
 
 // quote quotes s for an error message, cut to a readable length.
@@ -313,5 +302,5 @@ func fileBacked(m Mapping) bool {
 // memory segment: "/SYSV" and eight hex digits.
 func isSysV(p string) bool {
 	rest, ok := strings.CutPrefix(p, "/SYSV")
-	return ok && len(rest) == 8 && isHexDigits(rest)
+	return ok && len(rest) == 8 && isHex(rest)
 }

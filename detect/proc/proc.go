@@ -15,7 +15,7 @@ import (
 	"syscall"
 
 	"github.com/pyattach/pyattach/detect/rootfs"
-	"github.com/pyattach/pyattach/detect/safefs"
+	"github.com/pyattach/pyattach/detect/saferead"
 )
 
 // Sentinel errors, checked with errors.Is.
@@ -39,7 +39,7 @@ type Proc struct {
 	// name files in error messages: "read /proc/1234/exe: ...".
 	Root string
 	// host is set by New: FS is the directory Root, whose files are
-	// opened with safefs.OpenRegular.
+	// opened with saferead.OpenRegular.
 	host bool
 }
 
@@ -382,12 +382,12 @@ func (p *Proc) openReaderAt(pid int, name string) (fs.File, error) {
 // openRegular opens name, a file the process chose (its executable, a
 // mapped file, a file under its root), only if it is a regular file,
 // without blocking: a container's root may hold a FIFO under any name,
-// and a process may map a device. A *safefs.NotRegularError names the
+// and a process may map a device. A *saferead.NotRegularError names the
 // file as p.path does.
 func (p *Proc) openRegular(name string) (fs.File, error) {
 	if p.host {
-		f, err := safefs.Open(filepath.Join(p.Root, filepath.FromSlash(name)))
-		var nr *safefs.NotRegularError
+		f, err := saferead.Open(filepath.Join(p.Root, filepath.FromSlash(name)))
+		var nr *saferead.NotRegularError
 		if errors.As(err, &nr) {
 			nr.Path = p.path(name)
 		}
@@ -402,7 +402,7 @@ func (p *Proc) openRegular(name string) (fs.File, error) {
 		return nil, err
 	}
 	if !st.Mode().IsRegular() {
-		return nil, &safefs.NotRegularError{Path: p.path(name), Mode: st.Mode()}
+		return nil, &saferead.NotRegularError{Path: p.path(name), Mode: st.Mode()}
 	}
 	return p.FS.Open(name)
 }
@@ -453,12 +453,11 @@ func (p *Proc) PIDs() ([]int, error) {
 	return pids, nil
 }
 
+// parsePID takes a /proc entry's name as the kernel writes a PID: plain
+// decimal digits (strconv.ParseUint refuses signs), no leading zero.
 func parsePID(s string) (int, bool) {
-	if !allDigits(s) || s[0] == '0' {
-		return 0, false
-	}
-	pid, err := strconv.Atoi(s)
-	return pid, err == nil && pid > 0
+	pid, err := strconv.ParseUint(s, 10, 31)
+	return int(pid), err == nil && s[0] != '0'
 }
 
 // Children returns all descendants of process pid, breadth first: its
@@ -572,7 +571,7 @@ type procError struct {
 }
 
 func (e *procError) Error() string {
-	var nr *safefs.NotRegularError
+	var nr *saferead.NotRegularError
 	if e.kind == nil && errors.As(e.err, &nr) {
 		return nr.Error() // it names the file
 	}

@@ -14,7 +14,7 @@ import (
 	"testing/fstest"
 
 	"github.com/pyattach/pyattach/detect/elfinfo"
-	"github.com/pyattach/pyattach/detect/safefs"
+	"github.com/pyattach/pyattach/detect/saferead"
 )
 
 // fakeProc describes one process of a fake proc tree.
@@ -600,7 +600,7 @@ func TestOpenNotRegular(t *testing.T) {
 		{60, "/dev", root + "/60/root/dev is a directory, not a regular file"},
 	} {
 		f, err := p.OpenInRoot(c.pid, c.name)
-		if !errors.Is(err, safefs.ErrNotRegular) || err.Error() != c.want {
+		if !errors.Is(err, saferead.ErrNotRegular) || err.Error() != c.want {
 			t.Errorf("OpenInRoot(%d, %s) = %v, %v; want %q", c.pid, c.name, f, err, c.want)
 		}
 	}
@@ -619,7 +619,7 @@ func TestOpenNotRegular(t *testing.T) {
 	if _, err := fp.OpenInRoot(9, "/usr/lib/libpython3.11.so.1.0"); err == nil || err.Error() != "/proc/9/root/usr/lib/libpython3.11.so.1.0 is a FIFO, not a regular file" {
 		t.Errorf("MapFS OpenInRoot: %v", err)
 	}
-	if _, err := fp.OpenExe(9); !errors.Is(err, safefs.ErrNotRegular) {
+	if _, err := fp.OpenExe(9); !errors.Is(err, saferead.ErrNotRegular) {
 		t.Errorf("MapFS OpenExe of a device: %v", err)
 	}
 }

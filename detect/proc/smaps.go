@@ -1,7 +1,6 @@
 package proc
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -41,32 +40,26 @@ func (a Area) Flag(f string) bool {
 // Fields it does not know are ignored; a field before the first maps
 // line, a malformed maps line or a bad number gives a *MapsError.
 func ParseSmaps(r io.Reader) ([]Area, error) {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 4096), MaxMapsLine)
-	sc.Split(splitLF)
 	var out []Area
-	line := 0
-	for sc.Scan() {
-		line++
-		b := sc.Bytes()
+	err := eachLine(r, "smaps", func(b []byte) error {
 		key, rest, field := smapsField(b)
 		if !field {
 			m, err := parseMapsLine(b)
 			if err != nil {
-				return nil, &MapsError{Line: line, Reason: err.Error()}
+				return err
 			}
 			out = append(out, Area{Mapping: m})
-			continue
+			return nil
 		}
 		if len(out) == 0 {
-			return nil, &MapsError{Line: line, Reason: fmt.Sprintf("field %s before the first mapping", quote(key))}
+			return fmt.Errorf("field %s before the first mapping", quote(key))
 		}
 		a := &out[len(out)-1]
 		switch key {
 		case "Rss", "Anonymous", "Swap":
 			n, err := parseKB(rest)
 			if err != nil {
-				return nil, &MapsError{Line: line, Reason: fmt.Sprintf("bad %s %s", key, quote(rest))}
+				return fmt.Errorf("bad %s %s", key, quote(rest))
 			}
 			switch key {
 			case "Rss":
@@ -79,12 +72,10 @@ func ParseSmaps(r io.Reader) ([]Area, error) {
 		case "VmFlags":
 			a.VmFlags = strings.Fields(rest)
 		}
-	}
-	if err := sc.Err(); err != nil {
-		if errors.Is(err, bufio.ErrTooLong) {
-			return nil, &MapsError{Line: line + 1, Reason: fmt.Sprintf("line longer than %d bytes", MaxMapsLine)}
-		}
-		return nil, fmt.Errorf("read smaps: %w", err)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }

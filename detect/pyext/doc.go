@@ -1,8 +1,11 @@
 // Package pyext finds the CPython debugger extension that matches an
 // interpreter: for gdb, CPython's Tools/gdb/libpython.py as the
 // distributions and `make install` ship it (py-bt, py-list, py-locals);
-// for lldb, the cpython_lldb module. It also fetches libpython.py for an
-// exact CPython tag into pyattach's cache when nothing is installed.
+// for lldb, the cpython_lldb module, and a copy of libpython.py that
+// cmd/internal/extfetch fetched into pyattach's cache for an exact
+// CPython tag (FetchedPath, with its SHA-256 beside it: PinSuffix, Pin).
+// Finding is a fact and stays here; the download and the write are a
+// tool of the fetch-extension command and live there.
 //
 // FindGDB looks, in this order, for the interpreter and for libpython
 // (each as given and as its real path; gdb auto-loads by both):
@@ -28,7 +31,7 @@
 //     tree, or in the source tree that the build's Makefile names.
 //  5. config: Input.Extra, each a file or a directory holding *-gdb.py
 //     or libpython.py files.
-//  6. fetched: <CacheDir>/extensions/<X.Y.Z>/libpython.py (see Fetch).
+//  6. fetched: <CacheDir>/extensions/<X.Y.Z>/libpython.py (see FetchedPath).
 //
 // With a container root (Input.Root, a host path such as /proc/PID/root),
 // steps 1 to 4 run first inside the root, with symbolic links resolved
@@ -40,7 +43,7 @@
 // process) a file under the root is never accepted, whoever owns it:
 // the container wrote it. The host's own extension or a fetched copy
 // serves only for the interpreter's exact X.Y.Z, and a fetched copy only
-// while its content still has the SHA-256 that Fetch recorded beside it
+// while its content still has the SHA-256 recorded beside it
 // (libpython.py.sha256); otherwise the caller falls back to pyattach's
 // memory walker.
 //
@@ -52,7 +55,7 @@
 // within a rank, the first in search order wins. Extension.Warnings say
 // when the version differs. The debugger runs the file, so a file that
 // someone other than Input.UID or root could change (it, a directory on
-// its way or a link to it: safefs.CheckTrusted) is refused, wherever it
+// its way or a link to it: saferead.CheckTrusted) is refused, wherever it
 // was found, and the reason is listed in tried.
 //
 // FindLLDB finds an installed cpython_lldb module; SitePackages lists the

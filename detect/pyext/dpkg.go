@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/pyattach/pyattach/detect/pyversion"
-	"github.com/pyattach/pyattach/detect/safefs"
+	"github.com/pyattach/pyattach/detect/saferead"
 )
 
 // dpkgArch lists the architecture qualifiers a multi-arch package's
@@ -39,7 +39,7 @@ func dpkgVersion(pl place, p, minor string) string {
 // listsPath reports whether the dpkg file list at host path list holds
 // the line p.
 func listsPath(list, p string) bool {
-	f, err := safefs.Open(list)
+	f, err := saferead.Open(list)
 	if err != nil {
 		return false
 	}
@@ -60,7 +60,7 @@ func dpkgStatusVersion(pl place, pkg string) string {
 	if err != nil {
 		return ""
 	}
-	f, err := safefs.Open(status)
+	f, err := saferead.Open(status)
 	if err != nil {
 		return ""
 	}

@@ -14,19 +14,9 @@ import (
 )
 
 // fakeLibpython is the start of a libpython.py, enough for the check.
-const fakeLibpython = `#!/usr/bin/python
-'''
-From gdb 7 onwards, gdb's build can be configured --with-python ...
-'''
-import gdb
-
-class NullPyObjectPtr(RuntimeError):
-    pass
-
-class PyObjectPtr(object):
-    """Class wrapping a gdb.Value that's either a (PyObject*) within the
-    inferior process, or some subclass pointer e.g. (PyBytesObject*)"""
-`
+// fakeLibpython passes for CPython's libpython.py (it defines class
+// PyObjectPtr).
+const fakeLibpython = testenv.FakeLibpython
 
 // tree writes files under a fresh temporary directory: a value starting
 // with "->" makes a symlink, a name ending in "/" a directory.

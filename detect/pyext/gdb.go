@@ -15,7 +15,7 @@ import (
 
 	"github.com/pyattach/pyattach/detect/pyinfo"
 	"github.com/pyattach/pyattach/detect/pyversion"
-	"github.com/pyattach/pyattach/detect/safefs"
+	"github.com/pyattach/pyattach/detect/saferead"
 )
 
 // Sources of an extension, as reported in Extension.Source.
@@ -64,7 +64,7 @@ type Input struct {
 	CacheDir string
 	// UID is the current user's uid: a file is refused unless it and
 	// every directory and link on its way are owned by UID or root and
-	// writable by no one else (safefs.CheckTrusted).
+	// writable by no one else (saferead.CheckTrusted).
 	UID int
 	// Foreign is set when the target's files are not the user's (a
 	// container, another user's process: target.Foreign). Nothing under
@@ -289,7 +289,7 @@ func installedBuildDir(pl place, prefix, minor string) string {
 		if err != nil {
 			continue
 		}
-		fh, err := safefs.Open(host)
+		fh, err := saferead.Open(host)
 		if err != nil {
 			continue
 		}
@@ -484,7 +484,7 @@ func errText(err error) string {
 // readFileHead reads the first sniffSize bytes of the regular file at
 // host path p.
 func readFileHead(p string) ([]byte, error) {
-	f, _, err := safefs.OpenRegular(p)
+	f, _, err := saferead.OpenRegular(p)
 	if err != nil {
 		return nil, err
 	}

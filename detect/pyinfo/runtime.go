@@ -48,14 +48,20 @@ func RuntimeOf(f *elf.File) (*Runtime, error) {
 	if !ok {
 		return nil, ErrNoRuntime
 	}
-	rt := &Runtime{Value: s.Value}
+	return placed(f, s.Value, ErrNoRuntime)
+}
+
+// placed returns the Runtime of the link-time address value in f, with
+// f's PT_LOAD segments; an error wrapping none when f has no PT_LOAD.
+func placed(f *elf.File, value uint64, none error) (*Runtime, error) {
+	rt := &Runtime{Value: value}
 	for _, p := range f.Progs {
 		if p.Type == elf.PT_LOAD {
 			rt.Loads = append(rt.Loads, Load{Off: p.Off, Vaddr: p.Vaddr, Filesz: p.Filesz})
 		}
 	}
 	if len(rt.Loads) == 0 {
-		return nil, fmt.Errorf("%w: no PT_LOAD segment", ErrNoRuntime)
+		return nil, fmt.Errorf("%w: no PT_LOAD segment", none)
 	}
 	return rt, nil
 }
@@ -103,16 +109,7 @@ func ReadSection(r io.ReaderAt, name string) (*Runtime, error) {
 	if s == nil || s.Flags&elf.SHF_ALLOC == 0 || s.Addr == 0 {
 		return nil, fmt.Errorf("%w: %s", ErrNoSection, name)
 	}
-	rt := &Runtime{Value: s.Addr}
-	for _, p := range f.Progs {
-		if p.Type == elf.PT_LOAD {
-			rt.Loads = append(rt.Loads, Load{Off: p.Off, Vaddr: p.Vaddr, Filesz: p.Filesz})
-		}
-	}
-	if len(rt.Loads) == 0 {
-		return nil, fmt.Errorf("%w: no PT_LOAD segment", ErrNoSection)
-	}
-	return rt, nil
+	return placed(f, s.Addr, ErrNoSection)
 }
 
 // IsAsyncioModule reports whether a file's base name is the _asyncio

@@ -21,7 +21,7 @@
 // pyattach_walk_text (escape, the one escaping of the target's strings),
 // pyattach_walk_format (what the commands print), pyattach_walk_dump
 // (what `pyattach dump` reports of each OS thread, for any reader) and
-// pyattach_walk_tasks_legacy (where 3.7-3.13 keep their asyncio tasks:
+// pyattach_walk_tasks_legacy (where 3.11-3.13 keep their asyncio tasks:
 // legacy_task_addrs). The thin adapters
 // py/pyattach_gdb.py and py/pyattach_lldb.py import pyattach_walk only,
 // and their own modules (py/pyattach_gdb_bt.py: the frame filter that

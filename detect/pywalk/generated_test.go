@@ -6,9 +6,9 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/pyattach/pyattach/detect/plan"
 	"github.com/pyattach/pyattach/detect/testenv"
 	"github.com/pyattach/pyattach/gdbgen"
-	"github.com/pyattach/pyattach/gdbgen/plan"
 	"github.com/pyattach/pyattach/lldbgen"
 )
 

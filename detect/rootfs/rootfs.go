@@ -20,7 +20,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/pyattach/pyattach/detect/safefs"
+	"github.com/pyattach/pyattach/detect/saferead"
 )
 
 // MaxLinks bounds the symbolic links followed for one path, as the
@@ -101,14 +101,14 @@ func HostPath(root, name string) (string, error) {
 }
 
 // Open opens name inside root (see HostPath) for reading, if it is a
-// regular file, without blocking (safefs.Open): a process's root may
+// regular file, without blocking (saferead.Open): a process's root may
 // hold a FIFO or a device under any name.
 func Open(root, name string) (*os.File, error) {
 	p, err := HostPath(root, name)
 	if err != nil {
 		return nil, err
 	}
-	return safefs.Open(p)
+	return saferead.Open(p)
 }
 
 // Stat returns the file information of name inside root (see HostPath),

@@ -81,16 +81,16 @@ func (a *abbrevs) parse(s *scanner, off uint64) (map[uint64][]attrSpec, error) {
 	}
 	t := map[uint64][]attrSpec{}
 	for r.off < r.end {
-		code := r.uleb()
+		code := r.ULEB()
 		if code == 0 || r.err != nil {
 			break
 		}
-		tag := r.uleb()
-		r.u8() // has children
+		tag := r.ULEB()
+		r.U8() // has children
 		unitTag := tag == tagCompileUnit || tag == tagPartialUnit || tag == tagSkeletonCU
 		var attrs []attrSpec
 		for n := 0; r.err == nil; n++ {
-			at, form := r.uleb(), r.uleb()
+			at, form := r.ULEB(), r.ULEB()
 			if at == 0 && form == 0 {
 				break
 			}
@@ -98,7 +98,7 @@ func (a *abbrevs) parse(s *scanner, off uint64) (map[uint64][]attrSpec, error) {
 				return nil, r.corrupt("abbreviation with more than %d attributes", maxAttrs)
 			}
 			if form == formImplicitConst {
-				r.uleb() // the constant (signed; same encoded length)
+				r.ULEB() // the constant (signed; same encoded length)
 			}
 			if unitTag {
 				attrs = append(attrs, attrSpec{at, form})
@@ -129,7 +129,7 @@ func (s *scanner) scanInfo() error {
 	info := s.info
 	for off := uint64(0); off < info.size; {
 		r := &stream{s: info, off: off, end: info.size, bo: s.bo}
-		length, offsz := dwarfform.InitialLength(formReader{r})
+		length, offsz := dwarfform.InitialLength(r)
 		if offsz == 0 {
 			return elfinfo.Corruptf(".debug_info", int64(off), "unit has reserved length %#x", length)
 		}
@@ -151,20 +151,20 @@ func (s *scanner) scanInfo() error {
 
 // unit decodes one unit header and its first DIE from r.
 func (s *scanner) unit(r *stream, offsz int) error {
-	version := r.fixed(2)
+	version := r.Fixed(2)
 	var abbrevOff, addrsz uint64
 	switch version {
 	case 2, 3, 4:
-		abbrevOff = r.fixed(offsz)
-		addrsz = r.u8()
+		abbrevOff = r.Fixed(offsz)
+		addrsz = r.U8()
 	case 5:
-		ut := r.u8()
-		addrsz = r.u8()
-		abbrevOff = r.fixed(offsz)
+		ut := r.U8()
+		addrsz = r.U8()
+		abbrevOff = r.Fixed(offsz)
 		switch ut {
 		case utCompile, utPartial:
 		case utSkeleton, utSplitCompile:
-			r.skip(8) // dwo_id
+			r.Skip(8) // dwo_id
 		default:
 			return r.err // type units name no source files of their own
 		}
@@ -174,7 +174,7 @@ func (s *scanner) unit(r *stream, offsz int) error {
 		}
 		return r.corrupt("unit has unsupported DWARF version %d", version)
 	}
-	code := r.uleb()
+	code := r.ULEB()
 	if r.err != nil || code == 0 {
 		return r.err
 	}
@@ -213,19 +213,19 @@ func (s *scanner) unit(r *stream, offsz int) error {
 		case atStmtList:
 			switch a.form {
 			case 0x17: // sec_offset
-				u.stmt, u.hasStmt = r.fixed(offsz), true
+				u.stmt, u.hasStmt = r.Fixed(offsz), true
 			case 0x06: // data4
-				u.stmt, u.hasStmt = r.fixed(4), true
+				u.stmt, u.hasStmt = r.Fixed(4), true
 			case 0x07: // data8
-				u.stmt, u.hasStmt = r.fixed(8), true
+				u.stmt, u.hasStmt = r.Fixed(8), true
 			case 0x0f: // udata
-				u.stmt, u.hasStmt = r.uleb(), true
+				u.stmt, u.hasStmt = r.ULEB(), true
 			default:
 				skipForm(r, a.form, offsz, addrsz, version)
 			}
 		case atStrOffsetsBase:
 			if a.form == 0x17 {
-				strxBase = r.fixed(offsz)
+				strxBase = r.Fixed(offsz)
 			} else {
 				skipForm(r, a.form, offsz, addrsz, version)
 			}
@@ -251,24 +251,24 @@ func (s *scanner) unit(r *stream, offsz int) error {
 func (s *scanner) readString(r *stream, form uint64, offsz int, addrsz, version uint64) (ref sref, isStrx, ok bool) {
 	switch form {
 	case 0x08: // string
-		return sref{kind: strInline, s: r.cstr()}, false, r.err == nil
+		return sref{kind: strInline, s: r.CStr()}, false, r.err == nil
 	case 0x0e: // strp
-		return sref{kind: strDebug, off: r.fixed(offsz)}, false, r.err == nil
+		return sref{kind: strDebug, off: r.Fixed(offsz)}, false, r.err == nil
 	case 0x1f: // line_strp
-		return sref{kind: strLine, off: r.fixed(offsz)}, false, r.err == nil
+		return sref{kind: strLine, off: r.Fixed(offsz)}, false, r.err == nil
 	case 0x1a, 0x25, 0x26, 0x27, 0x28: // strx, strx1..strx4
 		var idx uint64
 		switch form {
 		case 0x1a:
-			idx = r.uleb()
+			idx = r.ULEB()
 		case 0x25:
-			idx = r.fixed(1)
+			idx = r.Fixed(1)
 		case 0x26:
-			idx = r.fixed(2)
+			idx = r.Fixed(2)
 		case 0x27:
-			idx = r.fixed(3)
+			idx = r.Fixed(3)
 		default:
-			idx = r.fixed(4)
+			idx = r.Fixed(4)
 		}
 		return sref{kind: strOffsets, off: idx}, true, r.err == nil
 	}
@@ -279,16 +279,7 @@ func (s *scanner) readString(r *stream, form uint64, offsz int, addrsz, version 
 
 // skipForm skips one attribute value of the given form.
 func skipForm(r *stream, form uint64, offsz int, addrsz, version uint64) {
-	if err := dwarfform.Skip(formReader{r}, form, offsz, addrsz, version); err != nil {
+	if err := dwarfform.Skip(r, form, offsz, addrsz, version); err != nil {
 		r.fail(r.corrupt("%v", err))
 	}
 }
-
-// formReader lets dwarfform skip values through a stream.
-type formReader struct{ r *stream }
-
-func (f formReader) U8() uint64         { return f.r.u8() }
-func (f formReader) Fixed(n int) uint64 { return f.r.fixed(n) }
-func (f formReader) ULEB() uint64       { return f.r.uleb() }
-func (f formReader) Skip(n uint64)      { f.r.skip(n) }
-func (f formReader) CStr()              { f.r.cstr() }

@@ -61,7 +61,7 @@ func (s *scanner) lineHeader(off uint64) (*lineTable, error) {
 		return nil, elfinfo.Corruptf(".debug_line", int64(off), "line table offset is outside the section")
 	}
 	r := &stream{s: sec, off: off, end: sec.size, bo: s.bo}
-	length, offsz := dwarfform.InitialLength(formReader{r})
+	length, offsz := dwarfform.InitialLength(r)
 	if offsz == 0 {
 		return nil, elfinfo.Corruptf(".debug_line", int64(off), "line table has reserved length %#x", length)
 	}
@@ -72,16 +72,16 @@ func (s *scanner) lineHeader(off uint64) (*lineTable, error) {
 		return nil, elfinfo.Corruptf(".debug_line", int64(off), "line table runs past the end of the section")
 	}
 	r.end = r.off + length
-	t := &lineTable{version: r.fixed(2)}
+	t := &lineTable{version: r.Fixed(2)}
 	if r.err == nil && (t.version < 2 || t.version > 5) {
 		return nil, elfinfo.Corruptf(".debug_line", int64(off), "unsupported line table version %d", t.version)
 	}
 	var addrsz uint64 = 8
 	if t.version >= 5 {
-		addrsz = r.u8()
-		r.u8() // segment selector size
+		addrsz = r.U8()
+		r.U8() // segment selector size
 	}
-	hlen := r.fixed(offsz)
+	hlen := r.Fixed(offsz)
 	if r.err != nil {
 		return nil, r.err
 	}
@@ -89,20 +89,20 @@ func (s *scanner) lineHeader(off uint64) (*lineTable, error) {
 		return nil, r.corrupt("line table header length %d overruns the table", hlen)
 	}
 	r.end = r.off + hlen // the line program after the header is never read
-	r.u8()               // minimum_instruction_length
+	r.U8()               // minimum_instruction_length
 	if t.version >= 4 {
-		r.u8() // maximum_operations_per_instruction
+		r.U8() // maximum_operations_per_instruction
 	}
-	r.u8() // default_is_stmt
-	r.u8() // line_base
-	r.u8() // line_range
-	opcodeBase := r.u8()
+	r.U8() // default_is_stmt
+	r.U8() // line_base
+	r.U8() // line_range
+	opcodeBase := r.U8()
 	if opcodeBase > 0 {
-		r.skip(opcodeBase - 1) // standard_opcode_lengths
+		r.Skip(opcodeBase - 1) // standard_opcode_lengths
 	}
 	if t.version < 5 {
 		for r.err == nil {
-			d := r.cstr()
+			d := r.CStr()
 			if d == "" {
 				break
 			}
@@ -113,13 +113,13 @@ func (s *scanner) lineHeader(off uint64) (*lineTable, error) {
 			t.dirs = append(t.dirs, i)
 		}
 		for r.err == nil {
-			name := r.cstr()
+			name := r.CStr()
 			if name == "" {
 				break
 			}
-			dir := r.uleb()
-			r.uleb() // modification time
-			r.uleb() // length
+			dir := r.ULEB()
+			r.ULEB() // modification time
+			r.ULEB() // length
 			i, err := s.strs.add(sref{kind: strInline, s: name})
 			if err != nil {
 				return nil, err
@@ -132,15 +132,15 @@ func (s *scanner) lineHeader(off uint64) (*lineTable, error) {
 		return t, nil
 	}
 	for _, list := range []string{"directory", "file"} {
-		nfmt := r.u8()
+		nfmt := r.U8()
 		if nfmt > maxFormats {
 			return nil, r.corrupt("%d %s entry formats", nfmt, list)
 		}
 		formats := make([]attrSpec, nfmt)
 		for i := range formats {
-			formats[i] = attrSpec{attr: r.uleb(), form: r.uleb()}
+			formats[i] = attrSpec{attr: r.ULEB(), form: r.ULEB()}
 		}
-		count := r.uleb()
+		count := r.ULEB()
 		if r.err != nil {
 			return nil, r.err
 		}
@@ -165,11 +165,11 @@ func (s *scanner) lineHeader(off uint64) (*lineTable, error) {
 				case lnctDirectoryIndex:
 					switch f.form {
 					case 0x0b: // data1
-						dir = r.fixed(1)
+						dir = r.Fixed(1)
 					case 0x05: // data2
-						dir = r.fixed(2)
+						dir = r.Fixed(2)
 					case 0x0f: // udata
-						dir = r.uleb()
+						dir = r.ULEB()
 					default:
 						skipForm(r, f.form, offsz, addrsz, 5)
 					}

@@ -133,7 +133,7 @@ func (r *stream) fail(err error) {
 	r.off = r.end
 }
 
-func (r *stream) u8() uint64 {
+func (r *stream) U8() uint64 {
 	if r.err != nil {
 		return 0
 	}
@@ -151,10 +151,10 @@ func (r *stream) u8() uint64 {
 }
 
 // fixed reads an n-byte unsigned integer (n <= 8) in the file's byte order.
-func (r *stream) fixed(n int) uint64 {
+func (r *stream) Fixed(n int) uint64 {
 	var b [8]byte
 	for i := 0; i < n; i++ {
-		b[i] = byte(r.u8())
+		b[i] = byte(r.U8())
 	}
 	if r.err != nil {
 		return 0
@@ -172,11 +172,11 @@ func (r *stream) fixed(n int) uint64 {
 	return v
 }
 
-func (r *stream) uleb() uint64 {
+func (r *stream) ULEB() uint64 {
 	var v uint64
 	var shift uint
 	for r.err == nil {
-		c := r.u8()
+		c := r.U8()
 		if shift < 64 {
 			v |= (c & 0x7f) << shift
 		}
@@ -188,7 +188,7 @@ func (r *stream) uleb() uint64 {
 	return 0
 }
 
-func (r *stream) skip(n uint64) {
+func (r *stream) Skip(n uint64) {
 	if r.err != nil {
 		return
 	}
@@ -203,10 +203,10 @@ func (r *stream) skip(n uint64) {
 const maxString = 64 << 10
 
 // cstr reads a NUL-terminated string.
-func (r *stream) cstr() string {
+func (r *stream) CStr() string {
 	var b []byte
 	for r.err == nil {
-		c := r.u8()
+		c := r.U8()
 		if r.err != nil {
 			return ""
 		}

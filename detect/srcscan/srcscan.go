@@ -9,7 +9,7 @@ import (
 
 	"github.com/pyattach/pyattach/detect/elfinfo"
 	"github.com/pyattach/pyattach/detect/machoinfo"
-	"github.com/pyattach/pyattach/detect/safefs"
+	"github.com/pyattach/pyattach/detect/saferead"
 )
 
 // Unit is what the first DIE of a compile unit says about it. Strings the
@@ -37,7 +37,7 @@ type Result struct {
 
 // ScanFile scans the ELF file at path.
 func ScanFile(path string) (*Result, error) {
-	f, err := safefs.Open(path)
+	f, err := saferead.Open(path)
 	if err != nil {
 		return nil, err
 	}

@@ -61,7 +61,7 @@ func (t *strtab) resolve(str, lineStr, offs *section, bo binary.ByteOrder) error
 		if ref.wide {
 			n = 8
 		}
-		v := r.fixed(n)
+		v := r.Fixed(n)
 		if r.err == nil {
 			*ref = sref{kind: strDebug, off: v}
 		}
@@ -75,7 +75,7 @@ func (t *strtab) resolve(str, lineStr, offs *section, bo binary.ByteOrder) error
 			r.fail(r.corrupt("strings larger than %d bytes", maxStringBytes))
 			return
 		}
-		s := r.cstr()
+		s := r.CStr()
 		budget -= len(s)
 		*ref = sref{kind: strInline, s: s}
 	}

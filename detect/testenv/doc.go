@@ -22,7 +22,9 @@
 //     (Nobody) as a helper (HelperMain), and the cached Debian roots
 //     scripts/make-roots.sh makes (Roots); a file written with its
 //     directories (WriteFile), a tree of files, directories and links
-//     written (WriteTree) and listed (ListTree);
+//     written (WriteTree) and listed (ListTree), a directory only the
+//     test's user can change (PrivateTempDir), a file that passes for
+//     CPython's libpython.py (FakeLibpython);
 //   - one interpreter's or root's subtest run alongside the others of
 //     its test, a bounded number at once (Parallel);
 //   - a table of a pure function's results checked in one loop (Cases),
@@ -31,4 +33,12 @@
 // It imports the standard library and detect/pyversion (the one version
 // parser) only, so that the tests of any other package can use it
 // without an import cycle.
+//
+// Why detect/testenv, when it holds no fact about a target: the import
+// rules run cmd -> venv -> detect, and a test may import only what its
+// package may, so the test kit sits in the lowest room, where the tests
+// of detect/, venv/, gdbgen, lldbgen and cmd/ can all reach it (under
+// cmd/internal, Go's internal rule would hide it from every package
+// outside cmd/). cmd/pyattach's deps_test lists it as test-only: no
+// package's own code may import it.
 package testenv

@@ -384,3 +384,15 @@ func WriteFile(t testing.TB, path string, data []byte, mode os.FileMode) {
 		t.Fatal(err)
 	}
 }
+
+// PrivateTempDir is t.TempDir made mode 0700: a directory only root or
+// the test's user can change (t.TempDir's parents are /tmp, sticky, and
+// a 0700 directory), as the trust check and pyattach's private
+// directories require.
+func PrivateTempDir(t testing.TB) string {
+	d := t.TempDir()
+	if err := os.Chmod(d, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	return d
+}

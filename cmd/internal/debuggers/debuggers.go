@@ -11,7 +11,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/pyattach/pyattach/cmd/internal/textline"
+	"github.com/pyattach/pyattach/cmd/internal/safetext"
 )
 
 // Runner runs an external command with env as its whole environment and
@@ -35,7 +35,7 @@ func Run(ctx context.Context, env []string, name string, args ...string) (string
 // called with ctx, which should carry a deadline.
 func LLDBPythonDir(ctx context.Context, run Runner, env []string, lldb string) string {
 	if out, err := run(ctx, env, lldb, "-P"); err == nil {
-		dir := textline.Last(out)
+		dir := safetext.Last(out)
 		if _, err := os.Stat(filepath.Join(dir, "lldb", "__init__.py")); err == nil {
 			return ""
 		}

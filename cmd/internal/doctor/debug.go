@@ -10,19 +10,19 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/pyattach/pyattach/cmd/internal/debuginfo"
+	"github.com/pyattach/pyattach/cmd/internal/debugsearch"
 	"github.com/pyattach/pyattach/cmd/internal/target"
 	"github.com/pyattach/pyattach/detect/debugfile"
-	"github.com/pyattach/pyattach/detect/safefs"
+	"github.com/pyattach/pyattach/detect/saferead"
 )
 
 // debugChecks explains the debug information of the modules that matter.
-func (s *Services) debugChecks(ctx context.Context, res *target.Result, di *debuginfo.Info) []Check {
+func (s *Services) debugChecks(ctx context.Context, res *target.Result, di *debugsearch.Info) []Check {
 	var out []Check
 	for _, m := range di.Modules {
 		runtime := isRuntimeModule(m.Path, res)
 		host := res.Embedded && m.Path == res.Exe
-		if !runtime && !host && !debuginfo.SourceModule(m.Path, res) {
+		if !runtime && !host && !debugsearch.SourceModule(m.Path, res) {
 			continue
 		}
 		id := "debug." + filepath.Base(m.Path)
@@ -47,7 +47,7 @@ func (s *Services) debugChecks(ctx context.Context, res *target.Result, di *debu
 	return out
 }
 
-func missingDebugSummary(m debuginfo.Module) string {
+func missingDebugSummary(m debugsearch.Module) string {
 	switch m.Debug.Kind {
 	case debugfile.KindSymtab, debugfile.KindMiniDebugInfo:
 		return fmt.Sprintf("%s has a symbol table only (%s): frames show function names but no files, lines or locals; py-bt cannot read frames", m.Path, m.Debug.Kind)
@@ -63,7 +63,7 @@ func exists(p string) bool {
 
 // missingDebugFix names the package or command that brings the debug
 // file of a module.
-func (s *Services) missingDebugFix(ctx context.Context, m debuginfo.Module, res *target.Result) string {
+func (s *Services) missingDebugFix(ctx context.Context, m debugsearch.Module, res *target.Result) string {
 	if strings.Contains(m.Path, "/uv/python/") || strings.Contains(m.Path, "python-build-standalone") {
 		return "python-build-standalone (uv) interpreters ship stripped; use an interpreter with debug symbols (pyenv install, or your distribution's python3.X with python3.X-dbg)"
 	}
@@ -96,7 +96,7 @@ func (s *Services) missingDebugFix(ctx context.Context, m debuginfo.Module, res 
 // database (read under its root), and is installed there, where the
 // debug file is searched first; this machine's packages are another
 // distribution's files.
-func (s *Services) containerDebugFix(m debuginfo.Module, res *target.Result) string {
+func (s *Services) containerDebugFix(m debugsearch.Module, res *target.Result) string {
 	where := "in the container (podman exec or docker exec CONTAINER ...): "
 	if exists(s.sysFile(res, "/etc/debian_version")) {
 		if pkg := dpkgOwner(s.sysFile(res, "/var/lib/dpkg/info"), m.Path); pkg != "" {
@@ -125,7 +125,7 @@ const maxDpkgList = 64 << 20
 // root: only a regular file (a FIFO would block), at most maxDpkgList
 // bytes (a link to /dev/zero would never end).
 func readList(name string) ([]byte, error) {
-	f, err := safefs.Open(name)
+	f, err := saferead.Open(name)
 	if err != nil {
 		return nil, err
 	}
@@ -153,7 +153,7 @@ func dpkgOwner(info, p string) string {
 }
 
 // producerChecks reads the compiler line: -g level and optimisation.
-func producerChecks(id string, m debuginfo.Module, runtime, walker bool) []Check {
+func producerChecks(id string, m debugsearch.Module, runtime, walker bool) []Check {
 	p := m.Debug.Producer
 	where := fmt.Sprintf("%s: debug information %s %s", m.Path, m.Debug.Via, m.Debug.Path)
 	if m.Debug.Via == debugfile.ViaEmbedded {

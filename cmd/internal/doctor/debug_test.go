@@ -7,19 +7,19 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pyattach/pyattach/cmd/internal/debuginfo"
+	"github.com/pyattach/pyattach/cmd/internal/debugsearch"
 	"github.com/pyattach/pyattach/cmd/internal/target"
 	"github.com/pyattach/pyattach/detect/debugfile"
 	"github.com/pyattach/pyattach/detect/elfinfo"
 )
 
-func dwarf(path, g, o string, lto bool) debuginfo.Module {
-	return debuginfo.Module{Path: path, BuildID: "ab12", Debug: debugfile.Found{Kind: debugfile.KindDWARF, Via: debugfile.ViaBuildID, Path: "/usr/lib/debug/.build-id/ab/12.debug",
+func dwarf(path, g, o string, lto bool) debugsearch.Module {
+	return debugsearch.Module{Path: path, BuildID: "ab12", Debug: debugfile.Found{Kind: debugfile.KindDWARF, Via: debugfile.ViaBuildID, Path: "/usr/lib/debug/.build-id/ab/12.debug",
 		Producer: &elfinfo.Producer{GLevel: g, OLevel: o, LTO: lto}}}
 }
 
-func kind(path string, k debugfile.Kind) debuginfo.Module {
-	return debuginfo.Module{Path: path, BuildID: "ab12", Debug: debugfile.Found{Kind: k}}
+func kind(path string, k debugfile.Kind) debugsearch.Module {
+	return debugsearch.Module{Path: path, BuildID: "ab12", Debug: debugfile.Found{Kind: k}}
 }
 
 // debugChecks on faked findings, for the interpreter (3.12: the walker
@@ -40,7 +40,7 @@ func TestDebugChecks(t *testing.T) {
 	cases := []struct {
 		name    string
 		version string
-		m       debuginfo.Module
+		m       debugsearch.Module
 		status  string
 		summary string
 		fix     string
@@ -66,7 +66,7 @@ func TestDebugChecks(t *testing.T) {
 		s, _ := newServices(t)
 		res := newResult()
 		res.Python.Version = c.version
-		checks := s.debugChecks(ctx, res, &debuginfo.Info{Modules: []debuginfo.Module{c.m, kind("/usr/lib/x86_64-linux-gnu/libc.so.6", debugfile.KindNone)}})
+		checks := s.debugChecks(ctx, res, &debugsearch.Info{Modules: []debugsearch.Module{c.m, kind("/usr/lib/x86_64-linux-gnu/libc.so.6", debugfile.KindNone)}})
 		if len(checks) != 1 {
 			t.Errorf("%s: %+v (libc.so.6 does not matter)", c.name, checks)
 			continue
@@ -85,7 +85,7 @@ func TestDebugChecksEmbedded(t *testing.T) {
 	s, _ := newServices(t)
 	res := &target.Result{Target: "1234", Exe: "/usr/bin/uwsgi-core", Interpreter: "/usr/lib/libpython3.11.so.1.0",
 		Libpython: "/usr/lib/libpython3.11.so.1.0", Embedded: true, Python: target.Python{Version: "3.11.99"}}
-	di := &debuginfo.Info{Modules: []debuginfo.Module{kind("/usr/bin/uwsgi-core", debugfile.KindNone), kind("/usr/lib/libpython3.11.so.1.0", debugfile.KindNone)}}
+	di := &debugsearch.Info{Modules: []debugsearch.Module{kind("/usr/bin/uwsgi-core", debugfile.KindNone), kind("/usr/lib/libpython3.11.so.1.0", debugfile.KindNone)}}
 	checks := s.debugChecks(context.Background(), res, di)
 	want(t, "uwsgi-core", one(t, checks, "debug.uwsgi-core"), Warn, "(the program embedding Python) has no debug information: its own native frames show as ?? or without lines; py-bt does not need it", "")
 	want(t, "libpython, walker", one(t, checks, "debug.libpython3.11.so.1.0"), Warn, "pyattach's walker still reads them", "")

@@ -16,6 +16,6 @@
 // caller's uids, a Runner through which every external command (gdb,
 // lldb, dpkg) runs under a deadline, an *http.Client for debuginfod, and
 // the functions that resolve a target and collect its debug information
-// (cmd/internal/target, cmd/internal/debuginfo), so that every check can
+// (cmd/internal/target, cmd/internal/debugsearch), so that every check can
 // be tested on faked inputs.
 package doctor

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/pyattach/pyattach/cmd/internal/debuggers"
-	"github.com/pyattach/pyattach/cmd/internal/debuginfo"
+	"github.com/pyattach/pyattach/cmd/internal/debugsearch"
 	"github.com/pyattach/pyattach/cmd/internal/target"
 	"github.com/pyattach/pyattach/detect/debugfile"
 )
@@ -31,8 +31,8 @@ type Check struct {
 // Statuses of a check.
 //
 // Fail and Warn are what the user can act on and what changes what they
-// will see (py-bt missing, frames shown as ??). Note is a fact that does
-// not (a copied venv that only plain gdb minds, an -O3 build the walker
+// will see (py-bt missing, in plain gdb -p of a copied venv too; frames
+// shown as ??). Note is a fact that does not (an -O3 build the walker
 // reads, the distribution's C sources): doctor prints notes with
 // --verbose only.
 const (
@@ -118,17 +118,17 @@ type Services struct {
 	Resolve func(ctx context.Context, tgt string) (*target.Result, error)
 	// DebugInfo collects the debug information and extensions of a
 	// resolved target.
-	DebugInfo func(ctx context.Context, tgt string, res *target.Result) (*debuginfo.Info, error)
+	DebugInfo func(ctx context.Context, tgt string, res *target.Result) (*debugsearch.Info, error)
 	// Sources maps the target's source files onto the source roots; nil
 	// skips the sources check.
-	Sources func(ctx context.Context, res *target.Result, di *debuginfo.Info) (*SourceMap, error)
+	Sources func(ctx context.Context, res *target.Result, di *debugsearch.Info) (*SourceMap, error)
 	// Hint is the advice for an error resolving the target, or "".
 	Hint func(error) string
 	// IsMachO reports whether a file target is a Mach-O file, whose
-	// .dSYMs MachODebugInfo finds (debuginfo.Collector.CollectMachO);
+	// .dSYMs MachODebugInfo finds (debugsearch.Collector.CollectMachO);
 	// nil: no Mach-O checks.
 	IsMachO        func(tgt string) bool
-	MachODebugInfo func(ctx context.Context, tgt string) (*debuginfo.Info, error)
+	MachODebugInfo func(ctx context.Context, tgt string) (*debugsearch.Info, error)
 }
 
 // getenv is the one place doctor reads the environment.

@@ -8,10 +8,10 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/pyattach/pyattach/cmd/internal/debuginfo"
+	"github.com/pyattach/pyattach/cmd/internal/debugsearch"
+	"github.com/pyattach/pyattach/cmd/internal/safetext"
 	"github.com/pyattach/pyattach/cmd/internal/shquote"
 	"github.com/pyattach/pyattach/cmd/internal/target"
-	"github.com/pyattach/pyattach/cmd/internal/textline"
 	"github.com/pyattach/pyattach/detect/debugfile"
 	"github.com/pyattach/pyattach/detect/pyext"
 	"github.com/pyattach/pyattach/detect/pyversion"
@@ -21,7 +21,7 @@ import (
 
 // extensionChecks: found, its version, whether gdb's Python runs it, and
 // whether plain gdb's safe path would decline it.
-func (s *Services) extensionChecks(ctx context.Context, res *target.Result, di *debuginfo.Info) []Check {
+func (s *Services) extensionChecks(ctx context.Context, res *target.Result, di *debugsearch.Info) []Check {
 	ex := di.Extensions
 	var out []Check
 	for _, t := range ex.GDBTried {
@@ -57,17 +57,17 @@ func (s *Services) extensionChecks(ctx context.Context, res *target.Result, di *
 	for _, w := range ex.GDBWarnings {
 		out = append(out, Check{ID: "extension.warning", Status: Warn, Summary: w, Fix: "pyattach fetch-extension " + shquote.Quote(res.Target)})
 	}
-	// ex.GDB passed safefs.CheckTrusted in pyext, and for a foreign
+	// ex.GDB passed saferead.CheckTrusted in pyext, and for a foreign
 	// target (a container) it is a host file, never one under its root;
 	// SourceLine refuses a name gdb would not read back as it is.
 	source, serr := gdbgen.SourceLine(ex.GDB)
 	if gdb, err := s.FindDebugger("gdb"); err == nil && serr == nil {
 		o, _ := s.run(ctx, gdb, "-nx", "-batch", "-ex", "show auto-load safe-path", "-ex", source, "-ex", "help py-bt")
 		if strings.Contains(o, `Undefined command: "py-bt"`) || strings.Contains(o, "Error occurred in Python") || strings.Contains(o, "Traceback (most recent call last)") {
-			out = append(out, Check{ID: "extension.runs", Status: Fail, Summary: fmt.Sprintf("gdb's Python cannot run %s: %s", ex.GDB, textline.Last(o)),
+			out = append(out, Check{ID: "extension.runs", Status: Fail, Summary: fmt.Sprintf("gdb's Python cannot run %s: %s", ex.GDB, safetext.Last(o)),
 				Fix: "use the extension of the interpreter's own version: pyattach fetch-extension " + shquote.Quote(res.Target)})
 		}
-		if strings.Contains(o, "$debugdir:$datadir/auto-load") && !strings.HasPrefix(ex.GDB, debuginfo.GDBAutoLoadDir+"/") && !strings.HasPrefix(ex.GDB, "/usr/lib/debug/") {
+		if strings.Contains(o, "$debugdir:$datadir/auto-load") && !strings.HasPrefix(ex.GDB, debugsearch.GDBAutoLoadDir+"/") && !strings.HasPrefix(ex.GDB, "/usr/lib/debug/") {
 			// The line names exactly that file, as gdb reads it back.
 			fix := "pyattach gdb sources it explicitly"
 			real := ex.GDB

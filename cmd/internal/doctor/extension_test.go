@@ -6,12 +6,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pyattach/pyattach/cmd/internal/debuginfo"
+	"github.com/pyattach/pyattach/cmd/internal/debugsearch"
 	"github.com/pyattach/pyattach/cmd/internal/target"
 )
 
-func ext(gdb, version string, match bool) *debuginfo.Info {
-	return &debuginfo.Info{Extensions: debuginfo.Extensions{GDB: gdb, GDBVersion: version, GDBVersionMatch: match}}
+func ext(gdb, version string, match bool) *debugsearch.Info {
+	return &debugsearch.Info{Extensions: debugsearch.Extensions{GDB: gdb, GDBVersion: version, GDBVersionMatch: match}}
 }
 
 func TestExtensionChecks(t *testing.T) {
@@ -59,7 +59,7 @@ func TestExtensionChecks(t *testing.T) {
 	want(t, "traceback", one(t, s.extensionChecks(ctx, res, ext("/x/python3.12-gdb.py", "3.12", true)), "extension.runs"), Fail, "SyntaxError: invalid syntax", "")
 
 	fr.rules = []rule{{match: []string{"help py-bt"}, out: safePath + "Display the current python frame and all the frames within its call stack (if any).\n"}}
-	auto := debuginfo.GDBAutoLoadDir + "/usr/bin/python3.12-gdb.py"
+	auto := debugsearch.GDBAutoLoadDir + "/usr/bin/python3.12-gdb.py"
 	checks = s.extensionChecks(ctx, res, ext(auto, "3.12", true))
 	if len(byID(checks, "extension.runs")) != 0 || len(byID(checks, "extension.safe-path")) != 0 {
 		t.Errorf("an auto-loaded extension that runs: %+v", checks)
@@ -79,7 +79,7 @@ func TestMissingExtension(t *testing.T) {
 	bin := t.TempDir()
 	res := newResult()
 	res.Exe, res.Interpreter = filepath.Join(bin, "python3.12"), filepath.Join(bin, "python3.12")
-	di := &debuginfo.Info{Extensions: debuginfo.Extensions{GDBTried: []string{
+	di := &debugsearch.Info{Extensions: debugsearch.Extensions{GDBTried: []string{
 		filepath.Join(bin, "python3.12-gdb.py"),
 		"/usr/share/gdb/auto-load" + res.Interpreter + "-gdb.py",
 		"/tmp/python-build.2024/Python-3.12.99/python-gdb.py",
@@ -106,7 +106,7 @@ func TestMissingExtension(t *testing.T) {
 
 	old := newResult()
 	old.Python.Version = "3.6.15"
-	c = one(t, s.extensionChecks(ctx, old, &debuginfo.Info{}), "extension")
+	c = one(t, s.extensionChecks(ctx, old, &debugsearch.Info{}), "extension")
 	want(t, "3.6", c, Fail, "for Python 3.6.15: py-bt is undefined", "pyattach fetch-extension")
 	if !strings.Contains(strings.Join(c.Details, "\n"), "no installed sysconfig data names a build tree") {
 		t.Errorf("details %q", c.Details)
@@ -116,10 +116,10 @@ func TestMissingExtension(t *testing.T) {
 	deb := &target.Result{Target: "python3.11", Exe: "/usr/bin/python3.11", Interpreter: "/usr/bin/python3.11", Libpython: "/usr/lib/x86_64-linux-gnu/libpython3.11.so.1.0", Python: target.Python{Version: "3.11.99"}}
 	distro(t, s.HostRoot, "debian_version")
 	writeFile(t, filepath.Join(s.HostRoot, "var/lib/dpkg/info/libpython3.11-stdlib:amd64.list"), "/usr/lib/x86_64-linux-gnu/libpython3.11.so.1.0\n")
-	want(t, "Debian", one(t, s.extensionChecks(ctx, deb, &debuginfo.Info{}), "extension"), Warn, "no CPython gdb extension", "sudo apt-get install python3.11-dbg (it ships the extension gdb auto-loads)")
+	want(t, "Debian", one(t, s.extensionChecks(ctx, deb, &debugsearch.Info{}), "extension"), Warn, "no CPython gdb extension", "sudo apt-get install python3.11-dbg (it ships the extension gdb auto-loads)")
 	s, _ = newServices(t)
 	distro(t, s.HostRoot, "fedora-release")
-	want(t, "Fedora", one(t, s.extensionChecks(ctx, deb, &debuginfo.Info{}), "extension"), Warn, "no CPython gdb extension", "sudo dnf debuginfo-install python3 (its debuginfo package ships the extension)")
+	want(t, "Fedora", one(t, s.extensionChecks(ctx, deb, &debugsearch.Info{}), "extension"), Warn, "no CPython gdb extension", "sudo dnf debuginfo-install python3 (its debuginfo package ships the extension)")
 	// In a container, the container's own -dbg package would not help:
 	// pyattach never runs its files (issue 18); a checked fetched copy does.
 	root := t.TempDir()
@@ -127,7 +127,7 @@ func TestMissingExtension(t *testing.T) {
 	ctr.Container, ctr.Root = true, root
 	distro(t, root, "debian_version")
 	writeFile(t, filepath.Join(root, "var/lib/dpkg/info/python3.11-minimal:amd64.list"), "/usr/bin/python3.11\n")
-	ce := one(t, s.extensionChecks(ctx, &ctr, &debuginfo.Info{}), "extension")
+	ce := one(t, s.extensionChecks(ctx, &ctr, &debugsearch.Info{}), "extension")
 	want(t, "container", ce, Warn, "no CPython gdb extension", "pyattach fetch-extension python3.11 (CPython's libpython.py of Python 3.11.99, checked by its SHA-256")
 	if strings.Contains(ce.Fix, "apt-get") {
 		t.Errorf("container: fix %q installs the container's package, which pyattach would not run", ce.Fix)

@@ -10,7 +10,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/pyattach/pyattach/cmd/internal/debuginfo"
+	"github.com/pyattach/pyattach/cmd/internal/debugsearch"
 	"github.com/pyattach/pyattach/cmd/internal/target"
 )
 
@@ -84,8 +84,8 @@ func newServices(t *testing.T, rules ...rule) (*Services, *fakeRunner) {
 		Resolve: func(context.Context, string) (*target.Result, error) {
 			return nil, errors.New("no target in this test")
 		},
-		DebugInfo: func(context.Context, string, *target.Result) (*debuginfo.Info, error) {
-			return &debuginfo.Info{}, nil
+		DebugInfo: func(context.Context, string, *target.Result) (*debugsearch.Info, error) {
+			return &debugsearch.Info{}, nil
 		},
 	}
 	for _, d := range []string{s.ProcRoot, s.HostRoot, s.CacheDir} {

@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/pyattach/pyattach/cmd/internal/debuginfo"
+	"github.com/pyattach/pyattach/cmd/internal/debugsearch"
 	"github.com/pyattach/pyattach/cmd/internal/target"
 	"github.com/pyattach/pyattach/detect/pyext"
 )
@@ -16,7 +16,7 @@ import (
 // reached through them runs as debugger code, and list each such file
 // pyattach found and refused: CPython extensions under the target's
 // root (as FindGDB tried them), and the libthread_db beside its libc.
-func (s *Services) foreignChecks(res *target.Result, di *debuginfo.Info) []Check {
+func (s *Services) foreignChecks(res *target.Result, di *debugsearch.Info) []Check {
 	why := target.Foreign(res, s.Euid)
 	if len(why) == 0 {
 		return nil

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pyattach/pyattach/cmd/internal/debuginfo"
+	"github.com/pyattach/pyattach/cmd/internal/debugsearch"
 	"github.com/pyattach/pyattach/cmd/internal/target"
 	"github.com/pyattach/pyattach/detect/pyext"
 )
@@ -22,9 +22,9 @@ func TestForeignChecks(t *testing.T) {
 	res := newResult()
 	res.TargetKind, res.PID, res.Container, res.Root = target.KindPID, 77, true, root
 	in := filepath.Join(root, "usr/share/gdb/auto-load/opt/py/bin/python3.12-gdb.py")
-	di := &debuginfo.Info{
-		Modules: []debuginfo.Module{{Path: "/opt/py/bin/python3.12"}, {Path: "/lib/x86_64-linux-gnu/libc.so.6"}},
-		Extensions: debuginfo.Extensions{GDBTried: []string{
+	di := &debugsearch.Info{
+		Modules: []debugsearch.Module{{Path: "/opt/py/bin/python3.12"}, {Path: "/lib/x86_64-linux-gnu/libc.so.6"}},
+		Extensions: debugsearch.Extensions{GDBTried: []string{
 			in + ": " + pyext.RefusedInRoot,
 			"/usr/share/gdb/auto-load/opt/py/bin/python3.12-gdb.py: refused for this target: version 3.12 is not the interpreter's exact version 3.12.99 (...)",
 			"/home/u/ext-gdb.py: refused: it is writable by others, and gdb would run it",
@@ -60,9 +60,9 @@ func TestForeignChecks(t *testing.T) {
 	other, mine := s.Euid+1, s.Euid
 	res = newResult()
 	res.TargetKind, res.PID, res.UID = target.KindPID, 78, &other
-	want(t, "other user", one(t, s.foreignChecks(res, &debuginfo.Info{}), "target.foreign"), OK, "process 78 belongs to uid", "")
+	want(t, "other user", one(t, s.foreignChecks(res, &debugsearch.Info{}), "target.foreign"), OK, "process 78 belongs to uid", "")
 	res.UID = &mine
-	if checks := s.foreignChecks(res, &debuginfo.Info{}); len(checks) != 0 {
+	if checks := s.foreignChecks(res, &debugsearch.Info{}); len(checks) != 0 {
 		t.Errorf("the caller's own process: %+v", checks)
 	}
 }

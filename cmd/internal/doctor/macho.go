@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/pyattach/pyattach/cmd/internal/textline"
+	"github.com/pyattach/pyattach/cmd/internal/safetext"
 	"github.com/pyattach/pyattach/detect/dsym"
 )
 
@@ -15,7 +15,7 @@ import (
 func (s *Services) machOChecks(ctx context.Context, tgt string) []Check {
 	di, err := s.MachODebugInfo(ctx, tgt)
 	if err != nil {
-		ch := Check{ID: "target", Status: Fail, Summary: textline.Fold(err.Error())}
+		ch := Check{ID: "target", Status: Fail, Summary: safetext.Fold(err.Error())}
 		if s.Hint != nil {
 			ch.Fix = s.Hint(err)
 		}

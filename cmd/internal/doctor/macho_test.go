@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pyattach/pyattach/cmd/internal/debuginfo"
+	"github.com/pyattach/pyattach/cmd/internal/debugsearch"
 	"github.com/pyattach/pyattach/detect/dsym"
 )
 
@@ -16,8 +16,8 @@ import (
 func TestMachOChecks(t *testing.T) {
 	s, _ := newServices(t)
 	s.IsMachO = func(string) bool { return true }
-	s.MachODebugInfo = func(context.Context, string) (*debuginfo.Info, error) {
-		return &debuginfo.Info{Modules: []debuginfo.Module{{Path: "/site/_stack_v2.cpython-313-darwin.so", MachO: &debuginfo.MachO{Universal: true, Arches: []dsym.Found{
+	s.MachODebugInfo = func(context.Context, string) (*debugsearch.Info, error) {
+		return &debugsearch.Info{Modules: []debugsearch.Module{{Path: "/site/_stack_v2.cpython-313-darwin.so", MachO: &debugsearch.MachO{Universal: true, Arches: []dsym.Found{
 			{CPU: "x86_64", UUID: "4C4C4471-5555-3144-A1B1-371B07785887", Via: dsym.ViaStore, Bundle: "/store/dsym/4C4C4471-5555-3144-A1B1-371B07785887/_stack_v2.cpython-313-darwin.so.dSYM"},
 			{CPU: "arm64", UUID: "4C4C4492-5555-3144-A182-AB12A945A33C", Via: dsym.ViaNone,
 				Rejected: []dsym.Rejection{{Path: "/site/_stack_v2.cpython-313-darwin.so.dSYM", Reason: "UUID 11111111-5555-3144-A182-AB12A945A33C (arm64), want 4C4C4492-5555-3144-A182-AB12A945A33C"}}},

@@ -3,7 +3,7 @@ package doctor
 import (
 	"fmt"
 
-	"github.com/pyattach/pyattach/cmd/internal/debuginfo"
+	"github.com/pyattach/pyattach/cmd/internal/debugsearch"
 	"github.com/pyattach/pyattach/cmd/internal/shquote"
 	"github.com/pyattach/pyattach/cmd/internal/target"
 	"github.com/pyattach/pyattach/detect/debugfile"
@@ -15,7 +15,7 @@ import (
 // frames (a matching extension, full DWARF for the interpreter, and no
 // optimised 3.13+ eval loop that hides its frame), pyattach's walker
 // otherwise, or none.
-func (s *Services) pybtCheck(res *target.Result, di *debuginfo.Info) Check {
+func (s *Services) pybtCheck(res *target.Result, di *debugsearch.Info) Check {
 	ex := di.Extensions
 	var why string
 	switch {
@@ -47,7 +47,7 @@ func (s *Services) pybtCheck(res *target.Result, di *debuginfo.Info) Check {
 
 // runtimeDebugProblem says why CPython's extension cannot read frames
 // from the module holding the interpreter, or "".
-func runtimeDebugProblem(res *target.Result, di *debuginfo.Info) string {
+func runtimeDebugProblem(res *target.Result, di *debugsearch.Info) string {
 	mod := res.Interpreter
 	if res.Libpython != "" {
 		mod = res.Libpython

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/pyattach/pyattach/cmd/internal/debuginfo"
+	"github.com/pyattach/pyattach/cmd/internal/debugsearch"
 	"github.com/pyattach/pyattach/cmd/internal/target"
 	"github.com/pyattach/pyattach/detect/debugfile"
 )
@@ -15,21 +15,21 @@ func TestPybtCheck(t *testing.T) {
 	res := func(v, lib string) *target.Result {
 		return &target.Result{Target: "1234", Interpreter: "/usr/bin/python3", Exe: "/usr/bin/python3", Libpython: lib, Python: target.Python{Version: v}}
 	}
-	with := func(di *debuginfo.Info, mods ...debuginfo.Module) *debuginfo.Info {
+	with := func(di *debugsearch.Info, mods ...debugsearch.Module) *debugsearch.Info {
 		di.Modules = mods
 		return di
 	}
 	cases := []struct {
 		name   string
 		res    *target.Result
-		di     *debuginfo.Info
+		di     *debugsearch.Info
 		status string
 		want   string
 		fix    string
 	}{
-		{"no extension, walker covers", res("3.12.99", ""), &debuginfo.Info{},
+		{"no extension, walker covers", res("3.12.99", ""), &debugsearch.Info{},
 			OK, "pyattach's walker answers in pyattach gdb and pyattach lldb (from memory): no CPython extension was found", "pyattach init --gdb --trust"},
-		{"no extension, 3.6", res("3.6.15", ""), &debuginfo.Info{},
+		{"no extension, 3.6", res("3.6.15", ""), &debugsearch.Info{},
 			Fail, "no py-bt for Python 3.6.15: no CPython extension was found, and pyattach's walker covers 3.7 and later", "pyattach fetch-extension 1234 (downloads"},
 		{"matching extension, full DWARF", res("3.11.99", ""), with(ext("/x/python3.11-gdb.py", "3.11", true), dwarf("/usr/bin/python3", "2", "2", true)),
 			OK, "py-bt: CPython's extension /x/python3.11-gdb.py answers (it reads this build's frames); pyattach's walker stands in", ""},
@@ -57,23 +57,23 @@ func TestPybtCheck(t *testing.T) {
 func TestSourceChecks(t *testing.T) {
 	ctx := context.Background()
 	s, _ := newServices(t)
-	if checks := s.sourceChecks(ctx, newResult(), &debuginfo.Info{}); len(checks) != 0 {
+	if checks := s.sourceChecks(ctx, newResult(), &debugsearch.Info{}); len(checks) != 0 {
 		t.Errorf("no Sources service: %+v", checks)
 	}
 	answer := func(m *SourceMap, err error) {
-		s.Sources = func(context.Context, *target.Result, *debuginfo.Info) (*SourceMap, error) { return m, err }
+		s.Sources = func(context.Context, *target.Result, *debugsearch.Info) (*SourceMap, error) { return m, err }
 	}
 	answer(nil, &SourceRootsError{Err: errors.New("--source x: /x is not a directory")})
-	want(t, "bad root", one(t, s.sourceChecks(ctx, newResult(), &debuginfo.Info{}), "sources"), Warn, "--source x: /x is not a directory", "")
+	want(t, "bad root", one(t, s.sourceChecks(ctx, newResult(), &debugsearch.Info{}), "sources"), Warn, "--source x: /x is not a directory", "")
 	answer(nil, errors.New("read DWARF of\n/x: truncated"))
-	want(t, "no mapping", one(t, s.sourceChecks(ctx, newResult(), &debuginfo.Info{}), "sources"), Skip, "read DWARF of /x: truncated", "")
+	want(t, "no mapping", one(t, s.sourceChecks(ctx, newResult(), &debugsearch.Info{}), "sources"), Skip, "read DWARF of /x: truncated", "")
 	answer(&SourceMap{Modules: 3, Rules: 2}, nil)
-	want(t, "all found", one(t, s.sourceChecks(ctx, newResult(), &debuginfo.Info{}), "sources"), OK, "the sources of 3 modules are found (2 rules)", "")
+	want(t, "all found", one(t, s.sourceChecks(ctx, newResult(), &debugsearch.Info{}), "sources"), OK, "the sources of 3 modules are found (2 rules)", "")
 	answer(&SourceMap{Modules: 3, Unresolved: []SourceGroup{
 		{Prefix: "/project/build/_deps/echion-src", Files: 12, Hint: "pyattach --source echion=DIR"},
 		{Prefix: "/tmp/python-build.1/Python-3.12.99", Files: 400, Hint: "pyattach --source DIR"},
 	}}, nil)
-	checks := byID(s.sourceChecks(ctx, newResult(), &debuginfo.Info{}), "sources")
+	checks := byID(s.sourceChecks(ctx, newResult(), &debugsearch.Info{}), "sources")
 	if len(checks) != 2 {
 		t.Fatalf("%+v", checks)
 	}
@@ -85,9 +85,9 @@ func TestSourceChecks(t *testing.T) {
 	answer(&SourceMap{Modules: 1, Unresolved: []SourceGroup{
 		{Prefix: "/build/reproducible-path/python3.11-3.11.99", Files: 309, Hint: "apt-get source python3.11", Shipped: true},
 	}}, nil)
-	want(t, "shipped", one(t, s.sourceChecks(ctx, newResult(), &debuginfo.Info{}), "sources"), Note, "309 source files under /build/reproducible-path/python3.11-3.11.99 are not on this machine: list in those native frames shows \"No such file or directory\"; py-bt and py-list do not need them", "apt-get source python3.11")
+	want(t, "shipped", one(t, s.sourceChecks(ctx, newResult(), &debugsearch.Info{}), "sources"), Note, "309 source files under /build/reproducible-path/python3.11-3.11.99 are not on this machine: list in those native frames shows \"No such file or directory\"; py-bt and py-list do not need them", "apt-get source python3.11")
 	// No module names a source file (a stripped build): nothing found,
 	// nothing missing.
 	answer(&SourceMap{}, nil)
-	want(t, "no modules", one(t, s.sourceChecks(ctx, newResult(), &debuginfo.Info{}), "sources"), Note, "no module's debug information names source files", "")
+	want(t, "no modules", one(t, s.sourceChecks(ctx, newResult(), &debugsearch.Info{}), "sources"), Note, "no module's debug information names source files", "")
 }

@@ -5,13 +5,13 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/pyattach/pyattach/cmd/internal/debuginfo"
+	"github.com/pyattach/pyattach/cmd/internal/debugsearch"
+	"github.com/pyattach/pyattach/cmd/internal/safetext"
 	"github.com/pyattach/pyattach/cmd/internal/target"
-	"github.com/pyattach/pyattach/cmd/internal/textline"
 )
 
 // sourceChecks lists the source trees that are missing.
-func (s *Services) sourceChecks(ctx context.Context, res *target.Result, di *debuginfo.Info) []Check {
+func (s *Services) sourceChecks(ctx context.Context, res *target.Result, di *debugsearch.Info) []Check {
 	if s.Sources == nil {
 		return nil
 	}
@@ -19,9 +19,9 @@ func (s *Services) sourceChecks(ctx context.Context, res *target.Result, di *deb
 	var rootsErr *SourceRootsError
 	switch {
 	case errors.As(err, &rootsErr):
-		return []Check{{ID: "sources", Status: Warn, Summary: textline.Fold(err.Error())}}
+		return []Check{{ID: "sources", Status: Warn, Summary: safetext.Fold(err.Error())}}
 	case err != nil:
-		return []Check{{ID: "sources", Status: Skip, Summary: textline.Fold(err.Error())}}
+		return []Check{{ID: "sources", Status: Skip, Summary: safetext.Fold(err.Error())}}
 	}
 	if m.Modules == 0 {
 		return []Check{{ID: "sources", Status: Note, Summary: "no module's debug information names source files: nothing to look for"}}

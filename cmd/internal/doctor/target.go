@@ -7,10 +7,10 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/pyattach/pyattach/cmd/internal/debuginfo"
+	"github.com/pyattach/pyattach/cmd/internal/debugsearch"
+	"github.com/pyattach/pyattach/cmd/internal/safetext"
 	"github.com/pyattach/pyattach/cmd/internal/shquote"
 	"github.com/pyattach/pyattach/cmd/internal/target"
-	"github.com/pyattach/pyattach/cmd/internal/textline"
 	"github.com/pyattach/pyattach/detect/pyoffsets"
 )
 
@@ -33,7 +33,7 @@ func (s *Services) targetChecks(ctx context.Context, tgt string) []Check {
 		return []Check{ch, s.checkPtrace(nil)}
 	}
 	if err != nil {
-		ch := Check{ID: "target", Status: Fail, Summary: textline.Fold(err.Error())}
+		ch := Check{ID: "target", Status: Fail, Summary: safetext.Fold(err.Error())}
 		if s.Hint != nil {
 			ch.Fix = s.Hint(err)
 		}
@@ -44,7 +44,7 @@ func (s *Services) targetChecks(ctx context.Context, tgt string) []Check {
 	checks = append(checks, targetFacts(res)...)
 	di, err := s.DebugInfo(ctx, tgt, res)
 	if err != nil {
-		return append(checks, Check{ID: "debug", Status: Fail, Summary: textline.Fold(err.Error())})
+		return append(checks, Check{ID: "debug", Status: Fail, Summary: safetext.Fold(err.Error())})
 	}
 	checks = append(checks, s.foreignChecks(res, di)...)
 	checks = append(checks, venvCheck(res, di))
@@ -83,13 +83,15 @@ func targetFacts(res *target.Result) []Check {
 	return out
 }
 
-// venvCheck explains why plain gdb misses the extension for a venv copy.
-func venvCheck(res *target.Result, di *debuginfo.Info) Check {
+// venvCheck explains why plain gdb misses the extension for a venv copy:
+// a warning, printed without --verbose, because `gdb -p PID` is what most
+// users type first and it has no py-bt there.
+func venvCheck(res *target.Result, di *debugsearch.Info) Check {
 	switch res.Venv.Kind {
 	case "copies":
 		plain := "gdb -iex " + shquote.Quote("file "+res.Interpreter)
 		ext := di.Extensions.GDB
-		if ext != "" && ext != debuginfo.GDBAutoLoadDir+res.Interpreter+"-gdb.py" {
+		if ext != "" && ext != debugsearch.GDBAutoLoadDir+res.Interpreter+"-gdb.py" {
 			plain += " -ex " + shquote.Quote("source "+ext)
 		}
 		how := "-p PID"
@@ -97,9 +99,9 @@ func venvCheck(res *target.Result, di *debuginfo.Info) Check {
 			how = "-p " + strconv.Itoa(res.PID)
 		}
 		// pyattach gdb and lldb load the extension of the interpreter
-		// the copy is of: only plain gdb minds.
-		return Check{ID: "venv", Status: Note,
-			Summary: fmt.Sprintf("%s is a copy of %s (venv made with --copies): pyattach gdb finds the CPython extension; plain gdb looks for it by the executable's path, so has no py-bt", res.Exe, res.Interpreter),
+		// the copy is of; plain gdb looks for it by the copy's path.
+		return Check{ID: "venv", Status: Warn,
+			Summary: fmt.Sprintf("plain gdb -p has no py-bt here: %s is a copy of %s (venv made with --copies), and gdb looks for CPython's extension by the executable's path, the copy's, where there is none; pyattach gdb finds it", res.Exe, res.Interpreter),
 			Fix:     fmt.Sprintf("pyattach gdb %s\nor plain gdb: %s %s", how, plain, how)}
 	case "symlinks":
 		return Check{ID: "venv", Status: OK, Summary: fmt.Sprintf("%s is a symlinked venv: gdb reaches %s through it", res.Venv.Path, res.Interpreter)}

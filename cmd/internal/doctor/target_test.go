@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pyattach/pyattach/cmd/internal/debuginfo"
+	"github.com/pyattach/pyattach/cmd/internal/debugsearch"
 	"github.com/pyattach/pyattach/cmd/internal/target"
 )
 
@@ -55,7 +55,7 @@ func TestRunTarget(t *testing.T) {
 	}
 
 	s.Resolve = func(context.Context, string) (*target.Result, error) { return newResult(), nil }
-	s.DebugInfo = func(context.Context, string, *target.Result) (*debuginfo.Info, error) {
+	s.DebugInfo = func(context.Context, string, *target.Result) (*debugsearch.Info, error) {
 		return nil, errors.New("read /opt/py/bin/python3.12: bad ELF")
 	}
 	checks = Run(ctx, s, "app/python3.12")
@@ -63,8 +63,10 @@ func TestRunTarget(t *testing.T) {
 	want(t, "resolved", one(t, checks, "target"), OK, "/opt/py/bin/python3.12: Python 3.12.99, runtime linked into the executable", "")
 
 	// Everything collected: every kind of check answers once.
-	s.DebugInfo = func(context.Context, string, *target.Result) (*debuginfo.Info, error) { return &debuginfo.Info{}, nil }
-	s.Sources = func(context.Context, *target.Result, *debuginfo.Info) (*SourceMap, error) { return &SourceMap{}, nil }
+	s.DebugInfo = func(context.Context, string, *target.Result) (*debugsearch.Info, error) {
+		return &debugsearch.Info{}, nil
+	}
+	s.Sources = func(context.Context, *target.Result, *debugsearch.Info) (*SourceMap, error) { return &SourceMap{}, nil }
 	checks = Run(ctx, s, "app/python3.12")
 	for _, id := range []string{"gdb", "lldb", "ptrace", "target", "venv", "extension", "pybt", "sources", "debuginfod"} {
 		one(t, checks, id)
@@ -114,15 +116,15 @@ func TestVenvCheck(t *testing.T) {
 	res := newResult()
 	res.Exe, res.Interpreter = "/p/.venv/bin/python3", "/usr/bin/python3.11"
 	res.Venv = target.Venv{Path: "/p/.venv", Kind: "copies"}
-	auto := &debuginfo.Info{Extensions: debuginfo.Extensions{GDB: debuginfo.GDBAutoLoadDir + "/usr/bin/python3.11-gdb.py"}}
+	auto := &debugsearch.Info{Extensions: debugsearch.Extensions{GDB: debugsearch.GDBAutoLoadDir + "/usr/bin/python3.11-gdb.py"}}
 	c := venvCheck(res, auto)
-	want(t, "copies", c, Note, "/p/.venv/bin/python3 is a copy of /usr/bin/python3.11 (venv made with --copies)", "pyattach gdb -p PID\nor plain gdb: gdb -iex 'file /usr/bin/python3.11' -p PID")
+	want(t, "copies", c, Warn, "plain gdb -p has no py-bt here: /p/.venv/bin/python3 is a copy of /usr/bin/python3.11 (venv made with --copies)", "pyattach gdb -p PID\nor plain gdb: gdb -iex 'file /usr/bin/python3.11' -p PID")
 	if strings.Contains(c.Fix, "source") {
 		t.Errorf("gdb auto-loads %s by the interpreter's path, yet the fix sources it: %q", auto.Extensions.GDB, c.Fix)
 	}
 	res.PID = 4242
-	other := &debuginfo.Info{Extensions: debuginfo.Extensions{GDB: "/home/u/ext/python3.11-gdb.py"}}
-	want(t, "copies, a PID", venvCheck(res, other), Note, "copy", "pyattach gdb -p 4242\nor plain gdb: gdb -iex 'file /usr/bin/python3.11' -ex 'source /home/u/ext/python3.11-gdb.py' -p 4242")
+	other := &debugsearch.Info{Extensions: debugsearch.Extensions{GDB: "/home/u/ext/python3.11-gdb.py"}}
+	want(t, "copies, a PID", venvCheck(res, other), Warn, "copy", "pyattach gdb -p 4242\nor plain gdb: gdb -iex 'file /usr/bin/python3.11' -ex 'source /home/u/ext/python3.11-gdb.py' -p 4242")
 
 	res.Venv.Kind = "symlinks"
 	want(t, "symlinks", venvCheck(res, other), OK, "/p/.venv is a symlinked venv: gdb reaches /usr/bin/python3.11 through it", "")

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/pyattach/pyattach/cmd/internal/ptrace"
-	"github.com/pyattach/pyattach/detect/safefs"
+	"github.com/pyattach/pyattach/detect/saferead"
 )
 
 // Readers of a process's memory (Options.Reader).
@@ -40,11 +40,11 @@ var SystemPythons = []string{"/usr/bin/python3", "/bin/python3"}
 var ErrNoSystemPython = errors.New("no trusted system python3")
 
 // SystemPython returns the first of SystemPythons that only root can
-// change (every directory, link and the file itself: safefs.CheckTrusted).
+// change (every directory, link and the file itself: saferead.CheckTrusted).
 func SystemPython() (string, error) {
 	var why []string
 	for _, p := range SystemPythons {
-		err := safefs.CheckTrusted(p, 0)
+		err := saferead.CheckTrusted(p, 0)
 		if err == nil {
 			return p, nil
 		}

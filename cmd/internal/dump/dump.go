@@ -12,11 +12,11 @@ import (
 
 	"github.com/pyattach/pyattach/cmd/internal/planner"
 	"github.com/pyattach/pyattach/cmd/internal/ptrace"
-	"github.com/pyattach/pyattach/cmd/internal/textline"
+	"github.com/pyattach/pyattach/cmd/internal/safefs"
+	"github.com/pyattach/pyattach/cmd/internal/safetext"
 	"github.com/pyattach/pyattach/detect/nativesym"
-	"github.com/pyattach/pyattach/detect/safefs"
+	"github.com/pyattach/pyattach/detect/plan"
 	"github.com/pyattach/pyattach/gdbgen"
-	"github.com/pyattach/pyattach/gdbgen/plan"
 )
 
 // Options are the command's flags.
@@ -286,7 +286,7 @@ func (t *Target) report(data []byte, log string, runErr error, tab *nativesym.Ta
 		if msg := gdbAttachError(log); msg != "" {
 			return t.gdbFailure(log, runErr)
 		}
-		return t.fail(KindWalker, fmt.Errorf("%s: %s", t.name(), textline.Escape(wd.Error)))
+		return t.fail(KindWalker, fmt.Errorf("%s: %s", t.name(), safetext.Escape(wd.Error)))
 	}
 	if tab != nil {
 		// gdb read no debug information: the symbol tables and line

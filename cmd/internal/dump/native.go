@@ -9,7 +9,7 @@ import (
 	"github.com/pyattach/pyattach/detect/elfinfo"
 	"github.com/pyattach/pyattach/detect/nativesym"
 	"github.com/pyattach/pyattach/detect/proc"
-	"github.com/pyattach/pyattach/detect/safefs"
+	"github.com/pyattach/pyattach/detect/saferead"
 )
 
 // nativeTable names the target's C frames (nativesym): its mappings
@@ -76,7 +76,7 @@ type readerFile interface {
 func (m *moduleFiles) Open(r nativesym.Region) (nativesym.File, error) {
 	if m.core != nil {
 		cf := m.core[r.Path]
-		f, err := safefs.Open(r.Path)
+		f, err := saferead.Open(r.Path)
 		if err != nil {
 			return nil, err
 		}
@@ -108,7 +108,7 @@ func (m *moduleFiles) OpenDebug(r nativesym.Region) (nativesym.File, error) {
 	if err != nil || found.Path == "" || found.Via == debugfile.ViaEmbedded || found.Via == debugfile.ViaNone {
 		return nil, nil
 	}
-	f, err := safefs.Open(found.Path)
+	f, err := saferead.Open(found.Path)
 	if err != nil {
 		return nil, nil
 	}

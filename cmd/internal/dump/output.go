@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/pyattach/pyattach/cmd/internal/textline"
+	"github.com/pyattach/pyattach/cmd/internal/safetext"
 )
 
 // Output is what --json prints; its fields are documented in the
@@ -117,9 +117,9 @@ type ExceptionLine struct {
 // header: Handling TYPE: MESSAGE (raised at FILE:LINE in FUNCTION).
 func (e *Exception) line() string {
 	var b strings.Builder
-	b.WriteString("  Handling " + textline.Escape(e.Type))
+	b.WriteString("  Handling " + safetext.Escape(e.Type))
 	if e.Message != nil && *e.Message != "" {
-		b.WriteString(": " + textline.Escape(*e.Message))
+		b.WriteString(": " + safetext.Escape(*e.Message))
 	}
 	if len(e.Frames) > 0 {
 		f := e.Frames[0]
@@ -127,7 +127,7 @@ func (e *Exception) line() string {
 		if f.Line != nil {
 			line = strconv.Itoa(*f.Line)
 		}
-		fmt.Fprintf(&b, " (raised at %s:%s in %s)", textline.Escape(f.File), line, textline.Escape(f.Function))
+		fmt.Fprintf(&b, " (raised at %s:%s in %s)", safetext.Escape(f.File), line, safetext.Escape(f.Function))
 	}
 	return b.String() + "\n"
 }
@@ -153,10 +153,10 @@ func (f ThreadFacts) header(tid int, name *string) string {
 	var b strings.Builder
 	b.WriteString("Thread " + strconv.Itoa(tid))
 	if name != nil {
-		b.WriteString(` "` + textline.Escape(*name) + `"`)
+		b.WriteString(` "` + safetext.Escape(*name) + `"`)
 	}
 	if f.OSName != nil && (name == nil || *f.OSName != *name) {
-		b.WriteString(` (os name "` + textline.Escape(*f.OSName) + `")`)
+		b.WriteString(` (os name "` + safetext.Escape(*f.OSName) + `")`)
 	}
 	if f.Interpreter != nil {
 		fmt.Fprintf(&b, ", interpreter %d", *f.Interpreter)
@@ -168,7 +168,7 @@ func (f ThreadFacts) header(tid int, name *string) string {
 		b.WriteString(", [Has the GIL]")
 	}
 	if f.State != nil {
-		b.WriteString(", " + textline.Escape(*f.State))
+		b.WriteString(", " + safetext.Escape(*f.State))
 	} else if f.Interpreter != nil {
 		b.WriteString(", state unknown")
 	}
@@ -307,7 +307,7 @@ type Header struct {
 // output, and returns one warning per thread the walker could not read.
 // native asks for a native list on every thread (empty when gdb gave
 // none). Every string the target controls is escaped in the text
-// (textline.Escape); the JSON keeps them as they are.
+// (safetext.Escape); the JSON keeps them as they are.
 func Render(h Header, wd *Walker, native bool) (Output, string, []string) {
 	res := Output{PID: h.PID, Core: h.Core, Python: Python{Version: h.Version}, Threads: []Thread{}, Truncated: wd.Truncated}
 	var text strings.Builder
@@ -336,7 +336,7 @@ func Render(h Header, wd *Walker, native bool) (Output, string, []string) {
 			dt.Stack, dt.StackUnmerged = stack, unmerged
 		}
 		if th.Error != "" {
-			warnings = append(warnings, fmt.Sprintf("thread %d: %s", th.TID, textline.Escape(th.Error)))
+			warnings = append(warnings, fmt.Sprintf("thread %d: %s", th.TID, safetext.Escape(th.Error)))
 		}
 		dt.Task = th.Task
 		text.WriteString("\n" + facts.header(th.TID, th.Name) + ":\n")
@@ -345,7 +345,7 @@ func Render(h Header, wd *Walker, native bool) (Output, string, []string) {
 			if th.Task.Name != nil {
 				name = *th.Task.Name
 			}
-			fmt.Fprintf(&text, "  Running asyncio task %s (%#x)\n", textline.Escape(name), th.Task.ID)
+			fmt.Fprintf(&text, "  Running asyncio task %s (%#x)\n", safetext.Escape(name), th.Task.ID)
 		}
 		if th.Exception != nil {
 			text.WriteString(th.Exception.line())
@@ -392,12 +392,12 @@ func Render(h Header, wd *Walker, native bool) (Output, string, []string) {
 			text.WriteString(OmittedLine(th.FramesOmitted))
 		}
 		if th.Partial && th.Error != "" {
-			text.WriteString("  ... stack not read further: " + textline.Escape(th.Error) + " ...\n")
+			text.WriteString("  ... stack not read further: " + safetext.Escape(th.Error) + " ...\n")
 		} else if th.Partial {
 			text.WriteString("  ... stack not read further: the walk stopped ...\n")
 		}
 		if native && unmerged != "" {
-			text.WriteString("Python and native frames not merged: " + textline.Escape(unmerged) + "\n")
+			text.WriteString("Python and native frames not merged: " + safetext.Escape(unmerged) + "\n")
 		}
 		if th.Native != nil && native {
 			text.WriteString("Native stack (most recent call first):\n")
@@ -442,14 +442,14 @@ func writeFrame(text *strings.Builder, f WalkerFrame) {
 	if f.Line != nil {
 		line = strconv.Itoa(*f.Line)
 	}
-	fmt.Fprintf(text, "  File \"%s\", line %s, in %s\n", textline.Escape(f.File), line, textline.Escape(f.Function))
+	fmt.Fprintf(text, "  File \"%s\", line %s, in %s\n", safetext.Escape(f.File), line, safetext.Escape(f.Function))
 	if f.Source != nil && *f.Source != "" {
-		text.WriteString("    " + textline.Escape(*f.Source) + "\n")
+		text.WriteString("    " + safetext.Escape(*f.Source) + "\n")
 	}
 	// A repr is written escaped by the walker (repr() writes
 	// backslashes as escapes): escaped again only if it is not.
 	for _, kv := range f.Locals {
-		fmt.Fprintf(text, "      %s = %s\n", textline.Escape(kv[0]), textline.EscapeControls(kv[1]))
+		fmt.Fprintf(text, "      %s = %s\n", safetext.Escape(kv[0]), safetext.EscapeControls(kv[1]))
 	}
 }
 
@@ -457,11 +457,11 @@ func writeFrame(text *strings.Builder, f WalkerFrame) {
 func writeNative(text *strings.Builder, lead string, n NativeFrame) {
 	fn := "??"
 	if n.Function != nil {
-		fn = textline.Escape(*n.Function)
+		fn = safetext.Escape(*n.Function)
 	}
 	fmt.Fprintf(text, "%s0x%016x in %s ()", lead, n.PC, fn)
 	if n.File != nil {
-		fmt.Fprintf(text, " at %s", textline.Escape(*n.File))
+		fmt.Fprintf(text, " at %s", safetext.Escape(*n.File))
 		if n.Line != nil {
 			fmt.Fprintf(text, ":%d", *n.Line)
 		}

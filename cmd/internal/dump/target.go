@@ -20,7 +20,7 @@ import (
 	"github.com/pyattach/pyattach/detect/pyinfo"
 	"github.com/pyattach/pyattach/detect/pyversion"
 	"github.com/pyattach/pyattach/detect/rootfs"
-	"github.com/pyattach/pyattach/detect/safefs"
+	"github.com/pyattach/pyattach/detect/saferead"
 )
 
 // Target is what dump works on: a live process or a core.
@@ -64,9 +64,9 @@ func Resolve(ctx context.Context, arg string, svc *Services) (*Target, error) {
 	opts := target.Options{ProcRoot: svc.ProcRoot, Env: svc.Env, Cwd: svc.Cwd, NoModules: true, GOOS: svc.GOOS}
 	tgt := arg
 	if target.IsPID(arg) {
-		pid, err := strconv.Atoi(arg)
-		if err != nil || pid <= 0 {
-			return nil, &Error{Kind: KindTarget, Err: fmt.Errorf("dump: %q is not a valid process id", arg)}
+		pid, err := target.ParsePID(arg)
+		if err != nil {
+			return nil, &Error{Kind: KindTarget, Err: fmt.Errorf("dump: %w", err)}
 		}
 		t.PID = pid
 	} else {
@@ -230,8 +230,10 @@ func TracerOf(procRoot string, pid int) string {
 // _Py_AsyncioModuleDebugOffsets (Python 3.14+): the .AsyncioDebug
 // section of the _asyncio extension module, or of the module defining
 // _PyRuntime when _asyncio is built in, placed by that module's lowest
-// mapping. 0 when no mapped module has it (asyncio not imported, or
-// before 3.14): the walker then says why it lists no task.
+// mapping. 0 before 3.14, where the walker finds the tasks from
+// asyncio's own sets instead (pyattach_walk_tasks_legacy), and when no
+// mapped module has it (asyncio not imported): the walker then says why
+// it lists no task.
 func (t *Target) AsyncioAddress() uint64 {
 	v, err := pyversion.Parse(t.Res.Python.Version)
 	if err != nil || v.Major() < 3 || v.Major() == 3 && v.Minor() < 14 {
@@ -283,7 +285,7 @@ func (t *Target) AsyncioAddress() uint64 {
 			}
 			seen[file.Path] = true
 			cands = append(cands, cand{path: file.Path, buildID: file.BuildID, start: file.Start, offset: file.Offset, open: func() (io.ReaderAt, io.Closer, error) {
-				f, err := safefs.Open(file.Path)
+				f, err := saferead.Open(file.Path)
 				if err != nil {
 					return nil, nil, err
 				}

@@ -10,7 +10,7 @@
 // memory (up to Options.MaxBuffer; beyond that it goes to the file while
 // the process is still stopped). Then it lets the process go and writes
 // the file: a temporary file in the target's directory renamed into
-// place (detect/safefs), so that the name holds a whole core or nothing.
+// place (cmd/internal/safefs), so that the name holds a whole core or nothing.
 // On any error, and when ctx is cancelled (SIGINT, SIGTERM), the process
 // is resumed and no file is left.
 //

@@ -92,18 +92,23 @@ func pad4(b []byte) []byte {
 // pr_cursig, sigpend, sighold, pid, ppid, pgrp, sid, four timevals, the
 // general registers, pr_fpvalid.
 func prstatus(p process, t thread, fpvalid bool) []byte {
-	b := make([]byte, 112+gregSize+8)
+	b := make([]byte, 112+host.gregSize+8)
 	le.PutUint32(b[0:], uint32(t.sig))
 	le.PutUint16(b[12:], uint16(t.sig))
-	le.PutUint32(b[32:], uint32(t.tid))
-	le.PutUint32(b[36:], uint32(p.ppid))
-	le.PutUint32(b[40:], uint32(p.pgrp))
-	le.PutUint32(b[44:], uint32(p.sid))
-	copy(b[112:112+gregSize], t.gregs)
+	putInts(b[32:], t.tid, p.ppid, p.pgrp, p.sid)
+	copy(b[112:112+host.gregSize], t.gregs)
 	if fpvalid {
-		le.PutUint32(b[112+gregSize:], 1)
+		le.PutUint32(b[112+host.gregSize:], 1)
 	}
 	return b
+}
+
+// putInts writes vs as consecutive 32-bit words at the start of b (the
+// ids of elf_prstatus and elf_prpsinfo).
+func putInts(b []byte, vs ...int) {
+	for i, v := range vs {
+		le.PutUint32(b[4*i:], uint32(v))
+	}
 }
 
 // prpsinfo is struct elf_prpsinfo of a 64-bit Linux (136 bytes).
@@ -123,12 +128,7 @@ func prpsinfo(p process) []byte {
 	}
 	b[3] = byte(int8(p.nice))
 	le.PutUint64(b[8:], p.flags)
-	le.PutUint32(b[16:], uint32(p.uid))
-	le.PutUint32(b[20:], uint32(p.gid))
-	le.PutUint32(b[24:], uint32(p.pid))
-	le.PutUint32(b[28:], uint32(p.ppid))
-	le.PutUint32(b[32:], uint32(p.pgrp))
-	le.PutUint32(b[36:], uint32(p.sid))
+	putInts(b[16:], p.uid, p.gid, p.pid, p.ppid, p.pgrp, p.sid)
 	copy(b[40:55], p.comm) // pr_fname[16], NUL-terminated
 	args := p.args
 	for len(args) > 0 && args[len(args)-1] == 0 {
@@ -176,7 +176,7 @@ func notes(p process, threads []thread, auxv []byte, files []fileEntry, pageSize
 	for i, t := range threads {
 		fpvalid := false
 		for j, s := range t.sets {
-			if s != nil && regSets[j].fp {
+			if s != nil && host.regSets[j].fp {
 				fpvalid = true
 			}
 		}
@@ -191,7 +191,7 @@ func notes(p process, threads []thread, auxv []byte, files []fileEntry, pageSize
 		}
 		for j, s := range t.sets {
 			if s != nil {
-				b = note(b, regSets[j].note, uint32(regSets[j].typ), s)
+				b = note(b, host.regSets[j].note, uint32(host.regSets[j].typ), s)
 			}
 		}
 	}
@@ -220,7 +220,7 @@ func layout(segs []segment, noteSize, pageSize uint64) (head []byte, size uint64
 	h = append(h, 0x7f, 'E', 'L', 'F', byte(elf.ELFCLASS64), byte(elf.ELFDATA2LSB), byte(elf.EV_CURRENT), byte(elf.ELFOSABI_NONE))
 	h = append(h, make([]byte, 8)...)
 	h = le.AppendUint16(h, uint16(elf.ET_CORE))
-	h = le.AppendUint16(h, uint16(machine))
+	h = le.AppendUint16(h, uint16(host.machine))
 	h = le.AppendUint32(h, uint32(elf.EV_CURRENT))
 	h = le.AppendUint64(h, 0)        // e_entry
 	h = le.AppendUint64(h, ehdrSize) // e_phoff

@@ -106,7 +106,7 @@ func TestCoreReadBack(t *testing.T) {
 	copy(hdr[64:], phdr(nil, elf.PT_NOTE, elf.PF_R, 0x200, 0x400200, uint64(len(gnu)), uint64(len(gnu)), 4))
 
 	p := process{pid: 4242, ppid: 1, pgrp: 4242, sid: 4242, uid: 1000, gid: 1001, state: 'S', comm: "python3.11", args: []byte("/usr/bin/python3.11\x00app.py\x00")}
-	threads := []thread{{tid: 4242, gregs: make([]byte, gregSize)}, {tid: 4243, gregs: make([]byte, gregSize)}}
+	threads := []thread{{tid: 4242, gregs: make([]byte, host.gregSize)}, {tid: 4243, gregs: make([]byte, host.gregSize)}}
 	var auxv []byte
 	for _, kv := range [][2]uint64{{9, 0x401000}, {6, page}, {0, 0}} { // AT_ENTRY, AT_PAGESZ, AT_NULL
 		auxv = le.AppendUint64(auxv, kv[0])

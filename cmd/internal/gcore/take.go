@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/pyattach/pyattach/cmd/internal/ptrace"
+	"github.com/pyattach/pyattach/cmd/internal/safefs"
 	"github.com/pyattach/pyattach/detect/proc"
-	"github.com/pyattach/pyattach/detect/safefs"
 )
 
 // ErrUnsupported: Take does not know this architecture's core format.
@@ -342,14 +342,14 @@ func readThreads(s *ptrace.Stopped) ([]thread, error) {
 	s.Do(func() {
 		for _, tid := range s.Tids() {
 			t := thread{tid: tid, sig: s.Signal(tid)}
-			if t.gregs, err = ptrace.GetRegSet(tid, ntPRStatus, make([]byte, gregSize)); err != nil {
+			if t.gregs, err = ptrace.GetRegSet(tid, ntPRStatus, make([]byte, host.gregSize)); err != nil {
 				return
 			}
-			if len(t.gregs) != gregSize {
-				err = fmt.Errorf("thread %d: %d bytes of registers, want %d", tid, len(t.gregs), gregSize)
+			if len(t.gregs) != host.gregSize {
+				err = fmt.Errorf("thread %d: %d bytes of registers, want %d", tid, len(t.gregs), host.gregSize)
 				return
 			}
-			for _, rs := range regSets {
+			for _, rs := range host.regSets {
 				b, e := ptrace.GetRegSet(tid, rs.typ, make([]byte, rs.size))
 				if e != nil {
 					if !rs.optional {

@@ -16,8 +16,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pyattach/pyattach/cmd/internal/safefs"
 	"github.com/pyattach/pyattach/cmd/internal/wheel"
-	"github.com/pyattach/pyattach/detect/safefs"
 )
 
 type fields [][2]string

@@ -6,9 +6,9 @@ import (
 	"syscall"
 
 	"github.com/pyattach/pyattach/detect/core"
+	"github.com/pyattach/pyattach/detect/plan"
 	"github.com/pyattach/pyattach/detect/rootfs"
-	"github.com/pyattach/pyattach/detect/safefs"
-	"github.com/pyattach/pyattach/gdbgen/plan"
+	"github.com/pyattach/pyattach/detect/saferead"
 )
 
 // CoreError is a core file whose executable cannot be debugged here.
@@ -23,7 +23,7 @@ type CoreError struct {
 }
 
 func (e *CoreError) Error() string {
-	var nr *safefs.NotRegularError
+	var nr *saferead.NotRegularError
 	if e.Exe == "" && errors.As(e.Err, &nr) {
 		return "core " + nr.Error()
 	}
@@ -53,8 +53,8 @@ func ReadCore(path string) (*core.Info, error) { return ReadCoreIn(path, "") }
 // directory standing for its process's "/" (an unpacked bundle's root/;
 // "": this machine's).
 func ReadCoreIn(path, root string) (*core.Info, error) {
-	f, err := safefs.Open(path)
-	if errors.Is(err, safefs.ErrNotRegular) {
+	f, err := saferead.Open(path)
+	if errors.Is(err, saferead.ErrNotRegular) {
 		return nil, &CoreError{Path: path, Err: err}
 	}
 	if err != nil {
@@ -88,8 +88,8 @@ func ReadCoreIn(path, root string) (*core.Info, error) {
 // too: gdb and lldb would block on a FIFO for ever. Other errors are
 // left for the debugger to report.
 func checkCoreFile(path string) error {
-	f, err := safefs.Open(path)
-	if errors.Is(err, safefs.ErrNotRegular) {
+	f, err := saferead.Open(path)
+	if errors.Is(err, saferead.ErrNotRegular) {
 		return &CoreError{Path: path, Err: err}
 	}
 	if err == nil {

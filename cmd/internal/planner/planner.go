@@ -9,13 +9,13 @@ import (
 	"regexp"
 	"strconv"
 
-	"github.com/pyattach/pyattach/cmd/internal/debuginfo"
+	"github.com/pyattach/pyattach/cmd/internal/debugsearch"
 	"github.com/pyattach/pyattach/cmd/internal/target"
 	"github.com/pyattach/pyattach/detect/core"
 	"github.com/pyattach/pyattach/detect/debugfile"
 	"github.com/pyattach/pyattach/detect/dsym"
+	"github.com/pyattach/pyattach/detect/plan"
 	"github.com/pyattach/pyattach/detect/rootfs"
-	"github.com/pyattach/pyattach/gdbgen/plan"
 )
 
 // Target is what a debugger command line opens.
@@ -37,10 +37,10 @@ type Options struct {
 	Resolve func(ctx context.Context, tgt string) (*target.Result, error)
 	// Collect gathers the debug information of a resolved target; with
 	// no target ("" and nil), the debug directories and the debuginfod
-	// setting (debuginfo.Collector.For).
-	Collect func(ctx context.Context, tgt string, res *target.Result) (*debuginfo.Info, error)
+	// setting (debugsearch.Collector.For).
+	Collect func(ctx context.Context, tgt string, res *target.Result) (*debugsearch.Info, error)
 	// SourceRules are the source path rules for the target; nil: none.
-	SourceRules func(ctx context.Context, res *target.Result, di *debuginfo.Info) ([]plan.SourceRule, error)
+	SourceRules func(ctx context.Context, res *target.Result, di *debugsearch.Info) ([]plan.SourceRule, error)
 	// ReadCore reads a core file whose executable is on this machine;
 	// nil: ReadCore.
 	ReadCore func(path string) (*core.Info, error)
@@ -55,10 +55,10 @@ type Options struct {
 	Warn func(error)
 	// MachO, when not nil, reports whether a program file is a Mach-O
 	// module (macOS), and CollectMachO finds its .dSYMs
-	// (debuginfo.Collector.CollectMachO): such a program gets a plan of
+	// (debugsearch.Collector.CollectMachO): such a program gets a plan of
 	// its own (see machO).
 	MachO        func(path string) bool
-	CollectMachO func(ctx context.Context, path string) (*debuginfo.Info, error)
+	CollectMachO func(ctx context.Context, path string) (*debugsearch.Info, error)
 	// LLDBFindsBesideDSYM: lldb finds X.dSYM beside X by itself (on
 	// macOS); elsewhere every .dSYM is added with target symbols add.
 	LLDBFindsBesideDSYM bool
@@ -66,7 +66,7 @@ type Options struct {
 
 // Build resolves what t opens and gathers everything the debugger needs
 // for it; with no target, the plan of a debugger the user attaches from.
-func Build(ctx context.Context, t Target, opts Options) (plan.Plan, *debuginfo.Info, error) {
+func Build(ctx context.Context, t Target, opts Options) (plan.Plan, *debugsearch.Info, error) {
 	p := plan.Plan{PID: t.PID, Core: t.Core, Args: t.Args, Fast: opts.Fast}
 	if t.Core != "" {
 		if err := checkCoreFile(t.Core); err != nil {
@@ -130,7 +130,7 @@ func Build(ctx context.Context, t Target, opts Options) (plan.Plan, *debuginfo.I
 }
 
 // forResult fills p for a resolved target and its debug information.
-func forResult(ctx context.Context, p plan.Plan, t Target, res *target.Result, di *debuginfo.Info, opts Options) (plan.Plan, error) {
+func forResult(ctx context.Context, p plan.Plan, t Target, res *target.Result, di *debugsearch.Info, opts Options) (plan.Plan, error) {
 	// The program file: for an attached process or a core, the real
 	// interpreter (same build-id as a venv copy), so that the debugger's
 	// own lookups by path work; a launched program stays as given, so
@@ -214,7 +214,7 @@ func forResult(ctx context.Context, p plan.Plan, t Target, res *target.Result, d
 			// Nothing is auto-loaded for it: the host's own file (never
 			// one of the same name under its root), sourced.
 			p.GDBExtension = ext
-		case prog != "" && host == debuginfo.GDBAutoLoadDir+prog+"-gdb.py":
+		case prog != "" && host == debugsearch.GDBAutoLoadDir+prog+"-gdb.py":
 			// gdb loads it itself from its default safe path.
 		case prog != "" && host == prog+"-gdb.py":
 			p.GDBAutoLoad = append(p.GDBAutoLoad, host)
@@ -255,7 +255,7 @@ func forResult(ctx context.Context, p plan.Plan, t Target, res *target.Result, d
 }
 
 // debuggerDebugDirs are the debug directories handed to the debugger:
-// those the collector kept (it checked them with safefs.CheckTrusted)
+// those the collector kept (it checked them with saferead.CheckTrusted)
 // that exist (one that does not exist yet could be made by someone else
 // before gdb reads scripts from it), without gdb's own default.
 func debuggerDebugDirs(dirs []string) []string {
@@ -273,7 +273,7 @@ func debuggerDebugDirs(dirs []string) []string {
 // debug directories and the debuginfod setting, and the stack walker,
 // which reads the version from memory when asked (Py_Version,
 // _Py_DebugOffsets).
-func targetless(ctx context.Context, p plan.Plan, opts Options) (plan.Plan, *debuginfo.Info, error) {
+func targetless(ctx context.Context, p plan.Plan, opts Options) (plan.Plan, *debugsearch.Info, error) {
 	if opts.Collect == nil {
 		return p, nil, errors.New("planner: Options.Collect is required")
 	}
@@ -293,7 +293,7 @@ func targetless(ctx context.Context, p plan.Plan, opts Options) (plan.Plan, *deb
 		p.Findings = append(p.Findings, "stack walker: "+dir+" (py-bt from memory, for the process you attach to)")
 	}
 	p.Findings = append(p.Findings, "no target: attach from inside the debugger (gdb: attach PID; lldb: process attach --pid PID)")
-	return p, &debuginfo.Info{DebugDirs: di.DebugDirs}, nil
+	return p, &debugsearch.Info{DebugDirs: di.DebugDirs}, nil
 }
 
 // HiddenRoot reports a process in another mount namespace whose root
@@ -309,7 +309,7 @@ func HiddenRoot(res *target.Result) bool {
 // symbolFileFor returns a debug file the debugger would not find alone:
 // one found through debuginfod (the debugger's own client may be off),
 // or through .gnu_debuglink in a directory other than the module's own.
-func symbolFileFor(m debuginfo.Module, res *target.Result) string {
+func symbolFileFor(m debugsearch.Module, res *target.Result) string {
 	switch m.Debug.Via {
 	case debugfile.ViaDebuginfod, debugfile.ViaDebuginfodCache:
 		return m.Debug.Path
@@ -337,7 +337,7 @@ func fastLibs(res *target.Result) []string {
 }
 
 // findings are the header comment's lines.
-func findings(res *target.Result, di *debuginfo.Info) []string {
+func findings(res *target.Result, di *debugsearch.Info) []string {
 	var out []string
 	out = append(out, fmt.Sprintf("interpreter: %s (build-id %s, via %s)", res.Interpreter, res.BuildID, res.Via))
 	out = append(out, fmt.Sprintf("python: %s%s", res.Python.Version, map[bool]string{true: " debug build", false: ""}[res.Python.DebugBuild]))
@@ -364,7 +364,7 @@ func findings(res *target.Result, di *debuginfo.Info) []string {
 // host): its .dSYMs that lldb would not find alone as symbol files (by
 // UUID, one per bundle), and the source rules its DWARF calls for. No
 // Python is resolved: there is no process to read.
-func machO(ctx context.Context, p plan.Plan, t Target, opts Options) (plan.Plan, *debuginfo.Info, error) {
+func machO(ctx context.Context, p plan.Plan, t Target, opts Options) (plan.Plan, *debugsearch.Info, error) {
 	di, err := opts.CollectMachO(ctx, t.Program)
 	if err != nil {
 		return p, nil, err

@@ -11,12 +11,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pyattach/pyattach/cmd/internal/debuginfo"
+	"github.com/pyattach/pyattach/cmd/internal/debugsearch"
 	"github.com/pyattach/pyattach/cmd/internal/target"
 	"github.com/pyattach/pyattach/detect/core"
 	"github.com/pyattach/pyattach/detect/debugfile"
+	"github.com/pyattach/pyattach/detect/plan"
 	"github.com/pyattach/pyattach/detect/pywalk"
-	"github.com/pyattach/pyattach/gdbgen/plan"
 )
 
 // Versions the walker covers or not, by pyoffsets' rules (3.13 and later
@@ -29,7 +29,7 @@ const (
 // fake is a resolved target and its debug information, served to Build.
 type fake struct {
 	res      *target.Result
-	di       *debuginfo.Info
+	di       *debugsearch.Info
 	resolved []string // targets Resolve was asked for
 }
 
@@ -39,7 +39,7 @@ func (f *fake) options(t *testing.T) Options {
 			f.resolved = append(f.resolved, tgt)
 			return f.res, nil
 		},
-		Collect: func(_ context.Context, tgt string, res *target.Result) (*debuginfo.Info, error) {
+		Collect: func(_ context.Context, tgt string, res *target.Result) (*debugsearch.Info, error) {
 			if res != f.res {
 				t.Errorf("Collect got result %p, want the resolved %p", res, f.res)
 			}
@@ -92,7 +92,7 @@ func TestProgramVenvCopy(t *testing.T) {
 	res.Exe = "/home/u/.venv/bin/python3"
 	res.Interpreter = "/usr/bin/python3.11"
 	res.Venv = target.Venv{Path: "/home/u/.venv", Kind: "copies"}
-	f := &fake{res: res, di: &debuginfo.Info{}}
+	f := &fake{res: res, di: &debugsearch.Info{}}
 	p := build(t, Target{PID: 1234}, f)
 	if p.Program != res.Interpreter {
 		t.Errorf("attached to a venv copy: program %q, want the real interpreter %s", p.Program, res.Interpreter)
@@ -114,12 +114,12 @@ func TestProgramVenvCopy(t *testing.T) {
 func TestProgramDeletedExe(t *testing.T) {
 	res := pythonResult(notCovered)
 	res.ExeDeleted = true
-	p := build(t, Target{PID: 1234}, &fake{res: res, di: &debuginfo.Info{}})
+	p := build(t, Target{PID: 1234}, &fake{res: res, di: &debugsearch.Info{}})
 	if p.Program != "" {
 		t.Errorf("deleted executable: program %q, want none (the debugger reads the process's)", p.Program)
 	}
 	res.ExeDeleted, res.Embedded = false, true
-	p = build(t, Target{PID: 1234}, &fake{res: res, di: &debuginfo.Info{}})
+	p = build(t, Target{PID: 1234}, &fake{res: res, di: &debugsearch.Info{}})
 	if p.Program != "" {
 		t.Errorf("embedded interpreter: program %q, want none", p.Program)
 	}
@@ -152,11 +152,11 @@ func TestProgramContainer(t *testing.T) {
 	debugDir := touch(t, filepath.Join(chroot, "usr/lib/debug/x")) // a debug dir that exists under the root
 	debugDir = filepath.Dir(debugDir)
 	link := filepath.Join(t.TempDir(), "python3.debug")
-	mods := []debuginfo.Module{{Path: "/usr/bin/python3", Debug: debugfile.Found{Via: debugfile.ViaDebugLink, Path: link}}}
+	mods := []debugsearch.Module{{Path: "/usr/bin/python3", Debug: debugfile.Found{Via: debugfile.ViaDebugLink, Path: link}}}
 
 	// A chroot: the program is read from under the root, which is the
 	// sysroot; symbol files name the module under it.
-	p := build(t, Target{PID: 1234}, &fake{res: containerResult(chroot), di: &debuginfo.Info{Modules: mods}})
+	p := build(t, Target{PID: 1234}, &fake{res: containerResult(chroot), di: &debugsearch.Info{Modules: mods}})
 	if p.Program != filepath.Join(chroot, "usr/bin/python3") || p.Sysroot != chroot {
 		t.Errorf("chroot: program %q sysroot %q", p.Program, p.Sysroot)
 	}
@@ -174,10 +174,10 @@ func TestProgramContainer(t *testing.T) {
 	res := containerResult(hidden)
 	res.Exe = "/usr/local/bin/python3"
 	inRoot := filepath.Join(hidden, filepath.Dir(link))
-	di := &debuginfo.Info{
+	di := &debugsearch.Info{
 		DebugDirs:  []string{filepath.Dir(link), debugDir},
-		Modules:    []debuginfo.Module{{Path: "/usr/bin/python3", Debug: debugfile.Found{Via: debugfile.ViaDebuginfod, Path: filepath.Join(inRoot, "x.debug")}}},
-		Extensions: debuginfo.Extensions{GDB: "/usr/share/gdb/auto-load/usr/bin/python3-gdb.py"},
+		Modules:    []debugsearch.Module{{Path: "/usr/bin/python3", Debug: debugfile.Found{Via: debugfile.ViaDebuginfod, Path: filepath.Join(inRoot, "x.debug")}}},
+		Extensions: debugsearch.Extensions{GDB: "/usr/share/gdb/auto-load/usr/bin/python3-gdb.py"},
 	}
 	p = build(t, Target{PID: 1234}, &fake{res: res, di: di})
 	if p.Program != "" || p.Sysroot != "" {
@@ -199,7 +199,7 @@ func TestProgramContainer(t *testing.T) {
 	}
 	// No program is given for an attach to a hidden root, a core's
 	// neither; lldb's root is for a process only.
-	p = build(t, Target{Core: "core.1", Program: "/usr/bin/python3"}, &fake{res: res, di: &debuginfo.Info{}})
+	p = build(t, Target{Core: "core.1", Program: "/usr/bin/python3"}, &fake{res: res, di: &debugsearch.Info{}})
 	if p.LLDBRoot != "" {
 		t.Errorf("hidden root without a PID: lldb root %q", p.LLDBRoot)
 	}
@@ -209,7 +209,7 @@ func TestProgramCore(t *testing.T) {
 	res := pythonResult(notCovered)
 	res.TargetKind = target.KindExecutable
 	res.Interpreter = "/usr/bin/python3.11"
-	f := &fake{res: res, di: &debuginfo.Info{}}
+	f := &fake{res: res, di: &debugsearch.Info{}}
 	var asked string
 	p := build(t, Target{Core: "/tmp/core.99"}, f, func(o *Options) {
 		o.ReadCore = func(path string) (*core.Info, error) {
@@ -243,7 +243,7 @@ func TestCoreCreds(t *testing.T) {
 	res := pythonResult(covered)
 	res.TargetKind = target.KindExecutable
 	for _, owner := range []*core.Owner{{UID: 65534, GID: 65533}, nil} {
-		p := build(t, Target{Core: "/tmp/core.99"}, &fake{res: res, di: &debuginfo.Info{}}, func(o *Options) {
+		p := build(t, Target{Core: "/tmp/core.99"}, &fake{res: res, di: &debugsearch.Info{}}, func(o *Options) {
 			o.ReadCore = func(string) (*core.Info, error) { return &core.Info{Exe: "/usr/bin/python3", Owner: owner}, nil }
 		})
 		if p.Walker == nil {
@@ -287,7 +287,7 @@ func TestExtensionAutoLoadOrSource(t *testing.T) {
 		lldbLoaded string
 	}{
 		// gdb's default safe path: nothing to do.
-		{"auto-load dir", debuginfo.GDBAutoLoadDir + prog + "-gdb.py", nil, "", ""},
+		{"auto-load dir", debugsearch.GDBAutoLoadDir + prog + "-gdb.py", nil, "", ""},
 		// Beside the binary: allowed as that one file, named by its real path.
 		{"beside the binary", beside, []string{beside}, "", ""},
 		{"elsewhere", elsewhere, nil, elsewhere, ""},
@@ -295,7 +295,7 @@ func TestExtensionAutoLoadOrSource(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			res := pythonResult(notCovered)
 			res.Interpreter = link // the program file is named through a link
-			di := &debuginfo.Info{Extensions: debuginfo.Extensions{GDB: tc.ext, LLDB: "/x/cpython_lldb.py"}}
+			di := &debugsearch.Info{Extensions: debugsearch.Extensions{GDB: tc.ext, LLDB: "/x/cpython_lldb.py"}}
 			p := build(t, Target{PID: 1}, &fake{res: res, di: di})
 			if !slices.Equal(p.GDBAutoLoad, tc.autoLoad) || p.GDBExtension != tc.sourced {
 				t.Errorf("extension %s: auto-load %q sourced %q, want %q and %q", tc.ext, p.GDBAutoLoad, p.GDBExtension, tc.autoLoad, tc.sourced)
@@ -314,7 +314,7 @@ func TestSecurityExtensionNeverFromRoot(t *testing.T) {
 	chroot, hidden := containerRoots(t)
 	for _, root := range []string{chroot, hidden} {
 		touch(t, filepath.Join(root, "usr/lib/debug/ext-gdb.py"))
-		di := &debuginfo.Info{Extensions: debuginfo.Extensions{GDB: "/usr/lib/debug/ext-gdb.py"}}
+		di := &debugsearch.Info{Extensions: debugsearch.Extensions{GDB: "/usr/lib/debug/ext-gdb.py"}}
 		p := build(t, Target{PID: 1}, &fake{res: containerResult(root), di: di})
 		if p.GDBExtension != "/usr/lib/debug/ext-gdb.py" {
 			t.Errorf("%s: sourced %q, want the host's /usr/lib/debug/ext-gdb.py", root, p.GDBExtension)
@@ -324,7 +324,7 @@ func TestSecurityExtensionNeverFromRoot(t *testing.T) {
 
 func TestSymbolFiles(t *testing.T) {
 	res := pythonResult(notCovered)
-	di := &debuginfo.Info{Modules: []debuginfo.Module{
+	di := &debugsearch.Info{Modules: []debugsearch.Module{
 		{Path: "/usr/bin/python3", Debug: debugfile.Found{Via: debugfile.ViaDebuginfod, Path: "/c/a/debuginfo"}},
 		{Path: "/usr/lib/libz.so", Debug: debugfile.Found{Via: debugfile.ViaDebuginfodCache, Path: "/c/b/debuginfo"}},
 		// gdb finds a debuglink beside the module or in .debug by itself.
@@ -348,9 +348,9 @@ func TestSymbolFiles(t *testing.T) {
 func TestDebugDirsAndDebuginfod(t *testing.T) {
 	dir := t.TempDir()
 	res := pythonResult(notCovered)
-	di := &debuginfo.Info{
+	di := &debugsearch.Info{
 		DebugDirs:  []string{"/usr/lib/debug", dir, filepath.Join(dir, "missing")},
-		Debuginfod: debuginfo.DebuginfodState{URLs: []string{"https://d.example"}},
+		Debuginfod: debugsearch.DebuginfodState{URLs: []string{"https://d.example"}},
 	}
 	p := build(t, Target{PID: 1}, &fake{res: res, di: di})
 	// gdb's default is its own; one that does not exist is not handed over.
@@ -368,9 +368,9 @@ func TestDebugDirsAndDebuginfod(t *testing.T) {
 
 func TestFastMode(t *testing.T) {
 	ext := touch(t, filepath.Join(t.TempDir(), "python3.13-gdb.py"))
-	di := &debuginfo.Info{
-		Extensions: debuginfo.Extensions{GDB: ext},
-		Modules:    []debuginfo.Module{{Path: "/usr/bin/python3", Debug: debugfile.Found{Via: debugfile.ViaDebuginfod, Path: "/c/debuginfo"}}},
+	di := &debugsearch.Info{
+		Extensions: debugsearch.Extensions{GDB: ext},
+		Modules:    []debugsearch.Module{{Path: "/usr/bin/python3", Debug: debugfile.Found{Via: debugfile.ViaDebuginfod, Path: "/c/debuginfo"}}},
 	}
 	fast := func(o *Options) { o.Fast = true }
 
@@ -417,8 +417,8 @@ func TestForeign(t *testing.T) {
 	theirs.UID = &other
 	// Where gdb would auto-load it for a program at /usr/bin/python3.
 	ext := "/usr/share/gdb/auto-load/usr/bin/python3-gdb.py"
-	di := func() *debuginfo.Info {
-		return &debuginfo.Info{Extensions: debuginfo.Extensions{GDB: ext}, Modules: []debuginfo.Module{{Path: "/usr/bin/python3"}, {Path: "/lib/x86_64-linux-gnu/libc.so.6"}}}
+	di := func() *debugsearch.Info {
+		return &debugsearch.Info{Extensions: debugsearch.Extensions{GDB: ext}, Modules: []debugsearch.Module{{Path: "/usr/bin/python3"}, {Path: "/lib/x86_64-linux-gnu/libc.so.6"}}}
 	}
 	touch(t, filepath.Join(chroot, "lib/x86_64-linux-gnu/libthread_db.so.1"))
 	for _, c := range []struct {
@@ -446,7 +446,7 @@ func TestForeign(t *testing.T) {
 }
 
 func TestWalker(t *testing.T) {
-	f := &fake{res: pythonResult(covered), di: &debuginfo.Info{}}
+	f := &fake{res: pythonResult(covered), di: &debugsearch.Info{}}
 	opts := f.options(t)
 	p, _, err := Build(context.Background(), Target{PID: 1}, opts)
 	if err != nil {
@@ -467,11 +467,11 @@ func TestWalker(t *testing.T) {
 	chroot, _ := containerRoots(t)
 	res := containerResult(chroot)
 	res.Python.Version = covered
-	if p := build(t, Target{PID: 1}, &fake{res: res, di: &debuginfo.Info{}}); p.Walker == nil || p.Walker.Root != chroot {
+	if p := build(t, Target{PID: 1}, &fake{res: res, di: &debugsearch.Info{}}); p.Walker == nil || p.Walker.Root != chroot {
 		t.Errorf("container: walker %+v, want root %s", p.Walker, chroot)
 	}
 	// Not covered: no walker.
-	if p := build(t, Target{PID: 1}, &fake{res: pythonResult(notCovered), di: &debuginfo.Info{}}); p.Walker != nil {
+	if p := build(t, Target{PID: 1}, &fake{res: pythonResult(notCovered), di: &debugsearch.Info{}}); p.Walker != nil {
 		t.Errorf("version %s: walker %+v, want none", notCovered, p.Walker)
 	}
 	// Cannot be written: a warning, and the debugger starts without it.
@@ -490,12 +490,12 @@ func TestTargetless(t *testing.T) {
 	dir := t.TempDir()
 	var asked []string
 	opts := Options{
-		Collect: func(_ context.Context, tgt string, res *target.Result) (*debuginfo.Info, error) {
+		Collect: func(_ context.Context, tgt string, res *target.Result) (*debugsearch.Info, error) {
 			if res != nil {
 				t.Errorf("targetless: Collect got a result")
 			}
 			asked = append(asked, tgt)
-			return &debuginfo.Info{DebugDirs: []string{dir}, Debuginfod: debuginfo.DebuginfodState{URLs: []string{"https://d.example"}}}, nil
+			return &debugsearch.Info{DebugDirs: []string{dir}, Debuginfod: debugsearch.DebuginfodState{URLs: []string{"https://d.example"}}}, nil
 		},
 		Resolve: func(context.Context, string) (*target.Result, error) {
 			t.Error("targetless: Resolve called")
@@ -524,7 +524,7 @@ func TestTargetless(t *testing.T) {
 func TestResolveErrorNamesTarget(t *testing.T) {
 	_, _, err := Build(context.Background(), Target{PID: 42}, Options{
 		Resolve: func(context.Context, string) (*target.Result, error) { return nil, target.ErrNotPython },
-		Collect: func(context.Context, string, *target.Result) (*debuginfo.Info, error) {
+		Collect: func(context.Context, string, *target.Result) (*debugsearch.Info, error) {
 			t.Error("Collect called after a resolve error")
 			return nil, nil
 		},

@@ -14,12 +14,12 @@ import (
 	"strings"
 
 	"github.com/pyattach/pyattach/detect/elfinfo"
-	"github.com/pyattach/pyattach/detect/environ"
 	"github.com/pyattach/pyattach/detect/proc"
 	"github.com/pyattach/pyattach/detect/pyinfo"
 	"github.com/pyattach/pyattach/detect/rootfs"
-	"github.com/pyattach/pyattach/detect/safefs"
+	"github.com/pyattach/pyattach/detect/saferead"
 	"github.com/pyattach/pyattach/venv"
+	"github.com/pyattach/pyattach/venv/environ"
 )
 
 // Options are the roots and environment resolution works in. Every one
@@ -73,9 +73,9 @@ func Resolve(ctx context.Context, tgt string, opts Options) (*Result, error) {
 		opts.ProcRoot = "/proc"
 	}
 	if IsPID(tgt) {
-		pid, err := strconv.Atoi(tgt)
-		if err != nil || pid <= 0 {
-			return nil, fmt.Errorf("%q is not a valid process id", tgt)
+		pid, err := ParsePID(tgt)
+		if err != nil {
+			return nil, err
 		}
 		if err := proc.CheckPlatform(opts.GOOS, pid); err != nil {
 			return nil, err
@@ -96,6 +96,16 @@ func IsPID(s string) bool {
 		}
 	}
 	return true
+}
+
+// ParsePID returns the process id of a target IsPID accepts, or an
+// error when it is 0 or too large.
+func ParsePID(s string) (int, error) {
+	pid, err := strconv.Atoi(s)
+	if err != nil || pid <= 0 {
+		return 0, fmt.Errorf("%q is not a valid process id", s)
+	}
+	return pid, nil
 }
 
 // resolvePath handles a file or directory target.
@@ -120,7 +130,7 @@ func resolvePath(ctx context.Context, p string, opts Options) (*Result, error) {
 		return res, nil
 	}
 	if !st.Mode().IsRegular() {
-		return nil, notRegular{&safefs.NotRegularError{Path: abs, Mode: st.Mode()}}
+		return nil, notRegular{&saferead.NotRegularError{Path: abs, Mode: st.Mode()}}
 	}
 	head, err := readHead(abs, 512)
 	if err != nil {
@@ -141,9 +151,9 @@ func resolvePath(ctx context.Context, p string, opts Options) (*Result, error) {
 }
 
 // notRegular is a target that is neither a directory nor a regular file
-// (a FIFO, a device, a socket): it matches safefs.ErrNotRegular and
+// (a FIFO, a device, a socket): it matches saferead.ErrNotRegular and
 // ErrNotExecutable.
-type notRegular struct{ *safefs.NotRegularError }
+type notRegular struct{ *saferead.NotRegularError }
 
 func (e notRegular) Unwrap() []error { return []error{e.NotRegularError, ErrNotExecutable} }
 
@@ -156,7 +166,7 @@ func classifyPathErr(err error) error {
 }
 
 func readHead(name string, n int) ([]byte, error) {
-	f, err := safefs.Open(name)
+	f, err := saferead.Open(name)
 	if err != nil {
 		return nil, err
 	}
@@ -304,7 +314,7 @@ func bareCopy(exe string) bool {
 // the dynamic loader would (see fillPython); "" when it needs none or it
 // is not found.
 func libpythonOf(exe string, ldPath []string) string {
-	f, err := safefs.Open(exe)
+	f, err := saferead.Open(exe)
 	if err != nil {
 		return ""
 	}

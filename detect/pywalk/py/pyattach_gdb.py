@@ -824,8 +824,8 @@ class PyTasks(gdb.Command):
 
 Usage: py-tasks [--max-tasks N]
 
-Every task (Python 3.14+; 3.11-3.13 where the task list can be found):
-its name, state and coroutine stack (innermost first: the coroutine
+Every task (Python 3.11-3.15; 3.11-3.13 where the task list can be
+found): its name, state and coroutine stack (innermost first: the coroutine
 the task runs, then what it awaits, down the chain), the task or future
 it awaits, as a tree of who awaits whom (like python -m asyncio
 pstree). Tasks that await each other in a circle are reported as a

@@ -434,9 +434,9 @@ _TASKS_USAGE = "usage: py-tasks [--max-tasks N] (N tasks shown, 0 for all)"
 
 
 def py_tasks(debugger, command, exe_ctx, result, internal_dict):
-    """py-tasks [--max-tasks N]: every asyncio task (3.14+), its name,
-    state and coroutine stack, what it awaits, as a tree of who awaits
-    whom, cycles reported; as gdb's py-tasks."""
+    """py-tasks [--max-tasks N]: every asyncio task (Python 3.11-3.15),
+    its name, state and coroutine stack, what it awaits, as a tree of who
+    awaits whom, cycles reported; as gdb's py-tasks."""
     argv = command.split()
     limit = walk.MAX_TASKS
     if argv:

@@ -1,4 +1,5 @@
-"""Where Python 3.7 to 3.13 keep their asyncio tasks, read from memory.
+"""Where Python 3.11 to 3.13 keep their asyncio tasks, read from memory
+(3.14 and 3.15 are read through pyattach_walk_tasks's debug offsets).
 
 No list of tasks is kept for out-of-process readers before 3.14; the
 interpreter's own structures have them. From each interpreter's modules
@@ -160,7 +161,7 @@ def _add_holder(w, kind, h, found, types):
 
 def legacy_task_addrs(w, limit):
     """Addresses of every asyncio Task object of the interpreter(s) w
-    walks (3.7-3.13): the tasks in asyncio.tasks's _scheduled_tasks
+    walks (3.11-3.13): the tasks in asyncio.tasks's _scheduled_tasks
     (_all_tasks up to 3.11: a WeakSet) and _eager_tasks (3.12+), the
     running ones of _current_tasks, and the C _asyncio module's own
     bindings of the same names. Returns (addrs, total, error): addrs a

@@ -11,7 +11,7 @@ import re
 # What escape() rewrites: backslash, C0 controls, DEL, C1 controls, the
 # Arabic letter mark, LRM/RLM, the line and paragraph separators, the
 # bidi embeddings/overrides and isolates, and lone surrogates. Keep in
-# step with cmd/internal/textline.Escape (a test compares the two).
+# step with cmd/internal/safetext.Escape (a test compares the two).
 _UNSAFE = re.compile(u"[\\\\\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069\ud800-\udfff]")
 _CONTROLS = re.compile(_UNSAFE.pattern.replace(u"\\\\", u"", 1))
 _NAMED_ESCAPES = {"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r"}

@@ -16,7 +16,6 @@ import (
 	"path/filepath"
 
 	"github.com/pyattach/pyattach/detect/pyoffsets"
-	"github.com/pyattach/pyattach/detect/safefs"
 )
 
 func main() {
@@ -63,7 +62,16 @@ func main() {
 		os.Exit(1)
 	}
 	b = append(b, '\n')
-	if err := safefs.WriteFile(*out, b, 0o644); err != nil {
+	// A source file of the module, not one of pyattach's own files
+	// (cmd/internal/safefs): a rename is enough so that a killed run never
+	// leaves offsets.json cut short.
+	tmp := *out + ".tmp"
+	err = os.WriteFile(tmp, b, 0o644)
+	if err == nil {
+		err = os.Rename(tmp, *out)
+	}
+	if err != nil {
+		os.Remove(tmp)
 		fmt.Fprintln(os.Stderr, "gen:", err)
 		os.Exit(1)
 	}
