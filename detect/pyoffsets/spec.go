@@ -108,9 +108,34 @@ var fields = []string{
 	"PyDictKeysObject.dk_nentries",         //
 	"PyDictKeysObject.dk_indices",          //
 	"PyDictValues.values",                  // 3.11+
+	"PyDictValues.capacity",                // 3.13+
+	"PyDictValues.size",                    // 3.13+: entries in insertion order
+	"PyDictValues.valid",                   // 3.13+: inline values in use
+	"PyDictKeyEntry.me_key",                //
+	"PyDictKeyEntry.me_value",              //
+	"PyDictUnicodeEntry.me_key",            // 3.11+
+	"PyDictUnicodeEntry.me_value",          // 3.11+
 	"PyTypeObject.tp_basicsize",            //
 	"PyTypeObject.tp_dictoffset",           //
 	"PyHeapTypeObject.ht_cached_keys",      //
+
+	// What value reprs read of instances and built-ins: a class's
+	// __slots__ (its tp_members, up its tp_base chain), a built-in
+	// function's PyMethodDef and self, a method-wrapper's slot.
+	"PyTypeObject.tp_base",
+	"PyTypeObject.tp_members",
+	"PyMemberDef.name",
+	"PyMemberDef.type",
+	"PyMemberDef.offset",
+	"PyCFunctionObject.m_ml",
+	"PyCFunctionObject.m_self",
+	"PyMethodDef.ml_name",
+	"PyMethodDef.ml_meth",
+	"wrapperobject.descr",
+	"wrapperobject.self",
+	"PyWrapperDescrObject.d_base",
+	"wrapperbase.name",
+	"wrapperbase.wrapper",
 
 	// The exception a thread is handling (py-exc, dump): the thread's
 	// exc_info stack item, the exception's args and traceback, and the
@@ -169,6 +194,7 @@ var sizes = []string{
 	"PyDictUnicodeEntry", // 3.11+
 	"_gil_runtime_state", // a futex inside it is a wait for the GIL
 	"setentry",           // a set's table is an array of them
+	"PyMemberDef",        // a type's tp_members is an array of them
 }
 
 // enums are the C enums whose constants the walker compares with what

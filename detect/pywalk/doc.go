@@ -15,14 +15,16 @@
 // pyattach_walk_runtime (interpreters, threads), pyattach_walk_match
 // (which thread state each OS thread runs in: by thread id, then
 // pthread_t, then stack pointer), pyattach_walk_frames (frames, code
-// objects, lines, locals), pyattach_walk_objects (object reprs),
-// pyattach_walk_native (which C frames run which Python frames: the one
-// merger, StackMerger), pyattach_walk_source (the target's source
-// files), pyattach_walk_text (escape, the one escaping of the target's
-// strings), pyattach_walk_format (how frames, locals and sources are
-// printed), pyattach_walk_commands (each command's text and arguments,
-// whichever debugger runs it), pyattach_walk_dump (what `pyattach dump`
-// reports of each OS thread, for any reader) and
+// objects, lines, locals), the readers of objects, one per CPython type
+// (pyattach_read_types, _scalars, _containers: tuple, list, dict, set;
+// _instances, _callables, _code, _asyncio, and _repr: the value repr
+// chosen by ob_type), pyattach_walk_native (which C frames run which
+// Python frames: the one merger, StackMerger), pyattach_walk_source (the
+// target's source files), pyattach_walk_text (escape, the one escaping
+// of the target's strings), pyattach_walk_format (how frames, locals and
+// sources are printed), pyattach_walk_commands (each command's text and
+// arguments, whichever debugger runs it), pyattach_walk_dump (what
+// `pyattach dump` reports of each OS thread, for any reader) and
 // pyattach_walk_tasks_legacy (where 3.11-3.13 keep their asyncio tasks:
 // legacy_task_addrs). The thin adapters py/pyattach_gdb.py,
 // py/pyattach_lldb.py and py/pyattach_proc.py import pyattach_walk only,

@@ -5,6 +5,8 @@ object, line number and local variables."""
 import collections
 import struct
 
+from pyattach_read_code import MAX_LINETABLE
+from pyattach_read_repr import value_repr
 from pyattach_walk_memory import BudgetExhausted, WalkError
 
 
@@ -38,7 +40,6 @@ _OWNED_BY_GENERATOR = 1
 MAX_FRAMES = 4096
 # A code object's line table larger than this is not read (the line is
 # then unknown): real ones are a few KiB.
-_MAX_LINETABLE = 1 << 20
 # A code object with more locals than this is not read.
 _MAX_LOCALS = 1 << 16
 # co_localspluskinds bits (3.11+).
@@ -106,22 +107,29 @@ def stackref_int(minor, bits):
     return bits >> 2
 
 
-class Frames(object):
-    """The Walker's reads of frames and code objects: through its memory
-    (pyattach_walk_memory.Memory) with self.L (the Layout), its objects
-    (pyattach_walk_objects.Objects) for names and values, and
-    self.max_frames; code objects are kept in self._codes."""
+class FrameReader(object):
+    """Reads a thread's frames, code objects and locals through mem
+    (pyattach_walk_memory.Memory; its budget is the walk's) with the
+    Layout L, readers (pyattach_read_repr.Readers) for names and values,
+    and the pointer size ptr."""
+
+    def __init__(self, mem, layout, readers, ptr=8):
+        self.mem = mem
+        self.L = layout
+        self.r = readers
+        self.ptr = ptr
 
     # Frames.
-    def frames(self, tstate, max_frames=None):
+    def frames(self, tstate, max_frames, cuts):
         """The Python frames of a thread, innermost first, as a FrameList.
         The whole chain is followed (until it ends, loops or the budget
         runs out) and counted; of more than max_frames (the walker's
-        max_frames when None; 0 keeps all) the innermost half and the
+        max_frames: 0 keeps all) the innermost half and the
         outermost half are kept, the count of those between is omitted.
         A chain that leads to memory holding no frame (StackCut) ends
-        there: partial, with error saying why, as the walk's cuts do."""
-        limit = self.max_frames if max_frames is None else max_frames
+        there: partial, with error saying why, added to cuts (the walk's
+        list of what could not be read)."""
+        limit = max_frames
         if self.L.minor >= (3, 11):
             refs = self._frame_refs_311(tstate)
         else:
@@ -140,7 +148,7 @@ class Frames(object):
             partial = True
         except StackCut as e:
             partial, error = True, str(e)
-            self.cuts.append("thread state at 0x%x: %s" % (tstate, e))
+            cuts.append("thread state at 0x%x: %s" % (tstate, e))
         out = FrameList()
         out.partial = partial
         out.error = error
@@ -157,38 +165,32 @@ class Frames(object):
         f, code, pos, entry = ref
         c = self.code(code)
         line = None
-        if self.budget.time_up():
-            pass
-        elif self.L.minor >= (3, 11):
-            line = self._line_311(c, pos * 2)
-        elif self.L.minor >= (3, 10):
-            line = self._line_310(c, pos * 2 if pos >= 0 else -1)
-        else:
-            line = self._line_lnotab(c, pos)
+        if not self.mem.budget.time_up():
+            line = self.r.code.line(c, pos)
         return Frame(c["filename"], c["name"], c["qualname"], line, code, f, entry)
 
     def _frame_refs_37(self, tstate):
         """(frame, code object, f_lasti, entry) of each frame, innermost
         first: each frame has its own call of the eval loop (entry True)."""
         L = self.L
-        f = self.ptrv(tstate + L.off("PyThreadState.frame"))
+        f = self.mem.ptrv(tstate + L.off("PyThreadState.frame"))
         seen = set()
         while f and f not in seen:
             seen.add(f)
-            code = self.ptrv(f + L.off("PyFrameObject.f_code"))
-            lasti = self.i32(f + L.off("PyFrameObject.f_lasti"))
+            code = self.mem.ptrv(f + L.off("PyFrameObject.f_code"))
+            lasti = self.mem.i32(f + L.off("PyFrameObject.f_lasti"))
             self.code(code)
             yield f, code, lasti, True
-            f = self.ptrv(f + L.off("PyFrameObject.f_back"))
+            f = self.mem.ptrv(f + L.off("PyFrameObject.f_back"))
 
     def _first_frame_311(self, tstate):
         L = self.L
         if L.has("PyThreadState.current_frame"):
-            return self.ptrv(tstate + L.off("PyThreadState.current_frame"))
-        cframe = self.ptrv(tstate + L.off("PyThreadState.cframe"))
+            return self.mem.ptrv(tstate + L.off("PyThreadState.current_frame"))
+        cframe = self.mem.ptrv(tstate + L.off("PyThreadState.cframe"))
         if not cframe:
             return 0
-        return self.ptrv(cframe + L.off("_PyCFrame.current_frame"))
+        return self.mem.ptrv(cframe + L.off("_PyCFrame.current_frame"))
 
     def entry_frame(self, tstate):
         """3.12+: the address of the frame, kept on the C stack, where the
@@ -203,13 +205,13 @@ class Frames(object):
         python = False
         while f and f not in seen:
             seen.add(f)
-            owner = struct.unpack("<b", self.read(f + owner_off, 1))[0]
+            owner = struct.unpack("<b", self.mem.read(f + owner_off, 1))[0]
             if owner >= skipped:
                 if python:
                     return f
             else:
                 python = True
-            f = self.ptrv(f + L.off("_PyInterpreterFrame.previous"))
+            f = self.mem.ptrv(f + L.off("_PyInterpreterFrame.previous"))
         return None
 
     def _frame_refs_311(self, tstate):
@@ -233,11 +235,11 @@ class Frames(object):
         try:
             while f and f not in seen:
                 seen.add(f)
-                head = self.read(f + lo, span)
+                head = self.mem.read(f + lo, span)
                 owner = struct.unpack("<b", head[owner_off - lo:owner_off - lo + 1])[0]
                 is_entry = entry_off is not None and head[entry_off - lo] != 0
-                code = self.ptrv(f + L.off(code_field)) & executable_mask(L.minor)
-                if skipped is not None and owner < skipped and not code and not self.ptrv(f + L.off("_PyInterpreterFrame.previous")):
+                code = self.mem.ptrv(f + L.off(code_field)) & executable_mask(L.minor)
+                if skipped is not None and owner < skipped and not code and not self.mem.ptrv(f + L.off("_PyInterpreterFrame.previous")):
                     # 3.12+ frames that hold no code are the interpreter's
                     # own: zeros are memory a core left out (glibc 2.42's
                     # guard pages keep gdb from dumping a thread's stack).
@@ -247,17 +249,17 @@ class Frames(object):
                     if pending is not None:
                         yield pending + (skipped is not None,)
                         pending = None
-                    f = self.ptrv(f + L.off("_PyInterpreterFrame.previous"))
+                    f = self.mem.ptrv(f + L.off("_PyInterpreterFrame.previous"))
                     continue
                 c = self.code(code)
-                instr = self.ptrv(f + L.off(instr_field))
+                instr = self.mem.ptrv(f + L.off(instr_field))
                 index = (instr - self.bytecode_start(f, code, c)) // 2
                 if owner != _OWNED_BY_GENERATOR and index < c["firsttraceable"]:
                     # An incomplete frame: not yet started, skipped as CPython does.
                     if pending is not None and is_entry:
                         yield pending + (True,)
                         pending = None
-                    f = self.ptrv(f + L.off("_PyInterpreterFrame.previous"))
+                    f = self.mem.ptrv(f + L.off("_PyInterpreterFrame.previous"))
                     continue
                 if pending is not None:
                     yield pending + (False,)
@@ -266,7 +268,7 @@ class Frames(object):
                     yield f, code, index, True
                 else:
                     pending = (f, code, index)
-                f = self.ptrv(f + L.off("_PyInterpreterFrame.previous"))
+                f = self.mem.ptrv(f + L.off("_PyInterpreterFrame.previous"))
         except BudgetExhausted:
             if pending is not None:
                 yield pending + (False,)
@@ -279,127 +281,11 @@ class Frames(object):
         if pending is not None:
             yield pending + (True,)
 
-    # Code objects.
+    # Code objects (pyattach_read_code).
     def code(self, addr):
-        c = self._codes.get(addr)
-        if c is not None:
-            return c
-        L = self.L
-        c = {
-            "filename": self.string(self.ptrv(addr + L.off("PyCodeObject.co_filename"))),
-            "name": self.string(self.ptrv(addr + L.off("PyCodeObject.co_name"))),
-            "firstlineno": self.i32(addr + L.off("PyCodeObject.co_firstlineno")),
-        }
-        c["qualname"] = c["name"]
-        if L.has("PyCodeObject.co_qualname"):
-            c["qualname"] = self.string(self.ptrv(addr + L.off("PyCodeObject.co_qualname")))
-        table = "PyCodeObject.co_linetable" if L.has("PyCodeObject.co_linetable") else "PyCodeObject.co_lnotab"
-        c["linetable"] = self.bytes_obj(self.ptrv(addr + L.off(table)))
-        if L.has("PyCodeObject.co_code_adaptive"):
-            c["code_start"] = addr + L.off("PyCodeObject.co_code_adaptive")
-            c["firsttraceable"] = 0
-            if L.has("PyCodeObject._co_firsttraceable"):
-                c["firsttraceable"] = self.i32(addr + L.off("PyCodeObject._co_firsttraceable"))
-        self._codes[addr] = c
-        return c
-
-    def bytes_obj(self, addr):
-        if not addr:
-            return b""
-        size = self.i64(addr + self.L.off("PyVarObject.ob_size"))
-        if size <= 0 or size > _MAX_LINETABLE:
-            return b""
-        return self.read(addr + self.L.off("PyBytesObject.ob_sval"), size)
-
-    # Line numbers.
-    @staticmethod
-    def _line_lnotab(c, lasti):
-        """3.7-3.9: co_lnotab pairs of (bytecode offset, line) increments."""
-        line = c["firstlineno"]
-        tab = bytearray(c["linetable"])
-        addr = 0
-        for i in range(0, len(tab) - 1, 2):
-            addr += tab[i]
-            if addr > lasti:
-                break
-            inc = tab[i + 1]
-            line += inc - 256 if inc >= 128 else inc
-        return line
-
-    @staticmethod
-    def _line_310(c, addr):
-        """3.10: co_linetable pairs of (bytes covered, line increment);
-        -128 marks a range with no line."""
-        if addr < 0:
-            return c["firstlineno"]
-        tab = bytearray(c["linetable"])
-        line = c["firstlineno"]
-        start = 0
-        for i in range(0, len(tab) - 1, 2):
-            sdelta, ldelta = tab[i], tab[i + 1]
-            ldelta = ldelta - 256 if ldelta >= 128 else ldelta
-            end = start + sdelta
-            if ldelta != -128:
-                line += ldelta
-            if start <= addr < end:
-                return None if ldelta == -128 else line
-            start = end
-        return line
-
-    @staticmethod
-    def _line_311(c, addr):
-        """3.11+: the location table of PEP 657, one entry per run of code
-        units: a first byte with bit 7 set, a code in bits 3-6 and the
-        length minus one in bits 0-2, then the code's varints."""
-        tab = bytearray(c["linetable"])
-        line = c["firstlineno"]
-        pos = 0
-        start = 0
-        n = len(tab)
-
-        def varint(p):
-            b = tab[p]
-            p += 1
-            val = b & 63
-            shift = 0
-            while b & 64 and p < n:
-                b = tab[p]
-                p += 1
-                shift += 6
-                val |= (b & 63) << shift
-            return val, p
-
-        def svarint(p):
-            v, p = varint(p)
-            return (-(v >> 1) if v & 1 else v >> 1), p
-
-        while pos < n:
-            first = tab[pos]
-            pos += 1
-            code = (first >> 3) & 15
-            length = ((first & 7) + 1) * 2
-            has_line = True
-            if code == 15:
-                has_line = False
-            elif code == 14:
-                delta, pos = svarint(pos)
-                line += delta
-                _, pos = varint(pos)
-                _, pos = varint(pos)
-                _, pos = varint(pos)
-            elif code == 13:
-                delta, pos = svarint(pos)
-                line += delta
-            elif code >= 10:
-                line += code - 10
-                pos += 2
-            else:
-                pos += 1
-            end = start + length
-            if start <= addr < end:
-                return line if has_line else None
-            start = end
-        return None
+        """The code object at addr as CodeReader.read gives it (each read
+        once a walker)."""
+        return self.r.code.read(addr)
 
     def bytecode_start(self, frame, code, c):
         """Where the bytecode that frame runs starts: the code object's own
@@ -410,14 +296,15 @@ class Frames(object):
         if "t" not in L.flags or not (L.has("PyCodeObject.co_tlbc") and L.has("_PyInterpreterFrame.tlbc_index")):
             return start
         try:
-            index = self.i32(frame + L.off("_PyInterpreterFrame.tlbc_index"))
+            index = self.mem.i32(frame + L.off("_PyInterpreterFrame.tlbc_index"))
             if index <= 0:
                 return start
-            array = self.ptrv(code + L.off("PyCodeObject.co_tlbc"))
-            # _PyCodeArray: Py_ssize_t size, then char *entries[size].
-            if not array or index >= self.i64(array):
+            array = self.mem.ptrv(code + L.off("PyCodeObject.co_tlbc"))
+            # _PyCodeArray: Py_ssize_t size (a pointer's size), then
+            # char *entries[size].
+            if not array or index >= self.mem.i64(array):
                 return start
-            entry = self.ptrv(array + 8 + 8 * index)
+            entry = self.mem.ptrv(array + self.ptr + self.ptr * index)
             return entry or start
         except WalkError:
             return start
@@ -427,7 +314,7 @@ class Frames(object):
         the code object's order. Like CPython's py-locals, only the code's
         own locals (arguments included): cell-only and free variables are
         not listed, and a local that is also a cell shows as its cell."""
-        return [(name, self.value_repr(v)) for name, v in self.local_values(fr)]
+        return [(name, value_repr(self.r, v)) for name, v in self.local_values(fr)]
 
     def lookup_name(self, fr, name):
         """(scope, object address) of the variable name as the frame sees
@@ -440,9 +327,9 @@ class Frames(object):
         L = self.L
         prefix = "_PyInterpreterFrame" if L.minor >= (3, 11) else "PyFrameObject"
         for field, scope in (("f_globals", "global"), ("f_builtins", "builtin")):
-            d = self.ptrv(fr.addr + L.off(prefix + "." + field))
+            d = self.mem.ptrv(fr.addr + L.off(prefix + "." + field))
             if d:
-                v = self.str_lookup(self.dict_items(d), name)
+                v = self.r.dicts.str_lookup(self.r.dicts.items(d), name, self.r.strs)
                 if v:
                     return scope, v
         return None, 0
@@ -452,30 +339,30 @@ class Frames(object):
         L = self.L
         out = []
         if L.minor >= (3, 11):
-            n = self.i32(fr.code + L.off("PyCodeObject.co_nlocalsplus"))
-            names = self.ptrv(fr.code + L.off("PyCodeObject.co_localsplusnames"))
-            kinds = bytearray(self.bytes_obj(self.ptrv(fr.code + L.off("PyCodeObject.co_localspluskinds"))))
+            n = self.mem.i32(fr.code + L.off("PyCodeObject.co_nlocalsplus"))
+            names = self.mem.ptrv(fr.code + L.off("PyCodeObject.co_localsplusnames"))
+            kinds = bytearray(self.r.bytes.value(self.mem.ptrv(fr.code + L.off("PyCodeObject.co_localspluskinds")), MAX_LINETABLE))
             base = fr.addr + L.off("_PyInterpreterFrame.localsplus")
         else:
-            n = self.i32(fr.code + L.off("PyCodeObject.co_nlocals"))
-            names = self.ptrv(fr.code + L.off("PyCodeObject.co_varnames"))
+            n = self.mem.i32(fr.code + L.off("PyCodeObject.co_nlocals"))
+            names = self.mem.ptrv(fr.code + L.off("PyCodeObject.co_varnames"))
             kinds = None
             base = fr.addr + L.off("PyFrameObject.f_localsplus")
         if n < 0 or n > _MAX_LOCALS:
             raise WalkError("code object at 0x%x: %d locals" % (fr.code, n))
-        n = min(n, self.i64(names + L.off("PyVarObject.ob_size")))
+        n = min(n, self.mem.i64(names + L.off("PyVarObject.ob_size")))
         for i in range(n):
             if kinds is not None and (i >= len(kinds) or not kinds[i] & _CO_FAST_LOCAL or kinds[i] & _CO_FAST_HIDDEN):
                 continue
-            v = self.ptrv(base + self.ptr * i)
+            v = self.mem.ptrv(base + self.ptr * i)
             tagged = stackref_int(L.minor, v)
             if tagged is not None:
-                name = self.string(self.ptrv(names + L.off("PyTupleObject.ob_item") + self.ptr * i))
+                name = self.r.strs.value(self.mem.ptrv(names + L.off("PyTupleObject.ob_item") + self.ptr * i))
                 out.append((name, str(tagged)))
                 continue
             v &= stackref_mask(L.minor)
             if not v:
                 continue
-            name = self.string(self.ptrv(names + L.off("PyTupleObject.ob_item") + self.ptr * i))
+            name = self.r.strs.value(self.mem.ptrv(names + L.off("PyTupleObject.ob_item") + self.ptr * i))
             out.append((name, v))
         return out

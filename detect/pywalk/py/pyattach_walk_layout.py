@@ -10,7 +10,9 @@ import struct
 from pyattach_walk_memory import WalkError
 
 
-def _version_tuple(version):
+def version_tuple(version):
+    """(major, minor) of a version string ("3.13.0rc1" -> (3, 13)): the
+    walker's one parser of versions, with version_from_hex."""
     parts = []
     for p in version.split(".")[:2]:
         digits = ""
@@ -38,7 +40,7 @@ class Layout(object):
 
     def __init__(self, version, flags, fields):
         self.version = version
-        self.minor = _version_tuple(version)
+        self.minor = version_tuple(version)
         self.flags = flags or ""
         self.f = fields
 
@@ -46,7 +48,7 @@ class Layout(object):
     def for_version(cls, version, flags, tables, read=None, runtime=None):
         # 3.13+: the offsets the build itself wrote into memory, when
         # read(addr, size) and _PyRuntime's address are given.
-        if read is not None and runtime and (not version or _version_tuple(version) >= (3, 13)):
+        if read is not None and runtime and (not version or version_tuple(version) >= (3, 13)):
             layout = debug_offsets_layout(read, runtime, flags)
             if layout is not None:
                 # What _Py_DebugOffsets does not carry (locals, ints,
@@ -57,7 +59,7 @@ class Layout(object):
                     merged.update(layout.f)
                     layout.f = merged
                 return layout
-        minor = "%d.%d" % _version_tuple(version)
+        minor = "%d.%d" % version_tuple(version)
         keep = "".join(c for c in (flags or "") if c in "td")
         for key in (minor + keep, minor + keep.replace("d", ""), minor):
             if key in tables:
@@ -135,7 +137,7 @@ def _debug_offsets_members(minor):
     for struct_name, names in _DEBUG_OFFSETS_LAYOUT:
         for name in names.split():
             name, _, since = name.partition("@")
-            if not since or _version_tuple(since) <= minor:
+            if not since or version_tuple(since) <= minor:
                 members.append("%s.%s" % (struct_name, name))
     return members
 
@@ -217,7 +219,8 @@ DEBUG_OFFSETS_EXTRA = {
 
 
 def version_from_hex(v):
-    """"3.13.5" from PY_VERSION_HEX."""
+    """"3.13.5" from PY_VERSION_HEX (the walker's one parser of it: the
+    adapters read the version through this too)."""
     return "%d.%d.%d" % (v >> 24, (v >> 16) & 0xFF, (v >> 8) & 0xFF)
 
 
@@ -231,18 +234,18 @@ def read_debug_offsets(read, runtime):
         return None
     if len(head) != 16 or head[:8] != DEBUG_COOKIE:
         return None
-    hexv = struct.unpack("<Q", head[8:16])[0]
-    members = DEBUG_OFFSETS_MEMBERS.get((hexv >> 24, (hexv >> 16) & 0xFF))
+    version = version_from_hex(struct.unpack("<Q", head[8:16])[0])
+    members = DEBUG_OFFSETS_MEMBERS.get(version_tuple(version))
     if members is None:
         return None
     try:
-        raw = bytes(read(runtime + 8, 8 * len(members)))
+        raw = bytes(read(runtime + len(DEBUG_COOKIE), 8 * len(members)))
     except Exception:
         return None
     if len(raw) != 8 * len(members):
         return None
     values = struct.unpack("<%dQ" % len(members), raw)
-    return version_from_hex(hexv), dict(zip(members, values))
+    return version, dict(zip(members, values))
 
 
 def debug_offsets_layout(read, runtime, flags=""):
@@ -255,7 +258,7 @@ def debug_offsets_layout(read, runtime, flags=""):
     keep = "".join(c for c in (flags or "") if c == "d")
     if d.get("free_threaded"):
         keep = "t" + keep
-    extra = DEBUG_OFFSETS_EXTRA["t" if "t" in keep and _version_tuple(version) >= (3, 14) else ""]
+    extra = DEBUG_OFFSETS_EXTRA["t" if "t" in keep and version_tuple(version) >= (3, 14) else ""]
     fields = {}
     for member, name in DEBUG_OFFSETS_FIELDS.items():
         if member in d:

@@ -83,9 +83,14 @@ class Budget(object):
 
 
 class Memory(object):
-    """Reads of the inferior's memory, for the Walker: self._read(addr,
-    size) -> bytes is the debugger's reader, self.budget the walk's
-    Budget. Every other part of the walker reads through these."""
+    """Reads of the inferior's memory through read(addr, size) -> bytes
+    (the debugger's reader), each charged to budget (a Budget; the
+    walk's, which Walker.begin replaces). Every reader of the walker
+    reads through one of these."""
+
+    def __init__(self, read, budget=None):
+        self._read = read
+        self.budget = budget if budget is not None else Budget()
 
     def read(self, addr, size):
         if not addr:
@@ -113,3 +118,42 @@ class Memory(object):
 
     def ptrv(self, addr):
         return self.u64(addr)
+
+    def cstring(self, addr, limit=256):
+        """A NUL-terminated C string (a type's tp_name), read 32 bytes at
+        a time, at most limit bytes."""
+        out = b""
+        while len(out) < limit:
+            chunk = self.read(addr + len(out), _CSTRING_CHUNK)
+            i = chunk.find(b"\0")
+            if i >= 0:
+                return (out + chunk[:i]).decode("utf-8", "replace")
+            out += chunk
+        return out.decode("utf-8", "replace")
+
+
+class Block(object):
+    """Reads from bytes already read (data, the memory at base), and
+    from mem beyond them: the fields of a struct read at once."""
+
+    def __init__(self, mem, base, data, ptr=8):
+        self.mem = mem
+        self.base = base
+        self.data = data or b""
+        self.size = ptr
+
+    def ptr(self, a):
+        o = a - self.base
+        if 0 <= o and o + self.size <= len(self.data):
+            return struct.unpack_from("<Q", self.data, o)[0]
+        return self.mem.ptrv(a)
+
+    def byte(self, a):
+        o = a - self.base
+        if 0 <= o < len(self.data):
+            return bytearray(self.data[o:o + 1])[0]
+        return bytearray(self.mem.read(a, 1))[0]
+
+
+# How many bytes of a C string are read at once.
+_CSTRING_CHUNK = 32

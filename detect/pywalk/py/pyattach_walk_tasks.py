@@ -18,8 +18,8 @@ layout names."""
 import struct
 
 from pyattach_walk_frames import FrameList, executable_mask, stackref_mask
-from pyattach_walk_memory import BudgetExhausted, WalkError
-from pyattach_walk_tasks_legacy import legacy_task_addrs, set_keys
+from pyattach_walk_memory import Block, BudgetExhausted, WalkError
+from pyattach_walk_tasks_legacy import legacy_task_addrs
 from pyattach_walk_text import escape, thousands
 
 # How many tasks one walk reports by default (the rest are counted).
@@ -29,8 +29,6 @@ MAX_TASKS = 1000
 MAX_LISTED = 1000000
 # How deep a coroutine chain (one coroutine awaiting the next) is read.
 MAX_CHAIN = 64
-# How many tasks of one awaited_by set are read.
-MAX_AWAITERS = 4096
 
 # _Py_AsyncioModuleDebugOffsets: 13 uint64_t, in this order (3.14, 3.15).
 ASYNCIO_DEBUG_MEMBERS = (
@@ -63,8 +61,6 @@ ASYNCIO_DERIVED = {
     "TaskObj.task_fut_waiter": ("TaskObj.task_coro", -8),
 }
 
-# fut_state values.
-TASK_STATES = {0: "pending", 1: "cancelled", 2: "done"}
 
 
 def frame_states(minor, fields=None):
@@ -273,92 +269,38 @@ class Tasks(object):
         return out
 
     def _read_task(self, t, running):
-        L = self.L
-        # The fields read, in one read of the task object.
-        offs = dict((k, L.off(k)) for k in ("TaskObj.task_name", "FutureObj.fut_state", "TaskObj.task_coro",
-                                              "TaskObj.task_fut_waiter"))
-        size = max(offs.values()) + 8
-        if L.has("FutureObj.fut_awaited_by"):
-            size = max(size, L.off("FutureObj.fut_awaited_by") + 8, L.off("FutureObj.fut_awaited_by_is_set") + 1)
-        block = self.read(t.id, size)
-
-        def ptr(k):
-            return struct.unpack_from("<Q", block, offs[k])[0]
-
-        t.name = self.task_name(ptr("TaskObj.task_name"))
-        state = struct.unpack_from("<i", block, offs["FutureObj.fut_state"])[0]
-        t.state = TASK_STATES.get(state, "state %d" % state)
+        tasks = self.readers.tasks
+        f = tasks.read(t.id)
+        t.name = tasks.name(f.name)
+        t.state = f.state
         th = running.get(t.id)
-        t.frames = self.coro_frames(ptr("TaskObj.task_coro"), th, getattr(running, "thread_of_frame", None))
+        t.frames = self.coro_frames(f.coro, th, getattr(running, "thread_of_frame", None))
         t.running = th or t.frames.thread
-        waiter = ptr("TaskObj.task_fut_waiter")
-        if waiter:
-            t.awaiting = waiter
+        if f.waiter:
+            t.awaiting = f.waiter
             try:
-                t.awaiting_type = self.task_type(waiter)[0]
+                t.awaiting_type = tasks.type_of(f.waiter)[0]
             except WalkError:
                 pass
-        t.awaited_by = self.awaiters(t.id, block)
+        t.awaited_by = self.readers.futures.awaiters(t.id, f.block)
 
     def task_type(self, addr):
-        """(type name, static) of the object at addr, the names kept by
-        type for the walk (thousands of tasks share a few types)."""
-        tp = self.ptrv(addr + self.L.off("PyObject.ob_type"))
-        cache = getattr(self, "_task_types", None)
-        if cache is None or cache[0] is not self.budget:
-            cache = self._task_types = (self.budget, {})
-        got = cache[1].get(tp)
-        if got is None:
-            got = self.type_of(addr)
-            cache[1][tp] = got
-        return got
+        """(type name, static) of the object at addr (TaskReader.type_of)."""
+        return self.readers.tasks.type_of(addr)
 
     def task_name(self, addr):
-        """A task's name: a str, or the number of an unnamed task
-        (3.13+ keep the int and make "Task-N" of it when asked)."""
-        if not addr:
-            return None
-        name, _ = self.task_type(addr)
-        if name == "str":
-            return self.string(addr)
-        if name == "int":
-            v = self.int_value(addr)
-            return "Task-%s" % v
-        return "<%s>" % name
+        """A task's name (TaskReader.name)."""
+        return self.readers.tasks.name(addr)
 
     def awaiters(self, fut, block=None):
-        """The tasks fut's awaited_by records (one object, or a set);
-        block holds the start of fut when it was read already."""
-        L = self.L
-        if not L.has("FutureObj.fut_awaited_by"):
-            return []
-        ptr, byte = self._block_reader(fut, block)
-        a = ptr(fut + L.off("FutureObj.fut_awaited_by"))
-        if not a:
-            return []
-        is_set = byte(fut + L.off("FutureObj.fut_awaited_by_is_set")) != 0
-        if not is_set:
-            return [a]
-        return self.set_keys(a, MAX_AWAITERS)
+        """The tasks fut's awaited_by records (FutureReader.awaiters)."""
+        return self.readers.futures.awaiters(fut, block)
 
     def _block_reader(self, base, block):
         """(ptr(addr), byte(addr)) reading from block, the memory at base
         read already, and from the target beyond it."""
-        data = block or b""
-
-        def ptr(a):
-            o = a - base
-            if 0 <= o and o + 8 <= len(data):
-                return struct.unpack_from("<Q", data, o)[0]
-            return self.ptrv(a)
-
-        def byte(a):
-            o = a - base
-            if 0 <= o < len(data):
-                return bytearray(data[o:o + 1])[0]
-            return bytearray(self.read(a, 1))[0]
-
-        return ptr, byte
+        b = Block(self.mem, base, block, self.ptr)
+        return b.ptr, b.byte
 
     def _gen_span(self):
         """How many bytes from a generator's gi_frame_state hold it and
@@ -368,7 +310,7 @@ class Tasks(object):
         for k in ("_PyInterpreterFrame.f_code", "_PyInterpreterFrame.f_executable", "_PyInterpreterFrame.prev_instr",
                   "_PyInterpreterFrame.instr_ptr", "_PyInterpreterFrame.stackpointer", "_PyInterpreterFrame.stacktop"):
             if L.has(k):
-                last = max(last, L.off(k) + 8)
+                last = max(last, L.off(k) + self.ptr)
         start = L.off("PyGenObject.gi_frame_state")
         end = L.off("PyGenObject.gi_iframe") + last
         if end <= start or end - start > 1024:
@@ -377,11 +319,11 @@ class Tasks(object):
 
     def set_keys(self, addr, limit):
         """The keys of the set object at addr (at most limit), read as
-        pyattach_walk_tasks_legacy.set_keys reads sets."""
+        every set is read (pyattach_read_containers.SetReader)."""
         keys = []
         if limit <= 0:
             return keys
-        for k in set_keys(self, addr):
+        for k in self.readers.sets.keys(addr):
             keys.append(k)
             if len(keys) >= limit:
                 break

@@ -17,24 +17,16 @@ dict (sys.modules: PyInterpreterState.modules, 3.12+'s imports.modules):
                  asyncio.tasks rebinds to (its module state holds them
                  too), read in case a program rebinds the Python ones.
 
-Sets are read from their table (PySetObject.mask + 1 slots of setentry:
-key, hash; a deleted slot holds the dummy key with hash -1) in large
-reads, bounded by MAX_SET_SLOTS and the walk's Budget, so that garbage
-memory (a table pointer that loops back, a size that lies) ends the
-walk, never hangs it. Dicts are read by the walker's own dict reader
-(pyattach_walk_threads.Threads.dict_items)."""
+Sets and dicts are read by the walker's readers
+(pyattach_read_containers: sets bounded by MAX_SET_SLOTS and the walk's
+Budget, so that garbage memory ends the walk, never hangs it)."""
 
-import struct
-
+import pyattach_read_containers as containers
+from pyattach_read_types import TypeCache
 from pyattach_walk_memory import BudgetExhausted, WalkError
 
-# The most slots of a set's table read: 2**22 (64 MiB of entries, room
-# for a million tasks); a set claiming more is not believed.
-MAX_SET_SLOTS = 1 << 22
-# Set entries read at once.
-_SET_CHUNK = 256
-# A deleted set entry's hash.
-_DUMMY_HASH = 0xFFFFFFFFFFFFFFFF
+# The most slots of a set's table read (pyattach_read_containers).
+MAX_SET_SLOTS = containers.MAX_SET_SLOTS
 
 # asyncio.tasks's names for what holds tasks: (name, how it holds them).
 _TASK_HOLDERS = (
@@ -48,39 +40,8 @@ _TASK_MODULES = ("asyncio.tasks", "_asyncio")
 
 def set_keys(w, s):
     """Yields the keys of the set object at s (addresses), in table
-    order, until its `used` live keys are found or its table ends.
-    Raises WalkError for a set whose size cannot be right."""
-    L = w.L
-    used = w.i64(s + L.off("PySetObject.used"))
-    mask = w.i64(s + L.off("PySetObject.mask"))
-    table = w.ptrv(s + L.off("PySetObject.table"))
-    slots = mask + 1
-    if used < 0 or mask < 0 or slots > MAX_SET_SLOTS or slots & mask or used > slots:
-        raise WalkError("set at 0x%x: %d keys in %d slots" % (s, used, slots))
-    if not used:
-        return
-    size = L.off("sizeof(setentry)")
-    koff = L.off("setentry.key")
-    hoff = L.off("setentry.hash")
-    if size % 8 or koff % 8 or hoff % 8:
-        raise WalkError("Python %s: setentry is not made of 8-byte words" % L.version)
-    step, kw, hw = size // 8, koff // 8, hoff // 8
-    found = 0
-    i = 0
-    while i < slots and found < used:
-        n = min(slots - i, _SET_CHUNK)
-        raw = w.read(table + size * i, size * n)
-        i += n
-        if raw.count(b"\0") == len(raw):
-            continue  # an empty stretch of the table
-        words = struct.unpack("<%dQ" % (step * n), raw)
-        for j in range(0, step * n, step):
-            key, h = words[j + kw], words[j + hw]
-            if key and h != _DUMMY_HASH:
-                found += 1
-                yield key
-                if found >= used:
-                    return
+    order (pyattach_read_containers.SetReader.keys)."""
+    return w.readers.sets.keys(s)
 
 
 class _Found(object):
@@ -121,20 +82,10 @@ def _lookup(w, items, names):
     return out
 
 
-class _Types(object):
-    """Names of types by address, each read once."""
-
-    def __init__(self, w):
-        self.w = w
-        self.names = {}
-
-    def of(self, obj):
-        L = self.w.L
-        tp = self.w.ptrv(obj + L.off("PyObject.ob_type"))
-        name = self.names.get(tp)
-        if name is None:
-            name = self.names[tp] = self.w.cstring(self.w.ptrv(tp + L.off("PyTypeObject.tp_name")), 64)
-        return name
+def _types(w):
+    """Names of types by address, each read once (64 bytes of a name at
+    most)."""
+    return TypeCache(w.readers.types, 64)
 
 
 def _holders(w, interp):
@@ -167,7 +118,7 @@ def _holders(w, interp):
 def _weakset_data(w, ws, types):
     """The set of weak references inside the weakref.WeakSet at ws."""
     data = w.str_lookup(w.instance_items(ws), "data")
-    if not data or types.of(data) != "set":
+    if not data or types.name_of(data) != "set":
         raise WalkError("WeakSet at 0x%x: no set in its data" % ws)
     return data
 
@@ -175,7 +126,7 @@ def _weakset_data(w, ws, types):
 def _add_holder(w, kind, h, found, types):
     """Adds the tasks the holder h of kind (weakset, set, dict) keeps."""
     L = w.L
-    tname = types.of(h)
+    tname = types.name_of(h)
     if tname == "NoneType":
         return
     if tname in ("set", "dict"):
@@ -184,7 +135,7 @@ def _add_holder(w, kind, h, found, types):
         # The running tasks: each is in a set too, where it is counted
         # past the limit.
         for _, t in w.dict_items(h):
-            if not found.full() and types.of(t) != "NoneType":
+            if not found.full() and types.name_of(t) != "NoneType":
                 found.add(t)
         return
     if kind == "weakset":
@@ -200,7 +151,7 @@ def _add_holder(w, kind, h, found, types):
             continue
         try:
             t = w.ptrv(key + wr) if kind == "weakset" else key
-            if t and types.of(t) != "NoneType":
+            if t and types.name_of(t) != "NoneType":
                 found.add(t)
         except BudgetExhausted:
             raise
@@ -225,7 +176,7 @@ def legacy_task_addrs(w, limit):
         interps = list(w.interpreters())
     except WalkError as e:
         return [], 0, "Python %s: cannot read the interpreters: %s" % (version, e)
-    types = _Types(w)
+    types = _types(w)
     for interp in interps:
         try:
             holders = _holders(w, interp)

@@ -4,10 +4,8 @@ running, idle, waiting for the GIL, or collecting garbage.
 
 Names: sys.modules (the interpreter's modules dict) -> "threading" ->
 its __dict__ -> "_active" (ident -> Thread) -> each Thread's instance
-dict -> "_name". Dicts are read from their keys table (3.7-3.10: dk_size
-and index width; 3.11+: dk_log2_index_bytes and dk_kind), split tables
-and the instance values of 3.11+ (managed dicts: 3.11 two pointers
-before the object, 3.12 a tagged pointer, 3.13+ inline after it).
+dict -> "_name", each read by the walker's readers (dicts:
+pyattach_read_containers; instance dicts: pyattach_read_instances).
 
 The GIL: the runtime's (3.7-3.11) or the one the interpreter's
 ceval.gil points to (3.12+); a thread holds it when it is locked and
@@ -20,18 +18,11 @@ futex wait on an address inside the GIL's own struct is a wait for the
 GIL. A core has no kernel view: its states are unknown (None) except
 for the collector."""
 
-import struct
-
+from pyattach_read_code import line_311
+from pyattach_read_repr import value_repr
 from pyattach_walk_frames import executable_mask
 from pyattach_walk_memory import WalkError
 from pyattach_walk_text import MAX_REPR, TRUNCATED, escape
-
-# tp_flags bits.
-_MANAGED_DICT = 1 << 4   # 3.11+: the instance dict is before the object
-_INLINE_VALUES = 1 << 2  # 3.13+: the instance values are after it
-
-# A dict with more entries than this is not read for names.
-_MAX_DICT_ENTRIES = 1 << 14
 
 # x86-64's futex system call number.
 _SYS_FUTEX = 202
@@ -53,9 +44,20 @@ class ThreadInfo(object):
         self.gil_size = 0
 
 
-class Threads(object):
-    """The Walker's reads of thread identity and state: through its
-    memory (pyattach_walk_memory.Memory), with self.L and self.runtime."""
+class ThreadStateReader(object):
+    """Reads who a thread is and what it does, from its interpreter:
+    through mem (pyattach_walk_memory.Memory) with the Layout L, the
+    address of _PyRuntime (runtime) and readers (pyattach_read_repr
+    .Readers) for the dicts and instances threading keeps."""
+
+    def __init__(self, mem, layout, runtime, readers):
+        self.mem = mem
+        self.L = layout
+        self.runtime = runtime
+        self.r = readers
+
+    def _lookup(self, items, name):
+        return self.r.dicts.str_lookup(items, name, self.r.strs)
 
     def free_threaded(self):
         return "t" in self.L.flags
@@ -71,11 +73,11 @@ class Threads(object):
             if L.has("_PyRuntimeState.ceval.gil"):
                 g = self.runtime + L.off("_PyRuntimeState.ceval.gil")
             elif L.has("PyInterpreterState.ceval.gil"):
-                g = self.ptrv(interp + L.off("PyInterpreterState.ceval.gil"))
+                g = self.mem.ptrv(interp + L.off("PyInterpreterState.ceval.gil"))
             else:
                 return None
-            locked = self.i32(g + L.off("_gil_runtime_state.locked"))
-            holder = self.ptrv(g + L.off("_gil_runtime_state.last_holder"))
+            locked = self.mem.i32(g + L.off("_gil_runtime_state.locked"))
+            holder = self.mem.ptrv(g + L.off("_gil_runtime_state.last_holder"))
         except WalkError:
             return None
         return g, locked == 1, holder
@@ -85,102 +87,18 @@ class Threads(object):
         L = self.L
         try:
             if L.has("PyInterpreterState.gc.collecting"):
-                return self.i32(interp + L.off("PyInterpreterState.gc.collecting")) != 0
+                return self.mem.i32(interp + L.off("PyInterpreterState.gc.collecting")) != 0
             if L.has("_PyRuntimeState.gc.collecting"):
-                return self.i32(self.runtime + L.off("_PyRuntimeState.gc.collecting")) != 0
+                return self.mem.i32(self.runtime + L.off("_PyRuntimeState.gc.collecting")) != 0
         except WalkError:
             pass
         return False
 
     def interpreter_id(self, interp):
         try:
-            return self.i64(interp + self.L.off("PyInterpreterState.id"))
+            return self.mem.i64(interp + self.L.off("PyInterpreterState.id"))
         except WalkError:
             return None
-
-    # Dicts.
-
-    def dict_entries(self, keys, values=0):
-        """(key, value) addresses of a dict keys table, in insertion
-        order; values is a split table's values array, 0 for a combined
-        one. Empty slots are left out."""
-        L = self.L
-        n = self.i64(keys + L.off("PyDictKeysObject.dk_nentries"))
-        if n < 0 or n > _MAX_DICT_ENTRIES:
-            raise WalkError("dict keys at 0x%x: %d entries" % (keys, n))
-        if L.has("PyDictKeysObject.dk_log2_index_bytes"):
-            head = self.read(keys + L.off("PyDictKeysObject.dk_log2_size"), 3)
-            log2_index_bytes, kind = head[1], head[2]
-            if log2_index_bytes > 40:
-                raise WalkError("dict keys at 0x%x: bad index size" % keys)
-            entries = keys + L.off("PyDictKeysObject.dk_indices") + (1 << log2_index_bytes)
-            if kind == 0:
-                size, koff, voff = L.off("sizeof(PyDictKeyEntry)"), 8, 16
-            else:
-                size, koff, voff = L.off("sizeof(PyDictUnicodeEntry)"), 0, 8
-            vbase = values + L.off("PyDictValues.values") if values else 0
-        else:
-            dk_size = self.i64(keys + L.off("PyDictKeysObject.dk_size"))
-            if dk_size <= 0 or dk_size > 1 << 40:
-                raise WalkError("dict keys at 0x%x: bad size" % keys)
-            width = 1 if dk_size <= 0xff else 2 if dk_size <= 0xffff else 4 if dk_size <= 0xffffffff else 8
-            entries = keys + L.off("PyDictKeysObject.dk_indices") + dk_size * width
-            size, koff, voff = L.off("sizeof(PyDictKeyEntry)"), 8, 16
-            vbase = values
-        if n == 0:
-            return []
-        block = self.read(entries, n * size)
-        vals = struct.unpack("<%dQ" % n, self.read(vbase, 8 * n)) if vbase else None
-        out = []
-        for i in range(n):
-            k = struct.unpack_from("<Q", block, i * size + koff)[0]
-            v = vals[i] if vals is not None else struct.unpack_from("<Q", block, i * size + voff)[0]
-            if k and v:
-                out.append((k, v))
-        return out
-
-    def dict_items(self, d):
-        """(key, value) addresses of the dict object at d."""
-        L = self.L
-        keys = self.ptrv(d + L.off("PyDictObject.ma_keys"))
-        values = self.ptrv(d + L.off("PyDictObject.ma_values"))
-        return self.dict_entries(keys, values)
-
-    def str_lookup(self, items, name):
-        """The value of the str key name among items, or 0."""
-        for k, v in items:
-            if self.string(k) == name:
-                return v
-        return 0
-
-    def instance_items(self, obj):
-        """(key, value) addresses of an instance's attributes (its
-        __dict__, or 3.11+'s values kept beside the object)."""
-        L = self.L
-        tp = self.ptrv(obj + L.off("PyObject.ob_type"))
-        flags = self.u64(tp + L.off("PyTypeObject.tp_flags"))
-        minor = L.minor
-        if minor >= (3, 11) and flags & _MANAGED_DICT:
-            cached = lambda: self.ptrv(tp + L.off("PyHeapTypeObject.ht_cached_keys"))
-            slot = self.ptrv(obj - 3 * self.ptr)
-            if minor == (3, 11):
-                if slot:
-                    return self.dict_items(slot)
-                return self.dict_entries(cached(), self.ptrv(obj - 4 * self.ptr))
-            if minor == (3, 12):
-                if slot & 1:
-                    return self.dict_entries(cached(), slot + 1)
-                return self.dict_items(slot) if slot else []
-            if slot:
-                return self.dict_items(slot)
-            if flags & _INLINE_VALUES:
-                return self.dict_entries(cached(), obj + self.i64(tp + L.off("PyTypeObject.tp_basicsize")))
-            return []
-        off = self.i64(tp + L.off("PyTypeObject.tp_dictoffset"))
-        if off <= 0:
-            return []
-        d = self.ptrv(obj + off)
-        return self.dict_items(d) if d else []
 
     def python_names(self, interp):
         """threading's names of an interpreter's threads: {ident: name}
@@ -190,34 +108,34 @@ class Threads(object):
         key = "PyInterpreterState.imports.modules" if L.has("PyInterpreterState.imports.modules") else "PyInterpreterState.modules"
         out = {}
         try:
-            modules = self.ptrv(interp + L.off(key))
+            modules = self.mem.ptrv(interp + L.off(key))
             if not modules:
                 return out
-            mod = self.str_lookup(self.dict_items(modules), "threading")
+            mod = self._lookup(self.r.dicts.items(modules), "threading")
             if not mod:
                 return out
-            md = self.ptrv(mod + L.off("PyModuleObject.md_dict"))
-            active = self.str_lookup(self.dict_items(md), "_active")
+            md = self.mem.ptrv(mod + L.off("PyModuleObject.md_dict"))
+            active = self._lookup(self.r.dicts.items(md), "_active")
             if not active:
                 return out
-            for k, t in self.dict_items(active):
+            for k, t in self.r.dicts.items(active):
                 try:
-                    ident = self.int_value(k)
-                    name = self.str_lookup(self.instance_items(t), "_name")
-                    if ident is not None and name and self.type_of(name)[0] == "str":
-                        out[ident] = self.string(name)
+                    ident = self.r.ints.value(k)
+                    name = self._lookup(self.r.instances.items(t), "_name")
+                    if ident is not None and name and self.r.types.name_static(name)[0] == "str":
+                        out[ident] = self.r.strs.value(name)
                 except WalkError:
                     continue
         except WalkError:
             pass
         return out
 
-    def thread_infos(self):
-        """{thread state address: ThreadInfo} for every thread state
-        listed (Walker.threads)."""
+    def infos(self, threads):
+        """{thread state address: ThreadInfo} for every thread state of
+        threads (Walker.threads)."""
         out = {}
         per_interp = {}
-        for th in self.threads():
+        for th in threads:
             if th.interp not in per_interp:
                 per_interp[th.interp] = (self.interpreter_id(th.interp), self.gil(th.interp),
                                          self.collecting(th.interp), self.python_names(th.interp))
@@ -348,13 +266,19 @@ def facts_header(f):
 MAX_TRACEBACK = 64
 
 
-class Exceptions(object):
+class ExceptionReader(object):
     """The exception a thread is handling (in an except block), read from
     its thread state: exc_info (the top _PyErr_StackItem) and, as
     sys.exc_info() does, the items below it while they hold none; then
     the exception's type, args[0] and __traceback__ (tb_next to the
     innermost entry; tb_frame's code, tb_lineno, or from 3.12 on tb_lasti
-    through the code's line table while tb_lineno is -1)."""
+    through the code's line table while tb_lineno is -1). Read through
+    mem with the Layout L and readers (pyattach_read_repr.Readers)."""
+
+    def __init__(self, mem, layout, readers):
+        self.mem = mem
+        self.L = layout
+        self.r = readers
 
     def exception(self, tstate):
         """{"type", "message", "frames": [{"file", "line", "function"}]}
@@ -365,22 +289,22 @@ class Exceptions(object):
         L = self.L
         if not (L.has("PyThreadState.exc_info") and L.has("_PyErr_StackItem.exc_value")):
             return None
-        item = self.ptrv(tstate + L.off("PyThreadState.exc_info"))
+        item = self.mem.ptrv(tstate + L.off("PyThreadState.exc_info"))
         exc, seen = 0, set()
         while item and item not in seen and len(seen) < MAX_TRACEBACK:
             seen.add(item)
-            value = self.ptrv(item + L.off("_PyErr_StackItem.exc_value"))
-            if value and self.type_of(value)[0] != "NoneType":
+            value = self.mem.ptrv(item + L.off("_PyErr_StackItem.exc_value"))
+            if value and self.r.types.name_static(value)[0] != "NoneType":
                 exc = value
                 break
             if not L.has("_PyErr_StackItem.previous_item"):
                 break
-            item = self.ptrv(item + L.off("_PyErr_StackItem.previous_item"))
+            item = self.mem.ptrv(item + L.off("_PyErr_StackItem.previous_item"))
         if not exc:
             return None
-        out = {"type": self.type_of(exc)[0], "message": None, "frames": []}
+        out = {"type": self.r.types.name_static(exc)[0], "message": None, "frames": []}
         if L.has("PyBaseExceptionObject.args"):
-            out["message"] = self._exc_message(self.ptrv(exc + L.off("PyBaseExceptionObject.args")))
+            out["message"] = self._exc_message(self.mem.ptrv(exc + L.off("PyBaseExceptionObject.args")))
         try:
             out["frames"] = self._exc_frames(exc)
         except WalkError:
@@ -391,17 +315,17 @@ class Exceptions(object):
         """str(args[0]) for a str, else its repr; "" for no args."""
         if not args:
             return ""
-        n = self.i64(args + self.L.off("PyVarObject.ob_size"))
+        n = self.mem.i64(args + self.L.off("PyVarObject.ob_size"))
         if n <= 0:
             return ""
-        first = self.ptrv(args + self.L.off("PyTupleObject.ob_item"))
-        name, static = self.type_of(first)
+        first = self.mem.ptrv(args + self.L.off("PyTupleObject.ob_item"))
+        name, static = self.r.types.name_static(first)
         if name == "str" and static:
-            got = self.str_prefix(first, MAX_REPR)
+            got = self.r.strs.prefix(first, MAX_REPR)
             if got is not None:
                 text, length = got
                 return text if length <= MAX_REPR else text + TRUNCATED
-        return self.value_repr(first)
+        return value_repr(self.r, first)
 
     def _exc_frames(self, exc):
         L = self.L
@@ -409,27 +333,27 @@ class Exceptions(object):
                 "PyTracebackObject.tb_frame", "PyTracebackObject.tb_lineno")
         if not all(L.has(n) for n in need):
             return []
-        tb = self.ptrv(exc + L.off("PyBaseExceptionObject.traceback"))
+        tb = self.mem.ptrv(exc + L.off("PyBaseExceptionObject.traceback"))
         entries, seen = [], set()
         while tb and tb not in seen:
             seen.add(tb)
             entries.append(tb)
             if len(entries) > MAX_TRACEBACK:
                 entries.pop(0)
-            tb = self.ptrv(tb + L.off("PyTracebackObject.tb_next"))
+            tb = self.mem.ptrv(tb + L.off("PyTracebackObject.tb_next"))
         frames = []
         for tb in reversed(entries):
-            frame = self.ptrv(tb + L.off("PyTracebackObject.tb_frame"))
-            line = self.i32(tb + L.off("PyTracebackObject.tb_lineno"))
+            frame = self.mem.ptrv(tb + L.off("PyTracebackObject.tb_frame"))
+            line = self.mem.i32(tb + L.off("PyTracebackObject.tb_lineno"))
             if L.minor >= (3, 11):
-                inner = self.ptrv(frame + L.off("PyFrameObject.f_frame"))
+                inner = self.mem.ptrv(frame + L.off("PyFrameObject.f_frame"))
                 field = "_PyInterpreterFrame.f_code" if L.has("_PyInterpreterFrame.f_code") else "_PyInterpreterFrame.f_executable"
-                code = self.ptrv(inner + L.off(field)) & executable_mask(L.minor)
+                code = self.mem.ptrv(inner + L.off(field)) & executable_mask(L.minor)
             else:
-                code = self.ptrv(frame + L.off("PyFrameObject.f_code"))
-            c = self.code(code)
+                code = self.mem.ptrv(frame + L.off("PyFrameObject.f_code"))
+            c = self.r.code.read(code)
             if line < 0 and L.minor >= (3, 11) and L.has("PyTracebackObject.tb_lasti"):
-                line = self._line_311(c, self.i32(tb + L.off("PyTracebackObject.tb_lasti")))
+                line = line_311(c, self.mem.i32(tb + L.off("PyTracebackObject.tb_lasti")))
             frames.append({"file": c["filename"], "line": line if line is None or line >= 0 else None,
                            "function": c["qualname"]})
         return frames
