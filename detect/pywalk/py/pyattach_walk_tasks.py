@@ -307,14 +307,6 @@ class Tasks(object):
         """(type name, static) of the object at addr (TaskReader.type_of)."""
         return self.readers.tasks.type_of(addr)
 
-    def task_name(self, addr):
-        """A task's name (TaskReader.name)."""
-        return self.readers.tasks.name(addr)
-
-    def awaiters(self, fut, block=None):
-        """The tasks fut's awaited_by records (FutureReader.awaiters)."""
-        return self.readers.futures.awaiters(fut, block)
-
     def _block_reader(self, base, block):
         """(ptr(addr), byte(addr)) reading from block, the memory at base
         read already, and from the target beyond it."""
@@ -335,18 +327,6 @@ class Tasks(object):
         if end <= start or end - start > 1024:
             return 1
         return end - start
-
-    def set_keys(self, addr, limit):
-        """The keys of the set object at addr (at most limit), read as
-        every set is read (pyattach_read_containers.SetReader)."""
-        keys = []
-        if limit <= 0:
-            return keys
-        for k in self.readers.sets.keys(addr):
-            keys.append(k)
-            if len(keys) >= limit:
-                break
-        return keys
 
     def coro_frames(self, coro, thread=None, thread_of_frame=None):
         """The coroutine stack of a task, innermost first: coro's frame,
