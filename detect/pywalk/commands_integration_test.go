@@ -132,7 +132,7 @@ var commandScript = [][2]string{
 func gdbCommands() []string {
 	// gdb's selected frame is C code (time.sleep) that leaf called: the
 	// first py-up selects leaf, as CPython's does.
-	out := []string{"-ex", `echo @@first-up\n`, "-ex", "py-up"}
+	out := []string{"-ex", `echo @@bt\n`, "-ex", "py-bt", "-ex", `echo @@first-up\n`, "-ex", "py-up"}
 	for _, c := range commandScript {
 		out = append(out, "-ex", "echo @@"+c[0]+`\n`, "-ex", c[1])
 	}
@@ -227,6 +227,18 @@ func checkCommands(t *testing.T, what string, in interp, out string) {
 		}
 		return nil
 	}
+	// From 3.11 on py-locals goes on, as CPython's, with the callers the
+	// same call of the eval loop runs: caller and the module.
+	callers := func(from string) []string {
+		if min < 11 {
+			return nil
+		}
+		var out []string
+		if from == "leaf" {
+			out = append(header("caller"), "marker = 'caller-local'", "count = 7")
+		}
+		return append(out, header("<module>")...)
+	}
 	sleep := lineOf(t, localsPy, "time.sleep(1000)")
 	call := lineOf(t, localsPy, "return leaf(")
 	module := lineOf(t, localsPy, "caller()")
@@ -242,20 +254,28 @@ func checkCommands(t *testing.T, what string, in interp, out string) {
 	callerFrame := fmt.Sprintf("#1 Frame ADDR, for file ANY/app.py, line %d, in caller (marker='caller-local', count=7)", call)
 	src := strings.Split(localsPy, "\n")
 	want := map[string][]string{
-		"locals":     append(header("leaf"), leafLocals...),
+		"locals":     append(append(header("leaf"), leafLocals...), callers("leaf")...),
 		"list":       listing(localsPy, sleep-5, sleep+5, sleep),
 		"up":         {callerFrame, "    " + strings.ReplaceAll(strings.TrimSpace(src[call-1]), `\`, `\\`)},
-		"uplocals":   append(header("caller"), "marker = 'caller-local'", "count = 7"),
+		"uplocals":   append(append(header("caller"), "marker = 'caller-local'", "count = 7"), callers("caller")...),
 		"uplist":     listing(localsPy, call-5, call+5, call),
 		"up2":        {fmt.Sprintf("#2 Frame ADDR, for file ANY/app.py, line %d, in <module> ()", module), "    caller()"},
 		"top":        {"Unable to find an older python frame"},
 		"down":       {callerFrame, "    " + strings.ReplaceAll(strings.TrimSpace(src[call-1]), `\`, `\\`)},
 		"down2":      {leafFrame, "    time.sleep(1000)"},
 		"bottom":     {"Unable to find a newer python frame"},
-		"downlocals": append(header("leaf"), leafLocals...),
+		"downlocals": append(append(header("leaf"), leafLocals...), callers("leaf")...),
 		"range":      listing(localsPy, 1, 3, 0),
 	}
 	got := sections(out)
+	// gdb's py-down from leaf stops, as CPython's does, on the built-in
+	// method leaf called (time.sleep) where py-bt shows its line.
+	sleepLine := "<built-in method sleep of module object at remote ADDR>"
+	for _, l := range got["bt"] {
+		if pattern("  " + sleepLine).MatchString(l) {
+			want["bottom"] = []string{"#ANY " + sleepLine}
+		}
+	}
 	if first, ok := got["first-up"]; ok {
 		matchLines(t, what+": py-up from C code", first, []string{leafFrame, "    time.sleep(1000)"})
 	}
@@ -288,6 +308,17 @@ func localsBlock(out string) []string {
 		}
 	}
 	return res
+}
+
+// localsHeaders is the "Locals for NAME" lines of a py-locals output.
+func localsHeaders(lines []string) []string {
+	var out []string
+	for _, l := range lines {
+		if strings.HasPrefix(l, "Locals for ") {
+			out = append(out, l)
+		}
+	}
+	return out
 }
 
 // TestFrameCommandsEveryInterpreter: for every interpreter here,
@@ -391,6 +422,10 @@ func checkOracle(t *testing.T, dir string, in interp, pid string, stripped bool)
 		}
 		if fmt.Sprint(names) != fmt.Sprint(cnames) {
 			t.Errorf("gdb: locals %v, CPython's py-locals %v", names, cnames)
+		}
+		// The same frames, each under CPython's "Locals for NAME".
+		if o, c := localsHeaders(got["walker-locals"]), localsHeaders(got["cpython-locals"]); fmt.Sprint(o) != fmt.Sprint(c) {
+			t.Errorf("gdb: pyattach-locals for %q, CPython's py-locals for %q", o, c)
 		}
 		if !strings.Contains(strings.Join(cpython, "\n"), "items = [1, 2]") {
 			t.Errorf("CPython's py-locals did not answer: %q", cpython)

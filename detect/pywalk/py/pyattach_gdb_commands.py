@@ -163,7 +163,7 @@ def _selected_frames():
         # that the innermost Python frame called (py-up selects that
         # frame, as CPython's does).
         i = -1 if _below_python() else 0
-    if i >= len(frames):
+    if (i[0] if isinstance(i, tuple) else i) >= len(frames) + isinstance(i, tuple):
         i = 0
     return w, key, frames, i
 
@@ -194,7 +194,10 @@ def walker_answer(command, args=""):
         if command == "py-bt-full":
             levels, natives = _native_lines(w, frames) if frames else ([], {})
             return walk.py_bt_full(w, frames, levels, natives, files)
-        out, j = walk.frame_command(w, command, frames, i, args, files)
+        # py-up and py-down stop on the C frame lines py-bt shows, as
+        # CPython's do (a built-in method the Python frames called).
+        natives = _native_lines(w, frames)[1] if frames and command in ("py-up", "py-down") else None
+        out, j = walk.frame_command(w, command, frames, i, args, files, natives)
         if j is not None:
             _selection[key] = j
         return out
@@ -254,7 +257,7 @@ class _FrameCommand(gdb.Command):
             w, key, frames, i = _selected_frames()
         except walk.WalkError:
             return False
-        return walk.move_selection(frames, i, self.command == "py-up")[0] is not None
+        return walk.move_selection(frames, i, self.command == "py-up", _native_lines(w, frames)[1])[0] is not None
 
 
 class PyList(_FrameCommand):

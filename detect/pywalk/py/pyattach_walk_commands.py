@@ -6,7 +6,7 @@ they return; every string from the target is escaped on the way
 (pyattach_walk_format, pyattach_walk_text.escape)."""
 
 from pyattach_walk_format import format_frames, format_full, format_list, format_locals, format_print, format_summary
-from pyattach_walk_format import move_selection
+from pyattach_walk_format import move_selection, selected_index
 from pyattach_walk_tasks import format_tasks
 from pyattach_walk_source import source_line
 from pyattach_walk_threads import exception_lines, facts_header, kernel_view, known_thread_infos, thread_facts
@@ -128,21 +128,25 @@ def py_threads(w, pid, live, threads, states, selected, number):
                    for ot in threads)
 
 
-def frame_command(w, command, frames, index, args="", files=None):
+def frame_command(w, command, frames, index, args="", files=None, natives=None):
     """py-list, py-locals, py-print, py-up or py-down on a thread's Python
     frames (innermost first) with frames[index] selected (-1: the C code
-    the innermost one called, as CPython's py-up sees it). Returns (text,
-    the index py-up or py-down selects, or None)."""
+    the innermost one called, as CPython's py-up sees it; (i, k): the C
+    frame line natives[i][k], see move_selection). Returns (text, the
+    index py-up or py-down selects, or None)."""
     if not frames:
         return NO_FRAME, None
     if command in ("py-list", "py-locals", "py-print"):
-        fr = frames[max(index, 0)]
+        i = selected_index(frames, index)
+        fr = frames[i]
         if command == "py-list":
             return format_list(fr, args, files), None
         if command == "py-print":
             return format_print(w, fr, (args or "").strip()), None
-        return format_locals(w, fr), None
-    j, msg = move_selection(frames, index, command == "py-up")
+        return format_locals(w, frames, i), None
+    j, msg = move_selection(frames, index, command == "py-up", natives)
     if j is None:
         return msg, None
+    if isinstance(j, tuple):
+        return "#%d %s\n" % natives[j[0]][j[1]], j
     return format_summary(w, j, frames[j], files), j

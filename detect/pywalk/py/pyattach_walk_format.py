@@ -14,6 +14,9 @@ def omitted_line(n):
     return "  ... %s frame%s not shown ..." % (thousands(n), "" if n == 1 else "s")
 
 
+# CPython's py-locals line for a caller frame it cannot read.
+UNABLE_READ_FRAME = "Unable to read information on python frame"
+
 # The line after the frames of a stack not read to its end.
 NOT_READ_LINE = "  ... stack not read further: the walk stopped ..."
 
@@ -67,16 +70,28 @@ def interpreter_line(interp):
     return "  In interpreter %s:" % ("?" if interp is None else interp)
 
 
-def format_locals(w, fr):
-    """py-locals of one frame in CPython's format: "name = repr" lines,
-    after a "Locals for NAME" line from 3.11 on (CPython's py-locals then
-    goes on with the callers run by the same C eval loop; this prints the
-    selected frame only)."""
+def format_locals(w, frames, index):
+    """py-locals from frames[index] (innermost first) in CPython's
+    format: "name = repr" lines. From 3.11 on, as CPython's, each frame
+    under a "Locals for NAME" line, going on with its callers up to the
+    outermost frame the same call of the C eval loop runs (Frame.entry);
+    a caller whose locals cannot be read ends it with CPython's message."""
     out = []
-    if w.L.minor >= (3, 11):
-        out.append("Locals for %s" % escape(fr.name))
-    for name, value in w.locals(fr):
-        out.append("%s = %s" % (escape(name), value))
+    for i in range(index, len(frames)):
+        fr = frames[i]
+        try:
+            pairs = list(w.locals(fr))
+        except WalkError:
+            if i == index:
+                raise
+            out.append(UNABLE_READ_FRAME)
+            break
+        if w.L.minor >= (3, 11):
+            out.append("Locals for %s" % escape(fr.name))
+        for name, value in pairs:
+            out.append("%s = %s" % (escape(name), value))
+        if w.L.minor < (3, 11) or fr.entry:
+            break
     return "\n".join(out) + "\n"
 
 
@@ -130,16 +145,38 @@ def format_summary(w, index, fr, files=None):
     return out
 
 
-def move_selection(frames, index, up):
+def move_selection(frames, index, up, natives=None):
     """(new index, message) for py-up/py-down from the selected index:
-    None and CPython's message when there is no frame that way."""
+    None and CPython's message when there is no frame that way. With
+    natives (see format_frames), they stop, as CPython's do, on each C
+    frame line py-bt shows (a built-in method, a method-wrapper), whose
+    index is (i, k) for natives[i][k]; -1 (the C code the innermost frame
+    called) moves up to frames[0], as CPython's does."""
+    stops = []
+    for i in range(len(frames) + 1):
+        stops.extend((i, k) for k in range(len((natives or {}).get(i, ()))))
+        if i < len(frames):
+            stops.append(i)
+    if index == -1 or not frames:
+        j = 0 if up and frames else None
+    else:
+        at = stops.index(index) if index in stops else stops.index(0)
+        j = at + (1 if up else -1)
+        j = stops[j] if 0 <= j < len(stops) else None
+    if j is not None:
+        return j, None
     if up:
-        if index + 1 < len(frames):
-            return index + 1, None
         return None, "Unable to find an older python frame\n"
-    if index > 0:
-        return index - 1, None
     return None, "Unable to find a newer python frame\n"
+
+
+def selected_index(frames, index):
+    """The index of the Python frame py-list, py-locals and py-print read
+    at index (see move_selection): on a C frame line, the Python frame
+    that called it; the outermost past it."""
+    if isinstance(index, tuple):
+        index = index[0]
+    return min(max(index, 0), len(frames) - 1)
 
 
 def format_full(w, frames, levels, natives, files=None):
