@@ -10,9 +10,14 @@
 // The files, all in py/ and written together to one directory (Files):
 // pyattach_walk.py is the core's face (Walker and the names the adapters
 // use), over one module per concern, each reading through the same
-// memory and layout: pyattach_walk_memory (reads, Budget, WalkError),
+// memory and layout. Walker inherits nothing: it holds one part per
+// concern, each built from what it reads with (the memory, the layout,
+// the readers it needs), never from the Walker itself. The modules:
+// pyattach_walk_memory (reads, Budget, WalkError),
 // pyattach_walk_layout (offset tables, _Py_DebugOffsets),
-// pyattach_walk_runtime (interpreters, threads), pyattach_walk_match
+// pyattach_walk_runtime (interpreters, threads: Runtime),
+// pyattach_walk_tasks (asyncio tasks: Tasks, which reads threads and
+// frames through a Runtime), pyattach_walk_match
 // (which thread state each OS thread runs in: by thread id, then
 // pthread_t, then stack pointer), pyattach_walk_frames (frames, code
 // objects, lines, locals), the readers of objects, one per CPython type

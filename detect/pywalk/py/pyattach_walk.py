@@ -29,7 +29,7 @@ walk's memory (Walker.mem) and Layout:
   pyattach_walk_text     escape() for every string from the target, bounds
   pyattach_walk_memory   reads of the inferior's memory, Budget, WalkError
   pyattach_walk_layout   Layout: offset tables and _Py_DebugOffsets
-  pyattach_walk_runtime  interpreters, thread states
+  pyattach_walk_runtime  interpreters, thread states (Runtime)
   pyattach_walk_match    which thread state each OS thread runs in
   pyattach_walk_threads  thread names (threading), interpreter, GIL, state
   pyattach_walk_frames   frames, code objects, line numbers, locals
@@ -38,7 +38,7 @@ walk's memory (Walker.mem) and Layout:
   pyattach_walk_format   what py-bt, py-list, py-locals, py-up print
   pyattach_walk_commands the commands' text, whichever debugger runs them
   pyattach_walk_dump     what `pyattach dump` reports of each OS thread
-  pyattach_walk_tasks    asyncio tasks, their coroutine stacks and awaits
+  pyattach_walk_tasks    asyncio tasks, their coroutine stacks and awaits (Tasks)
 """
 
 from pyattach_walk_commands import (  # noqa: F401
@@ -103,7 +103,7 @@ __all__ += [
     # pyattach_walk_match
     "OSThread", "match_stacks", "match_thread", "match_threads", "namespace_tid",
     # pyattach_walk_runtime
-    "Thread",
+    "Runtime", "Thread",
     # defined here
     "open_walker", "target_version",
     # pyattach_walk_source
@@ -113,21 +113,26 @@ __all__ += [
     "MAX_TRACEBACK", "NO_GIL", "STATES", "ThreadInfo", "exception_lines", "facts_header", "kernel_view",
     "known_thread_infos", "thread_facts", "thread_header", "thread_state",
     # pyattach_walk_tasks
-    "ASYNCIO_DEBUG_MEMBERS", "MAX_TASKS", "Task", "TaskList", "asyncio_debug_fields", "find_cycles",
+    "ASYNCIO_DEBUG_MEMBERS", "MAX_TASKS", "Task", "TaskList", "Tasks", "asyncio_debug_fields", "find_cycles",
     "format_tasks", "frame_states", "tasks_json",
     # pyattach_walk_text
     "MAX_REPR", "TRUNCATED", "bounded", "has_controls", "thousands",
 ]
 
 
-class Walker(Runtime, Tasks):
+class Walker(object):
     """Reads Python stacks through read(addr, size) -> bytes.
 
     It holds the walk's memory (mem: a Memory charged to the walk's
-    Budget) and one reader per CPython type (readers: Readers, each fed
-    the memory, the Layout and the pointer size); the methods below that
-    read objects are its face for the adapters, the formats and the
-    tests, and hand the work to those readers."""
+    Budget), one reader per CPython type (readers: Readers, each fed
+    the memory, the Layout and the pointer size) and the walk's parts,
+    each fed what it reads with: thread_states (ThreadStateReader),
+    exceptions (ExceptionReader), frame_reader (FrameReader),
+    runtime_reader (Runtime: interpreters, thread states, a thread's
+    frames) and task_reader (Tasks: asyncio tasks, reading threads and
+    frames through runtime_reader). The methods below are its face for
+    the adapters, the formats and the tests, and hand the work to those
+    parts."""
 
     def __init__(self, read, runtime, layout, ptr_size=8, budget=None, max_frames=MAX_FRAMES):
         self.mem = Memory(read)
@@ -138,7 +143,8 @@ class Walker(Runtime, Tasks):
         self.thread_states = ThreadStateReader(self.mem, layout, runtime, self.readers)
         self.exceptions = ExceptionReader(self.mem, layout, self.readers)
         self.frame_reader = FrameReader(self.mem, layout, self.readers, ptr_size)
-        self.max_frames = max_frames
+        self.runtime_reader = Runtime(self.mem, layout, runtime, self.thread_states, self.frame_reader, max_frames)
+        self.task_reader = Tasks(self.mem, layout, self.readers, self.frame_reader, self.runtime_reader, ptr_size)
         self.budget = None
         self.begin(budget)
 
@@ -151,6 +157,25 @@ class Walker(Runtime, Tasks):
     def budget(self, budget):
         self.mem.budget = budget
 
+    @property
+    def max_frames(self):
+        """How many frames of a thread are read (the runtime_reader's)."""
+        return self.runtime_reader.max_frames
+
+    @max_frames.setter
+    def max_frames(self, n):
+        self.runtime_reader.max_frames = n
+
+    @property
+    def cuts(self):
+        """What this walk could not read (the runtime_reader's)."""
+        return self.runtime_reader.cuts
+
+    @property
+    def listing_cut(self):
+        """Why the thread states were not all listed, or None."""
+        return self.runtime_reader.listing_cut
+
     def begin(self, budget=None, max_frames=None):
         """Starts a walk: a fresh budget (budget, else one with the same
         limits as the last), thread states read again."""
@@ -160,10 +185,7 @@ class Walker(Runtime, Tasks):
         self.budget = budget
         if max_frames is not None:
             self.max_frames = max_frames
-        self._threads = None
-        self._os_threads = None
-        self.listing_cut = None
-        self.cuts = []
+        self.runtime_reader.begin()
 
     def stopped(self):
         """Why this walk's output is partial, or None when it is not:
@@ -194,11 +216,38 @@ class Walker(Runtime, Tasks):
     def cstring(self, addr, limit=256):
         return self.mem.cstring(addr, limit)
 
+    # Interpreters and thread states (pyattach_walk_runtime).
+    def interpreters(self):
+        return self.runtime_reader.interpreters()
+
+    def threads(self):
+        """Every interpreter's thread states (Runtime.threads)."""
+        return self.runtime_reader.threads()
+
+    def os_threads(self):
+        """One thread state per OS thread (Runtime.os_threads)."""
+        return self.runtime_reader.os_threads()
+
+    def thread_frames(self, th, max_frames=None):
+        """The Python frames OS thread th runs (Runtime.thread_frames)."""
+        return self.runtime_reader.thread_frames(th, max_frames)
+
+    def thread_for(self, native_id=None, pthread_id=None):
+        return self.runtime_reader.thread_for(native_id, pthread_id)
+
+    def match_tids(self, tids):
+        return self.runtime_reader.match_tids(tids)
+
+    # asyncio tasks (pyattach_walk_tasks).
+    def tasks(self, debug_addr=None, limit=MAX_TASKS):
+        """Every asyncio task as a TaskList (Tasks.tasks)."""
+        return self.task_reader.tasks(debug_addr, limit)
+
     # Frames, code objects, locals (pyattach_walk_frames).
     def frames(self, tstate, max_frames=None):
         """The Python frames of a thread, innermost first, as a FrameList
-        (FrameReader.frames; max_frames: the walker's when None)."""
-        return self.frame_reader.frames(tstate, self.max_frames if max_frames is None else max_frames, self.cuts)
+        (Runtime.frames; max_frames: the walker's when None)."""
+        return self.runtime_reader.frames(tstate, max_frames)
 
     def entry_frame(self, tstate):
         return self.frame_reader.entry_frame(tstate)

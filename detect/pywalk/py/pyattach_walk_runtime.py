@@ -9,6 +9,11 @@ from pyattach_walk_frames import FrameList, frame_owner_skipped
 from pyattach_walk_memory import BudgetExhausted, WalkError
 from pyattach_walk_text import thousands
 
+# A kernel tid as glibc's struct pthread holds it (pid_t), and how many
+# bytes of struct pthread are searched for one (match_tids).
+_TID = struct.Struct("<I")
+PTHREAD_SPAN = 0x800
+
 
 class Thread(object):
     """One thread state: its address, the OS thread's pthread_t
@@ -27,19 +32,45 @@ class Thread(object):
 
 
 class Runtime(object):
-    """The Walker's reads of interpreters and threads: through its
-    memory (pyattach_walk_memory.Memory), from self.runtime (_PyRuntime's
-    address) with self.L (the Layout); the thread states are kept in
-    self._threads for one walk (Walker.begin resets them)."""
+    """Interpreters and their thread states, read through mem (a
+    pyattach_walk_memory.Memory) from runtime (_PyRuntime's address)
+    with layout (the Layout); thread_states (ThreadStateReader) names an
+    interpreter's id, frame_reader (FrameReader) reads a thread state's
+    frames. The thread states are kept for one walk (begin resets them);
+    cuts and listing_cut say what could not be read (Walker.stopped).
+    It is also what pyattach_walk_tasks reads threads and frames with:
+    interpreters(), threads(), frames(), cuts."""
+
+    def __init__(self, mem, layout, runtime, thread_states, frame_reader, max_frames):
+        self.mem = mem
+        self.L = layout
+        self.runtime = runtime
+        self.thread_states = thread_states
+        self.frame_reader = frame_reader
+        self.max_frames = max_frames
+        self.cuts = []
+        self.begin()
+
+    def begin(self):
+        """Starts a walk: thread states read again, nothing cut."""
+        self._threads = None
+        self._os_threads = None
+        self.listing_cut = None
+        self.cuts = []
+
+    def frames(self, tstate, max_frames=None):
+        """The Python frames of a thread, innermost first, as a FrameList
+        (FrameReader.frames; max_frames: max_frames when None)."""
+        return self.frame_reader.frames(tstate, self.max_frames if max_frames is None else max_frames, self.cuts)
 
     def interpreters(self):
         L = self.L
-        interp = self.ptrv(self.runtime + L.off("_PyRuntimeState.interpreters.head"))
+        interp = self.mem.ptrv(self.runtime + L.off("_PyRuntimeState.interpreters.head"))
         seen = set()
         while interp and interp not in seen:
             seen.add(interp)
             yield interp
-            interp = self.ptrv(interp + L.off("PyInterpreterState.next"))
+            interp = self.mem.ptrv(interp + L.off("PyInterpreterState.next"))
 
     def threads(self):
         """Every interpreter's thread states, read once a walk. The
@@ -57,20 +88,20 @@ class Runtime(object):
             for interp in self.interpreters():
                 seen = set()
                 try:
-                    t = self.ptrv(interp + L.off(head))
+                    t = self.mem.ptrv(interp + L.off(head))
                     while t and t not in seen:
-                        if self.budget.half_spent():
+                        if self.mem.budget.half_spent():
                             self.listing_cut = "thread states not all listed: %s listed with half the walk's budget (%s reads in %.1fs)" % (
-                                thousands(len(out)), thousands(self.budget.reads), self.budget.elapsed())
+                                thousands(len(out)), thousands(self.mem.budget.reads), self.mem.budget.elapsed())
                             self._threads = out
                             return out
                         seen.add(t)
-                        tid = self.u64(t + L.off("PyThreadState.thread_id"))
+                        tid = self.mem.u64(t + L.off("PyThreadState.thread_id"))
                         native = None
                         if L.has("PyThreadState.native_thread_id"):
-                            native = self.u64(t + L.off("PyThreadState.native_thread_id"))
+                            native = self.mem.u64(t + L.off("PyThreadState.native_thread_id"))
                         out.append(Thread(t, tid, native, interp))
-                        t = self.ptrv(t + L.off("PyThreadState.next"))
+                        t = self.mem.ptrv(t + L.off("PyThreadState.next"))
                 except BudgetExhausted:
                     raise
                 except WalkError as e:
@@ -125,7 +156,7 @@ class Runtime(object):
         keyed = []
         for i, th in enumerate(group):
             try:
-                a = self.entry_frame(th.tstate)
+                a = self.frame_reader.entry_frame(th.tstate)
             except WalkError:
                 a = None
             keyed.append(((a is None, a or 0, i), th))
@@ -139,12 +170,12 @@ class Runtime(object):
         is its interpreter's id. A WalkError reading th's own frames is
         raised. One reading an outer thread state's frames ends the list
         there: it is partial, its error says why, and so does the walk
-        (cuts: Walker.stopped). The omitted frames of several thread
+        (cuts). The omitted frames of several thread
         states are counted together, where the first were left out."""
         groups = [th] + list(th.outer)
         out = FrameList()
         for i, g in enumerate(groups):
-            iid = self.interpreter_id(g.interp)
+            iid = self.thread_states.interpreter_id(g.interp)
             try:
                 fl = self.frames(g.tstate, max_frames)
             except BudgetExhausted:
@@ -198,11 +229,13 @@ class Runtime(object):
             if th.native_id:
                 continue
             try:
-                block = self.read(th.thread_id, 0x800)
+                block = self.mem.read(th.thread_id, PTHREAD_SPAN)
             except WalkError:
                 continue
-            for off in range(0, len(block) - 3, 4):
-                v = struct.unpack_from("<I", block, off)[0]
+            # Offsets into the bytes just read (each where a whole tid
+            # fits), not into the target's memory.
+            for off in range(0, len(block) - _TID.size + 1, _TID.size):
+                v = _TID.unpack_from(block, off)[0]
                 if v in want:
                     hits.setdefault(off, []).append((v, th))
         out = dict((th.native_id, th) for th in threads if th.native_id)

@@ -161,7 +161,26 @@ class TaskList(list):
 
 
 class Tasks(object):
-    """The Walker's reads of asyncio tasks (see the module's doc)."""
+    """Reads asyncio tasks (see the module's doc) through mem (a
+    pyattach_walk_memory.Memory) with layout (the Layout, to which
+    asyncio_layout adds the offsets of 3.14+), readers (Readers: tasks,
+    futures, code), frame_reader (FrameReader: a generator's frame as a
+    Frame) and ptr_size; stacks gives the threads and their frames:
+    interpreters(), threads(), frames(tstate, max_frames) and cuts (a
+    pyattach_walk_runtime.Runtime)."""
+
+    def __init__(self, mem, layout, readers, frame_reader, stacks, ptr_size=8):
+        self.mem = mem
+        self.L = layout
+        self.readers = readers
+        self.frame_reader = frame_reader
+        self.stacks = stacks
+        self.ptr = ptr_size
+
+    def interpreters(self):
+        """The interpreters' addresses (stacks.interpreters), for
+        legacy_task_addrs."""
+        return self.stacks.interpreters()
 
     def asyncio_layout(self, debug_addr):
         """Adds the asyncio offsets to self.L: from the
@@ -173,7 +192,7 @@ class Tasks(object):
         if not debug_addr:
             return ("Python %s: the _asyncio module's debug offsets (section .AsyncioDebug) were not found: "
                     "asyncio is not imported, or its module is not loaded" % L.version)
-        fields = asyncio_debug_fields(lambda a, n: self.read(a, n), debug_addr)
+        fields = asyncio_debug_fields(lambda a, n: self.mem.read(a, n), debug_addr)
         if fields is None:
             return "Python %s: no asyncio debug offsets at 0x%x" % (L.version, debug_addr)
         L.f.update(fields)
@@ -190,20 +209,20 @@ class Tasks(object):
         node_off = L.off("TaskObj.task_node")
         next_off = L.off("llist_node.next") if L.has("llist_node.next") else 0
         heads = []
-        for interp in self.interpreters():
+        for interp in self.stacks.interpreters():
             heads.append(interp + L.off("PyInterpreterState.asyncio_tasks_head"))
-        for th in self.threads():
+        for th in self.stacks.threads():
             heads.append(th.tstate + L.off("_PyThreadStateImpl.asyncio_tasks_head"))
         out, seen, total = [], set(), 0
         for head in heads:
             try:
-                node = self.ptrv(head + next_off)
+                node = self.mem.ptrv(head + next_off)
                 n = 0
                 while node and node != head and n < MAX_LISTED:
                     n += 1
                     # The node is read before its task is taken: a
                     # pointer into unreadable memory ends the list.
-                    nxt = self.ptrv(node + next_off)
+                    nxt = self.mem.ptrv(node + next_off)
                     task = node - node_off
                     if task in seen or task <= 0:
                         break
@@ -215,7 +234,7 @@ class Tasks(object):
             except BudgetExhausted:
                 raise
             except WalkError as e:
-                self.cuts.append("task list at 0x%x not read to its end: %s" % (head, e))
+                self.stacks.cuts.append("task list at 0x%x not read to its end: %s" % (head, e))
         return out, total, None
 
     def tasks(self, debug_addr=None, limit=MAX_TASKS):
@@ -231,7 +250,7 @@ class Tasks(object):
         out.total, out.error = total, error
         running = self._running_tasks()
         for a in addrs:
-            if self.budget.exhausted:
+            if self.mem.budget.exhausted:
                 break
             t = Task(a)
             try:
@@ -258,10 +277,10 @@ class Tasks(object):
         out = {}
         L = self.L
         if not L.has("_PyThreadStateImpl.asyncio_running_task"):
-            return RunningByFrame(self)
-        for th in self.threads():
+            return RunningByFrame(self.stacks)
+        for th in self.stacks.threads():
             try:
-                t = self.ptrv(th.tstate + L.off("_PyThreadStateImpl.asyncio_running_task"))
+                t = self.mem.ptrv(th.tstate + L.off("_PyThreadStateImpl.asyncio_running_task"))
             except WalkError:
                 continue
             if t:
@@ -288,14 +307,6 @@ class Tasks(object):
         """(type name, static) of the object at addr (TaskReader.type_of)."""
         return self.readers.tasks.type_of(addr)
 
-    def task_name(self, addr):
-        """A task's name (TaskReader.name)."""
-        return self.readers.tasks.name(addr)
-
-    def awaiters(self, fut, block=None):
-        """The tasks fut's awaited_by records (FutureReader.awaiters)."""
-        return self.readers.futures.awaiters(fut, block)
-
     def _block_reader(self, base, block):
         """(ptr(addr), byte(addr)) reading from block, the memory at base
         read already, and from the target beyond it."""
@@ -316,18 +327,6 @@ class Tasks(object):
         if end <= start or end - start > 1024:
             return 1
         return end - start
-
-    def set_keys(self, addr, limit):
-        """The keys of the set object at addr (at most limit), read as
-        every set is read (pyattach_read_containers.SetReader)."""
-        keys = []
-        if limit <= 0:
-            return keys
-        for k in self.readers.sets.keys(addr):
-            keys.append(k)
-            if len(keys) >= limit:
-                break
-        return keys
 
     def coro_frames(self, coro, thread=None, thread_of_frame=None):
         """The coroutine stack of a task, innermost first: coro's frame,
@@ -352,7 +351,7 @@ class Tasks(object):
             while g and g not in seen and len(chain) < MAX_CHAIN:
                 seen.add(g)
                 # The state and the frame's fields in one read.
-                block = self.read(g + gi_state, span)
+                block = self.mem.read(g + gi_state, span)
                 ptr, _ = self._block_reader(g + gi_state, block)
                 state = struct.unpack("<b", block[:1])[0]
                 frame = g + gi_frame
@@ -386,7 +385,7 @@ class Tasks(object):
         """The thread's Python frames, innermost first, down to frame (its
         address), or None when frame is not among them."""
         try:
-            fl = self.frames(thread.tstate, 0)
+            fl = self.stacks.frames(thread.tstate, 0)
         except WalkError:
             return None
         for i, fr in enumerate(fl):
@@ -396,42 +395,42 @@ class Tasks(object):
 
     def gen_frame(self, f, ptr=None):
         """The Frame of a generator's embedded _PyInterpreterFrame at f,
-        None when it holds no code (ptr reads pointers, self.ptrv when
-        None)."""
+        None when it holds no code (ptr reads pointers, self.mem.ptrv
+        when None)."""
         L = self.L
-        ptr = ptr or self.ptrv
+        ptr = ptr or self.mem.ptrv
         code_field = "_PyInterpreterFrame.f_code" if L.has("_PyInterpreterFrame.f_code") else "_PyInterpreterFrame.f_executable"
         instr_field = "_PyInterpreterFrame.prev_instr" if L.has("_PyInterpreterFrame.prev_instr") else "_PyInterpreterFrame.instr_ptr"
         code = ptr(f + L.off(code_field)) & executable_mask(L.minor)
         if not code:
             return None
-        c = self.code(code)
+        c = self.readers.code.read(code)
         instr = ptr(f + L.off(instr_field))
-        index = (instr - self.bytecode_start(f, code, c)) // 2
+        index = (instr - self.frame_reader.bytecode_start(f, code, c)) // 2
         if index < 0 or index > 1 << 24:
             index = 0
-        return self._frame_of((f, code, index, False))
+        return self.frame_reader._frame_of((f, code, index, False))
 
     def awaited_coro(self, f, ptr=None):
         """What the suspended frame at f awaits when it is a coroutine or
         generator (the object on top of its stack), else 0."""
         L = self.L
-        ptr = ptr or self.ptrv
+        ptr = ptr or self.mem.ptrv
         if L.has("_PyInterpreterFrame.stackpointer"):
             sp = ptr(f + L.off("_PyInterpreterFrame.stackpointer"))
             base = f + L.off("_PyInterpreterFrame.localsplus")
             if not sp or sp <= base or sp - base > 1 << 20:
                 return 0
-            top = self.ptrv(sp - self.ptr) & stackref_mask(L.minor)
+            top = self.mem.ptrv(sp - self.ptr) & stackref_mask(L.minor)
             if not top and sp - 2 * self.ptr >= base:
                 # 3.15 keeps a null reference on top of the awaited
                 # object while suspended in an await.
-                top = self.ptrv(sp - 2 * self.ptr) & stackref_mask(L.minor)
+                top = self.mem.ptrv(sp - 2 * self.ptr) & stackref_mask(L.minor)
         elif L.has("_PyInterpreterFrame.stacktop"):
-            n = self.i32(f + L.off("_PyInterpreterFrame.stacktop"))
+            n = self.mem.i32(f + L.off("_PyInterpreterFrame.stacktop"))
             if n <= 0 or n > 1 << 16:
                 return 0
-            top = self.ptrv(f + L.off("_PyInterpreterFrame.localsplus") + self.ptr * (n - 1))
+            top = self.mem.ptrv(f + L.off("_PyInterpreterFrame.localsplus") + self.ptr * (n - 1))
         else:
             return 0
         if not top:
@@ -447,17 +446,18 @@ class Tasks(object):
 class RunningByFrame(dict):
     """No task is known to run (before 3.14); thread_of_frame(addr) is
     the thread whose stack holds the frame at addr, None if none: every
-    thread's frames are read once, at the first question."""
+    thread's frames are read once, at the first question (stacks:
+    threads() and frames(), a Runtime)."""
 
-    def __init__(self, walker):
+    def __init__(self, stacks):
         dict.__init__(self)
-        self._walker = walker
+        self._stacks = stacks
         self._threads = None
 
     def thread_of_frame(self, addr):
         if self._threads is None:
             self._threads = {}
-            w = self._walker
+            w = self._stacks
             try:
                 threads = w.threads()
             except WalkError:

@@ -74,7 +74,7 @@ def _lookup(w, items, names):
         if len(out) == len(names):
             break
         try:
-            s = w.string(k)
+            s = w.readers.strs.value(k)
         except WalkError:
             continue
         if s in names and s not in out:
@@ -93,10 +93,10 @@ def _holders(w, interp):
     _TASK_HOLDERS), each once; None when asyncio is not imported there."""
     L = w.L
     key = "PyInterpreterState.imports.modules" if L.has("PyInterpreterState.imports.modules") else "PyInterpreterState.modules"
-    modules = w.ptrv(interp + L.off(key))
+    modules = w.mem.ptrv(interp + L.off(key))
     if not modules:
         return None
-    mods = _lookup(w, w.dict_items(modules), _TASK_MODULES)
+    mods = _lookup(w, w.readers.dicts.items(modules), _TASK_MODULES)
     if not mods:
         return None
     names = dict(_TASK_HOLDERS)
@@ -105,8 +105,8 @@ def _holders(w, interp):
     for m in _TASK_MODULES:
         if m not in mods:
             continue
-        md = w.ptrv(mods[m] + L.off("PyModuleObject.md_dict"))
-        got = _lookup(w, w.dict_items(md), names)
+        md = w.mem.ptrv(mods[m] + L.off("PyModuleObject.md_dict"))
+        got = _lookup(w, w.readers.dicts.items(md), names)
         for name, kind in _TASK_HOLDERS:
             v = got.get(name)
             if v and v not in seen:
@@ -117,7 +117,7 @@ def _holders(w, interp):
 
 def _weakset_data(w, ws, types):
     """The set of weak references inside the weakref.WeakSet at ws."""
-    data = w.str_lookup(w.instance_items(ws), "data")
+    data = w.readers.dicts.str_lookup(w.readers.instances.items(ws), "data", w.readers.strs)
     if not data or types.name_of(data) != "set":
         raise WalkError("WeakSet at 0x%x: no set in its data" % ws)
     return data
@@ -134,7 +134,7 @@ def _add_holder(w, kind, h, found, types):
     if kind == "dict":
         # The running tasks: each is in a set too, where it is counted
         # past the limit.
-        for _, t in w.dict_items(h):
+        for _, t in w.readers.dicts.items(h):
             if not found.full() and types.name_of(t) != "NoneType":
                 found.add(t)
         return
@@ -150,7 +150,7 @@ def _add_holder(w, kind, h, found, types):
                 found.counted += 1
             continue
         try:
-            t = w.ptrv(key + wr) if kind == "weakset" else key
+            t = w.mem.ptrv(key + wr) if kind == "weakset" else key
             if t and types.name_of(t) != "NoneType":
                 found.add(t)
         except BudgetExhausted:
@@ -168,7 +168,9 @@ def legacy_task_addrs(w, limit):
     list of at most limit ints, total the number found (may be > limit:
     past limit the weak references are counted, not read), error None or
     a one-line str naming the version and why the list cannot be found
-    (then addrs holds what was found before)."""
+    (then addrs holds what was found before). w is what it reads with:
+    L (the Layout), mem (the Memory), readers (Readers) and
+    interpreters() (a pyattach_walk_tasks.Tasks, or a Walker)."""
     found = _Found(max(0, limit))
     version = w.L.version
     errors = []
@@ -199,7 +201,7 @@ def legacy_task_addrs(w, limit):
                 break
             except WalkError as e:
                 errors.append("cannot read the tasks' %s: %s" % (kind, e))
-        if w.budget.exhausted:
+        if w.mem.budget.exhausted:
             break
     error = None
     if errors:

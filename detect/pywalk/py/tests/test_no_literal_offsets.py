@@ -24,13 +24,14 @@ import os
 
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-# The modules that read the inferior's memory. (pyattach_walk_runtime's
-# matching of OS threads is being moved to one matcher; it adds no
-# literal to an address either.)
+# The modules that read the inferior's memory. pyattach_walk_runtime's
+# search of struct pthread for a tid (match_tids) steps through bytes
+# already read, not through the target's memory: its bound is written
+# with the size of what is unpacked, so the module is checked whole.
 READERS = sorted(
     glob.glob(os.path.join(HERE, "pyattach_read_*.py")) +
     [os.path.join(HERE, "pyattach_walk%s.py" % m) for m in (
-        "", "_memory", "_layout", "_threads", "_frames", "_tasks", "_tasks_legacy")])
+        "", "_memory", "_layout", "_runtime", "_threads", "_frames", "_tasks", "_tasks_legacy")])
 
 # Functions the rule does not apply to, with why: they decode bytes
 # already read (a line table's varints and deltas), and hold no address.
@@ -91,6 +92,7 @@ def literal_offsets(source, name="<source>"):
 def test_readers_exist():
     assert all(os.path.exists(p) for p in READERS), READERS
     assert any("pyattach_read_containers" in p for p in READERS)
+    assert any("pyattach_walk_runtime" in p for p in READERS)
 
 
 def test_no_literal_offsets():

@@ -17,8 +17,7 @@ from fakes import FIELDS_39, UNMAPPED, FakeMemory
 Process = collections.namedtuple("Process", "m runtime sub t_sub t_main t_other")
 
 
-@pytest.fixture
-def proc():
+def subinterp_process():
     m = FakeMemory()
     runtime = m.alloc()
     sub, main = m.alloc(), m.alloc()
@@ -33,6 +32,11 @@ def proc():
     m.put(main, 8, "<Q", t_other)
     m.put(t_other, 0, "<Q", t_main)
     return Process(m, runtime, sub, t_sub, t_main, t_other)
+
+
+@pytest.fixture
+def proc():
+    return subinterp_process()
 
 
 def walker(p):
