@@ -129,8 +129,6 @@ var fields = []string{
 	"PyMemberDef.offset",
 	"PyCFunctionObject.m_ml",
 	"PyCFunctionObject.m_self",
-	"PyCFunctionObject.vectorcall", // 3.8+: the function that calls it (cfunction_vectorcall_*)
-	"PyTypeObject.tp_call",         // what calls a built-in, a method-wrapper
 	"PyMethodDef.ml_name",
 	"PyMethodDef.ml_meth",
 	"wrapperobject.descr",

@@ -14,13 +14,10 @@ function (PyMethodDef.ml_meth) is the one the frame it called runs, as
 the symbol table places it. Where nothing passes, no line is shown.
 Without a symbol table the call frames cannot be named: every frame
 whose caller is not the eval loop (a specialised call, which CPython's
-extension does not show either) is tried, and a value is taken only when
-that frame also runs a function that calls it (its type's tp_call, a
-built-in's vectorcall): the eval loop's stack keeps stale values, and a
-live built-in there may run the very C function a method descriptor's
-call runs (lock.acquire). A C function counts as the one a frame runs
-only when it starts the unwind table entry (the .eh_frame_hdr FDE) that
-holds the frame's address; without that table, none does."""
+extension does not show either) is tried, and a C function counts as the
+one a frame runs only when it starts the unwind table entry (the
+.eh_frame_hdr FDE) that holds the frame's address; without that table,
+none does."""
 
 import re
 
@@ -204,20 +201,11 @@ def _values(frames):
 
 class _Types(object):
     """The addresses of the types of built-in functions and
-    method-wrappers, and of the C functions that call objects of each
-    kind through its type (tp_call: cfunction_call, wrapper_call)."""
+    method-wrappers."""
 
-    def __init__(self, w):
+    def __init__(self):
         self.builtin = set(a for a in (_symbol("PyCFunction_Type"), _symbol("PyCMethod_Type")) if a)
         self.wrapper = set(a for a in (_symbol("_PyMethodWrapper_Type"),) if a)
-        self.tp_call = {"builtin": set(), "wrapper": set()}
-        if w.L.has("PyTypeObject.tp_call"):
-            for kind, tps in (("builtin", self.builtin), ("wrapper", self.wrapper)):
-                for tp in tps:
-                    try:
-                        self.tp_call[kind].add(w.ptrv(tp + w.L.off("PyTypeObject.tp_call")))
-                    except walk.WalkError:
-                        pass
 
 
 def _kind_of(w, addr, types):
@@ -279,7 +267,7 @@ def native_lines(w, frames):
     except gdb.error:
         return levels, natives
     named = _named()
-    types = _Types(w)
+    types = _Types()
     unwind = _Unwind(w)
     index = 0
     gap_start = 0
@@ -333,16 +321,8 @@ def _gap(w, cs, lo, hi, index, named, types, unwind, natives):
             # (wrapper_call calls it through wrapperdescr_raw_call where
             # that is not inlined).
             callees = [cs[n - 1]] + ([cs[n - 2]] if kind == "wrapper" and n - 2 >= lo else [])
-            cands = values
-            if kind is None:
-                # f is not named: it must run a function that calls
-                # the candidate. A stale value on the eval loop's stack
-                # may be a built-in whose C function merely is the one
-                # running, called through another path (a method
-                # descriptor's lock.acquire is not a built-in's call).
-                cands = [c for c in values if _called_by(w, c, f, types, unwind)]
             for callee in callees:
-                addr, got = _validated(cands, _pc_in(callee), kind, unwind)
+                addr, got = _validated(values, _pc_in(callee), kind, unwind)
                 if addr is not None:
                     break
             kind = kind or got
@@ -369,24 +349,6 @@ def _candidates(w, values, types):
         except walk.WalkError:
             continue
     return out
-
-
-def _called_by(w, cand, f, types, unwind):
-    """Whether frame f runs a C function that calls the candidate (see
-    _candidates): its type's tp_call or, a built-in, its vectorcall
-    function (cfunction_vectorcall_*). True when neither is known."""
-    addr, kind, _ = cand
-    callers = set(types.tp_call[kind])
-    if kind == "builtin" and w.L.has("PyCFunctionObject.vectorcall"):
-        try:
-            callers.add(w.ptrv(addr + w.L.off("PyCFunctionObject.vectorcall")))
-        except walk.WalkError:
-            pass
-    callers.discard(0)
-    if not callers:
-        return True
-    pc = _pc_in(f)
-    return any(_runs(fn, pc, unwind) for fn in callers)
 
 
 def _pc_in(f):
