@@ -130,77 +130,67 @@ func threadStacks(t *testing.T, what string, lines []string) map[string][]string
 // stale get_ident is not taken for the lock's acquire it runs).
 func TestParityGILAndGC(t *testing.T) {
 	dir := walkerDebuggers(t)
-	found := 0
-	for _, in := range interpreters(t) {
-		if in.oracle == "" || !strings.HasPrefix(in.name, "system-python3.11") {
-			continue
+	eachCPythonOracle(t, func(t *testing.T, in interp) {
+		cmd := startSource(t, in.exe, nil, gilGCPy)
+		defer cmd.Process.Signal(syscall.SIGKILL)
+		testenv.WaitSyscall(t, cmd.Process.Pid, testenv.AnyThread(), "pause")
+		out := run(t, nil, "gdb", gdbArgs(dir, in, "-p", strconv.Itoa(cmd.Process.Pid), "-ex", "source "+in.oracle,
+			"-ex", `echo @@c\n`, "-ex", "thread apply all py-bt",
+			"-ex", `echo @@w\n`, "-ex", "thread apply all pyattach-bt",
+			"-ex", `echo @@end\n`)...)
+		got := sections(out)
+		ours, theirs := threadStacks(t, "walker", got["w"]), threadStacks(t, "CPython's", got["c"])
+		del, call := lineOf(t, gilGCPy, "ctypes.PyDLL(None).pause()"), lineOf(t, gilGCPy, "gc.collect()")
+		want := map[string][]string{
+			"busy": {"Traceback (most recent call first):", "  Waiting for the GIL",
+				`  File "app.py", line ANY, in busy`, "    ANY"},
+			"__del__": {"Traceback (most recent call first):",
+				fmt.Sprintf(`  File "app.py", line %d, in __del__`, del), "    ctypes.PyDLL(None).pause()",
+				"  Garbage-collecting", "  <built-in method collect of module object at remote 0x>",
+				fmt.Sprintf(`  File "app.py", line %d, in collector`, call), "    gc.collect()"},
 		}
-		found++
-		t.Run(in.name, func(t *testing.T) {
-			cmd := startSource(t, in.exe, nil, gilGCPy)
-			defer cmd.Process.Signal(syscall.SIGKILL)
-			testenv.WaitSyscall(t, cmd.Process.Pid, testenv.AnyThread(), "pause")
-			out := run(t, nil, "gdb", gdbArgs(dir, in, "-p", strconv.Itoa(cmd.Process.Pid), "-ex", "source "+in.oracle,
-				"-ex", `echo @@c\n`, "-ex", "thread apply all py-bt",
-				"-ex", `echo @@w\n`, "-ex", "thread apply all pyattach-bt",
-				"-ex", `echo @@end\n`)...)
-			got := sections(out)
-			ours, theirs := threadStacks(t, "walker", got["w"]), threadStacks(t, "CPython's", got["c"])
-			del, call := lineOf(t, gilGCPy, "ctypes.PyDLL(None).pause()"), lineOf(t, gilGCPy, "gc.collect()")
-			want := map[string][]string{
-				"busy": {"Traceback (most recent call first):", "  Waiting for the GIL",
-					`  File "app.py", line ANY, in busy`, "    ANY"},
-				"__del__": {"Traceback (most recent call first):",
-					fmt.Sprintf(`  File "app.py", line %d, in __del__`, del), "    ctypes.PyDLL(None).pause()",
-					"  Garbage-collecting", "  <built-in method collect of module object at remote 0x>",
-					fmt.Sprintf(`  File "app.py", line %d, in collector`, call), "    gc.collect()"},
+		for key, w := range want {
+			if len(ours[key]) < len(w) {
+				t.Errorf("gdb walker: thread %s: %q, want it to start with %q", key, ours[key], w)
+				continue
 			}
-			for key, w := range want {
-				if len(ours[key]) < len(w) {
-					t.Errorf("gdb walker: thread %s: %q, want it to start with %q", key, ours[key], w)
-					continue
-				}
-				matchLines(t, "gdb walker: thread "+key, ours[key][:len(w)], w)
+			matchLines(t, "gdb walker: thread "+key, ours[key][:len(w)], w)
+		}
+		if len(theirs) != 5 || len(ours) != 5 {
+			t.Errorf("gdb: the walker's threads %q, CPython's %q, want 5 each", ours, theirs)
+		}
+		for key, c := range theirs {
+			if strings.Join(ours[key], "\n") != strings.Join(c, "\n") {
+				t.Errorf("gdb: thread %s: the walker's py-bt\n%s\nCPython's\n%s", key, strings.Join(ours[key], "\n"), strings.Join(c, "\n"))
 			}
-			if len(theirs) != 5 || len(ours) != 5 {
-				t.Errorf("gdb: the walker's threads %q, CPython's %q, want 5 each", ours, theirs)
-			}
-			for key, c := range theirs {
-				if strings.Join(ours[key], "\n") != strings.Join(c, "\n") {
-					t.Errorf("gdb: thread %s: the walker's py-bt\n%s\nCPython's\n%s", key, strings.Join(ours[key], "\n"), strings.Join(c, "\n"))
-				}
-			}
-			if t.Failed() {
-				t.Logf("gdb:\n%s", out)
-			}
+		}
+		if t.Failed() {
+			t.Logf("gdb:\n%s", out)
+		}
 
-			exe, env := testenv.Stripped(t, in.exe)
-			scmd := startSource(t, exe, env, gilGCPy)
-			defer scmd.Process.Signal(syscall.SIGKILL)
-			testenv.WaitSyscall(t, scmd.Process.Pid, testenv.AnyThread(), "pause")
-			sout := run(t, nil, "gdb", gdbArgs(dir, in, "-iex", "set debug-file-directory "+t.TempDir(), "-p", strconv.Itoa(scmd.Process.Pid),
-				"-ex", `echo @@w\n`, "-ex", "thread apply all pyattach-bt", "-ex", `echo @@end\n`)...)
-			stripped := threadStacks(t, "walker stripped", sections(sout)["w"])
-			for key, lines := range ours {
-				var named []string
-				for _, l := range lines {
-					if l != "  Waiting for the GIL" && l != "  Garbage-collecting" {
-						named = append(named, l)
-					}
-				}
-				if strings.Join(stripped[key], "\n") != strings.Join(named, "\n") {
-					t.Errorf("gdb stripped: thread %s: the walker's py-bt\n%s\nwith DWARF (less the lines of named C frames)\n%s", key, strings.Join(stripped[key], "\n"), strings.Join(named, "\n"))
+		exe, env := testenv.Stripped(t, in.exe)
+		scmd := startSource(t, exe, env, gilGCPy)
+		defer scmd.Process.Signal(syscall.SIGKILL)
+		testenv.WaitSyscall(t, scmd.Process.Pid, testenv.AnyThread(), "pause")
+		sout := run(t, nil, "gdb", gdbArgs(dir, in, "-iex", "set debug-file-directory "+t.TempDir(), "-p", strconv.Itoa(scmd.Process.Pid),
+			"-ex", `echo @@w\n`, "-ex", "thread apply all pyattach-bt", "-ex", `echo @@end\n`)...)
+		stripped := threadStacks(t, "walker stripped", sections(sout)["w"])
+		for key, lines := range ours {
+			var named []string
+			for _, l := range lines {
+				if l != "  Waiting for the GIL" && l != "  Garbage-collecting" {
+					named = append(named, l)
 				}
 			}
-			if len(stripped) != len(ours) {
-				t.Errorf("gdb stripped: threads %q, with DWARF %q", stripped, ours)
+			if strings.Join(stripped[key], "\n") != strings.Join(named, "\n") {
+				t.Errorf("gdb stripped: thread %s: the walker's py-bt\n%s\nwith DWARF (less the lines of named C frames)\n%s", key, strings.Join(stripped[key], "\n"), strings.Join(named, "\n"))
 			}
-			if t.Failed() {
-				t.Logf("gdb stripped:\n%s", sout)
-			}
-		})
-	}
-	if found == 0 {
-		testenv.Missing(t, "Debian's python3.11 and python3.11-dbg with CPython's gdb extension")
-	}
+		}
+		if len(stripped) != len(ours) {
+			t.Errorf("gdb stripped: threads %q, with DWARF %q", stripped, ours)
+		}
+		if t.Failed() {
+			t.Logf("gdb stripped:\n%s", sout)
+		}
+	})
 }

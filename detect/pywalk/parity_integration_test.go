@@ -139,78 +139,68 @@ func cpythonForm(lines, theirs []string) []string {
 // py-bt-full and py-print with the same lines.
 func TestParityWithCPython(t *testing.T) {
 	dir := walkerDebuggers(t)
-	found := 0
-	for _, in := range interpreters(t) {
-		if in.oracle == "" || !strings.HasPrefix(in.name, "system-python3.11") {
-			continue
+	eachCPythonOracle(t, func(t *testing.T, in interp) {
+		cmd := startSource(t, in.exe, nil, parityPy, testenv.TimeSleep...)
+		defer cmd.Process.Signal(syscall.SIGKILL)
+		pid := strconv.Itoa(cmd.Process.Pid)
+		// CPython's commands first: its py-up selects the eval loop
+		// frame, where its py-print can read leaf. Then the walker's.
+		args := []string{"-p", pid, "-ex", "source " + in.oracle}
+		args = append(args, "-ex", `echo @@cbt\n`, "-ex", "py-bt",
+			"-ex", `echo @@cbtfull\n`, "-ex", "py-bt-full",
+			"-ex", `echo @@cup\n`, "-ex", "py-up",
+			"-ex", `echo @@clocals\n`, "-ex", "py-locals",
+			"-ex", `echo @@cx\n`, "-ex", "py-print x",
+			"-ex", `echo @@cG\n`, "-ex", "py-print G",
+			"-ex", `echo @@clen\n`, "-ex", "py-print len",
+			"-ex", `echo @@cnope\n`, "-ex", "py-print nope",
+			"-ex", `echo @@cframes\n`, "-ex", "bt",
+			"-ex", `echo @@frame\n`, "-ex", "frame 0")
+		out := run(t, nil, "gdb", gdbArgs(dir, in, append(args, parityCommands("pyattach-")...)...)...)
+		got := sections(out)
+		wrapper := strings.Contains(strings.Join(got["cframes"], "\n"), " wrapper_call (")
+		matchParity(t, "gdb walker", got, wrapper)
+		for _, s := range []string{"bt", "btfull"} {
+			if ours := cpythonForm(got[s], got["c"+s]); strings.Join(ours, "\n") != strings.Join(got["c"+s], "\n") {
+				t.Errorf("gdb: the walker's py-%s\n%s\nCPython's\n%s", s, strings.Join(ours, "\n"), strings.Join(got["c"+s], "\n"))
+			}
 		}
-		found++
-		t.Run(in.name, func(t *testing.T) {
-			cmd := startSource(t, in.exe, nil, parityPy, testenv.TimeSleep...)
-			defer cmd.Process.Signal(syscall.SIGKILL)
-			pid := strconv.Itoa(cmd.Process.Pid)
-			// CPython's commands first: its py-up selects the eval loop
-			// frame, where its py-print can read leaf. Then the walker's.
-			args := []string{"-p", pid, "-ex", "source " + in.oracle}
-			args = append(args, "-ex", `echo @@cbt\n`, "-ex", "py-bt",
-				"-ex", `echo @@cbtfull\n`, "-ex", "py-bt-full",
-				"-ex", `echo @@cup\n`, "-ex", "py-up",
-				"-ex", `echo @@clocals\n`, "-ex", "py-locals",
-				"-ex", `echo @@cx\n`, "-ex", "py-print x",
-				"-ex", `echo @@cG\n`, "-ex", "py-print G",
-				"-ex", `echo @@clen\n`, "-ex", "py-print len",
-				"-ex", `echo @@cnope\n`, "-ex", "py-print nope",
-				"-ex", `echo @@cframes\n`, "-ex", "bt",
-				"-ex", `echo @@frame\n`, "-ex", "frame 0")
-			out := run(t, nil, "gdb", gdbArgs(dir, in, append(args, parityCommands("pyattach-")...)...)...)
-			got := sections(out)
-			wrapper := strings.Contains(strings.Join(got["cframes"], "\n"), " wrapper_call (")
-			matchParity(t, "gdb walker", got, wrapper)
-			for _, s := range []string{"bt", "btfull"} {
-				if ours := cpythonForm(got[s], got["c"+s]); strings.Join(ours, "\n") != strings.Join(got["c"+s], "\n") {
-					t.Errorf("gdb: the walker's py-%s\n%s\nCPython's\n%s", s, strings.Join(ours, "\n"), strings.Join(got["c"+s], "\n"))
-				}
+		// CPython's py-up prints every frame of the eval loop frame it
+		// selects, numbered by that C frame; the walker's prints one.
+		if len(got["cup"]) < 2 || strings.SplitN(got["cup"][0], " ", 2)[1] != strings.SplitN(got["up"][0], " ", 2)[1] || got["cup"][1] != got["up"][1] {
+			t.Errorf("gdb: the walker's first py-up %q, CPython's %q", got["up"], got["cup"])
+		}
+		if strings.Join(got["clocals"], "\n") != strings.Join(got["locals"], "\n") {
+			t.Errorf("gdb: the walker's py-locals after py-up %q, CPython's %q", got["locals"], got["clocals"])
+		}
+		for _, s := range []string{"x", "G", "len", "nope"} {
+			ours, theirs := strings.Join(got[s], "\n"), strings.Join(got["c"+s], "\n")
+			// The same scope and name; the same value but where CPython's
+			// shows an object as its gdb form ("at remote 0x.."), which
+			// the walker's builtins are too.
+			ohead, oval, _ := strings.Cut(ours, " = ")
+			chead, cval, _ := strings.Cut(theirs, " = ")
+			if ohead != chead || oval != cval && (s == "len" || !strings.Contains(cval, " at remote 0x")) {
+				t.Errorf("gdb: the walker's py-print %s: %q, CPython's %q", s, ours, theirs)
 			}
-			// CPython's py-up prints every frame of the eval loop frame it
-			// selects, numbered by that C frame; the walker's prints one.
-			if len(got["cup"]) < 2 || strings.SplitN(got["cup"][0], " ", 2)[1] != strings.SplitN(got["up"][0], " ", 2)[1] || got["cup"][1] != got["up"][1] {
-				t.Errorf("gdb: the walker's first py-up %q, CPython's %q", got["up"], got["cup"])
-			}
-			if strings.Join(got["clocals"], "\n") != strings.Join(got["locals"], "\n") {
-				t.Errorf("gdb: the walker's py-locals after py-up %q, CPython's %q", got["locals"], got["clocals"])
-			}
-			for _, s := range []string{"x", "G", "len", "nope"} {
-				ours, theirs := strings.Join(got[s], "\n"), strings.Join(got["c"+s], "\n")
-				// The same scope and name; the same value but where CPython's
-				// shows an object as its gdb form ("at remote 0x.."), which
-				// the walker's builtins are too.
-				ohead, oval, _ := strings.Cut(ours, " = ")
-				chead, cval, _ := strings.Cut(theirs, " = ")
-				if ohead != chead || oval != cval && (s == "len" || !strings.Contains(cval, " at remote 0x")) {
-					t.Errorf("gdb: the walker's py-print %s: %q, CPython's %q", s, ours, theirs)
-				}
-			}
-			if t.Failed() {
-				t.Logf("gdb:\n%s", out)
-			}
+		}
+		if t.Failed() {
+			t.Logf("gdb:\n%s", out)
+		}
 
-			// Stripped, and no debug file found: CPython's extension cannot
-			// read the frames, the walker answers py-bt, py-bt-full, py-print.
-			exe, env := testenv.Stripped(t, in.exe)
-			scmd := startSource(t, exe, env, parityPy, testenv.TimeSleep...)
-			defer scmd.Process.Signal(syscall.SIGKILL)
-			sargs := []string{"-iex", "set debug-file-directory " + t.TempDir(), "-p", strconv.Itoa(scmd.Process.Pid),
-				"-ex", "source " + in.oracle, "-ex", "python import pyattach_gdb; pyattach_gdb.claim()"}
-			out = run(t, nil, "gdb", gdbArgs(dir, in, append(sargs, parityCommands("py-")...)...)...)
-			matchParity(t, "gdb stripped", sections(out), wrapper)
-			if t.Failed() {
-				t.Logf("gdb stripped:\n%s", out)
-			}
-		})
-	}
-	if found == 0 {
-		testenv.Missing(t, "Debian's python3.11 and python3.11-dbg with CPython's gdb extension")
-	}
+		// Stripped, and no debug file found: CPython's extension cannot
+		// read the frames, the walker answers py-bt, py-bt-full, py-print.
+		exe, env := testenv.Stripped(t, in.exe)
+		scmd := startSource(t, exe, env, parityPy, testenv.TimeSleep...)
+		defer scmd.Process.Signal(syscall.SIGKILL)
+		sargs := []string{"-iex", "set debug-file-directory " + t.TempDir(), "-p", strconv.Itoa(scmd.Process.Pid),
+			"-ex", "source " + in.oracle, "-ex", "python import pyattach_gdb; pyattach_gdb.claim()"}
+		out = run(t, nil, "gdb", gdbArgs(dir, in, append(sargs, parityCommands("py-")...)...)...)
+		matchParity(t, "gdb stripped", sections(out), wrapper)
+		if t.Failed() {
+			t.Logf("gdb stripped:\n%s", out)
+		}
+	})
 }
 
 // TestParityPyenv: on pyenv's 3.12 and 3.13, unstripped and on a
@@ -240,5 +230,22 @@ func TestParityPyenv(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// eachCPythonOracle runs f as a subtest for each of Debian's python3.11
+// builds that CPython's own gdb extension reads (the oracle the walker's
+// output is compared with); none at all is a missing tool.
+func eachCPythonOracle(t *testing.T, f func(t *testing.T, in interp)) {
+	found := 0
+	for _, in := range interpreters(t) {
+		if in.oracle == "" || !strings.HasPrefix(in.name, "system-python3.11") {
+			continue
+		}
+		found++
+		t.Run(in.name, func(t *testing.T) { f(t, in) })
+	}
+	if found == 0 {
+		testenv.Missing(t, "Debian's python3.11 and python3.11-dbg with CPython's gdb extension")
 	}
 }

@@ -5,8 +5,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/pyattach/pyattach/detect/testenv"
 )
 
 // builtinCallsPy runs f from two built-in methods (sorted, then list's
@@ -29,58 +27,48 @@ g()
 // down to id's line.
 func TestParityPyUpBuiltin(t *testing.T) {
 	dir := walkerDebuggers(t)
-	found := 0
-	for _, in := range interpreters(t) {
-		if in.oracle == "" || !strings.HasPrefix(in.name, "system-python3.11") {
-			continue
+	eachCPythonOracle(t, func(t *testing.T, in interp) {
+		script := filepath.Join(t.TempDir(), "app.py")
+		if err := os.WriteFile(script, []byte(builtinCallsPy), 0o644); err != nil {
+			t.Fatal(err)
 		}
-		found++
-		t.Run(in.name, func(t *testing.T) {
-			script := filepath.Join(t.TempDir(), "app.py")
-			if err := os.WriteFile(script, []byte(builtinCallsPy), 0o644); err != nil {
-				t.Fatal(err)
+		moves := []string{"up", "up", "up", "down", "down", "down"}
+		args := []string{"-ex", "source " + in.oracle, "-ex", "set breakpoint pending yes",
+			"-ex", "break builtin_id", "-ex", "run"}
+		for i, m := range moves {
+			args = append(args, "-ex", "echo @@c"+string(rune('0'+i))+`\n`, "-ex", "py-"+m)
+		}
+		// The walker's from the same place: gdb's frame 0.
+		args = append(args, "-ex", `echo @@frame\n`, "-ex", "frame 0")
+		for i, m := range moves {
+			args = append(args, "-ex", "echo @@w"+string(rune('0'+i))+`\n`, "-ex", "pyattach-"+m)
+		}
+		out := run(t, nil, "gdb", gdbArgs(dir, in, append(args, "-ex", `echo @@end\n`, "-ex", "kill",
+			"--args", in.exe, "-S", script)...)...)
+		got := sections(out)
+		for i, m := range moves {
+			c, w := got["c"+string(rune('0'+i))], got["w"+string(rune('0'+i))]
+			if len(c) == 0 || len(w) == 0 {
+				t.Errorf("py-%s #%d: the walker's %q, CPython's %q", m, i+1, w, c)
+				continue
 			}
-			moves := []string{"up", "up", "up", "down", "down", "down"}
-			args := []string{"-ex", "source " + in.oracle, "-ex", "set breakpoint pending yes",
-				"-ex", "break builtin_id", "-ex", "run"}
-			for i, m := range moves {
-				args = append(args, "-ex", "echo @@c"+string(rune('0'+i))+`\n`, "-ex", "py-"+m)
-			}
-			// The walker's from the same place: gdb's frame 0.
-			args = append(args, "-ex", `echo @@frame\n`, "-ex", "frame 0")
-			for i, m := range moves {
-				args = append(args, "-ex", "echo @@w"+string(rune('0'+i))+`\n`, "-ex", "pyattach-"+m)
-			}
-			out := run(t, nil, "gdb", gdbArgs(dir, in, append(args, "-ex", `echo @@end\n`, "-ex", "kill",
-				"--args", in.exe, "-S", script)...)...)
-			got := sections(out)
-			for i, m := range moves {
-				c, w := got["c"+string(rune('0'+i))], got["w"+string(rune('0'+i))]
-				if len(c) == 0 || len(w) == 0 {
-					t.Errorf("py-%s #%d: the walker's %q, CPython's %q", m, i+1, w, c)
-					continue
-				}
-				if strings.HasPrefix(c[0], "#") && strings.Contains(c[0], " Frame 0x") {
-					// CPython's prints every frame of the eval loop frame it
-					// selects, numbered by that C frame; the walker's one,
-					// numbered among the Python frames.
-					if strings.SplitN(c[0], " ", 2)[1] != strings.SplitN(w[0], " ", 2)[1] {
-						t.Errorf("py-%s #%d: the walker's %q, CPython's %q", m, i+1, w, c)
-					}
-					continue
-				}
-				if strings.Join(c, "\n") != strings.Join(w, "\n") {
+			if strings.HasPrefix(c[0], "#") && strings.Contains(c[0], " Frame 0x") {
+				// CPython's prints every frame of the eval loop frame it
+				// selects, numbered by that C frame; the walker's one,
+				// numbered among the Python frames.
+				if strings.SplitN(c[0], " ", 2)[1] != strings.SplitN(w[0], " ", 2)[1] {
 					t.Errorf("py-%s #%d: the walker's %q, CPython's %q", m, i+1, w, c)
 				}
+				continue
 			}
-			matchLines(t, "the walker's py-up onto sort", got["w1"], []string{"#ANY <built-in method sort of list object at remote ADDR>"})
-			matchLines(t, "the walker's py-down onto id", got["w5"], []string{"#ANY <built-in method id of module object at remote ADDR>"})
-			if t.Failed() {
-				t.Logf("gdb:\n%s", out)
+			if strings.Join(c, "\n") != strings.Join(w, "\n") {
+				t.Errorf("py-%s #%d: the walker's %q, CPython's %q", m, i+1, w, c)
 			}
-		})
-	}
-	if found == 0 {
-		testenv.Missing(t, "Debian's python3.11 and python3.11d with CPython's gdb extension")
-	}
+		}
+		matchLines(t, "the walker's py-up onto sort", got["w1"], []string{"#ANY <built-in method sort of list object at remote ADDR>"})
+		matchLines(t, "the walker's py-down onto id", got["w5"], []string{"#ANY <built-in method id of module object at remote ADDR>"})
+		if t.Failed() {
+			t.Logf("gdb:\n%s", out)
+		}
+	})
 }

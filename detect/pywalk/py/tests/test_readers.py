@@ -299,10 +299,11 @@ def _readers(m):
 def test_instance_dictoffset():
     m = Fake("3.10.13")
     mem, types, dicts, inst = _readers(m)
-    tp = m.typ("Widget", HEAPTYPE, dictoffset=16)
+    dictoffset = 16  # where this made-up type keeps its __dict__
+    tp = m.typ("Widget", HEAPTYPE, dictoffset=dictoffset)
     o = m.obj(tp)
     a = m.str("name")
-    m.put(o + 16, "Q", m.dict([(a, 42)]))
+    m.put(o + dictoffset, "Q", m.dict([(a, 42)]))
     assert inst.items(o) == [(a, 42)]
     assert inst.first_items(o, tp, types.flags(tp), 5) == [(a, 42)]
     assert inst.items(m.obj(m.typ("NoDict", HEAPTYPE))) == []
