@@ -206,6 +206,24 @@ func checkVars(t *testing.T, what string, got dapVars, want [][3]string) {
 	}
 }
 
+// startDAPApp runs dapApp under py and returns once its worker sleeps
+// and its main thread waits: the process's id, the worker's, app.py.
+func startDAPApp(t *testing.T, py string) (pid, worker int, app string) {
+	t.Helper()
+	app = filepath.Join(t.TempDir(), "app.py")
+	testenv.WriteFile(t, app, []byte(dapApp), 0o644)
+	cmd := exec.Command(py, app)
+	ready := strings.Fields(testenv.Start(t, cmd))
+	if len(ready) != 2 || ready[0] != "ready" {
+		t.Fatalf("app printed %q", ready)
+	}
+	pid = cmd.Process.Pid
+	worker, _ = strconv.Atoi(ready[1])
+	testenv.WaitSyscall(t, pid, testenv.ThreadIDs(worker), testenv.TimeSleep...)
+	testenv.WaitSyscall(t, pid, testenv.ThreadIDs(pid), "futex")
+	return pid, worker, app
+}
+
 // TestDAPWalker: the walker's side of the DAP proxy in real gdb and real
 // lldb attached to Debian's python3.11: pyattach-dap threads names the
 // Python threads by the adapter's ids (gdb's thread numbers, lldb's OS
@@ -216,18 +234,7 @@ func checkVars(t *testing.T, what string, got dapVars, want [][3]string) {
 // gdb.
 func TestDAPWalker(t *testing.T) {
 	testenv.Need(t, "gdb")
-	py := testenv.Debian(t).Exe
-	app := filepath.Join(t.TempDir(), "app.py")
-	testenv.WriteFile(t, app, []byte(dapApp), 0o644)
-	cmd := exec.Command(py, app)
-	ready := strings.Fields(testenv.Start(t, cmd))
-	if len(ready) != 2 || ready[0] != "ready" {
-		t.Fatalf("app printed %q", ready)
-	}
-	pid := cmd.Process.Pid
-	worker, _ := strconv.Atoi(ready[1])
-	testenv.WaitSyscall(t, pid, testenv.ThreadIDs(worker), testenv.TimeSleep...)
-	testenv.WaitSyscall(t, pid, testenv.ThreadIDs(pid), "futex")
+	pid, worker, app := startDAPApp(t, testenv.Debian(t).Exe)
 	p := strconv.Itoa(pid)
 
 	// gdb: the main thread is 1, the worker 2.
@@ -326,4 +333,33 @@ func checkDAPLLDB(t *testing.T, pid string, worker int, frame uint64, locals, it
 	if t.Failed() {
 		t.Logf("lldb output:\n%s", out)
 	}
+}
+
+// TestDAPWalkerLLDBMerged: in lldb, whose thread ids are the OS's,
+// pyattach-dap's stacks merge every eval loop frame with its Python
+// frames where lldb unwinds them all (pyenv's 3.11: lldb 19 stops at the
+// first eval loop frame of Debian's), and locals and children of what
+// they return read hold's list.
+func TestDAPWalkerLLDBMerged(t *testing.T) {
+	testenv.Need(t, "lldb")
+	pid, worker, app := startDAPApp(t, testenv.Pyenv(t, "3.11").Exe)
+	p := strconv.Itoa(pid)
+	lldbArgs := []string{"--offline", "lldb", "-b", "-p", p}
+	var mainStack, workerStack dapStack
+	dapAnswers(t, "lldb", lldbArgs, "-o", []string{"stack " + p, "stack " + strconv.Itoa(worker)}, &mainStack, &workerStack)
+	checkDAPStack(t, "lldb stack of the main thread", mainStack, app, mainFrames)
+	checkDAPStack(t, "lldb stack of the worker", workerStack, app, workerFrames)
+	hold := frameOf(workerStack, "hold")
+	if hold.Frame == 0 {
+		t.FailNow()
+	}
+	var locals dapVars
+	dapAnswers(t, "lldb locals", lldbArgs, "-o", []string{"locals " + strconv.FormatUint(hold.Frame, 10)}, &locals)
+	checkVars(t, "lldb locals of hold", locals, holdLocals)
+	if len(locals.Vars) != len(holdLocals) {
+		t.FailNow()
+	}
+	var kids dapVars
+	dapAnswers(t, "lldb children", lldbArgs, "-o", []string{"children " + strconv.FormatUint(locals.Vars[1].Ref, 10)}, &kids)
+	checkVars(t, "lldb children of items", kids, itemsChildren)
 }
