@@ -14,7 +14,17 @@ innermost first; an eval loop frame with no group left is kept as it is.
 
 "set pyattach-bt-filter off", "disable frame-filter global
 pyattach-python-frames" and "bt -no-filters" turn it off. "frame N" and
-"info frame" are gdb's own, on the C frames."""
+"info frame" are gdb's own, on the C frames.
+
+gdb's MI front ends (VS Code's C/C++ extension, after
+-enable-frame-filters) get the same frames in -stack-list-frames, and a
+Python frame's locals in -stack-list-variables and -stack-list-locals
+(their reprs, as py-locals prints them). gdb gives a frame's level only
+to the first frame made from one C frame, and MI front ends need one for
+every frame: with "set $pyattach_mi = 1" (the cppdbg configuration of
+`pyattach init --vscode` sets it) each eval loop frame becomes its
+innermost Python frame, with the other Python frames it runs listed as
+its elided frames ("children")."""
 
 import gdb
 from gdb.FrameDecorator import FrameDecorator
@@ -56,6 +66,7 @@ def register(walker, thread_state):
         return
     _state["setting"] = _Setting()
     PythonFrameFilter()
+    gdb.pretty_printers.append(_printer)
 
 
 class PythonFrameFilter(object):
@@ -66,7 +77,47 @@ class PythonFrameFilter(object):
         gdb.frame_filters[self.name] = self
 
     def filter(self, frame_iter):
-        return _merge(frame_iter, _groups)
+        # -stack-list-variables and -stack-list-locals start at the
+        # selected frame: the eval loop frames above it have taken their
+        # groups already.
+        frames = iter(frame_iter)
+        first = next(frames, None)
+        if first is None:
+            return iter(())
+        return _merge(_chain(first, frames), _groups, _names_above(first), _mi())
+
+
+def _chain(first, rest):
+    yield first
+    for dec in rest:
+        yield dec
+
+
+def _names_above(dec):
+    """The functions of the frames newer than dec's, innermost first."""
+    names = []
+    try:
+        stop = dec.inferior_frame()
+        f = gdb.newest_frame()
+        while f is not None and f != stop and len(names) < _MAX_ABOVE:
+            names.append(f.name() or "")
+            f = f.older()
+    except (gdb.error, RuntimeError):
+        return []
+    return names
+
+
+# How many frames above the selected one are looked at.
+_MAX_ABOVE = 100000
+
+
+def _mi():
+    """Whether $pyattach_mi is set: the layout for gdb's MI front ends."""
+    try:
+        v = gdb.convenience_variable("pyattach_mi")
+        return v is not None and int(v) != 0
+    except (gdb.error, AttributeError, TypeError, ValueError):
+        return False
 
 
 def _groups():
@@ -91,11 +142,15 @@ def _name(dec):
         return ""
 
 
-def _merge(frames, groups):
+def _merge(frames, groups, above=(), mi=False):
     """The frame decorators of frames with eval loop frames replaced
     (walk.StackMerger) and helpers folded; groups() is called at the
-    first eval loop frame."""
+    first eval loop frame. above: the functions of the frames newer than
+    the first of frames. mi: each eval loop frame becomes one frame, its
+    innermost Python frame, with the others as its elided frames."""
     merger = walk.StackMerger(groups)
+    for name in above:
+        merger.frame(name)
     pending = []  # helper frames not yet placed
     held = None  # the last decorator made, not yet yielded
     held_eval = False
@@ -117,6 +172,10 @@ def _merge(frames, groups):
         if held is not None:
             yield held
         held, held_eval = None, False
+        if pys and mi:
+            held, held_eval = PythonFrame(dec, pys[0], True), True
+            held.fold([PythonFrame(dec, fr, False) for fr in pys[1:]])
+            continue
         if pys:
             for i, fr in enumerate(pys[:-1]):
                 yield PythonFrame(dec, fr, i == 0)
@@ -185,9 +244,91 @@ class PythonFrame(Folding):
         return None
 
     def frame_locals(self):
-        return None
+        return _locals(self._fr)
 
     def elided(self):
         if self._first:
             return super(PythonFrame, self).elided()
         return iter(self._folded) if self._folded else None
+
+
+class Local(object):
+    """A Python local as gdb's frame decorators give one: its name and
+    its repr, escaped and bounded as py-locals prints them. The value is
+    a token of TOKEN_TYPE that pyattach's pretty-printer prints as the
+    repr: gdb would print a string value as a C array (escaped once
+    more, repeats folded, and no value at all in MI's --simple-values)."""
+
+    def __init__(self, name, text):
+        self._name = name
+        self._text = text
+
+    def symbol(self):
+        return self._name
+
+    def value(self):
+        return _texts.add(self._text)
+
+
+# The type of Local's values: a scalar (MI's --simple-values prints
+# it), rare enough that nothing else gdb prints has it.
+TOKEN_TYPE = "volatile long"
+
+
+class _Texts(object):
+    """The reprs handed out as tokens, the last MAX_TEXTS of them (gdb
+    prints a local's value right after it asks for it; gdb's DAP keeps
+    values until the next stop)."""
+
+    MAX_TEXTS = 4096
+
+    def __init__(self):
+        self._texts = {}
+        self._next = 1
+
+    def add(self, text):
+        key = self._next
+        self._next += 1
+        self._texts[key] = text
+        self._texts.pop(key - self.MAX_TEXTS, None)
+        return gdb.Value(key).cast(gdb.lookup_type("long").volatile())
+
+    def get(self, val):
+        """The repr of a token, None for any other value."""
+        try:
+            if val.type.code != gdb.TYPE_CODE_INT or val.address is not None or str(val.type) != TOKEN_TYPE:
+                return None
+            return self._texts.get(int(val))
+        except (gdb.error, RuntimeError, ValueError):
+            return None
+
+
+_texts = _Texts()
+
+
+class _Repr(object):
+    def __init__(self, text):
+        self._text = text
+
+    def to_string(self):
+        return self._text
+
+
+def _printer(val):
+    """pyattach's pretty-printer lookup: Local's tokens as their reprs."""
+    text = _texts.get(val)
+    return None if text is None else _Repr(text)
+
+
+_printer.name = "pyattach-locals"
+_printer.enabled = True
+
+
+def _locals(fr):
+    """The locals of the walker's frame fr as Local values, None when
+    the walker cannot read them."""
+    try:
+        pairs = _state["walker"]().locals(fr)
+    except (walk.WalkError, gdb.error):
+        return None
+    return [Local(walk.escape(n), v) for n, v in pairs]
