@@ -1,0 +1,459 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pyattach/pyattach/cmd/internal/initfiles"
+	"github.com/pyattach/pyattach/detect/testenv"
+)
+
+// miApp holds still in inner, called by keyfn, which sorted (C) calls
+// for outer: two calls of the eval loop, each running two Python frames,
+// with C frames between them.
+const miApp = `import sys, time
+def inner(n, label):
+    items = [1, 2, "three"]
+    text = "tab\there \x1b[31m"
+    sys.stdout.write("ready\n"); sys.stdout.flush()
+    time.sleep(n)
+def keyfn(x):
+    inner(600, "lbl")
+    return x
+def outer(k):
+    total = k * 2
+    return sorted([k], key=keyfn)
+outer(21)
+`
+
+// TestVSCodeMIPythonFrames: the cppdbg configuration `pyattach init
+// --vscode` writes, run by gdb 13's MI as VS Code's C/C++ extension runs
+// it (its setupCommands, -file-exec-and-symbols, -target-attach), lists
+// the Python frames among the C frames in -stack-list-frames, each with
+// the level cpptools needs, and a Python frame's locals (their escaped
+// reprs) in -stack-list-variables with --simple-values and
+// --all-values, also for a frame below another eval loop frame. The
+// process keeps running after -target-detach.
+func TestVSCodeMIPythonFrames(t *testing.T) {
+	gdb := testenv.Need(t, "gdb")
+	project := t.TempDir()
+	henv := homeEnv(t)
+	testenv.Venv(t, testenv.Debian(t).Exe, filepath.Join(project, ".venv"), "--copies")
+	mustRunIn(t, "pyattach init --vscode", project, henv, pyattachBin(t), "--offline", "init", "--vscode", project)
+
+	conf := cppdbgConfig(t, filepath.Join(project, ".vscode", "launch.json"))
+	pid := testenv.StartPython(t, conf.Program, miApp)
+
+	mi := startMI(t, project, henv, gdb)
+	for _, s := range conf.SetupCommands {
+		cmd := s.Text
+		if !strings.HasPrefix(cmd, "-") {
+			cmd = "-interpreter-exec console " + miQuote(cmd)
+		}
+		mi.must(cmd)
+	}
+	mi.must("-file-exec-and-symbols " + miQuote(conf.Program))
+	mi.must("-target-attach " + strconv.Itoa(pid))
+
+	stack := mi.must("-stack-list-frames --thread 1 0 1000").get("stack")
+	if stack == nil {
+		t.Fatal("-stack-list-frames: no stack")
+	}
+	type row struct {
+		level        int
+		fn, file     string
+		line         string
+		childrenFunc []string
+	}
+	var rows []row
+	for _, f := range stack.list {
+		lv, ok := f.v.get("level").str()
+		n, err := strconv.Atoi(lv)
+		if !ok || err != nil {
+			t.Fatalf("a frame without a level (cpptools needs one): %s", f.v)
+		}
+		r := row{level: n}
+		r.fn, _ = f.v.get("func").str()
+		r.file, _ = f.v.get("file").str()
+		r.line, _ = f.v.get("line").str()
+		if ch := f.v.get("children"); ch != nil {
+			for _, c := range ch.list {
+				s, _ := c.v.get("func").str()
+				r.childrenFunc = append(r.childrenFunc, s)
+			}
+		}
+		if len(rows) > 0 && n <= rows[len(rows)-1].level {
+			t.Errorf("levels not increasing: %d after %d", n, rows[len(rows)-1].level)
+		}
+		rows = append(rows, r)
+	}
+	find := func(fn string) int {
+		for i, r := range rows {
+			if r.fn == fn {
+				return i
+			}
+		}
+		t.Fatalf("no frame %q in -stack-list-frames: %+v", fn, rows)
+		return -1
+	}
+	in, out := find("[Python] inner"), find("[Python] outer")
+	app := filepath.Base(rows[in].file)
+	if app != "app.py" || rows[in].line != "6" || rows[out].line != "12" || filepath.Base(rows[out].file) != "app.py" {
+		t.Errorf("Python frames' file and line: %+v, %+v", rows[in], rows[out])
+	}
+	if in == 0 || out-in < 2 || out == len(rows)-1 {
+		t.Errorf("want C frames before, between and after the Python frames: %+v", rows)
+	}
+	for _, r := range rows {
+		if strings.HasPrefix(r.fn, "[Python]") && r.fn != rows[in].fn && r.fn != rows[out].fn {
+			t.Errorf("a third Python frame: %+v", r)
+		}
+	}
+	if len(rows[in].childrenFunc) == 0 || rows[in].childrenFunc[0] != "[Python] keyfn" ||
+		len(rows[out].childrenFunc) == 0 || rows[out].childrenFunc[0] != "[Python] <module>" {
+		t.Errorf("the callers run by the same eval loop call are its children: %v, %v", rows[in].childrenFunc, rows[out].childrenFunc)
+	}
+
+	wantInner := map[string]string{"n": "600", "label": "'lbl'", "items": "[1, 2, 'three']", "text": `'tab\there \x1b[31m'`}
+	wantOuter := map[string]string{"k": "21", "total": "42"}
+	for _, c := range []struct {
+		level int
+		want  map[string]string
+	}{{rows[in].level, wantInner}, {rows[out].level, wantOuter}} {
+		for _, values := range []string{"--simple-values", "--all-values"} {
+			cmd := fmt.Sprintf("-stack-list-variables --thread 1 --frame %d %s", c.level, values)
+			got := map[string]string{}
+			for _, v := range mi.must(cmd).get("variables").list {
+				name, _ := v.v.get("name").str()
+				got[name], _ = v.v.get("value").str()
+			}
+			if fmt.Sprint(got) != fmt.Sprint(c.want) {
+				t.Errorf("%s:\n got %v\nwant %v", cmd, got, c.want)
+			}
+		}
+		cmd := fmt.Sprintf("-stack-list-variables --thread 1 --frame %d 0", c.level)
+		if n := len(mi.must(cmd).get("variables").list); n != len(c.want) {
+			t.Errorf("%s: %d names, want %d", cmd, n, len(c.want))
+		}
+	}
+	// The call stack's arguments, as cpptools asks for them.
+	mi.must("-stack-list-arguments 2 0 1000")
+	mi.must("-target-detach")
+	mi.close()
+
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		t.Fatalf("the process is gone after -target-detach: %v", err)
+	}
+	if f := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:])); len(f) == 0 || f[0] != "S" {
+		t.Errorf("the process is not running on after -target-detach: %s", stat)
+	}
+}
+
+type cppdbg struct {
+	Name, Type, Program string
+	SetupCommands       []struct{ Text string }
+}
+
+// cppdbgConfig reads pyattach's cppdbg configuration from launch.json
+// (JSONC, as VS Code reads it).
+func cppdbgConfig(t *testing.T, file string) cppdbg {
+	t.Helper()
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clean, _ := initfiles.StripJSONC(data)
+	var doc struct{ Configurations []cppdbg }
+	if err := json.Unmarshal(clean, &doc); err != nil {
+		t.Fatalf("%s: %v\n%s", file, err, data)
+	}
+	for _, c := range doc.Configurations {
+		if c.Type == "cppdbg" && c.Name == initfiles.ConfigGDB {
+			return c
+		}
+	}
+	t.Fatalf("%s has no cppdbg configuration named %q:\n%s", file, initfiles.ConfigGDB, data)
+	return cppdbg{}
+}
+
+// miQuote is s as an MI c-string.
+func miQuote(s string) string {
+	return strconv.Quote(s)
+}
+
+// miSession is gdb's MI, driven one command at a time.
+type miSession struct {
+	t     *testing.T
+	cmd   *exec.Cmd
+	in    io.WriteCloser
+	lines chan string
+	token int
+}
+
+func startMI(t *testing.T, dir string, env []string, gdb string) *miSession {
+	t.Helper()
+	cmd := exec.Command(gdb, "-nx", "--interpreter=mi")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), env...)
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	outp, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = cmd.Stdout
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	s := &miSession{t: t, cmd: cmd, in: in, lines: make(chan string, 1024)}
+	t.Cleanup(func() {
+		if s.cmd.ProcessState == nil {
+			s.cmd.Process.Kill()
+			s.cmd.Wait()
+		}
+	})
+	go func() {
+		sc := bufio.NewScanner(outp)
+		sc.Buffer(make([]byte, 1<<20), 64<<20)
+		for sc.Scan() {
+			s.lines <- sc.Text()
+		}
+		close(s.lines)
+	}()
+	return s
+}
+
+// miHang is how long a command may go unanswered before the test gives
+// up on gdb (a hang guard, not a time the test measures).
+const miHang = 5 * time.Minute
+
+// must sends cmd and returns its ^done results; anything else fails the
+// test.
+func (s *miSession) must(cmd string) *miValue {
+	s.t.Helper()
+	s.token++
+	tok := strconv.Itoa(s.token)
+	if _, err := io.WriteString(s.in, tok+cmd+"\n"); err != nil {
+		s.t.Fatalf("%s: %v", cmd, err)
+	}
+	var seen []string
+	timer := time.NewTimer(miHang)
+	defer timer.Stop()
+	for {
+		select {
+		case line, ok := <-s.lines:
+			if !ok {
+				s.t.Fatalf("%s: gdb ended:\n%s", cmd, strings.Join(seen, "\n"))
+			}
+			seen = append(seen, line)
+			if !strings.HasPrefix(line, tok+"^") {
+				continue
+			}
+			rest := strings.TrimPrefix(line, tok+"^")
+			class, results, _ := strings.Cut(rest, ",")
+			if class != "done" {
+				s.t.Fatalf("%s: %s\n%s", cmd, rest, strings.Join(seen, "\n"))
+			}
+			v, err := parseMIResults(results)
+			if err != nil {
+				s.t.Fatalf("%s: %v\n%s", cmd, err, line)
+			}
+			return v
+		case <-timer.C:
+			s.t.Fatalf("%s: no answer from gdb:\n%s", cmd, strings.Join(seen, "\n"))
+		}
+	}
+}
+
+func (s *miSession) close() {
+	io.WriteString(s.in, "-gdb-exit\n")
+	s.in.Close()
+	for range s.lines {
+	}
+	s.cmd.Wait()
+}
+
+// miValue is an MI value: a c-string (isStr), or a tuple or list of
+// named (tuples, result lists) or unnamed values.
+type miValue struct {
+	s     string
+	isStr bool
+	list  []miKV
+}
+
+type miKV struct {
+	k string
+	v *miValue
+}
+
+func (v *miValue) get(k string) *miValue {
+	if v == nil {
+		return nil
+	}
+	for _, e := range v.list {
+		if e.k == k {
+			return e.v
+		}
+	}
+	return nil
+}
+
+func (v *miValue) str() (string, bool) {
+	if v == nil || !v.isStr {
+		return "", false
+	}
+	return v.s, true
+}
+
+func (v *miValue) String() string {
+	if v == nil {
+		return "<nil>"
+	}
+	if v.isStr {
+		return strconv.Quote(v.s)
+	}
+	var parts []string
+	for _, e := range v.list {
+		parts = append(parts, e.k+"="+e.v.String())
+	}
+	return "{" + strings.Join(parts, ",") + "}"
+}
+
+// parseMIResults parses "a=...,b=..." (a result record's results).
+func parseMIResults(s string) (*miValue, error) {
+	p := &miParser{s: s}
+	v := &miValue{}
+	for p.i < len(p.s) {
+		kv, err := p.result()
+		if err != nil {
+			return nil, err
+		}
+		v.list = append(v.list, kv)
+		if p.i < len(p.s) && p.s[p.i] == ',' {
+			p.i++
+		}
+	}
+	return v, nil
+}
+
+type miParser struct {
+	s string
+	i int
+}
+
+func (p *miParser) result() (miKV, error) {
+	j := strings.IndexByte(p.s[p.i:], '=')
+	if j < 0 {
+		return miKV{}, fmt.Errorf("no '=' at %d", p.i)
+	}
+	k := p.s[p.i : p.i+j]
+	p.i += j + 1
+	v, err := p.value()
+	return miKV{k, v}, err
+}
+
+func (p *miParser) value() (*miValue, error) {
+	if p.i >= len(p.s) {
+		return nil, fmt.Errorf("a value was expected at the end")
+	}
+	switch c := p.s[p.i]; c {
+	case '"':
+		j := p.i + 1
+		for j < len(p.s) && p.s[j] != '"' {
+			if p.s[j] == '\\' {
+				j++
+			}
+			j++
+		}
+		if j >= len(p.s) {
+			return nil, fmt.Errorf("a string does not end")
+		}
+		text, err := unquoteMI(p.s[p.i : j+1])
+		p.i = j + 1
+		return &miValue{s: text, isStr: true}, err
+	case '{', '[':
+		end := byte('}')
+		if c == '[' {
+			end = ']'
+		}
+		p.i++
+		v := &miValue{}
+		for {
+			if p.i >= len(p.s) {
+				return nil, fmt.Errorf("%c not closed", c)
+			}
+			if p.s[p.i] == end {
+				p.i++
+				return v, nil
+			}
+			if p.s[p.i] == ',' {
+				p.i++
+				continue
+			}
+			if p.s[p.i] == '"' || p.s[p.i] == '{' || p.s[p.i] == '[' {
+				e, err := p.value()
+				if err != nil {
+					return nil, err
+				}
+				v.list = append(v.list, miKV{"", e})
+				continue
+			}
+			kv, err := p.result()
+			if err != nil {
+				return nil, err
+			}
+			v.list = append(v.list, kv)
+		}
+	}
+	return nil, fmt.Errorf("unexpected %q at %d", p.s[p.i], p.i)
+}
+
+// unquoteMI reads an MI c-string: C escapes, bytes as they are.
+func unquoteMI(q string) (string, error) {
+	var b strings.Builder
+	s := q[1 : len(q)-1]
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c != '\\' || i+1 >= len(s) {
+			b.WriteByte(c)
+			continue
+		}
+		i++
+		switch s[i] {
+		case 'n':
+			b.WriteByte('\n')
+		case 't':
+			b.WriteByte('\t')
+		case 'r':
+			b.WriteByte('\r')
+		case 'e':
+			b.WriteByte(0x1b)
+		case '0', '1', '2', '3', '4', '5', '6', '7':
+			j := i
+			for j < len(s) && j < i+3 && s[j] >= '0' && s[j] <= '7' {
+				j++
+			}
+			n, err := strconv.ParseUint(s[i:j], 8, 8)
+			if err != nil {
+				return "", fmt.Errorf("bad escape in %s", q)
+			}
+			b.WriteByte(byte(n))
+			i = j - 1
+		default:
+			b.WriteByte(s[i])
+		}
+	}
+	return b.String(), nil
+}
