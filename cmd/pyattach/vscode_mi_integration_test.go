@@ -123,8 +123,10 @@ func TestVSCodeMIPythonFrames(t *testing.T) {
 		t.Errorf("the callers run by the same eval loop call are its children: %v, %v", rows[in].childrenFunc, rows[out].childrenFunc)
 	}
 
-	wantInner := map[string]string{"n": "600", "label": "'lbl'", "items": "[1, 2, 'three']", "text": `'tab\there \x1b[31m'`}
-	wantOuter := map[string]string{"k": "21", "total": "42"}
+	// Locals are named $py_NAME in MI (convenience variables holding
+	// their values: cpptools asks for each value by its name).
+	wantInner := map[string]string{"$py_n": "600", "$py_label": "'lbl'", "$py_items": "[1, 2, 'three']", "$py_text": `'tab\there \x1b[31m'`}
+	wantOuter := map[string]string{"$py_k": "21", "$py_total": "42"}
 	for _, c := range []struct {
 		level int
 		want  map[string]string
@@ -140,9 +142,17 @@ func TestVSCodeMIPythonFrames(t *testing.T) {
 				t.Errorf("%s:\n got %v\nwant %v", cmd, got, c.want)
 			}
 		}
+		// VS Code's Variables pane: the names, then a variable object of
+		// each, in the frame.
 		cmd := fmt.Sprintf("-stack-list-variables --thread 1 --frame %d 0", c.level)
-		if n := len(mi.must(cmd).get("variables").list); n != len(c.want) {
-			t.Errorf("%s: %d names, want %d", cmd, n, len(c.want))
+		got := map[string]string{}
+		for _, v := range mi.must(cmd).get("variables").list {
+			name, _ := v.v.get("name").str()
+			vc := fmt.Sprintf("-var-create --thread 1 --frame %d - * %s", c.level, miQuote(name))
+			got[name], _ = mi.must(vc).get("value").str()
+		}
+		if fmt.Sprint(got) != fmt.Sprint(c.want) {
+			t.Errorf("%s, then -var-create of each:\n got %v\nwant %v", cmd, got, c.want)
 		}
 	}
 	// The call stack's arguments, as cpptools asks for them.

@@ -24,7 +24,11 @@ to the first frame made from one C frame, and MI front ends need one for
 every frame: with "set $pyattach_mi = 1" (the cppdbg configuration of
 `pyattach init --vscode` sets it) each eval loop frame becomes its
 innermost Python frame, with the other Python frames it runs listed as
-its elided frames ("children")."""
+its elided frames ("children"), and a Python frame's locals are named
+$py_NAME, convenience variables holding their values (cpptools asks
+gdb for each local's value by its name, as a C expression)."""
+
+import re
 
 import gdb
 from gdb.FrameDecorator import FrameDecorator
@@ -173,8 +177,8 @@ def _merge(frames, groups, above=(), mi=False):
             yield held
         held, held_eval = None, False
         if pys and mi:
-            held, held_eval = PythonFrame(dec, pys[0], True), True
-            held.fold([PythonFrame(dec, fr, False) for fr in pys[1:]])
+            held, held_eval = PythonFrame(dec, pys[0], True, mi), True
+            held.fold([PythonFrame(dec, fr, False, mi) for fr in pys[1:]])
             continue
         if pys:
             for i, fr in enumerate(pys[:-1]):
@@ -223,10 +227,11 @@ class PythonFrame(Folding):
     """One Python frame of an eval loop frame. The first of its frames
     shows the C frame's level and address; the others show neither."""
 
-    def __init__(self, base, fr, first):
+    def __init__(self, base, fr, first, mi=False):
         super(PythonFrame, self).__init__(base)
         self._fr = fr
         self._first = first
+        self._mi = mi
 
     def function(self):
         return "[Python] " + walk.escape(self._fr.qualname or self._fr.name or "???")
@@ -244,7 +249,7 @@ class PythonFrame(Folding):
         return None
 
     def frame_locals(self):
-        return _locals(self._fr)
+        return _locals(self._fr, self._mi)
 
     def elided(self):
         if self._first:
@@ -262,12 +267,15 @@ class Local(object):
     def __init__(self, name, text):
         self._name = name
         self._text = text
+        self._value = None
 
     def symbol(self):
         return self._name
 
     def value(self):
-        return _texts.add(self._text)
+        if self._value is None:
+            self._value = _texts.add(self._text)
+        return self._value
 
 
 # The type of Local's values: a scalar (MI's --simple-values prints
@@ -324,11 +332,31 @@ _printer.name = "pyattach-locals"
 _printer.enabled = True
 
 
-def _locals(fr):
+def _locals(fr, mi=False):
     """The locals of the walker's frame fr as Local values, None when
-    the walker cannot read them."""
+    the walker cannot read them. mi: each local whose name is an ASCII
+    identifier is named $py_NAME, a convenience variable set to its
+    value, so that an MI front end that makes a variable object of each
+    name it lists (VS Code's C/C++ extension: -var-create - * NAME) gets
+    the value."""
     try:
         pairs = _state["walker"]().locals(fr)
     except (walk.WalkError, gdb.error):
         return None
-    return [Local(walk.escape(n), v) for n, v in pairs]
+    out = []
+    for n, v in pairs:
+        if mi and _IDENTIFIER.match(n):
+            loc = Local(MI_PREFIX + n, v)
+            try:
+                gdb.set_convenience_variable(MI_PREFIX[1:] + n, loc.value())
+            except (AttributeError, gdb.error):
+                loc = Local(n, v)
+        else:
+            loc = Local(walk.escape(n), v)
+        out.append(loc)
+    return out
+
+
+# What names a local in MI's layout: $py_NAME.
+MI_PREFIX = "$py_"
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
