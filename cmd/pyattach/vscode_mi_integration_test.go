@@ -467,3 +467,83 @@ func unquoteMI(q string) (string, error) {
 	}
 	return b.String(), nil
 }
+
+// TestInitVSCodeConfigurations: `init --vscode` edits an existing
+// launch.json in place: its comments, trailing commas and other entries
+// stay, pyattach's entries are replaced (not repeated) on a second run,
+// and the DAP configurations run this pyattach as the adapter of the
+// LLDB DAP extension, with the process picked by VS Code.
+func TestInitVSCodeConfigurations(t *testing.T) {
+	project := t.TempDir()
+	henv := homeEnv(t)
+	testenv.Venv(t, testenv.Debian(t).Exe, filepath.Join(project, ".venv"), "--copies")
+	lj := filepath.Join(project, ".vscode", "launch.json")
+	if err := os.MkdirAll(filepath.Dir(lj), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	const mine = `{
+    // KEEP: the user's note
+    "version": "0.2.0",
+    "configurations": [
+        {
+            "name": "Python: current file", // KEEP: same line
+            "type": "debugpy",
+            "request": "launch",
+            "program": "${file}",
+        },
+        /* KEEP: block */ {"name": "pyattach: attach with gdb", "type": "cppdbg", "old": true},
+    ],
+}
+`
+	if err := os.WriteFile(lj, []byte(mine), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bin, err := filepath.EvalSymlinks(pyattachBin(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var first string
+	for run := 0; run < 2; run++ {
+		mustRunIn(t, "pyattach init --vscode", project, henv, bin, "--offline", "init", "--vscode", project)
+		data, err := os.ReadFile(lj)
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := string(data)
+		for _, keep := range []string{"// KEEP: the user's note", `"Python: current file", // KEEP: same line`, `"program": "${file}",`} {
+			if !strings.Contains(text, keep) {
+				t.Errorf("run %d: %q was not kept:\n%s", run, keep, text)
+			}
+		}
+		if run == 1 && text != first {
+			t.Errorf("a second init changed launch.json:\n%s\n---\n%s", first, text)
+		}
+		first = text
+		clean, _ := initfiles.StripJSONC(data)
+		var doc struct {
+			Configurations []map[string]any
+		}
+		if err := json.Unmarshal(clean, &doc); err != nil {
+			t.Fatalf("%v\n%s", err, text)
+		}
+		byName := map[string]map[string]any{}
+		for _, c := range doc.Configurations {
+			name := fmt.Sprint(c["name"])
+			if byName[name] != nil {
+				t.Errorf("two configurations named %q", name)
+			}
+			byName[name] = c
+		}
+		if len(doc.Configurations) != 5 || byName["Python: current file"] == nil || byName[initfiles.ConfigGDB]["old"] != nil {
+			t.Errorf("want the user's entry and pyattach's four, the old one replaced:\n%s", text)
+		}
+		for name, args := range map[string]string{initfiles.ConfigLLDBDAP: "[lldb-dap]", initfiles.ConfigGDBDAP: "[gdb -i=dap]"} {
+			c := byName[name]
+			if c == nil || c["type"] != "lldb-dap" || c["request"] != "attach" || c["pid"] != "${command:pickProcess}" ||
+				c["debugAdapterExecutable"] != bin || fmt.Sprint(c["debugAdapterArgs"]) != args ||
+				c["program"] != filepath.Join(project, ".venv", "bin", "python") {
+				t.Errorf("%s: %v", name, c)
+			}
+		}
+	}
+}
