@@ -265,7 +265,7 @@ class Local(object):
     more, repeats folded, and no value at all in MI's --simple-values)."""
 
     def __init__(self, name, text):
-        self._name = name
+        self._name = _Name(name)
         self._text = text
         self._value = None
 
@@ -276,6 +276,15 @@ class Local(object):
         if self._value is None:
             self._value = _texts.add(self._text)
         return self._value
+
+
+class _Name(str):
+    """A local's name as symbol() gives it: a string for gdb's frame
+    printing, with the print_name of a gdb.Symbol for gdb's DAP."""
+
+    @property
+    def print_name(self):
+        return str(self)
 
 
 # The type of Local's values: a scalar (MI's --simple-values prints
