@@ -178,7 +178,9 @@ def _merge(frames, groups, above=(), mi=False):
         held, held_eval = None, False
         if pys and mi:
             held, held_eval = PythonFrame(dec, pys[0], True, mi), True
-            held.fold([PythonFrame(dec, fr, False, mi) for fr in pys[1:]])
+            # The callers' locals keep their names: the $py_ variables
+            # are the listed frame's.
+            held.fold([PythonFrame(dec, fr, False) for fr in pys[1:]])
             continue
         if pys:
             for i, fr in enumerate(pys[:-1]):
