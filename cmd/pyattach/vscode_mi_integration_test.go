@@ -79,6 +79,9 @@ type miRow struct {
 // "program", attached to pid (running miApp).
 func checkMI(t *testing.T, gdb, project string, henv []string, conf cppdbg, program string, pid int) {
 	mi := startMI(t, project, henv, gdb)
+	// cpptools starts with asynchronous MI, then the setupCommands, then
+	// the program and the attach, and waits for the stop.
+	mi.must("-gdb-set target-async on")
 	for _, s := range conf.SetupCommands {
 		cmd := s.Text
 		if !strings.HasPrefix(cmd, "-") {
@@ -88,6 +91,7 @@ func checkMI(t *testing.T, gdb, project string, henv []string, conf cppdbg, prog
 	}
 	mi.must("-file-exec-and-symbols " + miQuote(program))
 	mi.must("-target-attach " + strconv.Itoa(pid))
+	mi.waitFor("*stopped")
 
 	stack := mi.must("-stack-list-frames --thread 1 0 1000").get("stack")
 	if stack == nil {
@@ -234,6 +238,8 @@ type miSession struct {
 	in    io.WriteCloser
 	lines chan string
 	token int
+	seen  []string // every line read
+	next  int      // the first line waitFor has not looked at
 }
 
 func startMI(t *testing.T, dir string, env []string, gdb string) *miSession {
@@ -294,6 +300,7 @@ func (s *miSession) must(cmd string) *miValue {
 				s.t.Fatalf("%s: gdb ended:\n%s", cmd, strings.Join(seen, "\n"))
 			}
 			seen = append(seen, line)
+			s.seen = append(s.seen, line)
 			if !strings.HasPrefix(line, tok+"^") {
 				continue
 			}
@@ -309,6 +316,31 @@ func (s *miSession) must(cmd string) *miValue {
 			return v
 		case <-timer.C:
 			s.t.Fatalf("%s: no answer from gdb:\n%s", cmd, strings.Join(seen, "\n"))
+		}
+	}
+}
+
+// waitFor reads until a line that starts with prefix, looking first at
+// the lines read since the last waitFor.
+func (s *miSession) waitFor(prefix string) {
+	s.t.Helper()
+	timer := time.NewTimer(miHang)
+	defer timer.Stop()
+	for {
+		for ; s.next < len(s.seen); s.next++ {
+			if strings.HasPrefix(s.seen[s.next], prefix) {
+				s.next++
+				return
+			}
+		}
+		select {
+		case line, ok := <-s.lines:
+			if !ok {
+				s.t.Fatalf("gdb ended before %s:\n%s", prefix, strings.Join(s.seen, "\n"))
+			}
+			s.seen = append(s.seen, line)
+		case <-timer.C:
+			s.t.Fatalf("no %s from gdb:\n%s", prefix, strings.Join(s.seen, "\n"))
 		}
 	}
 }
