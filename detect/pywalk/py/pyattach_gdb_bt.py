@@ -262,8 +262,7 @@ class PythonFrame(Folding):
 class Local(object):
     """A Python local as gdb's frame decorators give one: its name and
     its repr, escaped and bounded as py-locals prints them. The value is
-    a token of TOKEN_TYPE that pyattach's pretty-printer prints as the
-    repr: gdb would print a string value as a C array (escaped once
+    a token (_Texts) that pyattach's pretty-printer prints as the repr: gdb would print a string value as a C array (escaped once
     more, repeats folded, and no value at all in MI's --simple-values)."""
 
     def __init__(self, name, text):
@@ -289,33 +288,46 @@ class _Name(str):
         return str(self)
 
 
-# The type of Local's values: a scalar (MI's --simple-values prints
-# it), rare enough that nothing else gdb prints has it.
-TOKEN_TYPE = "volatile long"
-
-
 class _Texts(object):
     """The reprs handed out as tokens, the last MAX_TEXTS of them (gdb
     prints a local's value right after it asks for it; gdb's DAP keeps
-    values until the next stop)."""
+    values until the next stop). A token is a volatile long (C's, or the
+    architecture's 64-bit integer where the current language has no
+    long): a scalar, so that MI's --simple-values prints it, of a type
+    rare enough that nothing else gdb prints has it."""
 
     MAX_TEXTS = 4096
 
     def __init__(self):
         self._texts = {}
         self._next = 1
+        self._type = None
+        self._type_name = None
+
+    def _token_type(self):
+        if self._type is None:
+            try:
+                t = gdb.lookup_type("long")
+            except gdb.error:
+                t = gdb.selected_inferior().architecture().integer_type(64)
+            self._type = t.volatile()
+            self._type_name = str(self._type)
+        return self._type
 
     def add(self, text):
+        t = self._token_type()
         key = self._next
         self._next += 1
         self._texts[key] = text
         self._texts.pop(key - self.MAX_TEXTS, None)
-        return gdb.Value(key).cast(gdb.lookup_type("long").volatile())
+        return gdb.Value(key).cast(t)
 
     def get(self, val):
         """The repr of a token, None for any other value."""
+        if self._type_name is None:
+            return None
         try:
-            if val.type.code != gdb.TYPE_CODE_INT or val.address is not None or str(val.type) != TOKEN_TYPE:
+            if val.type.code != gdb.TYPE_CODE_INT or val.address is not None or str(val.type) != self._type_name:
                 return None
             return self._texts.get(int(val))
         except (gdb.error, RuntimeError, ValueError):
@@ -361,7 +373,7 @@ def _locals(fr, mi=False):
             try:
                 gdb.set_convenience_variable(MI_PREFIX[1:] + n, loc.value())
             except (AttributeError, gdb.error):
-                loc = Local(n, v)
+                loc = Local(walk.escape(n), v)
         else:
             loc = Local(walk.escape(n), v)
         out.append(loc)
