@@ -107,3 +107,34 @@ func TestMergeJSONC(t *testing.T) {
 		}
 	}
 }
+
+// FuzzMergeJSONC: any text gives an error or JSONC whose configurations
+// end with the added one, never a panic.
+func FuzzMergeJSONC(f *testing.F) {
+	for _, s := range []string{`{}`, `{"configurations": []}`, "{\"configurations\": [{\"name\": \"x\"}, // c\n]}",
+		`{"a": [1, {"b": "]"}], "configurations": [ /* x */ {"name": "ours"},],}`, `{"configurations": "no"}`} {
+		f.Add(s)
+	}
+	owned := func(raw []byte) bool { return strings.Contains(string(raw), "ours") }
+	add := []any{map[string]any{"name": "ours"}}
+	f.Fuzz(func(t *testing.T, in string) {
+		out, err := MergeJSONC([]byte(in), "configurations", owned, add)
+		if err != nil {
+			return
+		}
+		clean, _ := StripJSONC(out)
+		var doc map[string]any
+		if err := json.Unmarshal(clean, &doc); err != nil {
+			t.Fatalf("%q gave %q: %v", in, out, err)
+		}
+		c, ok := doc["configurations"].([]any)
+		if !ok || len(c) == 0 || !reflect.DeepEqual(c[len(c)-1], add[0]) {
+			// A duplicate key: encoding/json keeps the last, MergeJSONC
+			// edits the first.
+			if strings.Count(in, `"configurations"`) > 1 {
+				return
+			}
+			t.Fatalf("%q gave %q: no added configuration last", in, out)
+		}
+	})
+}
