@@ -20,12 +20,12 @@ type Client struct {
 	w       *dap.Writer
 	Timeout time.Duration // per request and per awaited event (default 2 minutes)
 
-	mu      sync.Mutex
-	seq     int64
-	waits   map[int64]chan dap.Message
-	events  []dap.Message
-	evCond  chan struct{} // closed and replaced at each event
-	err     error         // the reader's end
+	mu     sync.Mutex
+	seq    int64
+	waits  map[int64]chan dap.Message
+	events []dap.Message
+	evCond chan struct{} // closed and replaced at each event
+	err    error         // the reader's end
 	// Reverse answers the adapter's requests (runInTerminal...); nil:
 	// an error response.
 	Reverse func(req dap.Message) (body any, err error)
