@@ -664,7 +664,7 @@ func (p *Proxy) start(req Message, args Message) {
 		}
 	}
 	if s == nil {
-		p.forward(req, nil)
+		p.forward(req, args)
 		return
 	}
 	for _, w := range s.Warnings {
@@ -681,7 +681,7 @@ func (p *Proxy) start(req Message, args Message) {
 			p.late = s.Late
 			p.mu.Unlock()
 		}
-		p.forward(req, nil)
+		p.forward(req, args)
 	case LLDB:
 		if len(s.InitCommands) > 0 {
 			args.Set("initCommands", append(append([]string(nil), s.InitCommands...), strList(args, "initCommands")...))
