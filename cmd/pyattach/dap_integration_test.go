@@ -116,11 +116,14 @@ func (s *dapSession) attach(t *testing.T, args map[string]any, pause int) {
 	if _, _, err := s.Event("initialized", 0); err != nil {
 		t.Fatal(err)
 	}
+	// gdb answers the attach only after configurationDone, lldb-dap
+	// before: an editor waits for the initialized event only.
+	_, done := s.Send("configurationDone", nil)
 	if r, err := s.Wait("attach", attach); err != nil || !r.Bool("success") {
 		t.Fatalf("attach: %v %v\n%s", r, err, s.stderr)
 	}
-	if _, err := s.Request("configurationDone", nil); err != nil {
-		t.Fatal(err)
+	if r, err := s.Wait("configurationDone", done); err != nil || !r.Bool("success") {
+		t.Fatalf("configurationDone: %v %v", r, err)
 	}
 	if pause != 0 {
 		// lldb-dap 19 drops a pause that arrives while it is still
