@@ -27,8 +27,8 @@ func (p *Proxy) walker(out any, words ...string) error {
 	text := resp.Obj("body").Str("result")
 	line := ""
 	for _, l := range strings.Split(text, "\n") {
-		if i := strings.Index(l, walkerPrefix); i == 0 {
-			line = l[len(walkerPrefix):]
+		if v, ok := strings.CutPrefix(strings.TrimSuffix(l, "\r"), walkerPrefix); ok {
+			line = v
 		}
 	}
 	if line == "" {
