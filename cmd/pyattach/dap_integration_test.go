@@ -19,10 +19,10 @@ import (
 	"github.com/pyattach/pyattach/detect/testenv"
 )
 
-// dapApp handles an exception in middle and sleeps in inner with locals
+// proxyApp handles an exception in middle and sleeps in inner with locals
 // of every kind, beside a thread named dap-worker; SIGUSR1 appends
 // "alive" to $DAP_ALIVE.
-const dapApp = `import os, signal, sys, threading, time
+const proxyApp = `import os, signal, sys, threading, time
 class Box:
     def __init__(self): self.size = 3
 def inner(n, items):
@@ -43,9 +43,9 @@ threading.Thread(target=ev.wait, name="dap-worker", daemon=True).start()
 outer()
 `
 
-// dapPyFrames are dapApp's Python frames, innermost first: function and
+// proxyPyFrames are proxyApp's Python frames, innermost first: function and
 // line.
-var dapPyFrames = []struct {
+var proxyPyFrames = []struct {
 	name string
 	line int64
 }{{"inner", 7}, {"middle", 10}, {"outer", 12}, {"<module>", 19}}
@@ -146,12 +146,12 @@ func (s *dapSession) attach(t *testing.T, args map[string]any, pause int) {
 	}
 }
 
-// checkDAPStack checks the merged stack of thread tid against plain,
+// checkProxyStack checks the merged stack of thread tid against plain,
 // the frame names the adapter alone lists: each eval-loop frame of
-// plain is replaced by Python frames, dapApp's in order, each at app
+// plain is replaced by Python frames, proxyApp's in order, each at app
 // and its line; every other frame is there as plain has it. It returns
 // the frames and inner's.
-func checkDAPStack(t *testing.T, s *dapSession, tid int64, app string, plain []string) ([]daptest.Frame, daptest.Frame) {
+func checkProxyStack(t *testing.T, s *dapSession, tid int64, app string, plain []string) ([]daptest.Frame, daptest.Frame) {
 	t.Helper()
 	frames, total, err := s.StackTrace(tid, 0, 0)
 	if err != nil {
@@ -173,9 +173,9 @@ func checkDAPStack(t *testing.T, s *dapSession, tid int64, app string, plain []s
 	next := 0
 	var inner daptest.Frame
 	for _, f := range frames {
-		if next < len(dapPyFrames) && f.Name == dapPyFrames[next].name {
-			if f.Source == nil || f.Source.Path != app || f.Line != dapPyFrames[next].line {
-				t.Errorf("frame %s: source %+v line %d, want %s:%d", f.Name, f.Source, f.Line, app, dapPyFrames[next].line)
+		if next < len(proxyPyFrames) && f.Name == proxyPyFrames[next].name {
+			if f.Source == nil || f.Source.Path != app || f.Line != proxyPyFrames[next].line {
+				t.Errorf("frame %s: source %+v line %d, want %s:%d", f.Name, f.Source, f.Line, app, proxyPyFrames[next].line)
 			}
 			if next == 0 {
 				inner = f
@@ -187,7 +187,7 @@ func checkDAPStack(t *testing.T, s *dapSession, tid int64, app string, plain []s
 			cNames = append(cNames, f.Name)
 		}
 	}
-	if next != len(dapPyFrames) {
+	if next != len(proxyPyFrames) {
 		t.Fatalf("the Python frames are not all there, in order:\n%s\n%s", dump, s.stderr)
 	}
 	var wantC []string
@@ -221,8 +221,8 @@ func slicesIndex(frames []daptest.Frame, id int64) int {
 	return -1
 }
 
-// checkDAPLocals checks inner's scopes and locals, expanded.
-func checkDAPLocals(t *testing.T, s *dapSession, inner daptest.Frame, live bool) {
+// checkProxyLocals checks inner's scopes and locals, expanded.
+func checkProxyLocals(t *testing.T, s *dapSession, inner daptest.Frame, live bool) {
 	t.Helper()
 	scopes, err := s.Scopes(inner.ID)
 	if err != nil {
@@ -337,7 +337,7 @@ func TestDAPLLDBVenvCopies(t *testing.T) {
 			dir := t.TempDir()
 			alive := filepath.Join(dir, "alive")
 			venv := makeVenv(t, py.Exe, true)
-			pid := testenv.StartPython(t, filepath.Join(venv, "bin", "python"), dapApp, "DAP_ALIVE="+alive)
+			pid := testenv.StartPython(t, filepath.Join(venv, "bin", "python"), proxyApp, "DAP_ALIVE="+alive)
 			app := procCwdFile(t, pid)
 			plain := plainStack(t, []string{lldbdap}, map[string]any{"pid": pid}, pid, true)
 			checkStillRunning(t, pid, alive, 1)
@@ -367,8 +367,8 @@ func TestDAPLLDBVenvCopies(t *testing.T) {
 				if !strings.Contains(string(th["threads"]), `"name":"dap-worker"`) {
 					t.Errorf("threads: %s", th["threads"])
 				}
-				_, inner := checkDAPStack(t, s, int64(pid), app, plain)
-				checkDAPLocals(t, s, inner, true)
+				_, inner := checkProxyStack(t, s, int64(pid), app, plain)
+				checkProxyLocals(t, s, inner, true)
 				ev, err := s.Request("evaluate", map[string]any{"expression": "`py-bt", "frameId": inner.ID, "context": "repl"})
 				if err != nil {
 					t.Fatal(err)
@@ -411,7 +411,7 @@ func TestDAPLLDBCore(t *testing.T) {
 	testenv.NeedRoot(t, "gcore stops the process with ptrace")
 	dir := t.TempDir()
 	py := testenv.Pyenv(t, "3.11").Exe
-	pid := testenv.StartPython(t, py, dapApp, "DAP_ALIVE="+filepath.Join(dir, "alive"))
+	pid := testenv.StartPython(t, py, proxyApp, "DAP_ALIVE="+filepath.Join(dir, "alive"))
 	app := procCwdFile(t, pid)
 	core := filepath.Join(dir, "core")
 	if _, err := gcore.Take(context.Background(), pid, core, gcore.Options{}); err != nil {
@@ -425,8 +425,8 @@ func TestDAPLLDBCore(t *testing.T) {
 	plain := plainStack(t, []string{lldbdap}, args, pid, false)
 	s := startDAP(t, []string{pyattachBin(t), "lldb-dap", "--lldb-dap", lldbdap}, testEnv(t))
 	s.attach(t, args, 0)
-	_, inner := checkDAPStack(t, s, int64(pid), app, plain)
-	checkDAPLocals(t, s, inner, false)
+	_, inner := checkProxyStack(t, s, int64(pid), app, plain)
+	checkProxyLocals(t, s, inner, false)
 	if _, err := s.Request("disconnect", map[string]any{"terminateDebuggee": false}); err != nil {
 		t.Fatal(err)
 	}
