@@ -154,6 +154,11 @@ func (f *fake) serve(r io.Reader) {
 			f.mu.Unlock()
 			fid, _ := args.Int("frameId")
 			switch {
+			case expr == "source LATE":
+				// Said while gdb's late setup runs: the editor must see
+				// it after the stop it was held behind.
+				f.send(map[string]any{"type": "event", "event": "output", "body": map[string]any{"category": "console", "output": "late output\n"}})
+				f.respond(m, map[string]any{"result": "", "variablesReference": 0})
 			case expr == "slow":
 				go func() {
 					<-f.paused
@@ -519,6 +524,22 @@ func TestSetup(t *testing.T) {
 	}
 	if !strings.Contains(c.Output(), "pyattach: a warning") {
 		t.Fatalf("output: %q", c.Output())
+	}
+	// What the adapter sent during the late setup comes after the stop.
+	_, stop, _ := c.Event("stopped", 0)
+	late := -1
+	for after := 0; late < 0; {
+		e, i, err := c.Event("output", after)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(e["body"]), "late output") {
+			late = i
+		}
+		after = i
+	}
+	if late < stop {
+		t.Fatalf("the late setup's output (event %d) came before the stop (%d)", late, stop)
 	}
 
 	c2, _ := setup(t, dap.LLDB, func(cmd string, args dap.Message) (*dap.Setup, error) {
