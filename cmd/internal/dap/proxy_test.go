@@ -559,3 +559,49 @@ func TestSetup(t *testing.T) {
 		t.Fatalf("failed plan: %v %q", r, c3.Output())
 	}
 }
+
+// Every request the proxy handles itself, with arguments of every wrong
+// shape, gets a response, and the proxy goes on.
+func TestGarbageArguments(t *testing.T) {
+	c, _ := setup(t, dap.LLDB, nil)
+	frames, _, err := c.StackTrace(1, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	py := frames[1].ID
+	shapes := []string{`null`, `"x"`, `[1,2]`, `7`, `{}`, `{"frameId":"1"}`, `{"frameId":-5}`, `{"frameId":1e400}`,
+		`{"variablesReference":{"a":1}}`, `{"threadId":"1"}`, `{"threadId":99}`, `{"sourceReference":-1}`,
+		`{"source":{"sourceReference":"x"}}`, `{"source":7}`, `{"startFrame":-3,"levels":-1,"threadId":1}`,
+		`{"startFrame":9223372036854775807,"levels":9223372036854775807,"threadId":1}`,
+		fmt.Sprintf(`{"frameId":%d,"expression":7,"context":["hover"]}`, py),
+		fmt.Sprintf(`{"frameId":%d,"expression":"n","context":"hover"}`, py),
+		`{"variablesReference":1,"start":-1,"count":-1}`, `{"variablesReference":1,"start":1,"count":9223372036854775807}`, `{"initCommands":"x","commandEscapePrefix":7,"pid":1}`}
+	for _, cmd := range []string{"stackTrace", "scopes", "variables", "evaluate", "setVariable", "setExpression",
+		"completions", "source", "threads", "dataBreakpointInfo", "stepInTargets", "restartFrame", "attach"} {
+		for _, a := range shapes {
+			_, ch := c.Send(cmd, json.RawMessage(a))
+			r, err := c.Wait(cmd, ch)
+			if err != nil {
+				t.Fatalf("%s %s: %v", cmd, a, err)
+			}
+			if r.Str("command") != cmd {
+				t.Fatalf("%s %s: response %v", cmd, a, r)
+			}
+		}
+	}
+	// The attach above dropped every id: the stack again.
+	frames, _, err = c.StackTrace(1, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := check[[]daptest.Scope](t)(c.Scopes(frames[1].ID))
+	for _, a := range []map[string]any{{"start": 1, "count": int64(9223372036854775807)}, {"start": int64(9223372036854775807), "count": 5}, {"start": -1}} {
+		a["variablesReference"] = sc[0].Ref
+		if _, err := c.Request("variables", a); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, _, err := c.StackTrace(1, 0, 1); err != nil {
+		t.Fatal(err)
+	}
+}
