@@ -174,7 +174,7 @@ func checkProxyStack(t *testing.T, s *dapSession, tid int64, app string, plain [
 	var inner daptest.Frame
 	for _, f := range frames {
 		if next < len(proxyPyFrames) && f.Name == proxyPyFrames[next].name {
-			if f.Source == nil || f.Source.Path != app || f.Line != proxyPyFrames[next].line {
+			if f.Source == nil || !sameFile(f.Source.Path, app) || f.Line != proxyPyFrames[next].line {
 				t.Errorf("frame %s: source %+v line %d, want %s:%d", f.Name, f.Source, f.Line, app, proxyPyFrames[next].line)
 			}
 			if next == 0 {
@@ -183,7 +183,7 @@ func checkProxyStack(t *testing.T, s *dapSession, tid int64, app string, plain [
 			next++
 			continue
 		}
-		if f.Source == nil || f.Source.Path != app {
+		if f.Source == nil || !sameFile(f.Source.Path, app) {
 			cNames = append(cNames, f.Name)
 		}
 	}
@@ -405,7 +405,9 @@ func slicesContain(xs []string, x string) bool {
 }
 
 // TestDAPLLDBCore: the same frames and locals from a core of the
-// process (lldb-dap's attach with coreFile and program).
+// process (lldb-dap's attach with coreFile and program), and from a
+// bundle of it named as coreFile alone (its sources the bundle's
+// copies).
 func TestDAPLLDBCore(t *testing.T) {
 	lldbdap := needLLDBDAP19(t)
 	testenv.NeedRoot(t, "gcore stops the process with ptrace")
@@ -428,6 +430,20 @@ func TestDAPLLDBCore(t *testing.T) {
 	_, inner := checkProxyStack(t, s, int64(pid), app, plain)
 	checkProxyLocals(t, s, inner, false)
 	if _, err := s.Request("disconnect", map[string]any{"terminateDebuggee": false}); err != nil {
+		t.Fatal(err)
+	}
+
+	// A bundle of the process, named as the core alone: its unpacked
+	// core and program, its copy of app.py.
+	bundle := filepath.Join(dir, "app.pyattach")
+	if out, err := runIn(t, "", testEnv(t), pyattachBin(t), "bundle", strconv.Itoa(pid), "-o", bundle); err != nil {
+		t.Fatalf("pyattach bundle: %v\n%s", err, out)
+	}
+	b := startDAP(t, []string{pyattachBin(t), "lldb-dap", "--lldb-dap", lldbdap}, testEnv(t))
+	b.attach(t, map[string]any{"coreFile": bundle}, 0)
+	_, inner = checkProxyStack(t, b, int64(pid), app, plain)
+	checkProxyLocals(t, b, inner, false)
+	if _, err := b.Request("disconnect", map[string]any{"terminateDebuggee": false}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -472,4 +488,10 @@ func waitRunning(t *testing.T, pid int) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	t.Fatalf("process %d was not resumed after configurationDone", pid)
+}
+
+// sameFile says whether path is file, or file under a root (a bundle's
+// copy, /proc/PID/root).
+func sameFile(path, file string) bool {
+	return path == file || strings.HasSuffix(path, "/root"+file)
 }
