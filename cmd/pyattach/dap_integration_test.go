@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -494,4 +495,76 @@ func waitRunning(t *testing.T, pid int) {
 // copy, /proc/PID/root).
 func sameFile(path, file string) bool {
 	return path == file || strings.HasSuffix(path, "/root"+file)
+}
+
+// TestDAPLLDBLaunch: a launch request (program, args) is resolved as
+// `pyattach lldb -- PROGRAM ARGS` is: the Python frames of the program
+// lldb-dap starts.
+func TestDAPLLDBLaunch(t *testing.T) {
+	lldbdap := needLLDBDAP19(t)
+	dir := t.TempDir()
+	venv := makeVenv(t, testenv.Pyenv(t, "3.11").Exe, true)
+	app := filepath.Join(dir, "app.py")
+	if err := os.WriteFile(app, []byte(proxyApp), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := startDAP(t, []string{pyattachBin(t), "lldb-dap", "--lldb-dap", lldbdap}, testEnv(t))
+	if _, err := s.Request("initialize", map[string]any{"clientID": "pyattach-test", "adapterID": "lldb-dap", "linesStartAt1": true, "columnsStartAt1": true, "pathFormat": "path"}); err != nil {
+		t.Fatal(err)
+	}
+	_, launch := s.Send("launch", map[string]any{"program": filepath.Join(venv, "bin", "python"), "args": []string{app}, "env": []string{"DAP_ALIVE=" + filepath.Join(dir, "alive")}})
+	if _, _, err := s.Event("initialized", 0); err != nil {
+		t.Fatal(err)
+	}
+	_, done := s.Send("configurationDone", nil)
+	if r, err := s.Wait("launch", launch); err != nil || !r.Bool("success") {
+		t.Fatalf("launch: %v %v\n%s", r, err, s.stderr)
+	}
+	if _, err := s.Wait("configurationDone", done); err != nil {
+		t.Fatal(err)
+	}
+	ev, _, err := s.Event("process", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid64, _ := ev.Obj("body").Int("systemProcessId")
+	pid := int(pid64)
+	if pid <= 0 {
+		t.Fatalf("process event: %v", ev)
+	}
+	// Whatever happens to lldb-dap, the program it started ends with
+	// the test.
+	t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) })
+	for i := 0; !strings.Contains(s.Output(), "ready"); i++ {
+		if i > 1000 {
+			t.Fatalf("the program did not start: %q", s.Output())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	waitRunning(t, pid)
+	for i := 0; ; i++ {
+		if _, err := s.Request("pause", map[string]any{"threadId": pid}); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := s.EventWithin("stopped", 0, 5*time.Second); err == nil {
+			break
+		} else if i == 5 {
+			t.Fatal(err)
+		}
+	}
+	frames, _, err := s.StackTrace(int64(pid), 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, f := range frames {
+		names = append(names, f.Name)
+	}
+	got := strings.Join(names, ",")
+	if !strings.Contains(got, "inner,middle,outer,<module>") {
+		t.Errorf("launched program's stack: %s\n%s", got, s.stderr)
+	}
+	if _, err := s.Request("disconnect", map[string]any{"terminateDebuggee": true}); err != nil {
+		t.Fatal(err)
+	}
 }
