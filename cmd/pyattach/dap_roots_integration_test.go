@@ -1,0 +1,458 @@
+//go:build linux
+
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/pyattach/pyattach/detect/testenv"
+)
+
+// The DAP acceptance tests on Debian sid's adapters: gdb 18 (gdb
+// -i=dap) and lldb-dap-22, run inside the sid root as an editor in that
+// system would run them, on a python3.14 of the same root. The Python
+// runs in a pivot_root container of the root (an overlay: the cached
+// root is never written; its /proc is mounted); each adapter runs in
+// that container's mount and PID namespaces and root (nsenter -r -w),
+// its stdin and stdout the DAP stream to the test, and attaches by the
+// PID the container sees. pyattach, built static, lies in the overlay
+// at /usr/local/bin/pyattach.
+//
+// What the plain adapters answer (measured here, Debian sid, November
+// 2026; gdb 18.1-3, lldb 22.1.8; sid's libc has no debug symbols in
+// the root):
+//
+// gdb -i=dap:
+//   - initialize: success, then an "initialized" event; the banner comes
+//     as "output" events (category stdout).
+//   - attach {pid}: no answer until configurationDone (gdb defers the
+//     attach); then configurationDone's response, attach's, the
+//     "process", "thread" and "module" events, and "stopped" (reason
+//     "attach", allThreadsStopped).
+//   - threads: {"id": 1, "name": "python3.14"}, {"id": 2, "name":
+//     "sleeper"}: gdb's global thread numbers, the OS thread name (3.14
+//     gives a threading.Thread's name to its OS thread; the main thread
+//     keeps the program's).
+//   - stackTrace of thread 1, C frames only: "???" (libc, line 0),
+//     clock_nanosleep, pysleep (timemodule.c:2267), time_sleep (:408),
+//     _PyObject_VectorcallTstate, PyObject_Vectorcall,
+//     _PyEval_EvalFrameDefault (generated_cases.c.h:1621),
+//     PyEval_EvalCode, run_mod, _PyRun_File, ... main; the sources by
+//     their build paths (/build/reproducible-path/python3.14-...),
+//     each with a sourceReference.
+//   - evaluate "py-bt" (repl): CPython's own extension (sid's
+//     python3.14-gdb.py, auto-loaded) prints the Python traceback; that
+//     is all the Python an editor gets.
+//   - disconnect {terminateDebuggee: false}: gdb detaches, sends
+//     "thread exited", "exited" (exitCode 0: gdb's word for detached)
+//     and "terminated", and ends; the process runs on.
+//   - attach {coreFile, program}: the same stop (reason "attach") and
+//     C frames; threads named "Thread #1", "Thread #2".
+//
+// lldb-dap-22:
+//   - initialize: success with "$__lldb_version"; "initialized" comes
+//     after attach.
+//   - attach {pid}: answered with configurationDone; without
+//     stopOnEntry lldb-dap resumes the process at configurationDone
+//     (stackTrace then fails "invalid thread", evaluate "can't evaluate
+//     expressions when the process is running"), so the tests pass
+//     stopOnEntry: true, as an editor's attach configuration can; then
+//     "stopped" (reason "entry", signal SIGSTOP).
+//   - threads: {"id": TID, "name": "python3.14"}: the OS thread ids
+//     (as the container sees them).
+//   - stackTrace: C frames only: ___lldb_unnamed_symbol_N and
+//     clock_nanosleep (libc, "deemphasize", with a sourceReference for
+//     their disassembly), pysleep, time_sleep, ...,
+//     _PyEval_EvalFrameDefault, PyEval_EvalCode, ... (build paths
+//     without "build-static/..").
+//   - evaluate "`bt" (repl): lldb's bt; plain lldb has no py-bt.
+//   - disconnect: detaches, answers, ends; the process runs on.
+//   - attach {coreFile, program}: "stopped" (reason "entry") for each
+//     thread, the same C frames; disconnect {terminateDebuggee: false}
+//     fails: "error: elf-core does not support detaching from processes".
+//
+// Time from sending attach to the first stackTrace answer (runs on a
+// 2-CPU machine shared with other jobs; -v logs each run's): gdb 18
+// plain 1.7 to 2.5 s live, 2.1 s on the core; lldb-dap-22 plain 0.7 to
+// 1.0 s live, 0.65 to 1.1 s on the core.
+
+// sidDAPApp: the main thread sleeps in inner, called from middle, outer
+// and the module (inner's locals of several kinds), a second thread
+// "sleeper" sleeps in nap. Lines below (sidLine) name where each frame
+// is.
+const sidDAPApp = `import sys, threading, time
+
+def nap():
+    time.sleep(3600)
+
+def inner(n):
+    text = "hello"
+    items = [1, 2, n]
+    table = {"key": n}
+    sys.stdout.write("ready\n")
+    sys.stdout.flush()
+    time.sleep(3600)
+
+def middle(n):
+    inner(n + 1)
+
+def outer():
+    middle(41)
+
+threading.Thread(target=nap, name="sleeper", daemon=True).start()
+outer()
+`
+
+// sidLine is the line each Python frame of sidDAPApp runs.
+var sidLine = map[string]int{"nap": 4, "inner": 12, "middle": 15, "outer": 18, "<module>": 21}
+
+// sidRoot is the sid root with python3.14 and both adapters.
+type sidRoot struct {
+	dir, exe string
+}
+
+func findSidRoot(t *testing.T) sidRoot {
+	t.Helper()
+	testenv.NeedRoot(t, "unshare, overlay mounts, pivot_root and nsenter")
+	testenv.Need(t, "unshare")
+	testenv.Need(t, "nsenter")
+	for _, r := range testenv.Roots(t) {
+		if r.Suite == "sid" && r.Minor == "3.14" {
+			s := sidRoot{dir: r.Dir, exe: r.Exe()}
+			for _, p := range []string{s.exe, "/usr/bin/gdb", "/usr/bin/lldb-dap-22"} {
+				testenv.NeedFile(t, filepath.Join(s.dir, p), "sudo scripts/make-roots.sh makes the sid root with python3.14, gdb and lldb-dap-22")
+			}
+			return s
+		}
+	}
+	testenv.Missing(t, "no sid root with Python 3.14 in %s (sudo scripts/make-roots.sh)", testenv.RootsDir())
+	return sidRoot{}
+}
+
+var (
+	staticOnce sync.Once
+	staticPath string
+	staticErr  error
+	staticOut  []byte
+)
+
+// staticPyattach builds pyattach without cgo, once: a binary that runs
+// inside any root.
+func staticPyattach(t *testing.T) string {
+	t.Helper()
+	staticOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "pyattach-static")
+		if err != nil {
+			staticErr = err
+			return
+		}
+		staticPath = filepath.Join(dir, "pyattach")
+		cmd := exec.Command("go", "build", "-o", staticPath, ".")
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		staticOut, staticErr = cmd.CombinedOutput()
+	})
+	if staticErr != nil {
+		t.Fatalf("go build (CGO_ENABLED=0): %v\n%s", staticErr, staticOut)
+	}
+	return staticPath
+}
+
+// sidProc is sidDAPApp running in a container of the sid root.
+type sidProc struct {
+	root   sidRoot
+	pid    int    // as this machine sees it
+	nspid  int    // as the container (and the adapters) see it
+	appDir string // this machine's directory that is the container's /mnt
+}
+
+// startSidApp runs sidDAPApp with the root's python3.14 in a container
+// (pyattach in its overlay) and returns once both threads sleep.
+func startSidApp(t *testing.T, r sidRoot) sidProc {
+	t.Helper()
+	upper := t.TempDir()
+	testenv.CopyFile(t, staticPyattach(t), filepath.Join(upper, "usr", "local", "bin", "pyattach"), 0o755)
+	appDir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(appDir, "app.py"), []byte(sidDAPApp), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(sidDAPApp, "\n")
+	for fn, n := range sidLine {
+		if want := map[string]string{"nap": "time.sleep", "inner": "time.sleep", "middle": "inner(", "outer": "middle(", "<module>": "outer()"}[fn]; !strings.Contains(lines[n-1], want) {
+			t.Fatalf("sidLine[%s] = %d, but that line is %q", fn, n, lines[n-1])
+		}
+	}
+	pid := startPivotedChild(t, r.dir, upper, appDir, r.exe)
+	testenv.WaitSyscall(t, pid, testenv.AllThreads(), testenv.TimeSleep...)
+	return sidProc{root: r, pid: pid, nspid: nsPID(t, pid), appDir: appDir}
+}
+
+// nsPID is pid as its own (innermost) PID namespace numbers it.
+func nsPID(t *testing.T, pid int) int {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(l); len(f) > 1 && f[0] == "NSpid:" {
+			n, err := strconv.Atoi(f[len(f)-1])
+			if err != nil {
+				t.Fatalf("NSpid of %d: %q", pid, l)
+			}
+			return n
+		}
+	}
+	t.Fatalf("/proc/%d/status has no NSpid", pid)
+	return 0
+}
+
+// sidAdapter is an adapter command as the root runs it.
+type sidAdapter struct {
+	name string
+	argv []string
+	lldb bool // lldb-dap: thread ids are TIDs, attach needs stopOnEntry
+}
+
+func plainSidAdapters() []sidAdapter {
+	return []sidAdapter{
+		{name: "gdb", argv: []string{"gdb", "-i=dap"}},
+		{name: "lldb-dap-22", argv: []string{"lldb-dap-22"}, lldb: true},
+	}
+}
+
+func pyattachSidAdapters() []sidAdapter {
+	return []sidAdapter{
+		{name: "pyattach-gdb", argv: []string{"pyattach", "gdb", "-i=dap"}},
+		{name: "pyattach-lldb-dap", argv: []string{"pyattach", "lldb-dap"}, lldb: true},
+	}
+}
+
+// startSidAdapter runs a inside p's container, on stdio.
+func startSidAdapter(t *testing.T, p sidProc, a sidAdapter) *dapClient {
+	t.Helper()
+	args := append([]string{"-t", strconv.Itoa(p.pid), "-m", "-p", "-r", "-w", "--"}, a.argv...)
+	cmd := exec.Command(testenv.Need(t, "nsenter"), args...)
+	cmd.Env = sidEnv
+	return startDAP(t, a.name, cmd)
+}
+
+// sidEnv is the environment of the commands run in the root.
+var sidEnv = []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=/root", "LANG=C.UTF-8", "DEBUGINFOD_URLS="}
+
+// dapStart is initialize, attach (args), configurationDone, and the
+// stop: the attach request's seq is returned for timing.
+func dapStart(t *testing.T, c *dapClient, args map[string]any) int {
+	t.Helper()
+	c.call("initialize", map[string]any{"clientID": "pyattach-test", "adapterID": "pyattach",
+		"linesStartAt1": true, "columnsStartAt1": true, "pathFormat": "path"}, nil)
+	// gdb answers attach only after configurationDone: send both first.
+	attach := c.send("attach", args)
+	done := c.send("configurationDone", nil)
+	for _, seq := range []int{attach, done} {
+		if r := c.response(seq); !r.Success {
+			t.Fatalf("%s: %s failed: %s", c.name, r.Command, r.raw)
+		}
+	}
+	c.event("stopped", 0)
+	return attach
+}
+
+func sidLiveAttach(p sidProc, a sidAdapter) map[string]any {
+	args := map[string]any{"pid": p.nspid}
+	if a.lldb {
+		args["stopOnEntry"] = true
+	}
+	return args
+}
+
+func sidCoreAttach(core string) map[string]any {
+	return map[string]any{"coreFile": core, "program": "/usr/bin/python3.14"}
+}
+
+// threadStacks lists the threads and each one's stackTrace; the first
+// stackTrace's answer time is returned too.
+func threadStacks(t *testing.T, c *dapClient) ([]dapThread, map[int][]dapFrame, time.Time) {
+	t.Helper()
+	var th struct {
+		Threads []dapThread `json:"threads"`
+	}
+	c.call("threads", nil, &th)
+	if len(th.Threads) != 2 {
+		t.Fatalf("%s: threads %+v, want 2 (main and sleeper)", c.name, th.Threads)
+	}
+	stacks := map[int][]dapFrame{}
+	var first time.Time
+	for _, x := range th.Threads {
+		var st struct {
+			StackFrames []dapFrame `json:"stackFrames"`
+		}
+		r := c.call("stackTrace", map[string]any{"threadId": x.ID, "startFrame": 0, "levels": 1000}, &st)
+		if first.IsZero() {
+			first = r.at
+		}
+		stacks[x.ID] = st.StackFrames
+	}
+	return th.Threads, stacks, first
+}
+
+// mainStack is the stack among stacks that has a frame named by any
+// of names (the main thread's PyEval_EvalCode or <module>).
+func mainStack(t *testing.T, what string, stacks map[int][]dapFrame, names ...string) (int, []dapFrame) {
+	t.Helper()
+	for id, fs := range stacks {
+		for _, n := range names {
+			if frameIndex(fs, n) >= 0 {
+				return id, fs
+			}
+		}
+	}
+	t.Fatalf("%s: no thread's stack has %v:\n%s", what, names, stacksText(stacks))
+	return 0, nil
+}
+
+// frameIndex is the index of the first frame named name (a Python
+// frame's name may carry a decoration around the function's name).
+func frameIndex(fs []dapFrame, name string) int {
+	re := regexp.MustCompile(`(^|[^\w<>.])` + regexp.QuoteMeta(name) + `($|[^\w<>])`)
+	for i, f := range fs {
+		if re.MatchString(f.Name) {
+			return i
+		}
+	}
+	return -1
+}
+
+func framesText(fs []dapFrame) string {
+	var b strings.Builder
+	for _, f := range fs {
+		src := ""
+		if f.Source != nil {
+			src = f.Source.Path
+			if f.Source.SourceReference != 0 {
+				src += fmt.Sprintf(" (ref %d)", f.Source.SourceReference)
+			}
+		}
+		hint := ""
+		if f.PresentationHint != "" {
+			hint = " [" + f.PresentationHint + "]"
+		}
+		fmt.Fprintf(&b, "  #%d %q line %d %s%s\n", f.ID, f.Name, f.Line, src, hint)
+	}
+	return b.String()
+}
+
+func stacksText(stacks map[int][]dapFrame) string {
+	var b strings.Builder
+	for id, fs := range stacks {
+		fmt.Fprintf(&b, "thread %d:\n%s", id, framesText(fs))
+	}
+	return b.String()
+}
+
+// disconnectRunsOn disconnects (the debuggee not terminated), waits for
+// the adapter to end, and checks that the process runs on, untraced,
+// both threads back in their sleep.
+func disconnectRunsOn(t *testing.T, c *dapClient, p sidProc) {
+	t.Helper()
+	c.call("disconnect", map[string]any{"terminateDebuggee": false}, nil)
+	if err := c.finish(); err != nil {
+		t.Errorf("%s: exit after disconnect: %v\nstderr:\n%s", c.name, err, c.stderrText())
+	}
+	checkRunning(t, c.name+" after disconnect", p.pid)
+	testenv.WaitSyscall(t, p.pid, testenv.AllThreads(), testenv.TimeSleep...)
+}
+
+// sidCore takes a core of p with the root's gcore (gdb 18) inside the
+// container, as a user of that system would, into its /mnt, and returns
+// the core's path there; p runs on. A core written from this machine
+// (gcore.Take, or gdb 13's gcore) names the threads by this machine's
+// TIDs, while the root's libthread_db names them by the container's:
+// gdb 18 then lists each thread twice (gdb 13's gcore also writes one
+// thread under the container's TID without registers).
+func sidCore(t *testing.T, p sidProc) string {
+	t.Helper()
+	cmd := exec.Command(testenv.Need(t, "nsenter"), "-t", strconv.Itoa(p.pid), "-m", "-p", "-r", "-w", "--",
+		"gcore", "-o", "/mnt/core", strconv.Itoa(p.nspid))
+	cmd.Env = sidEnv
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("the root's gcore: %v\n%s", err, out)
+	}
+	checkRunning(t, "after gcore", p.pid)
+	return "/mnt/core." + strconv.Itoa(p.nspid)
+}
+
+// disconnectCore ends a core's session: lldb-dap refuses to detach
+// from a core ("elf-core does not support detaching from processes"),
+// so the request says terminateDebuggee, which for a core ends nothing
+// but the session.
+func disconnectCore(t *testing.T, c *dapClient) {
+	t.Helper()
+	c.call("disconnect", map[string]any{"terminateDebuggee": true}, nil)
+	if err := c.finish(); err != nil {
+		t.Errorf("%s: exit after disconnect: %v\nstderr:\n%s", c.name, err, c.stderrText())
+	}
+}
+
+// TestDAPSidPlain is the baseline: the plain adapters of the sid root
+// (gdb 18's DAP, lldb-dap-22) attached to python3.14, then to a core
+// of it, answer initialize, attach, configurationDone, threads (two,
+// named python3.14) and stackTrace with C frames only (time_sleep,
+// _PyEval_EvalFrameDefault, PyEval_EvalCode, no Python function), and
+// leave the process running after disconnect. It checks the harness the
+// pyattach tests use and logs (-v) the stackTrace and the time from
+// attach to its answer.
+func TestDAPSidPlain(t *testing.T) {
+	r := findSidRoot(t)
+	p := startSidApp(t, r)
+	core := sidCore(t, p)
+	for _, a := range plainSidAdapters() {
+		t.Run(a.name, func(t *testing.T) {
+			c := startSidAdapter(t, p, a)
+			attach := dapStart(t, c, sidLiveAttach(p, a))
+			threads, stacks, first := threadStacks(t, c)
+			t.Logf("%s: attach to the first stackTrace answer: %v", a.name, first.Sub(c.sentAt(attach)).Round(time.Millisecond))
+			t.Logf("%s: threads %+v", a.name, threads)
+			_, fs := mainStack(t, a.name, stacks, "PyEval_EvalCode")
+			t.Logf("%s: the main thread's stackTrace:\n%s", a.name, framesText(fs))
+			checkPlainStack(t, a.name, fs)
+			disconnectRunsOn(t, c, p)
+
+			t.Run("core", func(t *testing.T) {
+				c := startSidAdapter(t, p, a)
+				attach := dapStart(t, c, sidCoreAttach(core))
+				_, stacks, first := threadStacks(t, c)
+				t.Logf("%s core: attach to the first stackTrace answer: %v", a.name, first.Sub(c.sentAt(attach)).Round(time.Millisecond))
+				_, fs := mainStack(t, a.name+" core", stacks, "PyEval_EvalCode")
+				checkPlainStack(t, a.name+" core", fs)
+				disconnectCore(t, c)
+			})
+		})
+	}
+}
+
+// checkPlainStack: C frames in their order, no Python function.
+func checkPlainStack(t *testing.T, what string, fs []dapFrame) {
+	t.Helper()
+	last := -1
+	for _, n := range []string{"time_sleep", "_PyEval_EvalFrameDefault", "PyEval_EvalCode"} {
+		i := frameIndex(fs, n)
+		if i <= last {
+			t.Errorf("%s: frame %s at %d, want after %d:\n%s", what, n, i, last, framesText(fs))
+		}
+		last = i
+	}
+	for fn := range sidLine {
+		if i := frameIndex(fs, fn); i >= 0 {
+			t.Errorf("%s: the plain adapter shows a Python frame %q: the baseline changed:\n%s", what, fs[i].Name, framesText(fs))
+		}
+	}
+}
