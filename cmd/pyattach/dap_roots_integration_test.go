@@ -249,21 +249,23 @@ func startSidAdapter(t *testing.T, p sidProc, a sidAdapter) *dapClient {
 var sidEnv = []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=/root", "LANG=C.UTF-8", "DEBUGINFOD_URLS="}
 
 // dapStart is initialize, attach (args), configurationDone, and the
-// stop: the attach request's seq is returned for timing.
-func dapStart(t *testing.T, c *dapClient, args map[string]any) int {
+// stop; it returns when attach was sent.
+func dapStart(t *testing.T, c *dapClient, args map[string]any) time.Time {
 	t.Helper()
 	c.call("initialize", map[string]any{"clientID": "pyattach-test", "adapterID": "pyattach",
 		"linesStartAt1": true, "columnsStartAt1": true, "pathFormat": "path"}, nil)
 	// gdb answers attach only after configurationDone: send both first.
-	attach := c.send("attach", args)
-	done := c.send("configurationDone", nil)
-	for _, seq := range []int{attach, done} {
-		if r := c.response(seq); !r.Success {
-			t.Fatalf("%s: %s failed: %s", c.name, r.Command, r.raw)
-		}
+	sent := time.Now()
+	attachCmd, attach := c.send("attach", args)
+	doneCmd, done := c.send("configurationDone", nil)
+	if m := c.response(attachCmd, attach); !m.Bool("success") {
+		c.fail("attach %s failed: %s", jsonText(args), jsonText(m))
+	}
+	if m := c.response(doneCmd, done); !m.Bool("success") {
+		c.fail("configurationDone failed: %s", jsonText(m))
 	}
 	c.event("stopped", 0)
-	return attach
+	return sent
 }
 
 func sidLiveAttach(p sidProc, a sidAdapter) map[string]any {
@@ -295,9 +297,9 @@ func threadStacks(t *testing.T, c *dapClient) ([]dapThread, map[int][]dapFrame, 
 		var st struct {
 			StackFrames []dapFrame `json:"stackFrames"`
 		}
-		r := c.call("stackTrace", map[string]any{"threadId": x.ID, "startFrame": 0, "levels": 1000}, &st)
+		c.call("stackTrace", map[string]any{"threadId": x.ID, "startFrame": 0, "levels": 1000}, &st)
 		if first.IsZero() {
-			first = r.at
+			first = time.Now()
 		}
 		stacks[x.ID] = st.StackFrames
 	}
@@ -419,7 +421,7 @@ func TestDAPSidPlain(t *testing.T) {
 			c := startSidAdapter(t, p, a)
 			attach := dapStart(t, c, sidLiveAttach(p, a))
 			threads, stacks, first := threadStacks(t, c)
-			t.Logf("%s: attach to the first stackTrace answer: %v", a.name, first.Sub(c.sentAt(attach)).Round(time.Millisecond))
+			t.Logf("%s: attach to the first stackTrace answer: %v", a.name, first.Sub(attach).Round(time.Millisecond))
 			t.Logf("%s: threads %+v", a.name, threads)
 			_, fs := mainStack(t, a.name, stacks, "PyEval_EvalCode")
 			t.Logf("%s: the main thread's stackTrace:\n%s", a.name, framesText(fs))
@@ -430,7 +432,7 @@ func TestDAPSidPlain(t *testing.T) {
 				c := startSidAdapter(t, p, a)
 				attach := dapStart(t, c, sidCoreAttach(core))
 				_, stacks, first := threadStacks(t, c)
-				t.Logf("%s core: attach to the first stackTrace answer: %v", a.name, first.Sub(c.sentAt(attach)).Round(time.Millisecond))
+				t.Logf("%s core: attach to the first stackTrace answer: %v", a.name, first.Sub(attach).Round(time.Millisecond))
 				_, fs := mainStack(t, a.name+" core", stacks, "PyEval_EvalCode")
 				checkPlainStack(t, a.name+" core", fs)
 				disconnectCore(t, c)
