@@ -458,3 +458,198 @@ func checkPlainStack(t *testing.T, what string, fs []dapFrame) {
 		}
 	}
 }
+
+// TestDAPSidPython: pyattach gdb -i=dap (gdb 18) and pyattach lldb-dap
+// (lldb-dap-22) inside the sid root, attached to python3.14 as an
+// editor does: threads has the Python thread names; the main thread's
+// stackTrace has inner, middle, outer and <module> (each at its line in
+// app.py, by path or by a sourceReference that serves app.py) where the
+// eval loop ran them, among the C frames, in the order they run (no
+// _PyEval_EvalFrameDefault left); the sleeper thread's has nap; inner's
+// scopes show its locals with their reprs, a list and a dict expand to
+// their items; `py-bt` typed in the debug console prints the Python
+// stack; after disconnect (terminateDebuggee false) the process runs
+// on, untraced. Then a core of the process (attach with coreFile and
+// program) shows the same Python frames and locals. -v logs the time
+// from attach to the first stackTrace answer, to set against
+// TestDAPSidPlain's.
+func TestDAPSidPython(t *testing.T) {
+	r := findSidRoot(t)
+	p := startSidApp(t, r)
+	core := sidCore(t, p)
+	for _, a := range pyattachSidAdapters() {
+		t.Run(a.name, func(t *testing.T) {
+			c := startSidAdapter(t, p, a)
+			attach := dapStart(t, c, sidLiveAttach(p, a))
+			threads, stacks, first := threadStacks(t, c)
+			t.Logf("%s: attach to the first stackTrace answer: %v", a.name, first.Sub(attach).Round(time.Millisecond))
+			names := map[string]bool{}
+			for _, th := range threads {
+				names[th.Name] = true
+			}
+			if !names["MainThread"] || !names["sleeper"] {
+				t.Errorf("%s: threads %+v, want MainThread and sleeper", a.name, threads)
+			}
+			main, fs := mainStack(t, a.name, stacks, "<module>")
+			t.Logf("%s: the main thread's stackTrace:\n%s", a.name, framesText(fs))
+			inner := checkPyStack(t, c, a.name, fs)
+			for id, fs := range stacks {
+				if id != main {
+					checkSleeper(t, c, a.name, fs)
+				}
+			}
+			checkInnerLocals(t, c, a.name, inner)
+			checkDAPPyBt(t, c, a.name, fs[0].ID)
+			disconnectRunsOn(t, c, p)
+
+			t.Run("core", func(t *testing.T) {
+				c := startSidAdapter(t, p, a)
+				attach := dapStart(t, c, sidCoreAttach(core))
+				_, stacks, first := threadStacks(t, c)
+				t.Logf("%s core: attach to the first stackTrace answer: %v", a.name, first.Sub(attach).Round(time.Millisecond))
+				_, fs := mainStack(t, a.name+" core", stacks, "<module>")
+				inner := checkPyStack(t, c, a.name+" core", fs)
+				checkInnerLocals(t, c, a.name+" core", inner)
+				disconnectCore(t, c)
+			})
+		})
+	}
+}
+
+// checkPyStack checks the main thread's frames: time_sleep, then inner,
+// middle, outer, <module> at their lines in app.py, then
+// PyEval_EvalCode; no eval-loop frame left. It returns inner's frame.
+func checkPyStack(t *testing.T, c *dapClient, what string, fs []dapFrame) dapFrame {
+	t.Helper()
+	last := -1
+	for _, n := range []string{"time_sleep", "inner", "middle", "outer", "<module>", "PyEval_EvalCode"} {
+		i := frameIndex(fs, n)
+		if i <= last {
+			t.Fatalf("%s: frame %s at %d, want after %d:\n%s", what, n, i, last, framesText(fs))
+		}
+		last = i
+		if want, ok := sidLine[n]; ok {
+			checkPyFrame(t, c, what, fs[i], want)
+		}
+	}
+	if i := frameIndex(fs, "_PyEval_EvalFrameDefault"); i >= 0 {
+		t.Errorf("%s: the eval loop's frame #%d is left among the Python frames:\n%s", what, i, framesText(fs))
+	}
+	return fs[frameIndex(fs, "inner")]
+}
+
+// checkSleeper: the sleeper thread's stack has nap at its line.
+func checkSleeper(t *testing.T, c *dapClient, what string, fs []dapFrame) {
+	t.Helper()
+	i := frameIndex(fs, "nap")
+	if i < 0 || i < frameIndex(fs, "time_sleep") {
+		t.Errorf("%s: the sleeper thread has no nap frame after time_sleep:\n%s", what, framesText(fs))
+		return
+	}
+	checkPyFrame(t, c, what, fs[i], sidLine["nap"])
+}
+
+// checkPyFrame: a Python frame is at line want of app.py, which the
+// editor opens by path (as the adapter sees it: the container's
+// /mnt/app.py) or reads through the source request.
+func checkPyFrame(t *testing.T, c *dapClient, what string, f dapFrame, want int) {
+	t.Helper()
+	if f.Line != want {
+		t.Errorf("%s: frame %q at line %d, want %d", what, f.Name, f.Line, want)
+	}
+	switch {
+	case f.Source == nil:
+		t.Errorf("%s: frame %q has no source", what, f.Name)
+	case f.Source.SourceReference > 0:
+		var src struct {
+			Content string `json:"content"`
+		}
+		c.call("source", map[string]any{"source": f.Source, "sourceReference": f.Source.SourceReference}, &src)
+		if src.Content != sidDAPApp {
+			t.Errorf("%s: frame %q: source %d reads %q, want app.py", what, f.Name, f.Source.SourceReference, src.Content)
+		}
+	case f.Source.Path != "/mnt/app.py":
+		t.Errorf("%s: frame %q: source path %q, want /mnt/app.py", what, f.Name, f.Source.Path)
+	}
+}
+
+// checkInnerLocals: inner's scopes have a Locals scope with its
+// arguments and locals (reprs as the terminal shows them); items and
+// table expand to their items.
+func checkInnerLocals(t *testing.T, c *dapClient, what string, inner dapFrame) {
+	t.Helper()
+	var sc struct {
+		Scopes []dapScope `json:"scopes"`
+	}
+	c.call("scopes", map[string]any{"frameId": inner.ID}, &sc)
+	if len(sc.Scopes) == 0 || sc.Scopes[0].VariablesReference <= 0 {
+		t.Fatalf("%s: inner's scopes %+v, want its locals first", what, sc.Scopes)
+	}
+	vars := dapVariables(t, c, sc.Scopes[0].VariablesReference)
+	want := map[string]string{"n": "42", "text": "'hello'", "items": "[1, 2, 42]", "table": "{'key': 42}"}
+	got := map[string]dapVariable{}
+	for _, v := range vars {
+		got[v.Name] = v
+	}
+	for name, value := range want {
+		if got[name].Value != value {
+			t.Errorf("%s: inner's local %s = %q, want %q (locals %+v)", what, name, got[name].Value, value, vars)
+		}
+	}
+	children := map[string]map[string]string{
+		"items": {"[0]": "1", "[1]": "2", "[2]": "42"},
+		"table": {"'key'": "42"},
+	}
+	for name, want := range children {
+		ref := got[name].VariablesReference
+		if ref <= 0 {
+			t.Errorf("%s: inner's %s cannot be expanded (variablesReference %d)", what, name, ref)
+			continue
+		}
+		kids := map[string]string{}
+		for _, v := range dapVariables(t, c, ref) {
+			kids[v.Name] = v.Value
+		}
+		for k, v := range want {
+			if kids[k] != v {
+				t.Errorf("%s: %s's child %s = %q, want %q (children %v)", what, name, k, kids[k], v, kids)
+			}
+		}
+	}
+}
+
+func dapVariables(t *testing.T, c *dapClient, ref int) []dapVariable {
+	t.Helper()
+	var vs struct {
+		Variables []dapVariable `json:"variables"`
+	}
+	c.call("variables", map[string]any{"variablesReference": ref}, &vs)
+	return vs.Variables
+}
+
+// checkDAPPyBt: `py-bt` typed in the debug console (evaluate, context
+// repl, the innermost frame selected) prints the main thread's Python
+// stack, innermost first, in the result or as output events.
+func checkDAPPyBt(t *testing.T, c *dapClient, what string, frame int) {
+	t.Helper()
+	after := len(c.c.Events())
+	var ev struct {
+		Result string `json:"result"`
+	}
+	c.call("evaluate", map[string]any{"expression": "py-bt", "context": "repl", "frameId": frame}, &ev)
+	out := ev.Result
+	for _, e := range c.c.Events()[after:] {
+		if e.Str("event") == "output" {
+			out += e.Obj("body").Str("output")
+		}
+	}
+	last := -1
+	for _, fn := range []string{"inner", "middle", "outer", "<module>"} {
+		s := fmt.Sprintf(`File "/mnt/app.py", line %d, in %s`, sidLine[fn], fn)
+		i := strings.Index(out, s)
+		if i <= last {
+			t.Errorf("%s: py-bt in the debug console: no %q after the frames before it in:\n%s", what, s, out)
+		}
+		last = i
+	}
+}
