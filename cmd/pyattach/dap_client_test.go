@@ -50,7 +50,7 @@ func startDAP(t testing.TB, name string, cmd *exec.Cmd) *dapClient {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
 	}
 	cmd.SysProcAttr.Setpgid = true
-	cmd.Stderr = &lockedWriter{mu: &d.mu, w: &d.stderr}
+	cmd.Stderr = &dapLockedWriter{mu: &d.mu, w: &d.stderr}
 	in, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -61,7 +61,7 @@ func startDAP(t testing.TB, name string, cmd *exec.Cmd) *dapClient {
 	}
 	d.in = in
 	ready := make(chan struct{})
-	d.c = daptest.New(in, &endReader{r: out, ready: ready, done: d.done})
+	d.c = daptest.New(in, &dapEndReader{r: out, ready: ready, done: d.done})
 	d.c.Timeout = dapWait
 	d.c.Log = d.record
 	close(ready)
@@ -84,14 +84,14 @@ func startDAP(t testing.TB, name string, cmd *exec.Cmd) *dapClient {
 	return d
 }
 
-// endReader closes done when r ends, and reads nothing before ready.
-type endReader struct {
+// dapEndReader closes done when r ends, and reads nothing before ready.
+type dapEndReader struct {
 	r           io.Reader
 	ready, done chan struct{}
 	once        sync.Once
 }
 
-func (e *endReader) Read(p []byte) (int, error) {
+func (e *dapEndReader) Read(p []byte) (int, error) {
 	<-e.ready
 	n, err := e.r.Read(p)
 	if err != nil {
@@ -100,12 +100,12 @@ func (e *endReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-type lockedWriter struct {
+type dapLockedWriter struct {
 	mu *sync.Mutex
 	w  io.Writer
 }
 
-func (l *lockedWriter) Write(p []byte) (int, error) {
+func (l *dapLockedWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.w.Write(p)
@@ -169,7 +169,7 @@ func (d *dapClient) call(command string, args, body any) {
 	m := d.response(d.send(command, args))
 	if !m.Bool("success") {
 		raw, _ := json.Marshal(m)
-		d.fail("%s %s failed: %s", command, jsonText(args), raw)
+		d.fail("%s %s failed: %s", command, dapJSON(args), raw)
 	}
 	if body != nil {
 		b, _ := json.Marshal(m.Obj("body"))
@@ -204,40 +204,40 @@ func (d *dapClient) finish() error {
 	return d.cmd.Wait()
 }
 
-func jsonText(v any) string {
+func dapJSON(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
 }
 
 // Decoded bodies: the fields the tests read.
 
-type dapThread struct {
+type dapcThread struct {
 	ID   int    `json:"id"`
 	Name string `json:"name"`
 }
 
-type dapSource struct {
+type dapcSource struct {
 	Name            string `json:"name"`
 	Path            string `json:"path"`
 	SourceReference int    `json:"sourceReference"`
 }
 
-type dapFrame struct {
-	ID                 int        `json:"id"`
-	Name               string     `json:"name"`
-	Line               int        `json:"line"`
-	Source             *dapSource `json:"source"`
-	PresentationHint   string     `json:"presentationHint"`
-	InstructionPointer string     `json:"instructionPointerReference"`
+type dapcFrame struct {
+	ID                 int         `json:"id"`
+	Name               string      `json:"name"`
+	Line               int         `json:"line"`
+	Source             *dapcSource `json:"source"`
+	PresentationHint   string      `json:"presentationHint"`
+	InstructionPointer string      `json:"instructionPointerReference"`
 }
 
-type dapScope struct {
+type dapcScope struct {
 	Name               string `json:"name"`
 	VariablesReference int    `json:"variablesReference"`
 	PresentationHint   string `json:"presentationHint"`
 }
 
-type dapVariable struct {
+type dapcVariable struct {
 	Name               string `json:"name"`
 	Value              string `json:"value"`
 	Type               string `json:"type"`

@@ -85,11 +85,11 @@ import (
 // plain 1.7 to 2.5 s live, 2.1 s on the core; lldb-dap-22 plain 0.7 to
 // 1.0 s live, 0.65 to 1.1 s on the core.
 
-// sidDAPApp: the main thread sleeps in inner, called from middle, outer
+// dapSidApp: the main thread sleeps in inner, called from middle, outer
 // and the module (inner's locals of several kinds), a second thread
-// "sleeper" sleeps in nap. Lines below (sidLine) name where each frame
+// "sleeper" sleeps in nap. Lines below (dapSidLine) name where each frame
 // is.
-const sidDAPApp = `import sys, threading, time
+const dapSidApp = `import sys, threading, time
 
 def nap():
     time.sleep(3600)
@@ -112,22 +112,22 @@ threading.Thread(target=nap, name="sleeper", daemon=True).start()
 outer()
 `
 
-// sidLine is the line each Python frame of sidDAPApp runs.
-var sidLine = map[string]int{"nap": 4, "inner": 12, "middle": 15, "outer": 18, "<module>": 21}
+// dapSidLine is the line each Python frame of dapSidApp runs.
+var dapSidLine = map[string]int{"nap": 4, "inner": 12, "middle": 15, "outer": 18, "<module>": 21}
 
-// sidRoot is the sid root with python3.14 and both adapters.
-type sidRoot struct {
+// dapSidRoot is the sid root with python3.14 and both adapters.
+type dapSidRoot struct {
 	dir, exe string
 }
 
-func findSidRoot(t *testing.T) sidRoot {
+func findDAPSidRoot(t *testing.T) dapSidRoot {
 	t.Helper()
 	testenv.NeedRoot(t, "unshare, overlay mounts, pivot_root and nsenter")
 	testenv.Need(t, "unshare")
 	testenv.Need(t, "nsenter")
 	for _, r := range testenv.Roots(t) {
 		if r.Suite == "sid" && r.Minor == "3.14" {
-			s := sidRoot{dir: r.Dir, exe: r.Exe()}
+			s := dapSidRoot{dir: r.Dir, exe: r.Exe()}
 			for _, p := range []string{s.exe, "/usr/bin/gdb", "/usr/bin/lldb-dap-22"} {
 				testenv.NeedFile(t, filepath.Join(s.dir, p), "sudo scripts/make-roots.sh makes the sid root with python3.14, gdb and lldb-dap-22")
 			}
@@ -135,68 +135,68 @@ func findSidRoot(t *testing.T) sidRoot {
 		}
 	}
 	testenv.Missing(t, "no sid root with Python 3.14 in %s (sudo scripts/make-roots.sh)", testenv.RootsDir())
-	return sidRoot{}
+	return dapSidRoot{}
 }
 
 var (
-	staticOnce sync.Once
-	staticPath string
-	staticErr  error
-	staticOut  []byte
+	dapStaticOnce sync.Once
+	dapStaticPath string
+	dapStaticErr  error
+	dapStaticOut  []byte
 )
 
 // staticPyattach builds pyattach without cgo, once: a binary that runs
 // inside any root.
 func staticPyattach(t *testing.T) string {
 	t.Helper()
-	staticOnce.Do(func() {
+	dapStaticOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "pyattach-static")
 		if err != nil {
-			staticErr = err
+			dapStaticErr = err
 			return
 		}
-		staticPath = filepath.Join(dir, "pyattach")
-		cmd := exec.Command("go", "build", "-o", staticPath, ".")
+		dapStaticPath = filepath.Join(dir, "pyattach")
+		cmd := exec.Command("go", "build", "-o", dapStaticPath, ".")
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-		staticOut, staticErr = cmd.CombinedOutput()
+		dapStaticOut, dapStaticErr = cmd.CombinedOutput()
 	})
-	if staticErr != nil {
-		t.Fatalf("go build (CGO_ENABLED=0): %v\n%s", staticErr, staticOut)
+	if dapStaticErr != nil {
+		t.Fatalf("go build (CGO_ENABLED=0): %v\n%s", dapStaticErr, dapStaticOut)
 	}
-	return staticPath
+	return dapStaticPath
 }
 
-// sidProc is sidDAPApp running in a container of the sid root.
-type sidProc struct {
-	root   sidRoot
+// dapSidProc is dapSidApp running in a container of the sid root.
+type dapSidProc struct {
+	root   dapSidRoot
 	pid    int    // as this machine sees it
 	nspid  int    // as the container (and the adapters) see it
 	appDir string // this machine's directory that is the container's /mnt
 }
 
-// startSidApp runs sidDAPApp with the root's python3.14 in a container
+// startDAPSidApp runs dapSidApp with the root's python3.14 in a container
 // (pyattach in its overlay) and returns once both threads sleep.
-func startSidApp(t *testing.T, r sidRoot) sidProc {
+func startDAPSidApp(t *testing.T, r dapSidRoot) dapSidProc {
 	t.Helper()
 	upper := t.TempDir()
 	testenv.CopyFile(t, staticPyattach(t), filepath.Join(upper, "usr", "local", "bin", "pyattach"), 0o755)
 	appDir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(appDir, "app.py"), []byte(sidDAPApp), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(appDir, "app.py"), []byte(dapSidApp), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	lines := strings.Split(sidDAPApp, "\n")
-	for fn, n := range sidLine {
+	lines := strings.Split(dapSidApp, "\n")
+	for fn, n := range dapSidLine {
 		if want := map[string]string{"nap": "time.sleep", "inner": "time.sleep", "middle": "inner(", "outer": "middle(", "<module>": "outer()"}[fn]; !strings.Contains(lines[n-1], want) {
-			t.Fatalf("sidLine[%s] = %d, but that line is %q", fn, n, lines[n-1])
+			t.Fatalf("dapSidLine[%s] = %d, but that line is %q", fn, n, lines[n-1])
 		}
 	}
 	pid := startPivotedChild(t, r.dir, upper, appDir, r.exe)
 	testenv.WaitSyscall(t, pid, testenv.AllThreads(), testenv.TimeSleep...)
-	return sidProc{root: r, pid: pid, nspid: nsPID(t, pid), appDir: appDir}
+	return dapSidProc{root: r, pid: pid, nspid: sidNSPID(t, pid), appDir: appDir}
 }
 
-// nsPID is pid as its own (innermost) PID namespace numbers it.
-func nsPID(t *testing.T, pid int) int {
+// sidNSPID is pid as its own (innermost) PID namespace numbers it.
+func sidNSPID(t *testing.T, pid int) int {
 	t.Helper()
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
@@ -215,38 +215,38 @@ func nsPID(t *testing.T, pid int) int {
 	return 0
 }
 
-// sidAdapter is an adapter command as the root runs it.
-type sidAdapter struct {
+// dapSidAdapter is an adapter command as the root runs it.
+type dapSidAdapter struct {
 	name string
 	argv []string
 	lldb bool // lldb-dap: thread ids are TIDs, attach needs stopOnEntry
 }
 
-func plainSidAdapters() []sidAdapter {
-	return []sidAdapter{
+func dapSidPlainAdapters() []dapSidAdapter {
+	return []dapSidAdapter{
 		{name: "gdb", argv: []string{"gdb", "-i=dap"}},
 		{name: "lldb-dap-22", argv: []string{"lldb-dap-22"}, lldb: true},
 	}
 }
 
-func pyattachSidAdapters() []sidAdapter {
-	return []sidAdapter{
+func dapSidPyattachAdapters() []dapSidAdapter {
+	return []dapSidAdapter{
 		{name: "pyattach-gdb", argv: []string{"pyattach", "gdb", "-i=dap"}},
 		{name: "pyattach-lldb-dap", argv: []string{"pyattach", "lldb-dap"}, lldb: true},
 	}
 }
 
-// startSidAdapter runs a inside p's container, on stdio.
-func startSidAdapter(t *testing.T, p sidProc, a sidAdapter) *dapClient {
+// startDAPSidAdapter runs a inside p's container, on stdio.
+func startDAPSidAdapter(t *testing.T, p dapSidProc, a dapSidAdapter) *dapClient {
 	t.Helper()
 	args := append([]string{"-t", strconv.Itoa(p.pid), "-m", "-p", "-r", "-w", "--"}, a.argv...)
 	cmd := exec.Command(testenv.Need(t, "nsenter"), args...)
-	cmd.Env = sidEnv
+	cmd.Env = dapSidEnv
 	return startDAP(t, a.name, cmd)
 }
 
-// sidEnv is the environment of the commands run in the root.
-var sidEnv = []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=/root", "LANG=C.UTF-8", "DEBUGINFOD_URLS="}
+// dapSidEnv is the environment of the commands run in the root.
+var dapSidEnv = []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=/root", "LANG=C.UTF-8", "DEBUGINFOD_URLS="}
 
 // dapStart is initialize, attach (args), configurationDone, and the
 // stop; it returns when attach was sent.
@@ -259,16 +259,16 @@ func dapStart(t *testing.T, c *dapClient, args map[string]any) time.Time {
 	attachCmd, attach := c.send("attach", args)
 	doneCmd, done := c.send("configurationDone", nil)
 	if m := c.response(attachCmd, attach); !m.Bool("success") {
-		c.fail("attach %s failed: %s", jsonText(args), jsonText(m))
+		c.fail("attach %s failed: %s", dapJSON(args), dapJSON(m))
 	}
 	if m := c.response(doneCmd, done); !m.Bool("success") {
-		c.fail("configurationDone failed: %s", jsonText(m))
+		c.fail("configurationDone failed: %s", dapJSON(m))
 	}
 	c.event("stopped", 0)
 	return sent
 }
 
-func sidLiveAttach(p sidProc, a sidAdapter) map[string]any {
+func dapSidLiveAttach(p dapSidProc, a dapSidAdapter) map[string]any {
 	args := map[string]any{"pid": p.nspid}
 	if a.lldb {
 		args["stopOnEntry"] = true
@@ -276,26 +276,26 @@ func sidLiveAttach(p sidProc, a sidAdapter) map[string]any {
 	return args
 }
 
-func sidCoreAttach(core string) map[string]any {
+func dapSidCoreAttach(core string) map[string]any {
 	return map[string]any{"coreFile": core, "program": "/usr/bin/python3.14"}
 }
 
-// threadStacks lists the threads and each one's stackTrace; the first
+// dapThreadStacks lists the threads and each one's stackTrace; the first
 // stackTrace's answer time is returned too.
-func threadStacks(t *testing.T, c *dapClient) ([]dapThread, map[int][]dapFrame, time.Time) {
+func dapThreadStacks(t *testing.T, c *dapClient) ([]dapcThread, map[int][]dapcFrame, time.Time) {
 	t.Helper()
 	var th struct {
-		Threads []dapThread `json:"threads"`
+		Threads []dapcThread `json:"threads"`
 	}
 	c.call("threads", nil, &th)
 	if len(th.Threads) != 2 {
 		t.Fatalf("%s: threads %+v, want 2 (main and sleeper)", c.name, th.Threads)
 	}
-	stacks := map[int][]dapFrame{}
+	stacks := map[int][]dapcFrame{}
 	var first time.Time
 	for _, x := range th.Threads {
 		var st struct {
-			StackFrames []dapFrame `json:"stackFrames"`
+			StackFrames []dapcFrame `json:"stackFrames"`
 		}
 		c.call("stackTrace", map[string]any{"threadId": x.ID, "startFrame": 0, "levels": 1000}, &st)
 		if first.IsZero() {
@@ -306,24 +306,24 @@ func threadStacks(t *testing.T, c *dapClient) ([]dapThread, map[int][]dapFrame, 
 	return th.Threads, stacks, first
 }
 
-// mainStack is the stack among stacks that has a frame named by any
+// dapMainStack is the stack among stacks that has a frame named by any
 // of names (the main thread's PyEval_EvalCode or <module>).
-func mainStack(t *testing.T, what string, stacks map[int][]dapFrame, names ...string) (int, []dapFrame) {
+func dapMainStack(t *testing.T, what string, stacks map[int][]dapcFrame, names ...string) (int, []dapcFrame) {
 	t.Helper()
 	for id, fs := range stacks {
 		for _, n := range names {
-			if frameIndex(fs, n) >= 0 {
+			if dapFrameIndex(fs, n) >= 0 {
 				return id, fs
 			}
 		}
 	}
-	t.Fatalf("%s: no thread's stack has %v:\n%s", what, names, stacksText(stacks))
+	t.Fatalf("%s: no thread's stack has %v:\n%s", what, names, dapStacksText(stacks))
 	return 0, nil
 }
 
-// frameIndex is the index of the first frame named name (a Python
+// dapFrameIndex is the index of the first frame named name (a Python
 // frame's name may carry a decoration around the function's name).
-func frameIndex(fs []dapFrame, name string) int {
+func dapFrameIndex(fs []dapcFrame, name string) int {
 	re := regexp.MustCompile(`(^|[^\w<>.])` + regexp.QuoteMeta(name) + `($|[^\w<>])`)
 	for i, f := range fs {
 		if re.MatchString(f.Name) {
@@ -333,7 +333,7 @@ func frameIndex(fs []dapFrame, name string) int {
 	return -1
 }
 
-func framesText(fs []dapFrame) string {
+func dapFramesText(fs []dapcFrame) string {
 	var b strings.Builder
 	for _, f := range fs {
 		src := ""
@@ -352,18 +352,18 @@ func framesText(fs []dapFrame) string {
 	return b.String()
 }
 
-func stacksText(stacks map[int][]dapFrame) string {
+func dapStacksText(stacks map[int][]dapcFrame) string {
 	var b strings.Builder
 	for id, fs := range stacks {
-		fmt.Fprintf(&b, "thread %d:\n%s", id, framesText(fs))
+		fmt.Fprintf(&b, "thread %d:\n%s", id, dapFramesText(fs))
 	}
 	return b.String()
 }
 
-// disconnectRunsOn disconnects (the debuggee not terminated), waits for
+// dapDisconnectRunsOn disconnects (the debuggee not terminated), waits for
 // the adapter to end, and checks that the process runs on, untraced,
 // both threads back in their sleep.
-func disconnectRunsOn(t *testing.T, c *dapClient, p sidProc) {
+func dapDisconnectRunsOn(t *testing.T, c *dapClient, p dapSidProc) {
 	t.Helper()
 	c.call("disconnect", map[string]any{"terminateDebuggee": false}, nil)
 	if err := c.finish(); err != nil {
@@ -373,18 +373,18 @@ func disconnectRunsOn(t *testing.T, c *dapClient, p sidProc) {
 	testenv.WaitSyscall(t, p.pid, testenv.AllThreads(), testenv.TimeSleep...)
 }
 
-// sidCore takes a core of p with the root's gcore (gdb 18) inside the
+// dapSidCore takes a core of p with the root's gcore (gdb 18) inside the
 // container, as a user of that system would, into its /mnt, and returns
 // the core's path there; p runs on. A core written from this machine
 // (gcore.Take, or gdb 13's gcore) names the threads by this machine's
 // TIDs, while the root's libthread_db names them by the container's:
 // gdb 18 then lists each thread twice (gdb 13's gcore also writes one
 // thread under the container's TID without registers).
-func sidCore(t *testing.T, p sidProc) string {
+func dapSidCore(t *testing.T, p dapSidProc) string {
 	t.Helper()
 	cmd := exec.Command(testenv.Need(t, "nsenter"), "-t", strconv.Itoa(p.pid), "-m", "-p", "-r", "-w", "--",
 		"gcore", "-o", "/mnt/core", strconv.Itoa(p.nspid))
-	cmd.Env = sidEnv
+	cmd.Env = dapSidEnv
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("the root's gcore: %v\n%s", err, out)
 	}
@@ -392,11 +392,11 @@ func sidCore(t *testing.T, p sidProc) string {
 	return "/mnt/core." + strconv.Itoa(p.nspid)
 }
 
-// disconnectCore ends a core's session: lldb-dap refuses to detach
+// dapDisconnectCore ends a core's session: lldb-dap refuses to detach
 // from a core ("elf-core does not support detaching from processes"),
 // so the request says terminateDebuggee, which for a core ends nothing
 // but the session.
-func disconnectCore(t *testing.T, c *dapClient) {
+func dapDisconnectCore(t *testing.T, c *dapClient) {
 	t.Helper()
 	c.call("disconnect", map[string]any{"terminateDebuggee": true}, nil)
 	if err := c.finish(); err != nil {
@@ -413,48 +413,48 @@ func disconnectCore(t *testing.T, c *dapClient) {
 // pyattach tests use and logs (-v) the stackTrace and the time from
 // attach to its answer.
 func TestDAPSidPlain(t *testing.T) {
-	r := findSidRoot(t)
-	p := startSidApp(t, r)
-	core := sidCore(t, p)
-	for _, a := range plainSidAdapters() {
+	r := findDAPSidRoot(t)
+	p := startDAPSidApp(t, r)
+	core := dapSidCore(t, p)
+	for _, a := range dapSidPlainAdapters() {
 		t.Run(a.name, func(t *testing.T) {
-			c := startSidAdapter(t, p, a)
-			attach := dapStart(t, c, sidLiveAttach(p, a))
-			threads, stacks, first := threadStacks(t, c)
+			c := startDAPSidAdapter(t, p, a)
+			attach := dapStart(t, c, dapSidLiveAttach(p, a))
+			threads, stacks, first := dapThreadStacks(t, c)
 			t.Logf("%s: attach to the first stackTrace answer: %v", a.name, first.Sub(attach).Round(time.Millisecond))
 			t.Logf("%s: threads %+v", a.name, threads)
-			_, fs := mainStack(t, a.name, stacks, "PyEval_EvalCode")
-			t.Logf("%s: the main thread's stackTrace:\n%s", a.name, framesText(fs))
-			checkPlainStack(t, a.name, fs)
-			disconnectRunsOn(t, c, p)
+			_, fs := dapMainStack(t, a.name, stacks, "PyEval_EvalCode")
+			t.Logf("%s: the main thread's stackTrace:\n%s", a.name, dapFramesText(fs))
+			checkDAPPlainStack(t, a.name, fs)
+			dapDisconnectRunsOn(t, c, p)
 
 			t.Run("core", func(t *testing.T) {
-				c := startSidAdapter(t, p, a)
-				attach := dapStart(t, c, sidCoreAttach(core))
-				_, stacks, first := threadStacks(t, c)
+				c := startDAPSidAdapter(t, p, a)
+				attach := dapStart(t, c, dapSidCoreAttach(core))
+				_, stacks, first := dapThreadStacks(t, c)
 				t.Logf("%s core: attach to the first stackTrace answer: %v", a.name, first.Sub(attach).Round(time.Millisecond))
-				_, fs := mainStack(t, a.name+" core", stacks, "PyEval_EvalCode")
-				checkPlainStack(t, a.name+" core", fs)
-				disconnectCore(t, c)
+				_, fs := dapMainStack(t, a.name+" core", stacks, "PyEval_EvalCode")
+				checkDAPPlainStack(t, a.name+" core", fs)
+				dapDisconnectCore(t, c)
 			})
 		})
 	}
 }
 
-// checkPlainStack: C frames in their order, no Python function.
-func checkPlainStack(t *testing.T, what string, fs []dapFrame) {
+// checkDAPPlainStack: C frames in their order, no Python function.
+func checkDAPPlainStack(t *testing.T, what string, fs []dapcFrame) {
 	t.Helper()
 	last := -1
 	for _, n := range []string{"time_sleep", "_PyEval_EvalFrameDefault", "PyEval_EvalCode"} {
-		i := frameIndex(fs, n)
+		i := dapFrameIndex(fs, n)
 		if i <= last {
-			t.Errorf("%s: frame %s at %d, want after %d:\n%s", what, n, i, last, framesText(fs))
+			t.Errorf("%s: frame %s at %d, want after %d:\n%s", what, n, i, last, dapFramesText(fs))
 		}
 		last = i
 	}
-	for fn := range sidLine {
-		if i := frameIndex(fs, fn); i >= 0 {
-			t.Errorf("%s: the plain adapter shows a Python frame %q: the baseline changed:\n%s", what, fs[i].Name, framesText(fs))
+	for fn := range dapSidLine {
+		if i := dapFrameIndex(fs, fn); i >= 0 {
+			t.Errorf("%s: the plain adapter shows a Python frame %q: the baseline changed:\n%s", what, fs[i].Name, dapFramesText(fs))
 		}
 	}
 }
@@ -474,14 +474,14 @@ func checkPlainStack(t *testing.T, what string, fs []dapFrame) {
 // from attach to the first stackTrace answer, to set against
 // TestDAPSidPlain's.
 func TestDAPSidPython(t *testing.T) {
-	r := findSidRoot(t)
-	p := startSidApp(t, r)
-	core := sidCore(t, p)
-	for _, a := range pyattachSidAdapters() {
+	r := findDAPSidRoot(t)
+	p := startDAPSidApp(t, r)
+	core := dapSidCore(t, p)
+	for _, a := range dapSidPyattachAdapters() {
 		t.Run(a.name, func(t *testing.T) {
-			c := startSidAdapter(t, p, a)
-			attach := dapStart(t, c, sidLiveAttach(p, a))
-			threads, stacks, first := threadStacks(t, c)
+			c := startDAPSidAdapter(t, p, a)
+			attach := dapStart(t, c, dapSidLiveAttach(p, a))
+			threads, stacks, first := dapThreadStacks(t, c)
 			t.Logf("%s: attach to the first stackTrace answer: %v", a.name, first.Sub(attach).Round(time.Millisecond))
 			names := map[string]bool{}
 			for _, th := range threads {
@@ -490,69 +490,69 @@ func TestDAPSidPython(t *testing.T) {
 			if !names["MainThread"] || !names["sleeper"] {
 				t.Errorf("%s: threads %+v, want MainThread and sleeper", a.name, threads)
 			}
-			main, fs := mainStack(t, a.name, stacks, "<module>")
-			t.Logf("%s: the main thread's stackTrace:\n%s", a.name, framesText(fs))
-			inner := checkPyStack(t, c, a.name, fs)
+			main, fs := dapMainStack(t, a.name, stacks, "<module>")
+			t.Logf("%s: the main thread's stackTrace:\n%s", a.name, dapFramesText(fs))
+			inner := checkDAPPyStack(t, c, a.name, fs)
 			for id, fs := range stacks {
 				if id != main {
-					checkSleeper(t, c, a.name, fs)
+					checkDAPSleeper(t, c, a.name, fs)
 				}
 			}
-			checkInnerLocals(t, c, a.name, inner)
+			checkDAPInnerLocals(t, c, a.name, inner)
 			checkDAPPyBt(t, c, a.name, fs[0].ID)
-			disconnectRunsOn(t, c, p)
+			dapDisconnectRunsOn(t, c, p)
 
 			t.Run("core", func(t *testing.T) {
-				c := startSidAdapter(t, p, a)
-				attach := dapStart(t, c, sidCoreAttach(core))
-				_, stacks, first := threadStacks(t, c)
+				c := startDAPSidAdapter(t, p, a)
+				attach := dapStart(t, c, dapSidCoreAttach(core))
+				_, stacks, first := dapThreadStacks(t, c)
 				t.Logf("%s core: attach to the first stackTrace answer: %v", a.name, first.Sub(attach).Round(time.Millisecond))
-				_, fs := mainStack(t, a.name+" core", stacks, "<module>")
-				inner := checkPyStack(t, c, a.name+" core", fs)
-				checkInnerLocals(t, c, a.name+" core", inner)
-				disconnectCore(t, c)
+				_, fs := dapMainStack(t, a.name+" core", stacks, "<module>")
+				inner := checkDAPPyStack(t, c, a.name+" core", fs)
+				checkDAPInnerLocals(t, c, a.name+" core", inner)
+				dapDisconnectCore(t, c)
 			})
 		})
 	}
 }
 
-// checkPyStack checks the main thread's frames: time_sleep, then inner,
+// checkDAPPyStack checks the main thread's frames: time_sleep, then inner,
 // middle, outer, <module> at their lines in app.py, then
 // PyEval_EvalCode; no eval-loop frame left. It returns inner's frame.
-func checkPyStack(t *testing.T, c *dapClient, what string, fs []dapFrame) dapFrame {
+func checkDAPPyStack(t *testing.T, c *dapClient, what string, fs []dapcFrame) dapcFrame {
 	t.Helper()
 	last := -1
 	for _, n := range []string{"time_sleep", "inner", "middle", "outer", "<module>", "PyEval_EvalCode"} {
-		i := frameIndex(fs, n)
+		i := dapFrameIndex(fs, n)
 		if i <= last {
-			t.Fatalf("%s: frame %s at %d, want after %d:\n%s", what, n, i, last, framesText(fs))
+			t.Fatalf("%s: frame %s at %d, want after %d:\n%s", what, n, i, last, dapFramesText(fs))
 		}
 		last = i
-		if want, ok := sidLine[n]; ok {
-			checkPyFrame(t, c, what, fs[i], want)
+		if want, ok := dapSidLine[n]; ok {
+			checkDAPPyFrame(t, c, what, fs[i], want)
 		}
 	}
-	if i := frameIndex(fs, "_PyEval_EvalFrameDefault"); i >= 0 {
-		t.Errorf("%s: the eval loop's frame #%d is left among the Python frames:\n%s", what, i, framesText(fs))
+	if i := dapFrameIndex(fs, "_PyEval_EvalFrameDefault"); i >= 0 {
+		t.Errorf("%s: the eval loop's frame #%d is left among the Python frames:\n%s", what, i, dapFramesText(fs))
 	}
-	return fs[frameIndex(fs, "inner")]
+	return fs[dapFrameIndex(fs, "inner")]
 }
 
-// checkSleeper: the sleeper thread's stack has nap at its line.
-func checkSleeper(t *testing.T, c *dapClient, what string, fs []dapFrame) {
+// checkDAPSleeper: the sleeper thread's stack has nap at its line.
+func checkDAPSleeper(t *testing.T, c *dapClient, what string, fs []dapcFrame) {
 	t.Helper()
-	i := frameIndex(fs, "nap")
-	if i < 0 || i < frameIndex(fs, "time_sleep") {
-		t.Errorf("%s: the sleeper thread has no nap frame after time_sleep:\n%s", what, framesText(fs))
+	i := dapFrameIndex(fs, "nap")
+	if i < 0 || i < dapFrameIndex(fs, "time_sleep") {
+		t.Errorf("%s: the sleeper thread has no nap frame after time_sleep:\n%s", what, dapFramesText(fs))
 		return
 	}
-	checkPyFrame(t, c, what, fs[i], sidLine["nap"])
+	checkDAPPyFrame(t, c, what, fs[i], dapSidLine["nap"])
 }
 
-// checkPyFrame: a Python frame is at line want of app.py, which the
+// checkDAPPyFrame: a Python frame is at line want of app.py, which the
 // editor opens by path (as the adapter sees it: the container's
 // /mnt/app.py) or reads through the source request.
-func checkPyFrame(t *testing.T, c *dapClient, what string, f dapFrame, want int) {
+func checkDAPPyFrame(t *testing.T, c *dapClient, what string, f dapcFrame, want int) {
 	t.Helper()
 	if f.Line != want {
 		t.Errorf("%s: frame %q at line %d, want %d", what, f.Name, f.Line, want)
@@ -565,7 +565,7 @@ func checkPyFrame(t *testing.T, c *dapClient, what string, f dapFrame, want int)
 			Content string `json:"content"`
 		}
 		c.call("source", map[string]any{"source": f.Source, "sourceReference": f.Source.SourceReference}, &src)
-		if src.Content != sidDAPApp {
+		if src.Content != dapSidApp {
 			t.Errorf("%s: frame %q: source %d reads %q, want app.py", what, f.Name, f.Source.SourceReference, src.Content)
 		}
 	case f.Source.Path != "/mnt/app.py":
@@ -573,21 +573,21 @@ func checkPyFrame(t *testing.T, c *dapClient, what string, f dapFrame, want int)
 	}
 }
 
-// checkInnerLocals: inner's scopes have a Locals scope with its
+// checkDAPInnerLocals: inner's scopes have a Locals scope with its
 // arguments and locals (reprs as the terminal shows them); items and
 // table expand to their items.
-func checkInnerLocals(t *testing.T, c *dapClient, what string, inner dapFrame) {
+func checkDAPInnerLocals(t *testing.T, c *dapClient, what string, inner dapcFrame) {
 	t.Helper()
 	var sc struct {
-		Scopes []dapScope `json:"scopes"`
+		Scopes []dapcScope `json:"scopes"`
 	}
 	c.call("scopes", map[string]any{"frameId": inner.ID}, &sc)
 	if len(sc.Scopes) == 0 || sc.Scopes[0].VariablesReference <= 0 {
 		t.Fatalf("%s: inner's scopes %+v, want its locals first", what, sc.Scopes)
 	}
-	vars := dapVariables(t, c, sc.Scopes[0].VariablesReference)
+	vars := dapcVariables(t, c, sc.Scopes[0].VariablesReference)
 	want := map[string]string{"n": "42", "text": "'hello'", "items": "[1, 2, 42]", "table": "{'key': 42}"}
-	got := map[string]dapVariable{}
+	got := map[string]dapcVariable{}
 	for _, v := range vars {
 		got[v.Name] = v
 	}
@@ -607,7 +607,7 @@ func checkInnerLocals(t *testing.T, c *dapClient, what string, inner dapFrame) {
 			continue
 		}
 		kids := map[string]string{}
-		for _, v := range dapVariables(t, c, ref) {
+		for _, v := range dapcVariables(t, c, ref) {
 			kids[v.Name] = v.Value
 		}
 		for k, v := range want {
@@ -618,10 +618,10 @@ func checkInnerLocals(t *testing.T, c *dapClient, what string, inner dapFrame) {
 	}
 }
 
-func dapVariables(t *testing.T, c *dapClient, ref int) []dapVariable {
+func dapcVariables(t *testing.T, c *dapClient, ref int) []dapcVariable {
 	t.Helper()
 	var vs struct {
-		Variables []dapVariable `json:"variables"`
+		Variables []dapcVariable `json:"variables"`
 	}
 	c.call("variables", map[string]any{"variablesReference": ref}, &vs)
 	return vs.Variables
@@ -645,7 +645,7 @@ func checkDAPPyBt(t *testing.T, c *dapClient, what string, frame int) {
 	}
 	last := -1
 	for _, fn := range []string{"inner", "middle", "outer", "<module>"} {
-		s := fmt.Sprintf(`File "/mnt/app.py", line %d, in %s`, sidLine[fn], fn)
+		s := fmt.Sprintf(`File "/mnt/app.py", line %d, in %s`, dapSidLine[fn], fn)
 		i := strings.Index(out, s)
 		if i <= last {
 			t.Errorf("%s: py-bt in the debug console: no %q after the frames before it in:\n%s", what, s, out)
