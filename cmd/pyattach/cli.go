@@ -66,6 +66,7 @@ type CLI struct {
 	Symbols        SymbolsCmd        `cmd:"" help:"Install, list and remove split debug-symbol packages (<wheel>-debug-symbols.zip)."`
 	GDB            GDBCmd            `cmd:"" name:"gdb" passthrough:"" help:"Start gdb with everything py-bt needs: pyattach [FLAGS] gdb GDB_ARGS..."`
 	LLDB           LLDBCmd           `cmd:"" name:"lldb" passthrough:"" help:"Start lldb with the debug files and source maps found: pyattach [FLAGS] lldb LLDB_ARGS..."`
+	LLDBDAP        LLDBDAPCmd        `cmd:"" name:"lldb-dap" passthrough:"" help:"Run lldb's DAP adapter for an editor, with Python frames, sources and locals among the C frames: pyattach [FLAGS] lldb-dap [--lldb-dap PATH] [ARGS...]"`
 	Srcmap         SrcmapCmd         `cmd:"" help:"Map source paths recorded at build time onto local source trees (gdb substitute-path, lldb target.source-map)."`
 	Dump           DumpCmd           `cmd:"" help:"Print every thread's Python stack of a process or core, from memory alone (no debug information needed)."`
 	Bundle         BundleCmd         `cmd:"" help:"Pack a core (or a live process's) with everything needed to debug it on another machine into one file."`

@@ -72,7 +72,7 @@ type Proxy struct {
 	outMu sync.Mutex
 	eseq  int64
 	hold  bool
-	held  []Message
+	held  []held
 
 	// inMu orders the messages to the adapter.
 	inMu sync.Mutex
@@ -96,6 +96,17 @@ type Proxy struct {
 	done     chan struct{}
 	doneOnce sync.Once
 }
+
+// held is a message to the editor held back while gdb's late setup
+// runs; reverse is the adapter's seq of a reverse request (-1 for other
+// messages).
+type held struct {
+	m       Message
+	reverse int64
+}
+
+// notReverse is the reverse seq of a message that is no reverse request.
+const notReverse = -1
 
 type pending struct {
 	editorSeq int64
@@ -176,18 +187,38 @@ func (p *Proxy) toEditor(m Message) {
 	p.outMu.Lock()
 	defer p.outMu.Unlock()
 	if p.hold {
-		p.held = append(p.held, m)
+		p.held = append(p.held, held{m: m, reverse: notReverse})
 		return
 	}
-	p.writeEditorLocked(m)
+	p.writeEditorLocked(m, notReverse)
 }
 
-func (p *Proxy) writeEditorLocked(m Message) {
+// writeEditorLocked writes m with the next seq; reverse, unless
+// notReverse, is the adapter's seq of the reverse request m, recorded
+// under the seq the editor will answer. Called with outMu held.
+func (p *Proxy) writeEditorLocked(m Message, reverse int64) {
 	p.eseq++
 	m.Set("seq", p.eseq)
+	if reverse != notReverse {
+		p.mu.Lock()
+		p.reverse[p.eseq] = reverse
+		p.mu.Unlock()
+	}
 	if err := p.editor.Write(m); err != nil {
 		p.logf("write to the editor: %v", err)
 	}
+}
+
+// release writes the held messages, first (when not nil), and ends the
+// hold. Called with outMu held.
+func (p *Proxy) releaseLocked(first Message) {
+	if first != nil {
+		p.writeEditorLocked(first, notReverse)
+	}
+	for _, h := range p.held {
+		p.writeEditorLocked(h.m, h.reverse)
+	}
+	p.hold, p.held = false, nil
 }
 
 // toAdapter writes m with the adapter side's next seq; register, when
@@ -477,10 +508,7 @@ func (p *Proxy) adapterLoop(r *bufio.Reader) error {
 	defer func() {
 		p.outMu.Lock()
 		if p.hold {
-			for _, m := range p.held {
-				p.writeEditorLocked(m)
-			}
-			p.hold, p.held = false, nil
+			p.releaseLocked(nil)
 		}
 		p.outMu.Unlock()
 	}()
@@ -498,24 +526,17 @@ func (p *Proxy) adapterLoop(r *bufio.Reader) error {
 		case "event":
 			p.onEvent(m)
 		case "request":
+			// Answered with this seq as request_seq, whatever it is
+			// (lldb-dap 19 numbers its messages 0).
 			seq, _ := m.Int("seq")
 			out := m.Clone()
 			p.outMu.Lock()
 			// The editor's seq is only known when written: record it
 			// under outMu, before the editor can answer.
 			if p.hold {
-				p.held = append(p.held, out)
-				p.outMu.Unlock()
-				p.logf("a reverse request during setup is relayed late")
-				continue
-			}
-			p.eseq++
-			out.Set("seq", p.eseq)
-			p.mu.Lock()
-			p.reverse[p.eseq] = seq
-			p.mu.Unlock()
-			if err := p.editor.Write(out); err != nil {
-				p.logf("write to the editor: %v", err)
+				p.held = append(p.held, held{m: out, reverse: seq})
+			} else {
+				p.writeEditorLocked(out, seq)
 			}
 			p.outMu.Unlock()
 		default:
@@ -607,11 +628,7 @@ func (p *Proxy) onEvent(m Message) {
 			go func() {
 				p.runAll(late)
 				p.outMu.Lock()
-				p.writeEditorLocked(m.Clone())
-				for _, h := range p.held {
-					p.writeEditorLocked(h)
-				}
-				p.hold, p.held = false, nil
+				p.releaseLocked(m.Clone())
 				p.outMu.Unlock()
 			}()
 			return
@@ -664,7 +681,7 @@ func (p *Proxy) start(req Message, args Message) {
 		}
 	}
 	if s == nil {
-		p.forward(req, nil)
+		p.forward(req, args)
 		return
 	}
 	for _, w := range s.Warnings {
@@ -681,7 +698,7 @@ func (p *Proxy) start(req Message, args Message) {
 			p.late = s.Late
 			p.mu.Unlock()
 		}
-		p.forward(req, nil)
+		p.forward(req, args)
 	case LLDB:
 		if len(s.InitCommands) > 0 {
 			args.Set("initCommands", append(append([]string(nil), s.InitCommands...), strList(args, "initCommands")...))

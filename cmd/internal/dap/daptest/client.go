@@ -180,7 +180,12 @@ func (c *Client) Raw(command string, args any) (dap.Message, error) {
 // Event waits for the next event named name after the first skip
 // events of all so far (see Events), returning it and its index.
 func (c *Client) Event(name string, after int) (dap.Message, int, error) {
-	deadline := time.After(c.Timeout)
+	return c.EventWithin(name, after, c.Timeout)
+}
+
+// EventWithin is Event waiting at most d.
+func (c *Client) EventWithin(name string, after int, d time.Duration) (dap.Message, int, error) {
+	deadline := time.After(d)
 	for {
 		c.mu.Lock()
 		for i := after; i < len(c.events); i++ {
@@ -198,7 +203,7 @@ func (c *Client) Event(name string, after int) (dap.Message, int, error) {
 		select {
 		case <-cond:
 		case <-deadline:
-			return nil, 0, fmt.Errorf("no %s event in %v", name, c.Timeout)
+			return nil, 0, fmt.Errorf("no %s event in %v", name, d)
 		}
 	}
 }
