@@ -41,9 +41,9 @@ type dapClient struct {
 	start  time.Time
 }
 
-// startDAP runs cmd as an adapter on stdio (in its own process group,
+// startDAPClient runs cmd as an adapter on stdio (in its own process group,
 // killed when the test ends) and returns a client for it.
-func startDAP(t testing.TB, name string, cmd *exec.Cmd) *dapClient {
+func startDAPClient(t testing.TB, name string, cmd *exec.Cmd) *dapClient {
 	t.Helper()
 	d := &dapClient{t: t, name: name, cmd: cmd, done: make(chan struct{}), start: time.Now()}
 	if cmd.SysProcAttr == nil {

@@ -242,7 +242,7 @@ func startDAPSidAdapter(t *testing.T, p dapSidProc, a dapSidAdapter) *dapClient 
 	args := append([]string{"-t", strconv.Itoa(p.pid), "-m", "-p", "-r", "-w", "--"}, a.argv...)
 	cmd := exec.Command(testenv.Need(t, "nsenter"), args...)
 	cmd.Env = dapSidEnv
-	return startDAP(t, a.name, cmd)
+	return startDAPClient(t, a.name, cmd)
 }
 
 // dapSidEnv is the environment of the commands run in the root.
