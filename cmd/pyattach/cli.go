@@ -168,7 +168,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, env []string
 	}
 	// "pyattach gdb --help": pyattach's help for the command (gdb's own
 	// is "gdb --help"); everything else after gdb or lldb is theirs.
-	if helpOnly(kctx.Command(), cli.GDB.Args, cli.LLDB.Args) {
+	if helpOnly(kctx.Command(), cli.GDB.Args, cli.LLDB.Args, cli.LLDBDAP.Args) {
 		if err := kctx.PrintUsage(false); err != nil {
 			fmt.Fprintf(stderr, "pyattach: error: %s\n", safetext.Fold(err.Error()))
 			return 2
@@ -208,9 +208,11 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, env []string
 
 // helpOnly reports "pyattach gdb --help" or "pyattach lldb -h": the
 // debugger's command line is exactly a help flag.
-func helpOnly(cmd string, gdbArgs, lldbArgs []string) bool {
+func helpOnly(cmd string, gdbArgs, lldbArgs, lldbDAPArgs []string) bool {
 	args := gdbArgs
-	if strings.HasPrefix(cmd, "lldb") {
+	if strings.HasPrefix(cmd, "lldb-dap") {
+		args = lldbDAPArgs
+	} else if strings.HasPrefix(cmd, "lldb") {
 		args = lldbArgs
 	} else if !strings.HasPrefix(cmd, "gdb") {
 		return false

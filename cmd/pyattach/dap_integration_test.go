@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -19,10 +20,10 @@ import (
 	"github.com/pyattach/pyattach/detect/testenv"
 )
 
-// dapApp handles an exception in middle and sleeps in inner with locals
+// proxyApp handles an exception in middle and sleeps in inner with locals
 // of every kind, beside a thread named dap-worker; SIGUSR1 appends
 // "alive" to $DAP_ALIVE.
-const dapApp = `import os, signal, sys, threading, time
+const proxyApp = `import os, signal, sys, threading, time
 class Box:
     def __init__(self): self.size = 3
 def inner(n, items):
@@ -43,9 +44,9 @@ threading.Thread(target=ev.wait, name="dap-worker", daemon=True).start()
 outer()
 `
 
-// dapPyFrames are dapApp's Python frames, innermost first: function and
+// proxyPyFrames are proxyApp's Python frames, innermost first: function and
 // line.
-var dapPyFrames = []struct {
+var proxyPyFrames = []struct {
 	name string
 	line int64
 }{{"inner", 7}, {"middle", 10}, {"outer", 12}, {"<module>", 19}}
@@ -116,11 +117,14 @@ func (s *dapSession) attach(t *testing.T, args map[string]any, pause int) {
 	if _, _, err := s.Event("initialized", 0); err != nil {
 		t.Fatal(err)
 	}
+	// gdb answers the attach only after configurationDone, lldb-dap
+	// before: an editor waits for the initialized event only.
+	_, done := s.Send("configurationDone", nil)
 	if r, err := s.Wait("attach", attach); err != nil || !r.Bool("success") {
 		t.Fatalf("attach: %v %v\n%s", r, err, s.stderr)
 	}
-	if _, err := s.Request("configurationDone", nil); err != nil {
-		t.Fatal(err)
+	if r, err := s.Wait("configurationDone", done); err != nil || !r.Bool("success") {
+		t.Fatalf("configurationDone: %v %v", r, err)
 	}
 	if pause != 0 {
 		// lldb-dap 19 drops a pause that arrives while it is still
@@ -143,12 +147,12 @@ func (s *dapSession) attach(t *testing.T, args map[string]any, pause int) {
 	}
 }
 
-// checkDAPStack checks the merged stack of thread tid against plain,
+// checkProxyStack checks the merged stack of thread tid against plain,
 // the frame names the adapter alone lists: each eval-loop frame of
-// plain is replaced by Python frames, dapApp's in order, each at app
+// plain is replaced by Python frames, proxyApp's in order, each at app
 // and its line; every other frame is there as plain has it. It returns
 // the frames and inner's.
-func checkDAPStack(t *testing.T, s *dapSession, tid int64, app string, plain []string) ([]daptest.Frame, daptest.Frame) {
+func checkProxyStack(t *testing.T, s *dapSession, tid int64, app string, plain []string) ([]daptest.Frame, daptest.Frame) {
 	t.Helper()
 	frames, total, err := s.StackTrace(tid, 0, 0)
 	if err != nil {
@@ -170,9 +174,9 @@ func checkDAPStack(t *testing.T, s *dapSession, tid int64, app string, plain []s
 	next := 0
 	var inner daptest.Frame
 	for _, f := range frames {
-		if next < len(dapPyFrames) && f.Name == dapPyFrames[next].name {
-			if f.Source == nil || f.Source.Path != app || f.Line != dapPyFrames[next].line {
-				t.Errorf("frame %s: source %+v line %d, want %s:%d", f.Name, f.Source, f.Line, app, dapPyFrames[next].line)
+		if next < len(proxyPyFrames) && f.Name == proxyPyFrames[next].name {
+			if f.Source == nil || !sameFile(f.Source.Path, app) || f.Line != proxyPyFrames[next].line {
+				t.Errorf("frame %s: source %+v line %d, want %s:%d", f.Name, f.Source, f.Line, app, proxyPyFrames[next].line)
 			}
 			if next == 0 {
 				inner = f
@@ -180,11 +184,11 @@ func checkDAPStack(t *testing.T, s *dapSession, tid int64, app string, plain []s
 			next++
 			continue
 		}
-		if f.Source == nil || f.Source.Path != app {
+		if f.Source == nil || !sameFile(f.Source.Path, app) {
 			cNames = append(cNames, f.Name)
 		}
 	}
-	if next != len(dapPyFrames) {
+	if next != len(proxyPyFrames) {
 		t.Fatalf("the Python frames are not all there, in order:\n%s\n%s", dump, s.stderr)
 	}
 	var wantC []string
@@ -218,8 +222,8 @@ func slicesIndex(frames []daptest.Frame, id int64) int {
 	return -1
 }
 
-// checkDAPLocals checks inner's scopes and locals, expanded.
-func checkDAPLocals(t *testing.T, s *dapSession, inner daptest.Frame, live bool) {
+// checkProxyLocals checks inner's scopes and locals, expanded.
+func checkProxyLocals(t *testing.T, s *dapSession, inner daptest.Frame, live bool) {
 	t.Helper()
 	scopes, err := s.Scopes(inner.ID)
 	if err != nil {
@@ -334,7 +338,7 @@ func TestDAPLLDBVenvCopies(t *testing.T) {
 			dir := t.TempDir()
 			alive := filepath.Join(dir, "alive")
 			venv := makeVenv(t, py.Exe, true)
-			pid := testenv.StartPython(t, filepath.Join(venv, "bin", "python"), dapApp, "DAP_ALIVE="+alive)
+			pid := testenv.StartPython(t, filepath.Join(venv, "bin", "python"), proxyApp, "DAP_ALIVE="+alive)
 			app := procCwdFile(t, pid)
 			plain := plainStack(t, []string{lldbdap}, map[string]any{"pid": pid}, pid, true)
 			checkStillRunning(t, pid, alive, 1)
@@ -364,8 +368,8 @@ func TestDAPLLDBVenvCopies(t *testing.T) {
 				if !strings.Contains(string(th["threads"]), `"name":"dap-worker"`) {
 					t.Errorf("threads: %s", th["threads"])
 				}
-				_, inner := checkDAPStack(t, s, int64(pid), app, plain)
-				checkDAPLocals(t, s, inner, true)
+				_, inner := checkProxyStack(t, s, int64(pid), app, plain)
+				checkProxyLocals(t, s, inner, true)
 				ev, err := s.Request("evaluate", map[string]any{"expression": "`py-bt", "frameId": inner.ID, "context": "repl"})
 				if err != nil {
 					t.Fatal(err)
@@ -402,13 +406,15 @@ func slicesContain(xs []string, x string) bool {
 }
 
 // TestDAPLLDBCore: the same frames and locals from a core of the
-// process (lldb-dap's attach with coreFile and program).
+// process (lldb-dap's attach with coreFile and program), and from a
+// bundle of it named as coreFile alone (its sources the bundle's
+// copies).
 func TestDAPLLDBCore(t *testing.T) {
 	lldbdap := needLLDBDAP19(t)
 	testenv.NeedRoot(t, "gcore stops the process with ptrace")
 	dir := t.TempDir()
 	py := testenv.Pyenv(t, "3.11").Exe
-	pid := testenv.StartPython(t, py, dapApp, "DAP_ALIVE="+filepath.Join(dir, "alive"))
+	pid := testenv.StartPython(t, py, proxyApp, "DAP_ALIVE="+filepath.Join(dir, "alive"))
 	app := procCwdFile(t, pid)
 	core := filepath.Join(dir, "core")
 	if _, err := gcore.Take(context.Background(), pid, core, gcore.Options{}); err != nil {
@@ -422,9 +428,23 @@ func TestDAPLLDBCore(t *testing.T) {
 	plain := plainStack(t, []string{lldbdap}, args, pid, false)
 	s := startDAP(t, []string{pyattachBin(t), "lldb-dap", "--lldb-dap", lldbdap}, testEnv(t))
 	s.attach(t, args, 0)
-	_, inner := checkDAPStack(t, s, int64(pid), app, plain)
-	checkDAPLocals(t, s, inner, false)
+	_, inner := checkProxyStack(t, s, int64(pid), app, plain)
+	checkProxyLocals(t, s, inner, false)
 	if _, err := s.Request("disconnect", map[string]any{"terminateDebuggee": false}); err != nil {
+		t.Fatal(err)
+	}
+
+	// A bundle of the process, named as the core alone: its unpacked
+	// core and program, its copy of app.py.
+	bundle := filepath.Join(dir, "app.pyattach")
+	if out, err := runIn(t, "", testEnv(t), pyattachBin(t), "bundle", strconv.Itoa(pid), "-o", bundle); err != nil {
+		t.Fatalf("pyattach bundle: %v\n%s", err, out)
+	}
+	b := startDAP(t, []string{pyattachBin(t), "lldb-dap", "--lldb-dap", lldbdap}, testEnv(t))
+	b.attach(t, map[string]any{"coreFile": bundle}, 0)
+	_, inner = checkProxyStack(t, b, int64(pid), app, plain)
+	checkProxyLocals(t, b, inner, false)
+	if _, err := b.Request("disconnect", map[string]any{"terminateDebuggee": false}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -469,4 +489,82 @@ func waitRunning(t *testing.T, pid int) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	t.Fatalf("process %d was not resumed after configurationDone", pid)
+}
+
+// sameFile says whether path is file, or file under a root (a bundle's
+// copy, /proc/PID/root).
+func sameFile(path, file string) bool {
+	return path == file || strings.HasSuffix(path, "/root"+file)
+}
+
+// TestDAPLLDBLaunch: a launch request (program, args) is resolved as
+// `pyattach lldb -- PROGRAM ARGS` is: the Python frames of the program
+// lldb-dap starts.
+func TestDAPLLDBLaunch(t *testing.T) {
+	lldbdap := needLLDBDAP19(t)
+	dir := t.TempDir()
+	venv := makeVenv(t, testenv.Pyenv(t, "3.11").Exe, true)
+	app := filepath.Join(dir, "app.py")
+	if err := os.WriteFile(app, []byte(proxyApp), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := startDAP(t, []string{pyattachBin(t), "lldb-dap", "--lldb-dap", lldbdap}, testEnv(t))
+	if _, err := s.Request("initialize", map[string]any{"clientID": "pyattach-test", "adapterID": "lldb-dap", "linesStartAt1": true, "columnsStartAt1": true, "pathFormat": "path"}); err != nil {
+		t.Fatal(err)
+	}
+	_, launch := s.Send("launch", map[string]any{"program": filepath.Join(venv, "bin", "python"), "args": []string{app}, "env": []string{"DAP_ALIVE=" + filepath.Join(dir, "alive")}})
+	if _, _, err := s.Event("initialized", 0); err != nil {
+		t.Fatal(err)
+	}
+	_, done := s.Send("configurationDone", nil)
+	if r, err := s.Wait("launch", launch); err != nil || !r.Bool("success") {
+		t.Fatalf("launch: %v %v\n%s", r, err, s.stderr)
+	}
+	if _, err := s.Wait("configurationDone", done); err != nil {
+		t.Fatal(err)
+	}
+	ev, _, err := s.Event("process", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid64, _ := ev.Obj("body").Int("systemProcessId")
+	pid := int(pid64)
+	if pid <= 0 {
+		t.Fatalf("process event: %v", ev)
+	}
+	// Whatever happens to lldb-dap, the program it started ends with
+	// the test.
+	t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) })
+	for i := 0; !strings.Contains(s.Output(), "ready"); i++ {
+		if i > 1000 {
+			t.Fatalf("the program did not start: %q", s.Output())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	waitRunning(t, pid)
+	for i := 0; ; i++ {
+		if _, err := s.Request("pause", map[string]any{"threadId": pid}); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := s.EventWithin("stopped", 0, 5*time.Second); err == nil {
+			break
+		} else if i == 5 {
+			t.Fatal(err)
+		}
+	}
+	frames, _, err := s.StackTrace(int64(pid), 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, f := range frames {
+		names = append(names, f.Name)
+	}
+	got := strings.Join(names, ",")
+	if !strings.Contains(got, "inner,middle,outer,<module>") {
+		t.Errorf("launched program's stack: %s\n%s", got, s.stderr)
+	}
+	if _, err := s.Request("disconnect", map[string]any{"terminateDebuggee": true}); err != nil {
+		t.Fatal(err)
+	}
 }

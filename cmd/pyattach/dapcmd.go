@@ -132,6 +132,10 @@ func dapPlan(name, command string, args dap.Message, g *Globals, app *App, cfg *
 	if t.Core != "" && p.Core != "" && p.Core != t.Core {
 		args.Set("coreFile", p.Core)
 	}
+	if t.Core != "" && t.Program == "" && p.Program != "" {
+		// The core's executable, as pyattach found it (a bundle's copy).
+		args.Set("program", p.Program)
+	}
 	return p, nil
 }
 

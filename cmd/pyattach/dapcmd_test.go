@@ -111,3 +111,17 @@ func TestFindLLDBDAP(t *testing.T) {
 		t.Errorf("--lldb-dap of a file that is not executable: %v", err)
 	}
 }
+
+// `pyattach lldb-dap --help` is pyattach's page, not the adapter's
+// help read as DAP.
+func TestLLDBDAPHelp(t *testing.T) {
+	for _, args := range [][]string{{"lldb-dap", "--help"}, {"lldb-dap", "-h"}} {
+		var stdout, stderr strings.Builder
+		if code := Main(args, nil, &stdout, &stderr, testEnv(t)); code != 0 {
+			t.Fatalf("%v: exit %d\n%s", args, code, stderr.String())
+		}
+		if !strings.Contains(stdout.String(), "--lldb-dap PATH") {
+			t.Errorf("%v:\n%s", args, stdout.String())
+		}
+	}
+}

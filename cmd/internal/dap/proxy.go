@@ -325,6 +325,23 @@ func (p *Proxy) call(command string, args any) (Message, error) {
 	}
 }
 
+// guard answers req with an error when the handler it is deferred in
+// panics: one bad request must not end the session.
+func (p *Proxy) guard(req Message) {
+	if r := recover(); r != nil {
+		p.logf("%s: internal error: %v", req.Str("command"), r)
+		p.fail(req, fmt.Sprintf("pyattach: internal error: %v", r))
+	}
+}
+
+// goHandle runs f for req on its own goroutine, guarded.
+func (p *Proxy) goHandle(req Message, f func()) {
+	go func() {
+		defer p.guard(req)
+		f()
+	}()
+}
+
 // --- the editor's side ---
 
 func (p *Proxy) editorLoop(r *bufio.Reader) error {
@@ -360,6 +377,7 @@ var resumes = map[string]bool{
 }
 
 func (p *Proxy) onRequest(req Message) {
+	defer p.guard(req)
 	cmd := req.Str("command")
 	args := req.Obj("arguments")
 	if args == nil {
@@ -384,9 +402,9 @@ func (p *Proxy) onRequest(req Message) {
 		// the adapter after it.
 		p.start(req, args)
 	case "stackTrace":
-		go p.stackTrace(req, args)
+		p.goHandle(req, func() { p.stackTrace(req, args) })
 	case "threads":
-		go p.threads(req)
+		p.goHandle(req, func() { p.threads(req) })
 	case "source":
 		p.source(req, args)
 	case "variables":
@@ -453,10 +471,10 @@ func (p *Proxy) frameRequest(req Message, cmd string, args Message) {
 	if f.py != nil {
 		switch cmd {
 		case "scopes":
-			go p.pyScopes(req, f)
+			p.goHandle(req, func() { p.pyScopes(req, f) })
 			return
 		case "evaluate":
-			go p.pyEvaluate(req, args, f)
+			p.goHandle(req, func() { p.pyEvaluate(req, args, f) })
 			return
 		case "setExpression", "restartFrame", "gotoTargets":
 			p.fail(req, "not supported for a Python frame")
@@ -520,28 +538,39 @@ func (p *Proxy) adapterLoop(r *bufio.Reader) error {
 		if err != nil {
 			return fmt.Errorf("from the adapter: %w", err)
 		}
-		switch m.Str("type") {
-		case "response":
-			p.onAdapterResponse(m)
-		case "event":
-			p.onEvent(m)
-		case "request":
-			// Answered with this seq as request_seq, whatever it is
-			// (lldb-dap 19 numbers its messages 0).
-			seq, _ := m.Int("seq")
-			out := m.Clone()
-			p.outMu.Lock()
-			// The editor's seq is only known when written: record it
-			// under outMu, before the editor can answer.
-			if p.hold {
-				p.held = append(p.held, held{m: out, reverse: seq})
-			} else {
-				p.writeEditorLocked(out, seq)
-			}
-			p.outMu.Unlock()
-		default:
-			p.logf("a message of type %q from the adapter, ignored", m.Str("type"))
+		p.fromAdapter(m)
+	}
+}
+
+// fromAdapter handles one message of the adapter's; a panic in it is
+// logged and the message dropped.
+func (p *Proxy) fromAdapter(m Message) {
+	defer func() {
+		if r := recover(); r != nil {
+			p.logf("a message from the adapter: internal error: %v", r)
 		}
+	}()
+	switch m.Str("type") {
+	case "response":
+		p.onAdapterResponse(m)
+	case "event":
+		p.onEvent(m)
+	case "request":
+		// Answered with this seq as request_seq, whatever it is
+		// (lldb-dap 19 numbers its messages 0).
+		seq, _ := m.Int("seq")
+		out := m.Clone()
+		p.outMu.Lock()
+		// The editor's seq is only known when written: record it
+		// under outMu, before the editor can answer.
+		if p.hold {
+			p.held = append(p.held, held{m: out, reverse: seq})
+		} else {
+			p.writeEditorLocked(out, seq)
+		}
+		p.outMu.Unlock()
+	default:
+		p.logf("a message of type %q from the adapter, ignored", m.Str("type"))
 	}
 }
 

@@ -154,6 +154,11 @@ func (f *fake) serve(r io.Reader) {
 			f.mu.Unlock()
 			fid, _ := args.Int("frameId")
 			switch {
+			case expr == "source LATE":
+				// Said while gdb's late setup runs: the editor must see
+				// it after the stop it was held behind.
+				f.send(map[string]any{"type": "event", "event": "output", "body": map[string]any{"category": "console", "output": "late output\n"}})
+				f.respond(m, map[string]any{"result": "", "variablesReference": 0})
 			case expr == "slow":
 				go func() {
 					<-f.paused
@@ -520,6 +525,22 @@ func TestSetup(t *testing.T) {
 	if !strings.Contains(c.Output(), "pyattach: a warning") {
 		t.Fatalf("output: %q", c.Output())
 	}
+	// What the adapter sent during the late setup comes after the stop.
+	_, stop, _ := c.Event("stopped", 0)
+	late := -1
+	for after := 0; late < 0; {
+		e, i, err := c.Event("output", after)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(e["body"]), "late output") {
+			late = i
+		}
+		after = i
+	}
+	if late < stop {
+		t.Fatalf("the late setup's output (event %d) came before the stop (%d)", late, stop)
+	}
 
 	c2, _ := setup(t, dap.LLDB, func(cmd string, args dap.Message) (*dap.Setup, error) {
 		return &dap.Setup{InitCommands: []string{"command source -s 1 'B'"}, PostRunCommands: []string{"command source -s 1 'A'"}}, nil
@@ -536,5 +557,51 @@ func TestSetup(t *testing.T) {
 	r = check[dap.Message](t)(c3.Request("attach", map[string]any{"pid": 1}))
 	if r.Str("echo") != `{"pid":1}` || !strings.Contains(c3.Output(), "not a Python process") {
 		t.Fatalf("failed plan: %v %q", r, c3.Output())
+	}
+}
+
+// Every request the proxy handles itself, with arguments of every wrong
+// shape, gets a response, and the proxy goes on.
+func TestGarbageArguments(t *testing.T) {
+	c, _ := setup(t, dap.LLDB, nil)
+	frames, _, err := c.StackTrace(1, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	py := frames[1].ID
+	shapes := []string{`null`, `"x"`, `[1,2]`, `7`, `{}`, `{"frameId":"1"}`, `{"frameId":-5}`, `{"frameId":1e400}`,
+		`{"variablesReference":{"a":1}}`, `{"threadId":"1"}`, `{"threadId":99}`, `{"sourceReference":-1}`,
+		`{"source":{"sourceReference":"x"}}`, `{"source":7}`, `{"startFrame":-3,"levels":-1,"threadId":1}`,
+		`{"startFrame":9223372036854775807,"levels":9223372036854775807,"threadId":1}`,
+		fmt.Sprintf(`{"frameId":%d,"expression":7,"context":["hover"]}`, py),
+		fmt.Sprintf(`{"frameId":%d,"expression":"n","context":"hover"}`, py),
+		`{"variablesReference":1,"start":-1,"count":-1}`, `{"variablesReference":1,"start":1,"count":9223372036854775807}`, `{"initCommands":"x","commandEscapePrefix":7,"pid":1}`}
+	for _, cmd := range []string{"stackTrace", "scopes", "variables", "evaluate", "setVariable", "setExpression",
+		"completions", "source", "threads", "dataBreakpointInfo", "stepInTargets", "restartFrame", "attach"} {
+		for _, a := range shapes {
+			_, ch := c.Send(cmd, json.RawMessage(a))
+			r, err := c.Wait(cmd, ch)
+			if err != nil {
+				t.Fatalf("%s %s: %v", cmd, a, err)
+			}
+			if r.Str("command") != cmd {
+				t.Fatalf("%s %s: response %v", cmd, a, r)
+			}
+		}
+	}
+	// The attach above dropped every id: the stack again.
+	frames, _, err = c.StackTrace(1, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := check[[]daptest.Scope](t)(c.Scopes(frames[1].ID))
+	for _, a := range []map[string]any{{"start": 1, "count": int64(9223372036854775807)}, {"start": int64(9223372036854775807), "count": 5}, {"start": -1}} {
+		a["variablesReference"] = sc[0].Ref
+		if _, err := c.Request("variables", a); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, _, err := c.StackTrace(1, 0, 1); err != nil {
+		t.Fatal(err)
 	}
 }

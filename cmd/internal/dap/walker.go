@@ -27,8 +27,8 @@ func (p *Proxy) walker(out any, words ...string) error {
 	text := resp.Obj("body").Str("result")
 	line := ""
 	for _, l := range strings.Split(text, "\n") {
-		if i := strings.Index(l, walkerPrefix); i == 0 {
-			line = l[len(walkerPrefix):]
+		if v, ok := strings.CutPrefix(strings.TrimSuffix(l, "\r"), walkerPrefix); ok {
+			line = v
 		}
 	}
 	if line == "" {
@@ -88,7 +88,7 @@ func (p *Proxy) stackTrace(req Message, args Message) {
 	total := int64(len(frames))
 	start = min(max(start, 0), total)
 	end := total
-	if levels > 0 && start+levels < total {
+	if levels > 0 && levels < total-start {
 		end = start + levels
 	}
 	p.respond(req, map[string]any{"stackFrames": frames[start:end], "totalFrames": total})
@@ -286,7 +286,7 @@ func (p *Proxy) source(req Message, args Message) {
 		p.fail(req, fmt.Sprintf("unknown sourceReference %d", id))
 		return
 	}
-	go func() {
+	p.goHandle(req, func() {
 		var a struct {
 			Text string `json:"text"`
 		}
@@ -295,7 +295,7 @@ func (p *Proxy) source(req Message, args Message) {
 			return
 		}
 		p.respond(req, map[string]any{"content": a.Text, "mimeType": "text/x-python"})
-	}()
+	})
 }
 
 // --- threads ---
@@ -359,7 +359,6 @@ type varsAnswer struct {
 
 func (p *Proxy) pyScopes(req Message, f *frame) {
 	p.mu.Lock()
-	defer p.mu.Unlock()
 	id := p.newID()
 	p.refs[id] = &ref{locals: f.py.Addr}
 	scopes := []map[string]any{{"name": "Locals", "presentationHint": "locals", "variablesReference": id, "expensive": false}}
@@ -368,7 +367,8 @@ func (p *Proxy) pyScopes(req Message, f *frame) {
 		p.refs[eid] = &ref{exc: e}
 		scopes = append(scopes, map[string]any{"name": "Exception", "variablesReference": eid, "expensive": false})
 	}
-	go p.respond(req, map[string]any{"scopes": scopes})
+	p.mu.Unlock()
+	p.respond(req, map[string]any{"scopes": scopes})
 }
 
 func (p *Proxy) variables(req Message, args Message) {
@@ -385,7 +385,7 @@ func (p *Proxy) variables(req Message, args Message) {
 		p.forward(req, args)
 		return
 	}
-	go func() {
+	p.goHandle(req, func() {
 		var vars []map[string]any
 		if r.exc != nil {
 			vars = []map[string]any{p.varOf(pyVar{Name: r.exc.Type, Value: r.exc.Value, Type: r.exc.Type, Ref: r.exc.Ref})}
@@ -413,14 +413,14 @@ func (p *Proxy) variables(req Message, args Message) {
 		n := int64(len(vars))
 		start = min(max(start, 0), n)
 		end := n
-		if count > 0 && start+count < n {
+		if count > 0 && count < n-start {
 			end = start + count
 		}
 		if vars == nil {
 			vars = []map[string]any{}
 		}
 		p.respond(req, map[string]any{"variables": vars[start:end]})
-	}()
+	})
 }
 
 // varOf is the editor's Variable of x; an expandable value gets a new
