@@ -10,7 +10,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -24,8 +23,8 @@ import (
 // root is never written; its /proc is mounted); each adapter runs in
 // that container's mount and PID namespaces and root (nsenter -r -w),
 // its stdin and stdout the DAP stream to the test, and attaches by the
-// PID the container sees. pyattach, built static, lies in the overlay
-// at /usr/local/bin/pyattach.
+// PID the container sees. pyattach lies in the overlay at
+// /usr/local/bin/pyattach.
 //
 // What the plain adapters answer (measured here, Debian sid, November
 // 2026; gdb 18.1-3, lldb 22.1.8; sid's libc has no debug symbols in
@@ -151,34 +150,6 @@ func findDAPSidRoot(t *testing.T) dapSidRoot {
 	return dapSidRoot{}
 }
 
-var (
-	dapStaticOnce sync.Once
-	dapStaticPath string
-	dapStaticErr  error
-	dapStaticOut  []byte
-)
-
-// staticPyattach builds pyattach without cgo, once: a binary that runs
-// inside any root.
-func staticPyattach(t *testing.T) string {
-	t.Helper()
-	dapStaticOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "pyattach-static")
-		if err != nil {
-			dapStaticErr = err
-			return
-		}
-		dapStaticPath = filepath.Join(dir, "pyattach")
-		cmd := exec.Command("go", "build", "-o", dapStaticPath, ".")
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-		dapStaticOut, dapStaticErr = cmd.CombinedOutput()
-	})
-	if dapStaticErr != nil {
-		t.Fatalf("go build (CGO_ENABLED=0): %v\n%s", dapStaticErr, dapStaticOut)
-	}
-	return dapStaticPath
-}
-
 // dapSidProc is dapSidApp running in a container of the sid root.
 type dapSidProc struct {
 	root   dapSidRoot
@@ -192,7 +163,9 @@ type dapSidProc struct {
 func startDAPSidApp(t *testing.T, r dapSidRoot) dapSidProc {
 	t.Helper()
 	upper := t.TempDir()
-	testenv.CopyFile(t, staticPyattach(t), filepath.Join(upper, "usr", "local", "bin", "pyattach"), 0o755)
+	// The test binary's pyattach needs only the C library, which sid's
+	// is a newer one of.
+	testenv.CopyFile(t, pyattachBin(t), filepath.Join(upper, "usr", "local", "bin", "pyattach"), 0o755)
 	appDir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(appDir, "app.py"), []byte(dapSidApp), 0o644); err != nil {
 		t.Fatal(err)
