@@ -127,26 +127,26 @@ outer()
 // dapSidLine is the line each Python frame of dapSidApp runs.
 var dapSidLine = map[string]int{"nap": 4, "inner": 12, "middle": 15, "outer": 18, "<module>": 21}
 
-// dapSidRoot is the sid root with python3.14 and both adapters.
+// dapSidRoot is the sid root with python3.MINOR and both adapters.
 type dapSidRoot struct {
 	dir, exe string
 }
 
-func findDAPSidRoot(t *testing.T) dapSidRoot {
+func findDAPSidRoot(t *testing.T, minor string) dapSidRoot {
 	t.Helper()
 	testenv.NeedRoot(t, "unshare, overlay mounts, pivot_root and nsenter")
 	testenv.Need(t, "unshare")
 	testenv.Need(t, "nsenter")
 	for _, r := range testenv.Roots(t) {
-		if r.Suite == "sid" && r.Minor == "3.14" {
+		if r.Suite == "sid" && r.Minor == minor {
 			s := dapSidRoot{dir: r.Dir, exe: r.Exe()}
 			for _, p := range []string{s.exe, "/usr/bin/gdb", "/usr/bin/lldb-dap-22"} {
-				testenv.NeedFile(t, filepath.Join(s.dir, p), "sudo scripts/make-roots.sh makes the sid root with python3.14, gdb and lldb-dap-22")
+				testenv.NeedFile(t, filepath.Join(s.dir, p), "sudo scripts/make-roots.sh makes the sid root with python"+minor+", gdb and lldb-dap-22")
 			}
 			return s
 		}
 	}
-	testenv.Missing(t, "no sid root with Python 3.14 in %s (sudo scripts/make-roots.sh)", testenv.RootsDir())
+	testenv.Missing(t, "no sid root with Python %s in %s (sudo scripts/make-roots.sh)", minor, testenv.RootsDir())
 	return dapSidRoot{}
 }
 
@@ -158,7 +158,7 @@ type dapSidProc struct {
 	appDir string // this machine's directory that is the container's /mnt
 }
 
-// startDAPSidApp runs dapSidApp with the root's python3.14 in a container
+// startDAPSidApp runs dapSidApp with the root's python in a container
 // (pyattach in its overlay) and returns once both threads sleep.
 func startDAPSidApp(t *testing.T, r dapSidRoot) dapSidProc {
 	t.Helper()
@@ -262,8 +262,8 @@ func dapSidLiveAttach(p dapSidProc, a dapSidAdapter) map[string]any {
 	return args
 }
 
-func dapSidCoreAttach(core string) map[string]any {
-	return map[string]any{"coreFile": core, "program": "/usr/bin/python3.14"}
+func dapSidCoreAttach(p dapSidProc, core string) map[string]any {
+	return map[string]any{"coreFile": core, "program": p.root.exe}
 }
 
 // dapThreadStacks lists the threads and each one's stackTrace; the first
@@ -399,7 +399,7 @@ func dapDisconnectCore(t *testing.T, c *dapClient) {
 // pyattach tests use and logs (-v) the stackTrace and the time from
 // attach to its answer.
 func TestDAPSidPlain(t *testing.T) {
-	r := findDAPSidRoot(t)
+	r := findDAPSidRoot(t, "3.14")
 	p := startDAPSidApp(t, r)
 	core := dapSidCore(t, p)
 	for _, a := range dapSidPlainAdapters() {
@@ -416,7 +416,7 @@ func TestDAPSidPlain(t *testing.T) {
 
 			t.Run("core", func(t *testing.T) {
 				c := startDAPSidAdapter(t, p, a)
-				attach := dapStart(t, c, dapSidCoreAttach(core))
+				attach := dapStart(t, c, dapSidCoreAttach(p, core))
 				_, stacks, first := dapThreadStacks(t, c)
 				t.Logf("%s core: attach to the first stackTrace answer: %v", a.name, first.Sub(attach).Round(time.Millisecond))
 				_, fs := dapMainStack(t, a.name+" core", stacks, "PyEval_EvalCode")
@@ -446,8 +446,8 @@ func checkDAPPlainStack(t *testing.T, what string, fs []dapcFrame) {
 }
 
 // TestDAPSidPython: pyattach gdb -i=dap (gdb 18) and pyattach lldb-dap
-// (lldb-dap-22) inside the sid root, attached to python3.14 as an
-// editor does: threads has the Python thread names; the main thread's
+// (lldb-dap-22) inside the sid root, attached to python3.14 (and
+// python3.15, the root's other Python) as an editor does: threads has the Python thread names; the main thread's
 // stackTrace has inner, middle, outer and <module> (each at its line in
 // app.py, by path or by a sourceReference that serves app.py) where the
 // eval loop ran them, among the C frames, in the order they run (no
@@ -460,45 +460,49 @@ func checkDAPPlainStack(t *testing.T, what string, fs []dapcFrame) {
 // from attach to the first stackTrace answer, to set against
 // TestDAPSidPlain's.
 func TestDAPSidPython(t *testing.T) {
-	r := findDAPSidRoot(t)
-	p := startDAPSidApp(t, r)
-	core := dapSidCore(t, p)
-	for _, a := range dapSidPyattachAdapters() {
-		t.Run(a.name, func(t *testing.T) {
-			c := startDAPSidAdapter(t, p, a)
-			attach := dapStart(t, c, dapSidLiveAttach(p, a))
-			threads, stacks, first := dapThreadStacks(t, c)
-			t.Logf("%s: attach to the first stackTrace answer: %v", a.name, first.Sub(attach).Round(time.Millisecond))
-			names := map[string]bool{}
-			for _, th := range threads {
-				names[th.Name] = true
-			}
-			if !names["MainThread"] || !names["sleeper"] {
-				t.Errorf("%s: threads %+v, want MainThread and sleeper", a.name, threads)
-			}
-			main, fs := dapMainStack(t, a.name, stacks, "<module>")
-			t.Logf("%s: the main thread's stackTrace:\n%s", a.name, dapFramesText(fs))
-			inner := checkDAPPyStack(t, c, a.name, fs)
-			for id, fs := range stacks {
-				if id != main {
-					checkDAPSleeper(t, c, a.name, fs)
-				}
-			}
-			checkDAPInnerLocals(t, c, a.name, inner)
-			checkDAPPyBt(t, c, a.name, fs[0].ID)
-			checkDAPForged(t, c, a.name)
-			dapDisconnectRunsOn(t, c, p)
+	for _, minor := range []string{"3.14", "3.15"} {
+		t.Run("python"+minor, func(t *testing.T) {
+			r := findDAPSidRoot(t, minor)
+			p := startDAPSidApp(t, r)
+			core := dapSidCore(t, p)
+			for _, a := range dapSidPyattachAdapters() {
+				t.Run(a.name, func(t *testing.T) {
+					c := startDAPSidAdapter(t, p, a)
+					attach := dapStart(t, c, dapSidLiveAttach(p, a))
+					threads, stacks, first := dapThreadStacks(t, c)
+					t.Logf("%s: attach to the first stackTrace answer: %v", a.name, first.Sub(attach).Round(time.Millisecond))
+					names := map[string]bool{}
+					for _, th := range threads {
+						names[th.Name] = true
+					}
+					if !names["MainThread"] || !names["sleeper"] {
+						t.Errorf("%s: threads %+v, want MainThread and sleeper", a.name, threads)
+					}
+					main, fs := dapMainStack(t, a.name, stacks, "<module>")
+					t.Logf("%s: the main thread's stackTrace:\n%s", a.name, dapFramesText(fs))
+					inner := checkDAPPyStack(t, c, a.name, fs)
+					for id, fs := range stacks {
+						if id != main {
+							checkDAPSleeper(t, c, a.name, fs)
+						}
+					}
+					checkDAPInnerLocals(t, c, a.name, inner)
+					checkDAPPyBt(t, c, a.name, fs[0].ID)
+					checkDAPForged(t, c, a.name)
+					dapDisconnectRunsOn(t, c, p)
 
-			t.Run("core", func(t *testing.T) {
-				c := startDAPSidAdapter(t, p, a)
-				attach := dapStart(t, c, dapSidCoreAttach(core))
-				_, stacks, first := dapThreadStacks(t, c)
-				t.Logf("%s core: attach to the first stackTrace answer: %v", a.name, first.Sub(attach).Round(time.Millisecond))
-				_, fs := dapMainStack(t, a.name+" core", stacks, "<module>")
-				inner := checkDAPPyStack(t, c, a.name+" core", fs)
-				checkDAPInnerLocals(t, c, a.name+" core", inner)
-				dapDisconnectCore(t, c)
-			})
+					t.Run("core", func(t *testing.T) {
+						c := startDAPSidAdapter(t, p, a)
+						attach := dapStart(t, c, dapSidCoreAttach(p, core))
+						_, stacks, first := dapThreadStacks(t, c)
+						t.Logf("%s core: attach to the first stackTrace answer: %v", a.name, first.Sub(attach).Round(time.Millisecond))
+						_, fs := dapMainStack(t, a.name+" core", stacks, "<module>")
+						inner := checkDAPPyStack(t, c, a.name+" core", fs)
+						checkDAPInnerLocals(t, c, a.name+" core", inner)
+						dapDisconnectCore(t, c)
+					})
+				})
+			}
 		})
 	}
 }
