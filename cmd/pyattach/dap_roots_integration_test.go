@@ -99,12 +99,15 @@ import (
 
 // dapSidApp: the main thread sleeps in inner, called from middle, outer
 // and the module (inner's locals of several kinds), a second thread
-// "sleeper" sleeps in nap. Lines below (dapSidLine) name where each frame
-// is.
+// "sleeper" sleeps in nap while it handles a ValueError. Lines below
+// (dapSidLine) name where each frame is.
 const dapSidApp = `import sys, threading, time
 
 def nap():
-    time.sleep(3600)
+    try:
+        raise ValueError("bad value")
+    except ValueError:
+        time.sleep(3600)
 
 def inner(n):
     text = "hello"
@@ -125,7 +128,7 @@ outer()
 `
 
 // dapSidLine is the line each Python frame of dapSidApp runs.
-var dapSidLine = map[string]int{"nap": 4, "inner": 12, "middle": 15, "outer": 18, "<module>": 21}
+var dapSidLine = map[string]int{"nap": 7, "inner": 15, "middle": 18, "outer": 21, "<module>": 24}
 
 // dapSidRoot is the sid root with python3.MINOR and both adapters.
 type dapSidRoot struct {
@@ -447,17 +450,19 @@ func checkDAPPlainStack(t *testing.T, what string, fs []dapcFrame) {
 
 // TestDAPSidPython: pyattach gdb -i=dap (gdb 18) and pyattach lldb-dap
 // (lldb-dap-22) inside the sid root, attached to python3.14 (and
-// python3.15, the root's other Python) as an editor does: threads has the Python thread names; the main thread's
-// stackTrace has inner, middle, outer and <module> (each at its line in
-// app.py, by path or by a sourceReference that serves app.py) where the
-// eval loop ran them, among the C frames, in the order they run (no
-// _PyEval_EvalFrameDefault left); the sleeper thread's has nap; inner's
-// scopes show its locals with their reprs, a list and a dict expand to
-// their items; `py-bt` typed in the debug console prints the Python
-// stack; after disconnect (terminateDebuggee false) the process runs
-// on, untraced. Then a core of the process (attach with coreFile and
-// program) shows the same Python frames and locals. -v logs the time
-// from attach to the first stackTrace answer, to set against
+// python3.15, the root's other Python) as an editor does: threads has
+// the Python thread names; the main thread's stackTrace has inner,
+// middle, outer and <module> (each at its line in app.py, by path or by
+// a sourceReference that serves app.py) where the eval loop ran them,
+// among the C frames, in the order they run (no _PyEval_EvalFrameDefault
+// left); the sleeper thread's has nap, whose scopes hold the ValueError
+// it handles; inner's scopes show its locals with their reprs, a list
+// and a dict expand to their items; `py-bt` typed in the debug console
+// prints the Python stack; forged ids get error responses; after
+// disconnect (terminateDebuggee false) the process runs on, untraced.
+// Then a core of the process (attach with coreFile and program) shows
+// the same Python frames, exception and locals. -v logs the time from
+// attach to the first stackTrace answer, to set against
 // TestDAPSidPlain's.
 func TestDAPSidPython(t *testing.T) {
 	for _, minor := range []string{"3.14", "3.15"} {
@@ -496,7 +501,12 @@ func TestDAPSidPython(t *testing.T) {
 						attach := dapStart(t, c, dapSidCoreAttach(p, core))
 						_, stacks, first := dapThreadStacks(t, c)
 						t.Logf("%s core: attach to the first stackTrace answer: %v", a.name, first.Sub(attach).Round(time.Millisecond))
-						_, fs := dapMainStack(t, a.name+" core", stacks, "<module>")
+						main, fs := dapMainStack(t, a.name+" core", stacks, "<module>")
+						for id, fs := range stacks {
+							if id != main {
+								checkDAPSleeper(t, c, a.name+" core", fs)
+							}
+						}
 						inner := checkDAPPyStack(t, c, a.name+" core", fs)
 						checkDAPInnerLocals(t, c, a.name+" core", inner)
 						dapDisconnectCore(t, c)
@@ -529,7 +539,9 @@ func checkDAPPyStack(t *testing.T, c *dapClient, what string, fs []dapcFrame) da
 	return fs[dapFrameIndex(fs, "inner")]
 }
 
-// checkDAPSleeper: the sleeper thread's stack has nap at its line.
+// checkDAPSleeper: the sleeper thread's stack has nap at its line, and
+// nap's scopes, the Locals and the exception it handles: ValueError('bad
+// value').
 func checkDAPSleeper(t *testing.T, c *dapClient, what string, fs []dapcFrame) {
 	t.Helper()
 	i := dapFrameIndex(fs, "nap")
@@ -538,6 +550,25 @@ func checkDAPSleeper(t *testing.T, c *dapClient, what string, fs []dapcFrame) {
 		return
 	}
 	checkDAPPyFrame(t, c, what, fs[i], dapSidLine["nap"])
+	scopes := dapcScopes(t, c, fs[i].ID)
+	for _, sc := range scopes[min(1, len(scopes)):] {
+		for _, v := range dapcVariables(t, c, sc.VariablesReference) {
+			if strings.Contains(v.Name+" "+v.Type, "ValueError") && strings.Contains(v.Value, "bad value") {
+				return
+			}
+		}
+	}
+	t.Errorf("%s: nap's scopes %+v: none after the locals holds the ValueError it handles", what, scopes)
+}
+
+// dapcScopes is frame id's scopes.
+func dapcScopes(t *testing.T, c *dapClient, id int) []dapcScope {
+	t.Helper()
+	var sc struct {
+		Scopes []dapcScope `json:"scopes"`
+	}
+	c.call("scopes", map[string]any{"frameId": id}, &sc)
+	return sc.Scopes
 }
 
 // checkDAPPyFrame: a Python frame is at line want of app.py, which the
@@ -569,14 +600,11 @@ func checkDAPPyFrame(t *testing.T, c *dapClient, what string, f dapcFrame, want 
 // table expand to their items.
 func checkDAPInnerLocals(t *testing.T, c *dapClient, what string, inner dapcFrame) {
 	t.Helper()
-	var sc struct {
-		Scopes []dapcScope `json:"scopes"`
+	scopes := dapcScopes(t, c, inner.ID)
+	if len(scopes) != 1 || scopes[0].VariablesReference <= 0 {
+		t.Fatalf("%s: inner's scopes %+v, want its locals (and no exception: the main thread handles none)", what, scopes)
 	}
-	c.call("scopes", map[string]any{"frameId": inner.ID}, &sc)
-	if len(sc.Scopes) == 0 || sc.Scopes[0].VariablesReference <= 0 {
-		t.Fatalf("%s: inner's scopes %+v, want its locals first", what, sc.Scopes)
-	}
-	vars := dapcVariables(t, c, sc.Scopes[0].VariablesReference)
+	vars := dapcVariables(t, c, scopes[0].VariablesReference)
 	want := map[string]string{"n": "42", "text": "'hello'", "items": "[1, 2, 42]", "table": "{'key': 42}"}
 	got := map[string]dapcVariable{}
 	for _, v := range vars {
