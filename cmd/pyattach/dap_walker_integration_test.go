@@ -13,10 +13,10 @@ import (
 	"github.com/pyattach/pyattach/detect/testenv"
 )
 
-// dapApp's thread "worker" sleeps in hold (line 15), inside an except
+// dapWalkerApp's thread "worker" sleeps in hold (line 15), inside an except
 // block, with a list, a dict and an instance in its locals; the main
 // thread waits for it in join (line 23).
-const dapApp = `import threading, time
+const dapWalkerApp = `import threading, time
 
 class Widget:
     def __init__(self, name, size):
@@ -167,9 +167,9 @@ func matchFrames(got, want []string) bool {
 	return true
 }
 
-// checkDAPStack: a merged stack whose Python frames are want, in order,
+// checkDAPWalkerStack: a merged stack whose Python frames are want, in order,
 // below C frames; frames of app.py name its path.
-func checkDAPStack(t *testing.T, what string, s dapStack, app string, want []string) {
+func checkDAPWalkerStack(t *testing.T, what string, s dapStack, app string, want []string) {
 	t.Helper()
 	if s.Error != "" || !s.Merged || len(s.Native) == 0 || s.Native[0].Kind != "c" {
 		t.Errorf("%s: not a merged stack under a C frame: %+v", what, s)
@@ -206,12 +206,12 @@ func checkVars(t *testing.T, what string, got dapVars, want [][3]string) {
 	}
 }
 
-// startDAPApp runs dapApp under py and returns once its worker sleeps
+// startDAPApp runs dapWalkerApp under py and returns once its worker sleeps
 // and its main thread waits: the process's id, the worker's, app.py.
 func startDAPApp(t *testing.T, py string) (pid, worker int, app string) {
 	t.Helper()
 	app = filepath.Join(t.TempDir(), "app.py")
-	testenv.WriteFile(t, app, []byte(dapApp), 0o644)
+	testenv.WriteFile(t, app, []byte(dapWalkerApp), 0o644)
 	cmd := exec.Command(py, app)
 	ready := strings.Fields(testenv.Start(t, cmd))
 	if len(ready) != 2 || ready[0] != "ready" {
@@ -245,8 +245,8 @@ func TestDAPWalker(t *testing.T) {
 	if wantThreads := (dapThreads{Threads: []dapThread{{1, "MainThread"}, {2, "worker"}}}); !reflect.DeepEqual(threads, wantThreads) {
 		t.Errorf("gdb threads: %+v, want %+v", threads, wantThreads)
 	}
-	checkDAPStack(t, "gdb stack of the main thread", mainStack, app, mainFrames)
-	checkDAPStack(t, "gdb stack of the worker", workerStack, app, workerFrames)
+	checkDAPWalkerStack(t, "gdb stack of the main thread", mainStack, app, mainFrames)
+	checkDAPWalkerStack(t, "gdb stack of the worker", workerStack, app, workerFrames)
 	if e := workerStack.Exception; e == nil || e.Type != "ValueError" || e.Value != "bad value" || e.Ref == 0 {
 		t.Errorf("gdb stack of the worker: exception %+v, want ValueError: bad value", e)
 	}
@@ -347,8 +347,8 @@ func TestDAPWalkerLLDBMerged(t *testing.T) {
 	lldbArgs := []string{"--offline", "lldb", "-b", "-p", p}
 	var mainStack, workerStack dapStack
 	dapAnswers(t, "lldb", lldbArgs, "-o", []string{"stack " + p, "stack " + strconv.Itoa(worker)}, &mainStack, &workerStack)
-	checkDAPStack(t, "lldb stack of the main thread", mainStack, app, mainFrames)
-	checkDAPStack(t, "lldb stack of the worker", workerStack, app, workerFrames)
+	checkDAPWalkerStack(t, "lldb stack of the main thread", mainStack, app, mainFrames)
+	checkDAPWalkerStack(t, "lldb stack of the worker", workerStack, app, workerFrames)
 	hold := frameOf(workerStack, "hold")
 	if hold.Frame == 0 {
 		t.FailNow()

@@ -138,10 +138,12 @@ def _reader(process, target):
         if err.Success() and b is not None and len(b) == size:
             return b
         # lldb 14 on a core cannot read read-only data that lives only in
-        # the library file: read it from the file.
+        # the library file: read it from the file. lldb 22 then returns
+        # the file's bytes with the process's error still set ("core file
+        # does not contain"): all size bytes read are the answer.
         err2 = lldb.SBError()
         b = target.ReadMemory(lldb.SBAddress(addr, target), size, err2)
-        if err2.Success() and b is not None and len(b) == size:
+        if b is not None and len(b) == size:
             return b
         raise walk.WalkError(err.GetCString() or "read failed")
 
