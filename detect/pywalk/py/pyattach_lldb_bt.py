@@ -18,7 +18,13 @@ left keeps lldb's look. What a thread's frames are is worked out once
 per stop (the process's stop id), as far as the frames printed.
 
 "pyattach-bt-filter off" puts back the frame-format as it was;
-"settings clear frame-format" gives lldb's default."""
+"settings clear frame-format" gives lldb's default.
+
+Where lldb has scripted frame providers (lldb 22+), install() also
+registers pyattach_lldb_frames' provider in each target: the Python
+frames are then frames of their own (selectable, with their file and
+line, in lldb-dap too), and the frame-format keeps lldb's look for the
+frames of those targets."""
 
 import pyattach_walk as walk
 
@@ -33,13 +39,19 @@ INDENT = "        "
 _state = {"usual": True}
 # (process, stop id, thread id) -> _Plan of the last stop.
 _plans = {}
+# [target, provider id] of each target given pyattach_lldb_frames'
+# provider.
+_providers = []
 
 
-def register(walker, thread_state):
+def register(walker, thread_state, frames=None):
     """walker(target, process) gives a Walker with a fresh budget,
-    thread_state(w, thread, process) a thread's state or None."""
+    thread_state(w, thread, process[, frame0]) a thread's state or None;
+    frames is the module pyattach_lldb_frames, None where lldb lacks
+    what it imports."""
     _state["walker"] = walker
     _state["thread_state"] = thread_state
+    _state["frames"] = frames if frames is not None and frames.supported() else None
 
 
 def with_python_frames(fmt):
@@ -65,8 +77,45 @@ def _format(debugger):
     return vals.GetStringAtIndex(0)
 
 
+def _provided(target):
+    """The entry of _providers for target, or None."""
+    for p in _providers:
+        if p[0] == target:
+            return p
+    return None
+
+
+def _add_providers(debugger):
+    """Registers pyattach_lldb_frames' provider in each of debugger's
+    targets that has none (lldb 22+); True when every target has it."""
+    frames = _state.get("frames")
+    if frames is None:
+        return False
+    ok = True
+    for i in range(debugger.GetNumTargets()):
+        target = debugger.GetTargetAtIndex(i)
+        if not target.IsValid() or _provided(target) is not None:
+            continue
+        pid = frames.register(target)
+        if pid:
+            _providers.append([target, pid])
+        else:
+            ok = False
+    return ok
+
+
+def _remove_providers(debugger):
+    for target, pid in list(_providers):
+        if target.IsValid():
+            target.RemoveScriptedFrameProvider(pid)
+    del _providers[:]
+
+
 def install(debugger):
-    """Puts the hooks in debugger's frame-format; True when it has them."""
+    """Puts the hooks in debugger's frame-format, and the frame provider
+    in each of its targets where lldb has them; True when the
+    frame-format has the hooks."""
+    _add_providers(debugger)
     fmt = _format(debugger)
     if fmt is None:
         return False
@@ -81,7 +130,9 @@ def install(debugger):
 
 
 def uninstall(debugger):
-    """Puts back the frame-format install() found."""
+    """Puts back the frame-format install() found and removes the frame
+    providers it registered."""
+    _remove_providers(debugger)
     fmt = _format(debugger)
     if fmt is None or _PREFIX not in fmt:
         return
@@ -97,12 +148,14 @@ def command(debugger, args):
     ValueError with the usage."""
     a = args.strip()
     if a == "on":
-        if not install(debugger):
+        if not install(debugger) and not _providers:
             return "pyattach: this frame-format has no ${frame.pc}; bt shows no Python frames"
     elif a == "off":
         uninstall(debugger)
     elif a:
         raise ValueError("usage: pyattach-bt-filter [on|off]")
+    if _providers:
+        return "Python frames in bt: on, as frames of their own (lldb's frame provider)."
     on = _PREFIX in (_format(debugger) or "")
     return "Python frames in bt: %s." % ("on" if on else "off")
 
@@ -123,6 +176,9 @@ def python_frame(frame, internal_dict):
     doc. Never raises (lldb would print the traceback)."""
     _state["usual"] = True
     try:
+        if _providers and _provided(frame.GetThread().GetProcess().GetTarget()) is not None:
+            # The frame provider shows the Python frames.
+            return ""
         kind, pys = _plan(frame).kind(frame.GetFrameID())
     except Exception:
         return ""
@@ -161,7 +217,7 @@ def _concrete_name(frame):
     return sym.GetName() if sym.IsValid() else None
 
 
-def _is_eval_loop(frame, caller):
+def is_eval_loop_call(frame, caller):
     """Whether frame is a call of the eval loop: its concrete function is
     the eval loop and it is the last of that call's frames (lldb lists
     the functions inlined at a pc as frames of their own, with the same
@@ -208,7 +264,7 @@ class _Plan(object):
             i = self.next
             self.next += 1
             f = self.thread.GetFrameAtIndex(i)
-            kind, pys = self.merger.frame(f.GetFunctionName() or "", _is_eval_loop(f, self.thread.GetFrameAtIndex(i + 1)))
+            kind, pys = self.merger.frame(f.GetFunctionName() or "", is_eval_loop_call(f, self.thread.GetFrameAtIndex(i + 1)))
             if kind == "helper" or pys:
                 self.kinds[i] = (kind, pys or [])
         return self.kinds.get(index, (None, None))
