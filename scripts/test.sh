@@ -10,7 +10,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/lib.sh
 
-# gdb, lldb (+ its Python), Debian's python3.11 with debug symbols and
+# gdb, lldb (+ its Python), lldb-19 with its Python and lldb-dap-19 (a
+# file of lldb-19: the DAP tests), Debian's python3.11 with debug symbols and
 # the debug build, venv support, elfutils and a debuginfod server, a C
 # compiler and binutils for ELF fixtures, zip for debug-symbol packages,
 # util-linux for unshare and pivot_root, podman and runc for a real
@@ -18,11 +19,11 @@ cd "$(dirname "$0")/.."
 # llvm-lipo) for the Mach-O fixtures; zsh, fish, groff and man for the completion scripts
 # and the man page, pipx for the wheel (test-package.sh); pytest and
 # pyflakes for the walker's unit tests and lint.
-need_debs gdb lldb python3-lldb-14 python3.11 python3.11-dbg python3.11-venv \
+need_debs gdb lldb python3-lldb-14 lldb-19 python3-lldb-19 python3.11 python3.11-dbg python3.11-venv \
 	elfutils debuginfod gcc g++ binutils zip unzip util-linux procps podman runc \
 	zsh fish groff-base man-db pipx python3-venv clang-14 lld-14 llvm-14 \
 	python3-pytest pyflakes3
-[ "$(id -u)" -ne 0 ] || scripts/make-roots.sh # Debian's 3.13-3.15 + -dbg in cached debootstrap roots
+[ "$(id -u)" -ne 0 ] || scripts/make-roots.sh # Debian's 3.13-3.15 + -dbg, sid's gdb, lldb-22, lldb-dap-22 in cached debootstrap roots
 need_go
 # CPython's upstream sources for Debian's python3.11 (a srcmap test).
 need_deb_src python3.11 || [ "${CI:-}" != true ] || exit 1
