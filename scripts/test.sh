@@ -10,8 +10,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/lib.sh
 
-# gdb, lldb (+ its Python), lldb-19 with its Python and lldb-dap-19 (a
-# file of lldb-19: the DAP tests), Debian's python3.11 with debug symbols and
+# gdb, lldb (+ its Python), Debian's python3.11 with debug symbols and
 # the debug build, venv support, elfutils and a debuginfod server, a C
 # compiler and binutils for ELF fixtures, zip for debug-symbol packages,
 # util-linux for unshare and pivot_root, podman and runc for a real
@@ -19,7 +18,12 @@ cd "$(dirname "$0")/.."
 # llvm-lipo) for the Mach-O fixtures; zsh, fish, groff and man for the completion scripts
 # and the man page, pipx for the wheel (test-package.sh); pytest and
 # pyflakes for the walker's unit tests and lint.
-need_debs gdb lldb python3-lldb-14 lldb-19 python3-lldb-19 python3.11 python3.11-dbg python3.11-venv \
+# Not lldb-19 (lldb-dap-19 is a file of it): on Debian 12 its
+# python3-lldb-19 conflicts with python3-lldb-14 (both are
+# python3-lldb-x.y, the one /usr/lib/python3/dist-packages/lldb), so
+# installing either removes the other; lldb 19 and lldb-dap-19 belong in
+# a root (Debian 13 ships lldb-19), as sid's lldb-22 is (make-roots.sh).
+need_debs gdb lldb python3-lldb-14 python3.11 python3.11-dbg python3.11-venv \
 	elfutils debuginfod gcc g++ binutils zip unzip util-linux procps podman runc \
 	zsh fish groff-base man-db pipx python3-venv clang-14 lld-14 llvm-14 \
 	python3-pytest pyflakes3
