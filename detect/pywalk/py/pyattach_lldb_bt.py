@@ -67,7 +67,38 @@ def with_python_frames(fmt):
     j = i + len(pc)
     if body.startswith("${ansi.normal}", j):
         j += len("${ansi.normal}")
-    return q + body[:j] + PYTHON_HOOK + "{" + USUAL_HOOK + body[j:-2] + "}\\n" + q
+    return q + body[:j] + PYTHON_HOOK + _usual_scopes(body[j:-2]) + "\\n" + q
+
+
+def _usual_scopes(rest):
+    """rest (what follows the pc in a format) in scopes around USUAL_HOOK.
+    Where the pc sits inside a scope of the format (lldb 20+'s default:
+    "{${ansi.fg.cyan}${frame.pc}${ansi.normal} }..."), rest closes it:
+    each part of rest between such closing braces gets its own scope,
+    so that every scope stays balanced."""
+    out, part, depth, k = "", "", 0, 0
+    while k < len(rest):
+        c = rest[k]
+        if c == "\\" and k + 1 < len(rest):
+            part += rest[k:k + 2]
+            k += 2
+            continue
+        if c == "{":
+            depth += 1
+        elif c == "}":
+            if depth == 0:
+                if part:
+                    out += "{" + USUAL_HOOK + part + "}"
+                out += c
+                part = ""
+                k += 1
+                continue
+            depth -= 1
+        part += c
+        k += 1
+    if part:
+        out += "{" + USUAL_HOOK + part + "}"
+    return out
 
 
 def _format(debugger):
