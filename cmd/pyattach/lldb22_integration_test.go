@@ -159,7 +159,7 @@ func TestLLDB22FrameProvider(t *testing.T) {
 		"script print('@@end')")
 	s := sections(out)
 	sel := strings.Join(s["select"], "\n")
-	if !regexp.MustCompile("(?m)^frame #" + n + ": 0x[0-9a-f]+ \\S+`middle at app\\.py:7 \\[synthetic\\]$").MatchString(sel) ||
+	if !regexp.MustCompile("(?m)^frame #"+n+": 0x[0-9a-f]+ \\S+`middle at app\\.py:7 \\[synthetic\\]$").MatchString(sel) ||
 		!regexp.MustCompile(`(?m)^->\s+7\s+inner\(\)$`).MatchString(sel) {
 		t.Errorf("frame select %s: want middle at app.py:7 and its source line marked:\n%s", n, sel)
 	}
