@@ -118,7 +118,8 @@ def _provided(target):
 
 def _add_providers(debugger):
     """Registers pyattach_lldb_frames' provider in each of debugger's
-    targets that has none (lldb 22+); True when every target has it."""
+    targets that has none (lldb 22+); True when every target has it
+    (and there is one)."""
     frames = _state.get("frames")
     if frames is None:
         return False
@@ -132,7 +133,7 @@ def _add_providers(debugger):
             _providers.append([target, pid])
         else:
             ok = False
-    return ok
+    return ok and bool(_providers)
 
 
 def _remove_providers(debugger):
@@ -143,10 +144,14 @@ def _remove_providers(debugger):
 
 
 def install(debugger):
-    """Puts the hooks in debugger's frame-format, and the frame provider
-    in each of its targets where lldb has them; True when the
-    frame-format has the hooks."""
-    _add_providers(debugger)
+    """Puts the frame provider in each of debugger's targets where lldb
+    has them (True when each has it), else the hooks in its
+    frame-format (True when it has them). Not both: lldb 22 prints stop
+    reports from its event thread while a command runs, and a hook
+    reading frames there waits for the command's thread, which waits
+    for that frame list (seen)."""
+    if _state.get("frames") is not None:
+        return _add_providers(debugger)
     fmt = _format(debugger)
     if fmt is None:
         return False
@@ -180,6 +185,8 @@ def command(debugger, args):
     a = args.strip()
     if a == "on":
         if not install(debugger) and not _providers:
+            if _state.get("frames") is not None:
+                return "pyattach: no target has the frame provider (create the target first); bt shows no Python frames"
             return "pyattach: this frame-format has no ${frame.pc}; bt shows no Python frames"
     elif a == "off":
         uninstall(debugger)

@@ -39,52 +39,91 @@ def supported():
 
 
 class PythonFrames(ScriptedFrameProvider):
-    """One thread's frames at one stop: see the module's doc."""
+    """One thread's frames at one stop: see the module's doc.
+
+    lldb 22 asks a provider for a thread's frames holding that thread's
+    frame list, and the provider's calls into lldb's API wait for the
+    target's API mutex: when another of lldb's threads holds that mutex
+    and waits for this frame list (a command listing frames while lldb's
+    event thread prints a stop report, right after the provider is
+    registered), the two would wait for each other (seen), and an index
+    of lldb's own frames returned there makes lldb 22.1 abort
+    ("Resource deadlock avoided", seen). So a provider calls lldb's API
+    only while it holds the API mutex, taken with try_lock; when it
+    cannot, it raises: that listing of the thread's frames stops there,
+    and the next listing asks again (seen: one bt cut short right after
+    the attach, the next one whole)."""
 
     @staticmethod
     def get_description():
         return "pyattach: the Python frames each _PyEval_EvalFrameDefault frame runs, in its place"
 
     def __init__(self, input_frames, args):
-        super().__init__(input_frames, args)
-        # What each of this provider's frames is: an input frame's index,
-        # or (input index of its eval loop frame, walker Frame).
+        # Not ScriptedFrameProvider.__init__: it calls lldb's API (see
+        # the class's doc); the thread and its process are read later.
+        self.input_frames = input_frames
+        self.args = args
+        self.thread = None
+        self.process = None
+        self._mutex = _mutex_of(args)
+        # This provider's frames: an input frame's index, or a
+        # PythonFrame.
         self._out = []
+        # The next input frame to look at, and input frames given as
+        # they are without the merger seeing them (see get_frame_at_index).
         self._next = 0
+        self._unseen = []
         self._done = False
         self._merger = walk.StackMerger(self._groups)
 
     def get_frame_at_index(self, index):
-        while len(self._out) <= index and not self._done:
-            self._more()
-        if index >= len(self._out):
+        if index < len(self._out):
+            return self._out[index]
+        if self._done:
             return None
-        item = self._out[index]
-        if isinstance(item, int):
-            return item
-        return PythonFrame(self.thread, index, self.input_frames.GetFrameAtIndex(item[0]), item[1])
+        m = self._mutex
+        if m is None or not m.try_lock():
+            # No frame now: lldb lists this thread's frames again later.
+            raise RuntimeError("pyattach: the target's API is busy in another thread of lldb")
+        try:
+            if self.thread is None:
+                self.thread = self.input_frames.GetThread()
+                self.process = self.thread.GetProcess()
+            while len(self._out) <= index and not self._done:
+                self._more()
+        except Exception:
+            self._done = True
+        finally:
+            m.unlock()
+        return self._out[index] if index < len(self._out) else None
 
     def _input(self, i):
-        if self.input_frames is None:
-            return None
         f = self.input_frames.GetFrameAtIndex(i)
         return f if f.IsValid() else None
 
+    def _see(self, i):
+        """What the merger makes of input frame i (which exists)."""
+        try:
+            f = self._input(i)
+            return self._merger.frame(f.GetFunctionName() or "", bt.is_eval_loop_call(f, self._input(i + 1)))
+        except Exception:
+            return None, None
+
     def _more(self):
         """Looks at the next input frame."""
+        while self._unseen:
+            # Given as they are: the merger takes their Python frames.
+            self._see(self._unseen.pop(0))
         i = self._next
         f = self._input(i)
         if f is None:
             self._done = True
             return
         self._next += 1
-        try:
-            caller = self._input(i + 1)
-            kind, pys = self._merger.frame(f.GetFunctionName() or "", bt.is_eval_loop_call(f, caller))
-        except Exception:
-            kind, pys = None, None
+        kind, pys = self._see(i)
         if kind == "eval" and pys:
-            self._out.extend((i, fr) for fr in pys)
+            for fr in pys:
+                self._out.append(PythonFrame(self.thread, len(self._out), f, fr))
         else:
             self._out.append(i)
 
@@ -120,9 +159,11 @@ class PythonFrames(ScriptedFrameProvider):
 
 class PythonFrame(ScriptedFrame):
     """One Python frame in lldb's frames: the function (qualified name),
-    file and line the walker read, at the pc of the eval loop frame
-    that runs it. Names from the target are escaped (lldb prints them
-    as they are)."""
+    file and line the walker read; its pc is the address of the frame
+    the walker read (in no function: lldb would name the function of
+    the eval loop's code), its module the eval loop frame's (lldb keeps
+    the line of a frame with a module). Names from the target are
+    escaped (lldb prints them as they are)."""
 
     def __init__(self, thread, index, eval_frame, fr):
         # Not ScriptedFrame.__init__: it is for a scripted process's
@@ -175,11 +216,27 @@ class PythonFrame(ScriptedFrame):
         return None
 
 
+# The targets given a provider, by the number its arguments name.
+_targets = {}
+
+
+def _mutex_of(args):
+    """The API mutex of the target args names (register), or None."""
+    try:
+        n = args.GetValueForKey("target").GetIntegerValue(0)
+    except Exception:
+        return None
+    t = _targets.get(n)
+    return t.GetAPIMutex() if t is not None else None
+
+
 def register(target):
     """Registers PythonFrames for every thread of target; returns its id
     (0 when lldb refused it)."""
+    n = len(_targets) + 1
+    _targets[n] = target
     err = lldb.SBError()
     data = lldb.SBStructuredData()
-    data.SetFromJSON("{}")
+    data.SetFromJSON('{"target": %d}' % n)
     pid = target.RegisterScriptedFrameProvider(CLASS, data, err)
     return pid if err.Success() else 0
