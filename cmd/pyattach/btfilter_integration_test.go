@@ -35,7 +35,7 @@ outer()
 // (list_sort where symbols name it), with the interpreter's calling
 // machinery folded away; "set pyattach-bt-filter off" (and "disable
 // frame-filter") gives gdb's own bt, with _PyEval_EvalFrameDefault;
-// "bt full" and "frame N" still work. Debian's 3.11 with its DWARF
+// "bt full" (with a Python frame's locals) and "frame N" still work. Debian's 3.11 with its DWARF
 // (python3.11-dbg), stripped copies of it and of pyenv's 3.12 (no
 // symbols but the dynamic ones), and pyenv's 3.10 and 3.13.
 func TestBtPythonFrames(t *testing.T) {
@@ -89,6 +89,11 @@ func TestBtPythonFrames(t *testing.T) {
 			checkBtPython(t, "bt", s["on"], !tg.stripped) // a stripped copy has no name for list_sort
 			if tg.full {
 				checkBtPython(t, "bt full", s["full"], false)
+				// A Python frame's locals, as py-locals prints them.
+				full := strings.Join(s["full"], "\n")
+				if !regexp.MustCompile(`\[Python\] key \(\) at .*\n\s+x = [12]\n`).MatchString(full) {
+					t.Errorf("bt full lacks key's local x under its frame:\n%s", full)
+				}
 			}
 			for _, sec := range []string{"off", "disabled"} {
 				text := strings.Join(s[sec], "\n")

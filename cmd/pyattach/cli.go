@@ -66,6 +66,7 @@ type CLI struct {
 	Symbols        SymbolsCmd        `cmd:"" help:"Install, list and remove split debug-symbol packages (<wheel>-debug-symbols.zip)."`
 	GDB            GDBCmd            `cmd:"" name:"gdb" passthrough:"" help:"Start gdb with everything py-bt needs: pyattach [FLAGS] gdb GDB_ARGS..."`
 	LLDB           LLDBCmd           `cmd:"" name:"lldb" passthrough:"" help:"Start lldb with the debug files and source maps found: pyattach [FLAGS] lldb LLDB_ARGS..."`
+	LLDBDAP        LLDBDAPCmd        `cmd:"" name:"lldb-dap" passthrough:"" help:"Run lldb's DAP adapter for an editor, with Python frames, sources and locals among the C frames: pyattach [FLAGS] lldb-dap [--lldb-dap PATH] [ARGS...]"`
 	Srcmap         SrcmapCmd         `cmd:"" help:"Map source paths recorded at build time onto local source trees (gdb substitute-path, lldb target.source-map)."`
 	Dump           DumpCmd           `cmd:"" help:"Print every thread's Python stack of a process or core, from memory alone (no debug information needed)."`
 	Bundle         BundleCmd         `cmd:"" help:"Pack a core (or a live process's) with everything needed to debug it on another machine into one file."`
@@ -167,7 +168,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, env []string
 	}
 	// "pyattach gdb --help": pyattach's help for the command (gdb's own
 	// is "gdb --help"); everything else after gdb or lldb is theirs.
-	if helpOnly(kctx.Command(), cli.GDB.Args, cli.LLDB.Args) {
+	if helpOnly(kctx.Command(), cli.GDB.Args, cli.LLDB.Args, cli.LLDBDAP.Args) {
 		if err := kctx.PrintUsage(false); err != nil {
 			fmt.Fprintf(stderr, "pyattach: error: %s\n", safetext.Fold(err.Error()))
 			return 2
@@ -207,9 +208,11 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, env []string
 
 // helpOnly reports "pyattach gdb --help" or "pyattach lldb -h": the
 // debugger's command line is exactly a help flag.
-func helpOnly(cmd string, gdbArgs, lldbArgs []string) bool {
+func helpOnly(cmd string, gdbArgs, lldbArgs, lldbDAPArgs []string) bool {
 	args := gdbArgs
-	if strings.HasPrefix(cmd, "lldb") {
+	if strings.HasPrefix(cmd, "lldb-dap") {
+		args = lldbDAPArgs
+	} else if strings.HasPrefix(cmd, "lldb") {
 		args = lldbArgs
 	} else if !strings.HasPrefix(cmd, "gdb") {
 		return false

@@ -65,6 +65,9 @@ func debuggerPlan(name string, t dbgInferior, args []string, g *Globals, app *Ap
 
 // Run starts gdb with pyattach's script.
 func (c *GDBCmd) Run(g *Globals, app *App, cfg *config.Config) error {
+	if dapInterpreter(c.Args) {
+		return c.runGDBDAP(g, app, cfg)
+	}
 	t, err := parseGDBArgs(c.Args, target.IsPID)
 	if err != nil {
 		return withHint(err, "pyattach passes everything after \"gdb\" to gdb; check gdb's own options with: gdb --help")

@@ -73,6 +73,10 @@ var layers = []layer{
 	{prefix: "cmd/internal/dump", own: []string{"detect/", "venv", "gdbgen", "cmd/internal/"}, forbidStd: []string{"os/exec"}, forbidOwn: []string{"cmd/internal/planner"}},
 	// bundle packs and opens bundles; it reads cores with detect/core.
 	{prefix: "cmd/internal/bundle", own: []string{"detect/", "venv", "gdbgen", "lldbgen", "cmd/internal/"}, external: []string{"golang.org/x/sys/unix"}, forbidOwn: []string{"cmd/internal/planner"}},
+	// The DAP proxy relays messages between streams it is given: it
+	// starts no process (the command starts the adapter) and knows no
+	// plan (the command's Prepare builds it).
+	{prefix: "cmd/internal/dap", own: []string{"cmd/internal/safetext", "cmd/internal/dap"}, forbidStd: []string{"os/exec"}},
 	// The configuration files are TOML, read by one well-kept decoder
 	// (after config's own size and nesting checks).
 	{prefix: "cmd/internal/config", own: []string{"detect/", "venv", "cmd/internal/"}, external: []string{"github.com/BurntSushi/toml"}},
@@ -89,7 +93,7 @@ var layers = []layer{
 const modulePath = "github.com/pyattach/pyattach"
 
 // testOnly are module packages that only tests may import.
-var testOnly = []string{"detect/testenv"}
+var testOnly = []string{"detect/testenv", "cmd/internal/dap/daptest"}
 
 func hasPrefixPath(p, prefix string) bool {
 	if strings.HasSuffix(prefix, "/") {

@@ -21,7 +21,7 @@ var helpFS embed.FS
 // helpTopics is the order `pyattach help` lists the pages in; every file
 // under help/ is one of them (TestHelpTopicsAreFiles).
 var helpTopics = []string{
-	"resolve", "gdb", "lldb", "walker", "dump", "bundle", "init", "debuginfo",
+	"resolve", "gdb", "lldb", "lldb-dap", "walker", "dump", "bundle", "init", "debuginfo",
 	"srcmap", "doctor", "symbols", "trust", "fetch-extension", "completion",
 	"containers", "json", "errors", "configuration", "environment", "files",
 	"security", "architecture", "development", "packaging",

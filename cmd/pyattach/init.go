@@ -21,7 +21,7 @@ type InitCmd struct {
 	Dir    string `arg:"" optional:"" type:"path" help:"The project directory (default: the current one)."`
 	GDB    bool   `name:"gdb" help:"Write DIR/.gdbinit (the default when no kind is chosen)."`
 	LLDB   bool   `name:"lldb" help:"Write DIR/.lldbinit."`
-	VSCode bool   `name:"vscode" help:"Add attach configurations (cppdbg and CodeLLDB) to DIR/.vscode/launch.json."`
+	VSCode bool   `name:"vscode" help:"Add attach configurations (cppdbg, CodeLLDB, and the LLDB DAP extension running pyattach lldb-dap or pyattach gdb -i=dap) to DIR/.vscode/launch.json, keeping its other entries and comments."`
 	Python string `help:"The project's interpreter (default: DIR/.venv/bin/python or DIR/venv/bin/python)." placeholder:"PATH"`
 	Trust  bool   `help:"Add the one line that lets gdb load DIR/.gdbinit to your gdb init file (~/.config/gdb/gdbinit, or ~/.gdbinit when gdb reads that); with --lldb, the line that makes lldb read DIR/.lldbinit when it starts in DIR to ~/.lldbinit."`
 }
@@ -73,9 +73,9 @@ func (c *InitCmd) Run(g *Globals, app *App, cfg *config.Config) error {
 	// cannot be written exactly refuses the whole init.
 	const renameHint = "the debugger cannot read this path back exactly; move or rename the file or directory (see the reason above)"
 	var gdbText, lldbText []byte
+	var exe string
 	if c.GDB || c.VSCode {
-		exe, err := initPyattachExe()
-		if err != nil {
+		if exe, err = initPyattachExe(); err != nil {
 			return err
 		}
 		gp := p
@@ -100,7 +100,7 @@ func (c *InitCmd) Run(g *Globals, app *App, cfg *config.Config) error {
 	}
 	var launch initfiles.LaunchCommands
 	if c.VSCode {
-		if launch, err = initfiles.VSCodeCommands(python, gdbinit, lldbinit); err != nil {
+		if launch, err = initfiles.VSCodeCommands(python, gdbinit, lldbinit, exe); err != nil {
 			return withHint(fmt.Errorf("init --vscode: %w", err),
 				"VS Code's debuggers cannot be given this path exactly; move or rename the directory, or run init without --vscode")
 		}
@@ -151,7 +151,7 @@ func (c *InitCmd) Run(g *Globals, app *App, cfg *config.Config) error {
 		if err := os.Mkdir(filepath.Dir(lj), 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
 			return fmt.Errorf("init: %w", err)
 		}
-		if err := initfiles.MergeLaunchJSON(lj, python, launch, app.Stderr); err != nil {
+		if err := initfiles.MergeLaunchJSON(lj, python, launch); err != nil {
 			var ij *initfiles.InvalidJSONError
 			if errors.As(err, &ij) {
 				err = withHint(err, "fix it, or move it away and run pyattach init --vscode again")

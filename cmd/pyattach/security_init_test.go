@@ -251,8 +251,8 @@ func readLaunchCommands(t *testing.T, file string) (string, string) {
 	var setup, initCmd string
 	for _, c := range doc.Configurations {
 		switch {
-		case c.Type == "cppdbg" && len(c.SetupCommands) == 1:
-			setup = c.SetupCommands[0].Text
+		case c.Type == "cppdbg" && len(c.SetupCommands) > 0:
+			setup = c.SetupCommands[0].Text // the .gdbinit's source line comes first
 		case c.Type == "lldb" && len(c.InitCommands) == 1:
 			initCmd = c.InitCommands[0]
 		}

@@ -29,9 +29,10 @@
 // of the target's strings), pyattach_walk_format (how frames, locals and
 // sources are printed), pyattach_walk_commands (each command's text and
 // arguments, whichever debugger runs it), pyattach_walk_dump (what
-// `pyattach dump` reports of each OS thread, for any reader) and
+// `pyattach dump` reports of each OS thread, for any reader),
 // pyattach_walk_tasks_legacy (where 3.11-3.13 keep their asyncio tasks:
-// legacy_task_addrs). The thin adapters py/pyattach_gdb.py,
+// legacy_task_addrs) and pyattach_walk_dap (what the pyattach-dap command
+// answers the DAP proxy, walk.dap). The thin adapters py/pyattach_gdb.py,
 // py/pyattach_lldb.py and py/pyattach_proc.py import pyattach_walk only,
 // and their own modules: gdb's are split by job (pyattach_gdb_inferior:
 // the Walker and threads of the selected inferior; _commands; _cpython:

@@ -1,5 +1,6 @@
 """pyattach's gdb commands: py-bt and pyattach-bt, py-bt-full, py-list,
-py-locals, py-print, py-up, py-down, py-tasks, py-exc, py-threads. Each
+py-locals, py-print, py-up, py-down, py-tasks, py-exc, py-threads, and
+pyattach-dap (the DAP proxy's questions: pyattach_walk_dap). Each
 lists the selected inferior's threads and frames (pyattach_gdb_inferior),
 asks the core for the text (walk: pyattach_walk_commands) and prints it;
 where CPython's own extension is loaded, its answer is kept when it reads
@@ -448,3 +449,64 @@ say "[no GIL (free-threaded)]". A "*" marks the selected thread."""
 
 
 PyThreads()
+
+
+class _DapTarget(object):
+    """The selected inferior as pyattach_walk_dap asks it: a thread's DAP
+    id is its global number."""
+
+    def __init__(self):
+        self.inf = gdb.selected_inferior()
+
+    def walker(self):
+        if not self.inf.pid:
+            raise walk.WalkError("no process or core is loaded")
+        return inferior.walker()
+
+    def _thread(self, tid):
+        th = next((th for th in self.inf.threads() if th.global_num == tid), None)
+        if th is None:
+            raise walk.WalkError("no thread %d" % tid)
+        return th
+
+    def thread_state(self, w, tid):
+        return inferior.thread_state_of(w, self._thread(tid))
+
+    def native_frames(self, tid):
+        """The thread's frames as gdb unwinds them, inlined ones too, as
+        gdb's DAP stackTrace lists them (no frame filter)."""
+        def frames():
+            out = []
+            f = gdb.newest_frame()
+            while f is not None and len(out) < walk.dap.MAX_NATIVE:
+                out.append({"function": f.name(), "pc": f.pc()})
+                f = f.older()
+            return out
+
+        return inferior.on_thread(self._thread(tid), frames)
+
+    def threads(self, w):
+        oss, states = inferior.thread_states(self.inf, w)
+        for ot in oss:
+            ot.os_name = names.thread_name(ot.handle)
+        return oss, states, lambda ot: ot.handle.global_num
+
+    def files(self):
+        return inferior.files()
+
+
+class PyattachDap(gdb.Command):
+    """Answer pyattach's DAP proxy: pyattach-dap stack TID | locals FRAME |
+children ADDR | threads | source HEX.
+
+Prints one line, "pyattach-dap: " and JSON (see pyattach_walk_dap); TID
+is a thread's global number. Nothing stays selected."""
+
+    def __init__(self):
+        super(PyattachDap, self).__init__("pyattach-dap", gdb.COMMAND_DATA, gdb.COMPLETE_NONE)
+
+    def invoke(self, args, from_tty):
+        gdb.write(walk.dap.answer((args or "").split(), _DapTarget(), errors=(gdb.error,)) + "\n")
+
+
+PyattachDap()

@@ -101,10 +101,30 @@ def _fs_base():
         return None
 
 
+def on_thread(th, fn):
+    """fn() run with th selected; gdb's selected thread and frame are
+    put back."""
+    selected = gdb.selected_thread()
+    try:
+        frame = gdb.selected_frame()
+    except gdb.error:
+        frame = None
+    try:
+        th.switch()
+        return fn()
+    finally:
+        if selected is not None and selected.is_valid():
+            selected.switch()
+            try:
+                if frame is not None and frame.is_valid():
+                    frame.select()
+            except gdb.error:
+                pass
+
+
 def _pthread(th, switch):
     """A function that gives th's pthread_t: its handle, else the fs_base
-    register (read after switching to th when switch; gdb's selected
-    thread and frame are put back)."""
+    register (read after switching to th when switch: on_thread)."""
     def pthread():
         p = _handle(th)
         if p is not None:
@@ -115,22 +135,9 @@ def _pthread(th, switch):
         if not switch:
             return None
         try:
-            frame = gdb.selected_frame()
-        except gdb.error:
-            frame = None
-        try:
-            th.switch()
-            return _fs_base()
+            return on_thread(th, _fs_base)
         except gdb.error:
             return None
-        finally:
-            if selected is not None and selected.is_valid():
-                selected.switch()
-                try:
-                    if frame is not None and frame.is_valid():
-                        frame.select()
-                except gdb.error:
-                    pass
 
     return pthread
 
@@ -150,13 +157,16 @@ def os_threads(inf, switch=None):
 
 
 def current_thread_state(w):
-    """The selected thread's thread state (walk.match_thread), or None.
-    No thread is switched to (gdb's frame filter asks while it unwinds
-    the selected thread)."""
+    """The selected thread's thread state (thread_state_of), or None."""
     th = gdb.selected_thread()
-    if th is None:
-        return None
-    inf = gdb.selected_inferior()
+    return thread_state_of(w, th) if th is not None else None
+
+
+def thread_state_of(w, th):
+    """gdb thread th's thread state (walk.match_thread), or None. No
+    thread is switched to (gdb's frame filter asks while it unwinds the
+    selected thread)."""
+    inf = th.inferior
     native = native_tid(inf, th.ptid[1] or th.ptid[2]) or None
 
     def threads():

@@ -2,8 +2,9 @@
 
 `command script import` this file, then call setup() (pyattach's scripts
 do both). Commands: py-bt (selected thread), py-bt all (every thread),
-py-threads, py-list, py-locals, py-up, py-down, py-exc, and
-pyattach-bt-filter (Python frames in bt: pyattach_lldb_bt).
+py-threads, py-list, py-locals, py-up, py-down, py-exc,
+pyattach-bt-filter (Python frames in bt: pyattach_lldb_bt) and
+pyattach-dap (the DAP proxy's questions: pyattach_walk_dap).
 """
 
 import lldb
@@ -113,7 +114,8 @@ def __lldb_init_module(debugger, internal_dict):
     # imported first; its other commands stay.
     debugger.HandleCommand("command script add -o -f %s.py_bt py-bt" % __name__)
     debugger.HandleCommand("command script add -o -f %s.py_bt pyattach-bt" % __name__)
-    for name in ("py-list", "py-locals", "py-up", "py-down", "py-exc", "py-threads", "py-tasks", "pyattach-bt-filter"):
+    for name in ("py-list", "py-locals", "py-up", "py-down", "py-exc", "py-threads", "py-tasks", "pyattach-bt-filter",
+                 "pyattach-dap"):
         debugger.HandleCommand("command script add -o -f %s.%s %s" % (__name__, name.replace("-", "_"), name))
     pyattach_lldb_bt.register(_walker, _thread_state, pyattach_lldb_frames)
 
@@ -439,3 +441,52 @@ def _args_ok(command, name, result):
         result.SetError(str(e))
         return False
     return True
+
+
+class _DapTarget(object):
+    """A process as pyattach_walk_dap asks it: a thread's DAP id is its
+    OS thread id (lldb-dap's)."""
+
+    def __init__(self, exe_ctx):
+        self.target = exe_ctx.GetTarget()
+        self.process = exe_ctx.GetProcess()
+
+    def walker(self):
+        if not self.process.IsValid():
+            raise walk.WalkError("no process: attach to a Python process or load a core first")
+        return _walker(self.target, self.process)
+
+    def _thread(self, tid):
+        th = self.process.GetThreadByID(tid)
+        if not th.IsValid():
+            raise walk.WalkError("no thread %d" % tid)
+        return th
+
+    def thread_state(self, w, tid):
+        return _thread_state(w, self._thread(tid), self.process)
+
+    def native_frames(self, tid):
+        """The thread's frames as lldb unwinds them, inlined ones too, as
+        lldb-dap's stackTrace lists them."""
+        th = self._thread(tid)
+        out = []
+        for i in range(min(th.GetNumFrames(), walk.dap.MAX_NATIVE)):
+            f = th.GetFrameAtIndex(i)
+            out.append({"function": f.GetFunctionName() or f.GetSymbol().GetName(), "pc": f.GetPC()})
+        return out
+
+    def threads(self, w):
+        oss = os_threads(self.process)
+        for ot in oss:
+            ot.os_name = _thread_name(ot.handle)
+        return oss, walk.match_threads(w, oss), lambda ot: ot.tid
+
+    def files(self):
+        return _files(self.process)
+
+
+def pyattach_dap(debugger, command, exe_ctx, result, internal_dict):
+    """pyattach-dap stack TID | locals FRAME | children ADDR | threads |
+    source HEX: one line, "pyattach-dap: " and JSON, for pyattach's DAP
+    proxy (pyattach_walk_dap); TID is the OS thread id."""
+    result.AppendMessage(walk.dap.answer(command.split(), _DapTarget(exe_ctx)))

@@ -208,11 +208,15 @@ class DictReader(object):
         keys, values = self.tables(d)
         return self.entries(keys, values)
 
+    def size(self, d):
+        """How many items the dict object at d holds (ma_used)."""
+        return self.mem.i64(d + self.L.off("PyDictObject.ma_used"))
+
     def first_items(self, d, most, spent=None):
         """(the first most (key, value) addresses of the dict object at
         d, whether it holds more), read while spent() is False."""
         L = self.L
-        used = self.mem.i64(d + L.off("PyDictObject.ma_used"))
+        used = self.size(d)
         keys = self.mem.ptrv(d + L.off("PyDictObject.ma_keys"))
         values = self.mem.ptrv(d + L.off("PyDictObject.ma_values")) if used else 0
         if used < 0 or used > 1 << MAX_LOG2_SIZE:

@@ -7,6 +7,7 @@ this one which type it holds; the repr of a value is chosen by it
 HEAPTYPE = 1 << 9       # a class a program defines (not a static type)
 MANAGED_DICT = 1 << 4   # 3.11+: the instance dict sits before the object
 INLINE_VALUES = 1 << 2  # 3.13+: the instance values sit after it
+BASE_EXC_SUBCLASS = 1 << 30  # BaseException and its subclasses
 
 # How long a tp_name is read at most.
 MAX_TYPE_NAME = 256

@@ -39,6 +39,7 @@ walk's memory (Walker.mem) and Layout:
   pyattach_walk_commands the commands' text, whichever debugger runs them
   pyattach_walk_dump     what `pyattach dump` reports of each OS thread
   pyattach_walk_tasks    asyncio tasks, their coroutine stacks and awaits (Tasks)
+  pyattach_walk_dap      what pyattach-dap answers the DAP proxy (walk.dap)
 """
 
 from pyattach_walk_commands import (  # noqa: F401
@@ -75,6 +76,7 @@ from pyattach_walk_tasks import (  # noqa: F401
     ASYNCIO_DEBUG_MEMBERS, MAX_TASKS, Task, TaskList, Tasks, asyncio_debug_fields, find_cycles, format_tasks,
     frame_states, tasks_json)
 from pyattach_walk_text import MAX_REPR, TRUNCATED, bounded, escape, has_controls, thousands  # noqa: F401
+import pyattach_walk_dap as dap  # noqa: F401
 
 __all__ = ["Walker", "Layout", "WalkError", "BudgetExhausted", "Budget", "load_tables", "format_frames", "process_files", "source_line", "escape"]
 # Re-exported for the adapters and tests (pyflakes counts a name in
@@ -115,6 +117,8 @@ __all__ += [
     # pyattach_walk_tasks
     "ASYNCIO_DEBUG_MEMBERS", "MAX_TASKS", "Task", "TaskList", "Tasks", "asyncio_debug_fields", "find_cycles",
     "format_tasks", "frame_states", "tasks_json",
+    # pyattach_walk_dap, as a module: its names are the protocol's
+    "dap",
     # pyattach_walk_text
     "MAX_REPR", "TRUNCATED", "bounded", "has_controls", "thousands",
 ]

@@ -87,6 +87,12 @@ def executable_mask(minor):
     return 0xFFFFFFFFFFFFFFFF
 
 
+def code_field(L):
+    """The _PyInterpreterFrame field that points at the frame's code
+    object (3.11+; f_executable from 3.13 on, tagged: executable_mask)."""
+    return "_PyInterpreterFrame.f_code" if L.has("_PyInterpreterFrame.f_code") else "_PyInterpreterFrame.f_executable"
+
+
 def stackref_mask(minor):
     """What keeps the object pointer of a _PyStackRef in localsplus: from
     3.14 on its low two bits are tags (Py_TAG_BITS; bit 0 marks a
@@ -222,7 +228,7 @@ class FrameReader(object):
         last frame of the chain."""
         L = self.L
         f = self._first_frame_311(tstate)
-        code_field = "_PyInterpreterFrame.f_code" if L.has("_PyInterpreterFrame.f_code") else "_PyInterpreterFrame.f_executable"
+        code_at = L.off(code_field(L))
         instr_field = "_PyInterpreterFrame.prev_instr" if L.has("_PyInterpreterFrame.prev_instr") else "_PyInterpreterFrame.instr_ptr"
         skipped = frame_owner_skipped(L.minor)
         owner_off = L.off("_PyInterpreterFrame.owner")
@@ -238,7 +244,7 @@ class FrameReader(object):
                 head = self.mem.read(f + lo, span)
                 owner = struct.unpack("<b", head[owner_off - lo:owner_off - lo + 1])[0]
                 is_entry = entry_off is not None and head[entry_off - lo] != 0
-                code = self.mem.ptrv(f + L.off(code_field)) & executable_mask(L.minor)
+                code = self.mem.ptrv(f + code_at) & executable_mask(L.minor)
                 if skipped is not None and owner < skipped and not code and not self.mem.ptrv(f + L.off("_PyInterpreterFrame.previous")):
                     # 3.12+ frames that hold no code are the interpreter's
                     # own: zeros are memory a core left out (glibc 2.42's
@@ -280,6 +286,20 @@ class FrameReader(object):
             raise
         if pending is not None:
             yield pending + (True,)
+
+    def frame_at(self, addr):
+        """The Frame at addr, a Frame.addr this walker gave (its line not
+        read: None), to read its locals again; raises WalkError when addr
+        holds no frame running a code object."""
+        L = self.L
+        if L.minor >= (3, 11):
+            code = self.mem.ptrv(addr + L.off(code_field(L))) & executable_mask(L.minor)
+        else:
+            code = self.mem.ptrv(addr + L.off("PyFrameObject.f_code"))
+        if not code or self.r.types.name_static(code) != ("code", True):
+            raise WalkError("no Python frame at 0x%x" % addr)
+        c = self.code(code)
+        return Frame(c["filename"], c["name"], c["qualname"], None, code, addr)
 
     # Code objects (pyattach_read_code).
     def code(self, addr):

@@ -20,7 +20,7 @@ for the collector."""
 
 from pyattach_read_code import line_311
 from pyattach_read_repr import value_repr
-from pyattach_walk_frames import executable_mask
+from pyattach_walk_frames import code_field, executable_mask
 from pyattach_walk_memory import WalkError
 from pyattach_walk_text import MAX_REPR, TRUNCATED, escape
 
@@ -282,13 +282,17 @@ class ExceptionReader(object):
 
     def exception(self, tstate):
         """{"type", "message", "frames": [{"file", "line", "function"}]}
-        of the exception the thread handles, innermost frame first (where
-        it was raised), or None when it handles none or the build's
-        layout lacks the fields. frames is [] when the traceback cannot
-        be read."""
+        of the exception the thread handles (describe), or None when it
+        handles none or the build's layout lacks the fields."""
+        exc = self.handled(tstate)
+        return self.describe(exc) if exc else None
+
+    def handled(self, tstate):
+        """The address of the exception the thread handles, 0 when it
+        handles none or the build's layout lacks the fields."""
         L = self.L
         if not (L.has("PyThreadState.exc_info") and L.has("_PyErr_StackItem.exc_value")):
-            return None
+            return 0
         item = self.mem.ptrv(tstate + L.off("PyThreadState.exc_info"))
         exc, seen = 0, set()
         while item and item not in seen and len(seen) < MAX_TRACEBACK:
@@ -300,8 +304,13 @@ class ExceptionReader(object):
             if not L.has("_PyErr_StackItem.previous_item"):
                 break
             item = self.mem.ptrv(item + L.off("_PyErr_StackItem.previous_item"))
-        if not exc:
-            return None
+        return exc
+
+    def describe(self, exc):
+        """{"type", "message", "frames": [{"file", "line", "function"}]}
+        of the exception object at exc, innermost frame first (where it
+        was raised); frames is [] when the traceback cannot be read."""
+        L = self.L
         out = {"type": self.r.types.name_static(exc)[0], "message": None, "frames": []}
         if L.has("PyBaseExceptionObject.args"):
             out["message"] = self._exc_message(self.mem.ptrv(exc + L.off("PyBaseExceptionObject.args")))
@@ -347,8 +356,7 @@ class ExceptionReader(object):
             line = self.mem.i32(tb + L.off("PyTracebackObject.tb_lineno"))
             if L.minor >= (3, 11):
                 inner = self.mem.ptrv(frame + L.off("PyFrameObject.f_frame"))
-                field = "_PyInterpreterFrame.f_code" if L.has("_PyInterpreterFrame.f_code") else "_PyInterpreterFrame.f_executable"
-                code = self.mem.ptrv(inner + L.off(field)) & executable_mask(L.minor)
+                code = self.mem.ptrv(inner + L.off(code_field(L))) & executable_mask(L.minor)
             else:
                 code = self.mem.ptrv(frame + L.off("PyFrameObject.f_code"))
             c = self.r.code.read(code)

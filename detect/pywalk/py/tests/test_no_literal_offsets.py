@@ -31,7 +31,7 @@ HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 READERS = sorted(
     glob.glob(os.path.join(HERE, "pyattach_read_*.py")) +
     [os.path.join(HERE, "pyattach_walk%s.py" % m) for m in (
-        "", "_memory", "_layout", "_runtime", "_threads", "_frames", "_tasks", "_tasks_legacy")])
+        "", "_memory", "_layout", "_runtime", "_threads", "_frames", "_tasks", "_tasks_legacy", "_dap")])
 
 # Functions the rule does not apply to, with why: they decode bytes
 # already read (a line table's varints and deltas), and hold no address.
