@@ -260,6 +260,10 @@ func (c *LLDBDAPCmd) Run(g *Globals, app *App, cfg *config.Config) error {
 				s.PostRunCommands = []string{cmd}
 			}
 		}
+		// The proxy merges the frames itself; lldb 22's frame provider,
+		// which the script registers once the target exists, would put
+		// the Python frames in lldb-dap's stackTrace otherwise.
+		s.PostRunCommands = append(s.PostRunCommands, "pyattach-bt-filter off")
 		return s, nil
 	}
 	argv := append([]string{adapter}, args...)
