@@ -261,9 +261,10 @@ func (c *LLDBDAPCmd) Run(g *Globals, app *App, cfg *config.Config) error {
 			}
 		}
 		// The proxy merges the frames itself; lldb 22's frame provider,
-		// which the script registers once the target exists, would put
-		// the Python frames in lldb-dap's stackTrace otherwise.
-		s.PostRunCommands = append(s.PostRunCommands, "pyattach-bt-filter off")
+		// which the second script registers once the target exists,
+		// would put the Python frames in lldb-dap's stackTrace
+		// otherwise. Off before it: it then registers nothing.
+		s.InitCommands = append(s.InitCommands, "pyattach-bt-filter off")
 		return s, nil
 	}
 	argv := append([]string{adapter}, args...)

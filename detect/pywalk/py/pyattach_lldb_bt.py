@@ -149,7 +149,11 @@ def install(debugger):
     frame-format (True when it has them). Not both: lldb 22 prints stop
     reports from its event thread while a command runs, and a hook
     reading frames there waits for the command's thread, which waits
-    for that frame list (seen)."""
+    for that frame list (seen). Nothing after "pyattach-bt-filter off",
+    until "on" (pyattach's DAP proxy turns them off before the script
+    that runs once the target exists)."""
+    if _state.get("off"):
+        return False
     if _state.get("frames") is not None:
         return _add_providers(debugger)
     fmt = _format(debugger)
@@ -184,11 +188,13 @@ def command(debugger, args):
     ValueError with the usage."""
     a = args.strip()
     if a == "on":
+        _state["off"] = False
         if not install(debugger) and not _providers:
             if _state.get("frames") is not None:
                 return "pyattach: no target has the frame provider (create the target first); bt shows no Python frames"
             return "pyattach: this frame-format has no ${frame.pc}; bt shows no Python frames"
     elif a == "off":
+        _state["off"] = True
         uninstall(debugger)
     elif a:
         raise ValueError("usage: pyattach-bt-filter [on|off]")

@@ -79,3 +79,56 @@ def _balanced(fmt):
 def test_scopes_stay_balanced():
     for fmt in (DEFAULT, DEFAULT_22, '{{${frame.pc}} a {b}} c\\n', '${frame.pc}\\} x\\n'):
         assert _balanced(b.with_python_frames(fmt)), fmt
+
+
+class _Vals(object):
+    def __init__(self, v):
+        self.v = v
+
+    def GetSize(self):
+        return 1
+
+    def GetStringAtIndex(self, i):
+        return self.v
+
+
+class _Debugger(object):
+    """What install, uninstall and command use of an SBDebugger."""
+
+    def __init__(self, fmt):
+        self.fmt = fmt
+
+    def GetInstanceName(self):
+        return "debugger_1"
+
+    def GetInternalVariableValue(self, var, name):
+        return _Vals(self.fmt)
+
+    def SetInternalVariable(self, var, value, name):
+        self.fmt = value
+
+    def HandleCommand(self, cmd):
+        pass
+
+    def GetNumTargets(self):
+        return 0
+
+
+def test_off_holds_until_on():
+    # pyattach's DAP proxy turns the filter off before the script that
+    # runs once the target exists, which installs it again otherwise.
+    saved = dict(b._state)
+    try:
+        b._state["frames"] = None
+        b._state.pop("off", None)
+        d = _Debugger(DEFAULT)
+        assert b.install(d)
+        assert b.command(d, "off") == "Python frames in bt: off."
+        assert d.fmt == DEFAULT
+        assert not b.install(d)
+        assert d.fmt == DEFAULT
+        assert b.command(d, "on") == "Python frames in bt: on."
+        assert d.fmt == WANT
+    finally:
+        b._state.clear()
+        b._state.update(saved)
