@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -285,11 +286,75 @@ func checkProxyLocals(t *testing.T, s *dapSession, inner daptest.Frame, live boo
 	}
 }
 
-// needLLDBDAP19 is Debian 12's lldb-dap-19 (package lldb-19), found on
-// PATH.
-func needLLDBDAP19(t *testing.T) string {
+// needLLDBVSCode14 is Debian 12's lldb-vscode-14 (package lldb-14),
+// lldb 14's DAP adapter under its name before lldb-dap: the host's
+// adapter (lldb-19 cannot be installed beside lldb-14 there). lldb-dap
+// 19 and 22 are tested in the trixie and sid roots.
+func needLLDBVSCode14(t *testing.T) string {
 	t.Helper()
-	return testenv.Need(t, "lldb-dap-19")
+	return testenv.Need(t, "lldb-vscode-14")
+}
+
+// memImage is what a process's memory shows of its writers: its
+// mappings, and the bytes of its file-backed read-only and executable
+// ones (where a breakpoint or a patch would show). A debugger that
+// allocated memory in the process (an expression run there) or left a
+// byte changed in its code makes another image.
+type memImage struct {
+	maps   []string
+	hashes map[string][32]byte
+}
+
+func memSnapshot(t *testing.T, pid int) memImage {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/maps", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mem, err := os.Open(fmt.Sprintf("/proc/%d/mem", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mem.Close()
+	img := memImage{hashes: map[string][32]byte{}}
+	for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		img.maps = append(img.maps, l)
+		f := strings.Fields(l)
+		// address perms offset dev inode path
+		if len(f) < 6 || !strings.HasPrefix(f[5], "/") || strings.Contains(f[1], "w") || !strings.HasPrefix(f[1], "r") {
+			continue
+		}
+		lo, hi, _ := strings.Cut(f[0], "-")
+		a, err1 := strconv.ParseUint(lo, 16, 64)
+		z, err2 := strconv.ParseUint(hi, 16, 64)
+		if err1 != nil || err2 != nil || z <= a {
+			t.Fatalf("maps line %q", l)
+		}
+		buf := make([]byte, z-a)
+		if _, err := mem.ReadAt(buf, int64(a)); err != nil {
+			t.Fatalf("read %s of process %d: %v", f[0], pid, err)
+		}
+		img.hashes[l] = sha256.Sum256(buf)
+	}
+	return img
+}
+
+// checkMemUnchanged compares pid's memory image with before's.
+func checkMemUnchanged(t *testing.T, pid int, before memImage) {
+	t.Helper()
+	after := memSnapshot(t, pid)
+	if strings.Join(after.maps, "\n") != strings.Join(before.maps, "\n") {
+		t.Errorf("the process's mappings changed (memory allocated in it?):\nbefore:\n%s\nafter:\n%s", strings.Join(before.maps, "\n"), strings.Join(after.maps, "\n"))
+		return
+	}
+	for l, h := range before.hashes {
+		if after.hashes[l] != h {
+			t.Errorf("the process's memory was written to: %s", l)
+		}
+	}
+	if len(before.hashes) == 0 {
+		t.Errorf("no code mapping of the process was compared")
+	}
 }
 
 // plainStack is the frame names of thread pid as the adapter argv
@@ -320,77 +385,84 @@ func plainStack(t *testing.T, argv []string, args map[string]any, pid int, pause
 	return names
 }
 
-// TestDAPLLDBVenvCopies: `pyattach lldb-dap` with lldb-dap-19, driven as
-// an editor drives it, attached to python3.11 from a --copies venv
-// (Debian's, and a pyenv build): the Python frames among the C frames,
-// their locals, the thread names, py-bt in the console; after
-// disconnect the process runs on.
-//
-// lldb 19 cannot unwind Debian's python3.11 past time_sleep (its DWARF
-// gives the LTO-split function one range from its cold part, and the
-// unwinder then takes another function's CFI; lldb 14 uses the symbol):
-// there the plain adapter's frames are checked to pass through as they
-// are.
+// TestDAPLLDBVenvCopies: `pyattach lldb-dap` with lldb-vscode-14,
+// driven as an editor drives it, attached to Debian's python3.11 from a
+// --copies venv and to a stripped pyenv 3.11 (no symbol table, no
+// debug file): the Python frames among the C frames, their locals, the
+// exception the thread handles, the thread names, py-bt in the
+// console; after disconnect the process runs on, its memory as it was.
 func TestDAPLLDBVenvCopies(t *testing.T) {
-	lldbdap := needLLDBDAP19(t)
-	for _, py := range []testenv.Python{testenv.Debian(t), testenv.Pyenv(t, "3.11")} {
-		t.Run(filepath.Base(py.Prefix)+"-"+py.Version, func(t *testing.T) {
+	adapter := needLLDBVSCode14(t)
+	type target struct {
+		name string
+		exe  string
+		env  []string
+		// escape: the commandEscapePrefix of the attach request
+		// ("": none).
+		escape string
+	}
+	deb := testenv.Debian(t)
+	pyenv := testenv.Pyenv(t, "3.11")
+	stripped, senv := testenv.Stripped(t, pyenv.Exe)
+	targets := []target{
+		{"debian-venv-copies-" + deb.Version, filepath.Join(makeVenv(t, deb.Exe, true), "bin", "python"), nil, ""},
+		// An editor's commandEscapePrefix, which lldb-vscode 14 does not
+		// know: the proxy's commands still run.
+		{"pyenv-stripped-" + pyenv.Version, stripped, senv, ":"},
+	}
+	for _, tg := range targets {
+		t.Run(tg.name, func(t *testing.T) {
 			dir := t.TempDir()
 			alive := filepath.Join(dir, "alive")
-			venv := makeVenv(t, py.Exe, true)
-			pid := testenv.StartPython(t, filepath.Join(venv, "bin", "python"), proxyApp, "DAP_ALIVE="+alive)
+			pid := testenv.StartPython(t, tg.exe, proxyApp, append(append([]string(nil), tg.env...), "DAP_ALIVE="+alive)...)
 			app := procCwdFile(t, pid)
-			plain := plainStack(t, []string{lldbdap}, map[string]any{"pid": pid}, pid, true)
-			checkStillRunning(t, pid, alive, 1)
-
-			s := startDAP(t, []string{pyattachBin(t), "lldb-dap", "--lldb-dap", lldbdap}, testEnv(t))
-			s.attach(t, map[string]any{"pid": pid}, pid)
+			plain := plainStack(t, []string{adapter}, map[string]any{"pid": pid}, pid, true)
 			if !slicesContain(plain, "_PyEval_EvalFrameDefault") {
-				t.Logf("lldb-dap-19 alone does not unwind to the eval loop: %q", plain)
-				frames, _, err := s.StackTrace(int64(pid), 0, 0)
-				if err != nil {
-					t.Fatal(err)
-				}
-				var names []string
-				for _, f := range frames {
-					names = append(names, f.Name)
-				}
-				if strings.Join(names, ",") != strings.Join(plain, ",") {
-					t.Errorf("the adapter's frames did not pass as they are:\n%q\n%q", names, plain)
-				}
-			} else {
-				th, err := s.Request("threads", nil)
-				if err != nil {
-					t.Fatal(err)
-				}
-				// lldb-dap names every thread "python"; dump names the
-				// worker by its threading name.
-				if !strings.Contains(string(th["threads"]), `"name":"dap-worker"`) {
-					t.Errorf("threads: %s", th["threads"])
-				}
-				_, inner := checkProxyStack(t, s, int64(pid), app, plain)
-				checkProxyLocals(t, s, inner, true)
-				ev, err := s.Request("evaluate", map[string]any{"expression": "`py-bt", "frameId": inner.ID, "context": "repl"})
-				if err != nil {
-					t.Fatal(err)
-				}
-				out := ev.Str("result") + s.Output()
-				if !strings.Contains(out, "in inner") || !strings.Contains(out, "in outer") {
-					t.Errorf("py-bt in the console:\n%s", out)
-				}
+				t.Fatalf("lldb-vscode-14 alone does not unwind to the eval loop: %q", plain)
+			}
+			checkStillRunning(t, pid, alive, 1)
+			before := memSnapshot(t, pid)
+
+			s := startDAP(t, []string{pyattachBin(t), "--offline", "lldb-dap", "--lldb-dap", adapter}, testEnv(t))
+			args := map[string]any{"pid": pid}
+			if tg.escape != "" {
+				args["commandEscapePrefix"] = tg.escape
+			}
+			s.attach(t, args, pid)
+			th, err := s.Request("threads", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// lldb-vscode names threads "Thread #2"; dump names the
+			// worker by its threading name.
+			if !strings.Contains(string(th["threads"]), `"name":"dap-worker"`) || !strings.Contains(string(th["threads"]), `"name":"MainThread"`) {
+				t.Errorf("threads: %s", th["threads"])
+			}
+			_, inner := checkProxyStack(t, s, int64(pid), app, plain)
+			checkProxyLocals(t, s, inner, true)
+			// A forged frame id gets an error, and the session goes on.
+			if r, err := s.Raw("scopes", map[string]any{"frameId": 987654321}); err != nil || r.Bool("success") {
+				t.Errorf("a forged frameId: %v %v", r, err)
+			}
+			ev, err := s.Request("evaluate", map[string]any{"expression": "`py-bt", "frameId": inner.ID, "context": "repl"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			out := ev.Str("result") + s.Output()
+			if !strings.Contains(out, "in inner") || !strings.Contains(out, "in outer") {
+				t.Errorf("py-bt in the console:\n%s", out)
 			}
 			if _, err := s.Request("disconnect", map[string]any{"terminateDebuggee": false}); err != nil {
 				t.Fatal(err)
 			}
 			s.stdin.Close()
-			// lldb-dap 19 aborts as it exits ("terminate called without an
-			// active exception"), on its own too: only the end is checked.
 			if err := waitExit(s.cmd, 30*time.Second); err != nil {
-				t.Logf("pyattach lldb-dap after disconnect: %v", err)
+				t.Errorf("pyattach lldb-dap after disconnect: %v", err)
 			}
 			if strings.Contains(s.stderr.String(), "panic") {
 				t.Errorf("stderr:\n%s", s.stderr)
 			}
+			checkMemUnchanged(t, pid, before)
 			checkStillRunning(t, pid, alive, 2)
 		})
 	}
@@ -410,7 +482,7 @@ func slicesContain(xs []string, x string) bool {
 // bundle of it named as coreFile alone (its sources the bundle's
 // copies).
 func TestDAPLLDBCore(t *testing.T) {
-	lldbdap := needLLDBDAP19(t)
+	lldbdap := needLLDBVSCode14(t)
 	testenv.NeedRoot(t, "gcore stops the process with ptrace")
 	dir := t.TempDir()
 	py := testenv.Pyenv(t, "3.11").Exe
@@ -501,7 +573,7 @@ func sameFile(path, file string) bool {
 // `pyattach lldb -- PROGRAM ARGS` is: the Python frames of the program
 // lldb-dap starts.
 func TestDAPLLDBLaunch(t *testing.T) {
-	lldbdap := needLLDBDAP19(t)
+	lldbdap := needLLDBVSCode14(t)
 	dir := t.TempDir()
 	venv := makeVenv(t, testenv.Pyenv(t, "3.11").Exe, true)
 	app := filepath.Join(dir, "app.py")

@@ -286,7 +286,7 @@ func isExec(p string) bool {
 func findLLDBDAP(env []string, path string) (string, error) {
 	if path != "" {
 		if !isExec(path) {
-			return "", withHint(fmt.Errorf("lldb-dap: --lldb-dap %s is not an executable file", path), "name lldb's DAP adapter, such as /usr/bin/lldb-dap-19")
+			return "", withHint(fmt.Errorf("lldb-dap: --lldb-dap %s is not an executable file", path), "name lldb's DAP adapter, such as /usr/bin/lldb-dap-19 or /usr/bin/lldb-vscode-14")
 		}
 		return path, nil
 	}
@@ -320,7 +320,7 @@ func findLLDBDAP(env []string, path string) (string, error) {
 			return cs[0].path, nil
 		}
 	}
-	return "", withHint(fmt.Errorf("lldb-dap is not installed: %w", exec.ErrNotFound), "install it (sudo apt-get install lldb-19 ships lldb-dap-19), or name it: pyattach lldb-dap --lldb-dap PATH")
+	return "", withHint(fmt.Errorf("lldb-dap is not installed: %w", exec.ErrNotFound), "install it (Debian 12: sudo apt-get install lldb-14, which ships lldb-vscode-14; Debian 13: lldb-19, which ships lldb-dap-19), or name it: pyattach lldb-dap --lldb-dap PATH")
 }
 
 func envGet(env []string, k string) string {

@@ -78,23 +78,30 @@ type Proxy struct {
 	inMu sync.Mutex
 	aseq int64
 
-	mu       sync.Mutex
-	pending  map[int64]*pending // by the seq the adapter was sent
-	reverse  map[int64]int64    // editor seq of a reverse request -> adapter seq
-	nextID   int64
-	nextSrc  int64
-	frames   map[int64]*frame
-	refs     map[int64]*ref
-	sources  map[int64]string // handed-out sourceReference -> file
-	stacks   map[int64][]Message
-	excs     map[int64]*exception // by thread, this stop
-	setup    *Setup
-	late     []string // gdb: run at the first stop after the attach
-	escape   string   // lldb-dap's commandEscapePrefix
-	lines1   bool     // the editor counts lines from 1
-	cols1    bool
-	done     chan struct{}
-	doneOnce sync.Once
+	mu      sync.Mutex
+	pending map[int64]*pending // by the seq the adapter was sent
+	reverse map[int64]int64    // editor seq of a reverse request -> adapter seq
+	nextID  int64
+	nextSrc int64
+	frames  map[int64]*frame
+	refs    map[int64]*ref
+	sources map[int64]string // handed-out sourceReference -> file
+	stacks  map[int64][]Message
+	excs    map[int64]*exception // by thread, this stop
+	setup   *Setup
+	late    []string // gdb: run at the first stop after the attach
+	escape  string   // lldb-dap's commandEscapePrefix
+	// escapeUnsure: the editor named a commandEscapePrefix other than
+	// "`" and the adapter did not say its lldb version (lldb-dap 19
+	// and later do): it may predate commandEscapePrefix (lldb-vscode
+	// 17 and older run only "`" commands), which its first answer
+	// tells.
+	escapeUnsure bool
+	lldbMajor    int  // the lldb version the adapter announced (0: none)
+	lines1       bool // the editor counts lines from 1
+	cols1        bool
+	done         chan struct{}
+	doneOnce     sync.Once
 }
 
 // held is a message to the editor held back while gdb's late setup
@@ -590,6 +597,9 @@ func (p *Proxy) onAdapterResponse(m Message) {
 	}
 	out := m.Clone()
 	out.Set("request_seq", pend.editorSeq)
+	if pend.command == "initialize" && out.Bool("success") {
+		p.noteVersion(out.Obj("body"))
+	}
 	if out.Bool("success") {
 		p.remapBody(pend.command, out)
 	}
@@ -666,24 +676,75 @@ func (p *Proxy) onEvent(m Message) {
 	p.toEditor(m.Clone())
 }
 
+// noteVersion records the lldb version an initialize response
+// announces: lldb-dap 19 as "__lldb": {"version": "lldb version 19.1.7"},
+// later ones as "$__lldb_version"; lldb-vscode 14 says none.
+func (p *Proxy) noteVersion(body Message) {
+	if body == nil {
+		return
+	}
+	v := body.Str("$__lldb_version")
+	if o := body.Obj("__lldb"); v == "" && o != nil {
+		v = o.Str("version")
+	}
+	major := 0
+	if rest, ok := strings.CutPrefix(v, "lldb version "); ok {
+		for _, r := range rest {
+			if r < '0' || r > '9' || major > 1000 {
+				break
+			}
+			major = major*10 + int(r-'0')
+		}
+	}
+	p.mu.Lock()
+	p.lldbMajor = major
+	p.mu.Unlock()
+}
+
+// evalCommand runs debugger command c (evaluate, context repl). With
+// lldb, c is escaped as the adapter runs commands: the attach
+// request's commandEscapePrefix where the adapter knows it, "`" where
+// it predates it.
+func (p *Proxy) evalCommand(c string) (Message, error) {
+	args := func(expr string) map[string]any { return map[string]any{"expression": expr, "context": "repl"} }
+	if p.cfg.Kind != LLDB {
+		return p.call("evaluate", args(c))
+	}
+	p.mu.Lock()
+	esc, unsure := p.escape, p.escapeUnsure
+	p.mu.Unlock()
+	resp, err := p.call("evaluate", args(esc+c))
+	if !unsure {
+		return resp, err
+	}
+	var ec *errCall
+	if errors.As(err, &ec) {
+		// An expression that did not parse: the adapter runs only
+		// "`" commands.
+		if r2, err2 := p.call("evaluate", args("`"+c)); err2 == nil {
+			p.logf("the adapter ignores commandEscapePrefix %q: its commands run with \"`\"", esc)
+			p.mu.Lock()
+			p.escape, p.escapeUnsure = "`", false
+			p.mu.Unlock()
+			return r2, nil
+		}
+	}
+	if err == nil {
+		p.mu.Lock()
+		p.escapeUnsure = false
+		p.mu.Unlock()
+	}
+	return resp, err
+}
+
 // runAll runs debugger commands through evaluate (context repl); their
 // failures are shown in the debug console.
 func (p *Proxy) runAll(cmds []string) {
 	for _, c := range cmds {
-		if _, err := p.call("evaluate", map[string]any{"expression": p.command(c), "context": "repl"}); err != nil {
+		if _, err := p.evalCommand(c); err != nil {
 			p.console("pyattach: " + err.Error())
 		}
 	}
-}
-
-// command is a debugger command as an evaluate expression.
-func (p *Proxy) command(c string) string {
-	if p.cfg.Kind == LLDB {
-		p.mu.Lock()
-		defer p.mu.Unlock()
-		return p.escape + c
-	}
-	return c
 }
 
 // --- attach and launch ---
@@ -696,6 +757,9 @@ func (p *Proxy) start(req Message, args Message) {
 			if json.Unmarshal(v, &s) == nil {
 				p.mu.Lock()
 				p.escape = s
+				// commandEscapePrefix came with lldb-dap 18; the
+				// version is announced from 19 on.
+				p.escapeUnsure = s != "`" && p.lldbMajor == 0
 				p.mu.Unlock()
 			}
 		}

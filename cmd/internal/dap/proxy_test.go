@@ -33,6 +33,18 @@ type fake struct {
 	revSeq   int64
 	revDone  chan dap.Message
 	srcFile  string
+
+	// As lldb-vscode 14: no instructionPointerReference in frames
+	// (names: the adapter's frame names by index, where changed), and
+	// only "`" commands (anything else is an expression that does not
+	// parse).
+	noIP         bool
+	names        map[int]string
+	backtickOnly bool
+	// version: the initialize response's "__lldb" version (lldb-dap 19).
+	version string
+	// escape: the commandEscapePrefix the fake runs commands with.
+	escape string
 }
 
 var fakeFrames = []map[string]any{
@@ -45,14 +57,14 @@ var fakeFrames = []map[string]any{
 
 func (f *fake) stackJSON() string {
 	native := []map[string]any{
-		{"pc": 0x10, "kind": "c", "python": []any{}},
-		{"pc": 0x20, "kind": "eval", "python": []any{
+		{"pc": 0x10, "function": "clock_nanosleep", "kind": "c", "python": []any{}},
+		{"pc": 0x20, "function": "_PyEval_EvalFrameDefault", "kind": "eval", "python": []any{
 			map[string]any{"name": "inner", "file": f.srcFile, "line": 3, "frame": 111},
 			map[string]any{"name": "middle", "file": "<frozen zipimport>", "line": 9, "frame": 112},
 		}},
-		{"pc": 0x30, "kind": "helper", "python": []any{}},
-		{"pc": 0x40, "kind": "eval", "python": []any{map[string]any{"name": "<module>", "file": "/nonexistent/app.py", "line": 20, "frame": 113}}},
-		{"pc": 0x50, "kind": "c", "python": []any{}},
+		{"pc": 0x30, "function": "_PyFunction_Vectorcall", "kind": "helper", "python": []any{}},
+		{"pc": 0x40, "function": "_PyEval_EvalFrameDefault", "kind": "eval", "python": []any{map[string]any{"name": "<module>", "file": "/nonexistent/app.py", "line": 20, "frame": 113}}},
+		{"pc": 0x50, "function": nil, "kind": "c", "python": []any{}},
 	}
 	b, _ := json.Marshal(map[string]any{"native": native, "merged": true, "exception": map[string]any{"type": "ValueError", "value": "ValueError('bad')", "ref": 555}})
 	return string(b)
@@ -98,7 +110,11 @@ func (f *fake) serve(r io.Reader) {
 		args := m.Obj("arguments")
 		switch m.Str("command") {
 		case "initialize":
-			f.respond(m, map[string]any{"supportsConfigurationDoneRequest": true})
+			body := map[string]any{"supportsConfigurationDoneRequest": true}
+			if f.version != "" {
+				body["__lldb"] = map[string]any{"version": f.version}
+			}
+			f.respond(m, body)
 			f.send(map[string]any{"type": "event", "event": "initialized"})
 		case "attach", "launch":
 			b, _ := json.Marshal(args)
@@ -127,7 +143,23 @@ func (f *fake) serve(r io.Reader) {
 			start, _ := args.Int("startFrame")
 			// As lldb-dap: at most 3 frames per answer, with totalFrames.
 			end := min(int(start)+3, len(fakeFrames))
-			f.respond(m, map[string]any{"stackFrames": fakeFrames[start:end], "totalFrames": len(fakeFrames)})
+			frames := fakeFrames[start:end]
+			if f.noIP {
+				frames = nil
+				for i, fr := range fakeFrames[start:end] {
+					c := map[string]any{}
+					for k, v := range fr {
+						if k != "instructionPointerReference" {
+							c[k] = v
+						}
+					}
+					if n, ok := f.names[int(start)+i]; ok {
+						c["name"] = n
+					}
+					frames = append(frames, c)
+				}
+			}
+			f.respond(m, map[string]any{"stackFrames": frames, "totalFrames": len(fakeFrames)})
 		case "scopes":
 			id, _ := args.Int("frameId")
 			f.respond(m, map[string]any{"scopes": []any{map[string]any{"name": fmt.Sprint("Locals of ", id), "variablesReference": 77}}})
@@ -153,7 +185,10 @@ func (f *fake) serve(r io.Reader) {
 			f.evals = append(f.evals, expr)
 			f.mu.Unlock()
 			fid, _ := args.Int("frameId")
+			cmd, escaped := strings.CutPrefix(expr, f.escape)
 			switch {
+			case f.backtickOnly && !strings.HasPrefix(expr, "`"):
+				f.failResp(m, "expression failed to parse")
 			case expr == "source LATE":
 				// Said while gdb's late setup runs: the editor must see
 				// it after the stop it was held behind.
@@ -164,8 +199,8 @@ func (f *fake) serve(r io.Reader) {
 					<-f.paused
 					f.respond(m, map[string]any{"result": "slow done", "variablesReference": 0})
 				}()
-			case strings.HasPrefix(expr, "`pyattach-dap "):
-				f.respond(m, map[string]any{"result": "noise\n" + f.walker(strings.Fields(expr)[1:]) + "\n", "variablesReference": 0})
+			case escaped && strings.HasPrefix(cmd, "pyattach-dap "):
+				f.respond(m, map[string]any{"result": "noise\n" + f.walker(strings.Fields(cmd)[1:]) + "\n", "variablesReference": 0})
 			default:
 				f.respond(m, map[string]any{"result": fmt.Sprintf("%s @%d", expr, fid), "variablesReference": 42})
 			}
@@ -209,7 +244,7 @@ func (f *fake) walker(w []string) string {
 }
 
 // setup starts a proxy on a fake adapter and returns an editor's client.
-func setup(t *testing.T, kind dap.Kind, prep func(string, dap.Message) (*dap.Setup, error)) (*daptest.Client, *fake) {
+func setup(t *testing.T, kind dap.Kind, prep func(string, dap.Message) (*dap.Setup, error), opts ...func(*fake)) (*daptest.Client, *fake) {
 	t.Helper()
 	edR, edW := io.Pipe() // editor -> proxy
 	prR, prW := io.Pipe() // proxy -> editor
@@ -220,7 +255,10 @@ func setup(t *testing.T, kind dap.Kind, prep func(string, dap.Message) (*dap.Set
 	if err := os.WriteFile(src, []byte("x = 1\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	f := &fake{t: t, w: dap.NewWriter(faW), paused: make(chan struct{}), revDone: make(chan dap.Message, 1), srcFile: src}
+	f := &fake{t: t, w: dap.NewWriter(faW), paused: make(chan struct{}), revDone: make(chan dap.Message, 1), srcFile: src, escape: "`"}
+	for _, o := range opts {
+		o(f)
+	}
 	go f.serve(adR)
 	p := dap.New(dap.Config{Kind: kind, Prepare: prep, Log: io.Discard}, prW, adW)
 	done := make(chan error, 1)
@@ -603,5 +641,87 @@ func TestGarbageArguments(t *testing.T) {
 	}
 	if _, _, err := c.StackTrace(1, 0, 1); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// mergedNames is thread 1's stack as names, after an attach with args.
+func mergedNames(t *testing.T, c *daptest.Client, args map[string]any) string {
+	t.Helper()
+	check[dap.Message](t)(c.Request("attach", args))
+	check[dap.Message](t)(c.Request("configurationDone", nil))
+	if _, _, err := c.Event("stopped", 0); err != nil {
+		t.Fatal(err)
+	}
+	frames, _, err := c.StackTrace(1, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, fr := range frames {
+		got = append(got, fr.Name)
+	}
+	return strings.Join(got, ",")
+}
+
+func (f *fake) evaluated() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.evals...)
+}
+
+// TestStackLinedUpByName: an adapter that gives frames no
+// instructionPointerReference (lldb-vscode 14) has its frames lined up
+// with the walker's by function name; one name that differs and the C
+// frames stay as the adapter gives them.
+func TestStackLinedUpByName(t *testing.T) {
+	merged := "clock_nanosleep,inner,middle,_PyFunction_Vectorcall,<module>,main"
+	c, _ := setup(t, dap.LLDB, nil, func(f *fake) { f.noIP = true })
+	if got := mergedNames(t, c, map[string]any{"pid": 1}); got != merged {
+		t.Errorf("without instructionPointerReference: %s, want %s", got, merged)
+	}
+	// main's frame: the walker names no function there; any name goes.
+	c, _ = setup(t, dap.LLDB, nil, func(f *fake) { f.noIP, f.names = true, map[int]string{4: "0x50"} })
+	if got := mergedNames(t, c, map[string]any{"pid": 1}); got != strings.Replace(merged, "main", "0x50", 1) {
+		t.Errorf("a frame the walker names no function for: %s", got)
+	}
+	c, _ = setup(t, dap.LLDB, nil, func(f *fake) { f.noIP, f.names = true, map[int]string{2: "other"} })
+	plain := "clock_nanosleep,_PyEval_EvalFrameDefault,other,_PyEval_EvalFrameDefault,main"
+	if got := mergedNames(t, c, map[string]any{"pid": 1}); got != plain {
+		t.Errorf("frames that do not line up: %s, want %s", got, plain)
+	}
+}
+
+// TestEscapePrefix: the proxy's commands go with the attach request's
+// commandEscapePrefix where the adapter knows it (it says its lldb
+// version: lldb-dap 19 and later); an adapter that says none and
+// answers such a command as an expression that does not parse
+// (lldb-vscode 14) gets "`" commands from then on.
+func TestEscapePrefix(t *testing.T) {
+	merged := "clock_nanosleep,inner,middle,_PyFunction_Vectorcall,<module>,main"
+	c, f := setup(t, dap.LLDB, nil, func(f *fake) { f.version, f.escape = "lldb version 19.1.7", "" })
+	if got := mergedNames(t, c, map[string]any{"pid": 1, "commandEscapePrefix": ""}); got != merged {
+		t.Errorf("lldb-dap 19, prefix \"\": %s", got)
+	}
+	if ev := f.evaluated(); len(ev) != 1 || ev[0] != "pyattach-dap stack 1" {
+		t.Errorf("lldb-dap 19, prefix \"\": %q", ev)
+	}
+
+	c, f = setup(t, dap.LLDB, nil, func(f *fake) { f.backtickOnly = true })
+	if got := mergedNames(t, c, map[string]any{"pid": 1, "commandEscapePrefix": ":"}); got != merged {
+		t.Errorf("lldb-vscode 14, prefix \":\": %s", got)
+	}
+	check[dap.Message](t)(c.Request("threads", nil))
+	want := []string{":pyattach-dap stack 1", "`pyattach-dap stack 1", "`pyattach-dap threads"}
+	if ev := f.evaluated(); strings.Join(ev, "|") != strings.Join(want, "|") {
+		t.Errorf("lldb-vscode 14, prefix \":\": %q, want %q", ev, want)
+	}
+
+	// Without commandEscapePrefix: "`", as every lldb-dap.
+	c, f = setup(t, dap.LLDB, nil, func(f *fake) { f.backtickOnly = true })
+	if got := mergedNames(t, c, map[string]any{"pid": 1}); got != merged {
+		t.Errorf("lldb-vscode 14: %s", got)
+	}
+	if ev := f.evaluated(); len(ev) != 1 || ev[0] != "`pyattach-dap stack 1" {
+		t.Errorf("lldb-vscode 14: %q", ev)
 	}
 }

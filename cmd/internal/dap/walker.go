@@ -19,8 +19,7 @@ const walkerPrefix = "pyattach-dap: "
 // walker runs `pyattach-dap WORDS` in the debugger and decodes its
 // answer into out; an {"error"} answer is an error.
 func (p *Proxy) walker(out any, words ...string) error {
-	expr := p.command("pyattach-dap " + strings.Join(words, " "))
-	resp, err := p.call("evaluate", map[string]any{"expression": expr, "context": "repl"})
+	resp, err := p.evalCommand("pyattach-dap " + strings.Join(words, " "))
 	if err != nil {
 		return err
 	}
@@ -60,9 +59,12 @@ func firstLine(s string) string {
 // --- stackTrace ---
 
 type nativeFrame struct {
-	PC     uint64    `json:"pc"`
-	Kind   string    `json:"kind"`
-	Python []pyFrame `json:"python"`
+	PC uint64 `json:"pc"`
+	// Function is the frame's function as the debugger names it (null
+	// when it names none): never shown, only compared.
+	Function *string   `json:"function"`
+	Kind     string    `json:"kind"`
+	Python   []pyFrame `json:"python"`
 }
 
 type stackAnswer struct {
@@ -179,14 +181,22 @@ func (p *Proxy) adapterStack(tid int64) ([]Message, error) {
 }
 
 // linesUp says whether the walker's native frames are the adapter's:
-// as many, with the same pcs.
+// as many, each at the same pc, or, where the adapter gives a frame no
+// instructionPointerReference (lldb-vscode 14 gives none), with the
+// same function name (when the debugger names one).
 func linesUp(native []nativeFrame, frames []Message) bool {
 	if len(native) != len(frames) || len(native) == 0 {
 		return false
 	}
 	for i, f := range frames {
-		pc, err := strconv.ParseUint(strings.TrimPrefix(strings.ToLower(f.Str("instructionPointerReference")), "0x"), 16, 64)
-		if err != nil || pc != native[i].PC {
+		if ip := f.Str("instructionPointerReference"); ip != "" {
+			pc, err := strconv.ParseUint(strings.TrimPrefix(strings.ToLower(ip), "0x"), 16, 64)
+			if err != nil || pc != native[i].PC {
+				return false
+			}
+			continue
+		}
+		if fn := native[i].Function; fn != nil && *fn != "" && f.Str("name") != *fn {
 			return false
 		}
 	}

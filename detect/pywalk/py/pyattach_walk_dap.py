@@ -110,7 +110,11 @@ def stack(w, t, native):
     """stack's answer for a thread: t its thread state (None: it runs no
     Python), native its C frames innermost first. Each eval loop frame
     gets the Python frames it runs, as StackMerger matches them; merged
-    is False, with why, where dump's merged stack says so (stack_of)."""
+    is False, with why, where dump's merged stack says so (stack_of).
+    Each C frame keeps its function's name as the debugger gives it
+    (not escaped, never shown: the proxy lines frames up by it where
+    the adapter gives no instructionPointerReference, as lldb-vscode
+    14 does)."""
     frames = FrameList()
     if t is not None:
         try:
@@ -123,7 +127,8 @@ def stack(w, t, native):
     out = []
     for n in native:
         kind, group = m.frame(n.get("function"))
-        out.append({"pc": n["pc"], "kind": kind or "c", "python": [python_frame(fr) for fr in group or ()]})
+        out.append({"pc": n["pc"], "function": n.get("function"), "kind": kind or "c",
+                    "python": [python_frame(fr) for fr in group or ()]})
     entry = {"native": native, "partial": frames.partial, "frames_omitted": frames.omitted, "error": frames.error}
     why = stack_of(entry, frames)[1]
     d = {"native": out, "merged": why is None, "exception": exception(w, t)}

@@ -91,9 +91,9 @@ def test_stack_not_merged_says_why():
 
 def test_stack_of_thread_without_python():
     d = dap.stack(StubWalker(None), None, [{"function": "epoll_wait", "pc": 1}])
-    assert d == {"native": [{"pc": 1, "kind": "c", "python": []}], "merged": True, "exception": None}, d
+    assert d == {"native": [{"pc": 1, "function": "epoll_wait", "kind": "c", "python": []}], "merged": True, "exception": None}, d
     d = dap.stack(StubWalker(None), None, NATIVE[:2])
-    assert d["merged"] is False and d["native"][1] == {"pc": 101, "kind": "eval", "python": []}, d
+    assert d["merged"] is False and d["native"][1] == {"pc": 101, "function": "_PyEval_EvalFrameDefault", "kind": "eval", "python": []}, d
 
 
 def test_stack_escapes_names_not_files():
