@@ -248,6 +248,12 @@ func build(p plan.Plan) (commands, error) {
 		b.WriteString(cmd + "\n")
 		c.afterCmds = append(c.afterCmds, cmd)
 	}
+	if p.Walker != nil {
+		comment(&b, "lldb 22+: the Python frames as frames of their own (lldb's scripted frame provider), in the target now that it exists; older lldb keeps the frame-format")
+		cmd := "script pyattach_lldb.bt_frames(lldb.debugger)"
+		b.WriteString(cmd + "\n")
+		c.afterCmds = append(c.afterCmds, cmd)
+	}
 	c.after = b.String()
 	return c, nil
 }

@@ -220,6 +220,36 @@ func TestRootTarget(t *testing.T) {
 	}
 }
 
+// TestWalkerAfterTarget: with the walker, the script run once the
+// target exists calls bt_frames again (lldb 22+ registers its frame
+// provider in that target), after the symbol files; an init file, run
+// before any target, lists that command to run by hand; without the
+// walker there is none.
+func TestWalkerAfterTarget(t *testing.T) {
+	const cmd = "script pyattach_lldb.bt_frames(lldb.debugger)"
+	p := plan.Plan{PID: 4242, Walker: &plan.Walker{Dir: "/w", Version: "3.14.0"},
+		SymbolFiles: []plan.SymbolFile{{File: "/d/python.debug"}}}
+	s, err := Generate(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sym := strings.Index(s.After, "\ntarget symbols add -- \"/d/python.debug\"\n")
+	if i := strings.Index(s.After, "\n"+cmd+"\n"); i < 0 || sym < 0 || i < sym {
+		t.Errorf("after: want the symbol file, then %q:\n%s", cmd, s.After)
+	}
+	var b bytes.Buffer
+	if err := Write(&b, p); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "\n#   "+cmd+"\n") {
+		t.Errorf("init file: want %q among the commands to run once the target exists:\n%s", cmd, b.String())
+	}
+	p.Walker = nil
+	if s, err = Generate(p); err != nil || strings.Contains(s.After, cmd) {
+		t.Errorf("without the walker: %v\n%s", err, s.After)
+	}
+}
+
 func TestRefusedExtensionNames(t *testing.T) {
 	for _, p := range []string{
 		"/x/semi;x.py", "/x/dot.x.py", "/x/sp x.py", "/x/9lives.py",

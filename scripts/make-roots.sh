@@ -15,6 +15,11 @@
 # tests skip that version). Anything else that fails (a download, an
 # install, the build) fails the script, and with it scripts/test.sh.
 #
+# The root of $DEBUGGERS_SUITE (sid) also gets that suite's debuggers,
+# after its Pythons: gdb (18, with DAP), lldb-22 with its Python module
+# and lldb-dap-22 (a file of lldb-22 today; its own package where the
+# suite has one). The integration tests run them inside the root.
+#
 # Runs as root; tests skip (or fail under CI=true) when no root exists.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -31,6 +36,12 @@ refresh=false
 PLAN="3.13:trixie 3.14:sid,forky 3.15:sid"
 # The version also built free-threaded, from source (see build_freethreaded).
 FREE_THREADED=3.13
+# The root that gets the debuggers (install_debuggers), their packages,
+# and the files that must be there once they are installed.
+DEBUGGERS_SUITE=sid
+DEBUGGER_DEBS="gdb lldb-22 python3-lldb-22"
+DEBUGGER_DAP=lldb-dap-22
+DEBUGGER_FILES="usr/bin/gdb usr/bin/lldb-22 usr/bin/lldb-dap-22 usr/lib/python3/dist-packages/lldb/__init__.py"
 
 if [ "$(id -u)" -ne 0 ]; then
 	echo "$0: error: debootstrap and chroot need root" >&2
@@ -136,6 +147,52 @@ install_python() {
 	rm -f "$dir/pyattach-stamp"
 }
 
+# installed_debs DIR PKG... prints "PACKAGE VERSION" for each of the
+# packages installed in root DIR (dpkg's database there, read from here).
+installed_debs() {
+	local dir=$1
+	shift
+	dpkg-query --admindir="$dir/var/lib/dpkg" -W -f='${db:Status-Abbrev} ${Package} ${Version}\n' "$@" 2>/dev/null |
+		awk '$1 == "ii" { print $2, $3 }' || true
+}
+
+# has_debuggers DIR: whether root DIR holds every debugger package and
+# file install_debuggers installs.
+has_debuggers() {
+	local dir=$1 f
+	[ "$(installed_debs "$dir" $DEBUGGER_DEBS | wc -l)" -eq "$(echo $DEBUGGER_DEBS | wc -w)" ] || return 1
+	for f in $DEBUGGER_FILES; do
+		[ -e "$dir/$f" ] || return 1
+	done
+}
+
+# install_debuggers installs $DEBUGGER_DEBS in a suite's root (and
+# $DEBUGGER_DAP where the suite has such a package) when they are not
+# all there, then checks that $DEBUGGER_FILES are.
+install_debuggers() {
+	local suite=$1 dir="$ROOTS/$1"
+	if has_debuggers "$dir"; then
+		return 0
+	fi
+	apt_update "$dir" >/dev/null
+	local debs=$DEBUGGER_DEBS
+	if [ -n "$(in_root "$dir" apt-cache showpkg "$DEBUGGER_DAP" 2>/dev/null | sed -n '/^Versions:/,/^Reverse/p' | sed '1d;$d')" ]; then
+		debs="$debs $DEBUGGER_DAP"
+	fi
+	echo "$0: $suite: apt-get install $debs" >&2
+	# shellcheck disable=SC2086 # a list of package names
+	in_root "$dir" apt-get install -y -qq --no-install-recommends $debs >"$ROOTS/.$suite.log" 2>&1 || {
+		echo "$0: error: $suite: installing $debs failed (log: $ROOTS/.$suite.log)" >&2
+		exit 1
+	}
+	if ! has_debuggers "$dir"; then
+		echo "$0: error: $suite: after apt-get install $debs, one of these is missing: $DEBUGGER_FILES" >&2
+		echo "  hint: see which package holds it now: apt-cache search --names-only lldb (in the root), and update DEBUGGER_DEBS in $0" >&2
+		exit 1
+	fi
+	rm -f "$dir/pyattach-stamp"
+}
+
 # Free-threaded: Debian ships no --disable-gil build, so CPython is built
 # from Debian's source package of the suite that serves python$FREE_THREADED
 # (apt-get source; dpkg-source applies Debian's patches), the interpreter
@@ -192,7 +249,11 @@ finish() {
 	rm -rf "$dir"/var/lib/apt/lists/* "$dir"/var/cache/apt/*.bin "$dir"/usr/share/doc/* \
 		"$dir"/usr/share/man/* "$dir"/usr/share/locale/* "$dir"/usr/lib/python3.*/config-*/*.a \
 		"$dir"/usr/local/lib/python3.*/config-*/*.a
-	ls "$dir"/usr/bin/ | grep -E '^python3\.[0-9]+$' | sed 's/^python//' >"$dir/pyattach-stamp.tmp" || true
+	{
+		ls "$dir"/usr/bin/ | grep -E '^python3\.[0-9]+$' | sed 's/^python//' || true
+		# shellcheck disable=SC2086 # a list of package names
+		installed_debs "$dir" $DEBUGGER_DEBS $DEBUGGER_DAP
+	} >"$dir/pyattach-stamp.tmp"
 	mv "$dir/pyattach-stamp.tmp" "$dir/pyattach-stamp"
 }
 
@@ -206,6 +267,11 @@ if ! $refresh && [ -f "$ROOTS/versions" ]; then
 	for item in $PLAN "${FREE_THREADED}t:"; do
 		grep -q "^${item%%:*} " "$ROOTS/versions" || complete=false
 	done
+	# The debuggers, also in a root made before they were asked for.
+	if awk -v s="$DEBUGGERS_SUITE" '$2 == s { found = 1 } END { exit !found }' "$ROOTS/versions" &&
+		! has_debuggers "$ROOTS/$DEBUGGERS_SUITE"; then
+		complete=false
+	fi
 	if $complete; then
 		cat "$ROOTS/versions" >&2
 		exit 0
@@ -239,6 +305,12 @@ for item in $PLAN; do
 		echo "$v - $reason" >>"$out"
 	fi
 done
+# The debuggers, after the Pythons of their root.
+if awk -v s="$DEBUGGERS_SUITE" '$2 == s { found = 1 } END { exit !found }' "$out"; then
+	install_debuggers "$DEBUGGERS_SUITE"
+else
+	echo "$0: no $DEBUGGERS_SUITE root: its debuggers (gdb, lldb-22, lldb-dap-22) are not installed; the tests that need them skip (fail under CI=true)" >&2
+fi
 ft_suite=$(awk -v v="$FREE_THREADED" '$1 == v && $2 != "-" { print $2 }' "$out")
 if [ -z "$ft_suite" ]; then
 	echo "${FREE_THREADED}t - no root with Python $FREE_THREADED to build it in" >>"$out"

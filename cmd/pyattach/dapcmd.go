@@ -260,6 +260,11 @@ func (c *LLDBDAPCmd) Run(g *Globals, app *App, cfg *config.Config) error {
 				s.PostRunCommands = []string{cmd}
 			}
 		}
+		// The proxy merges the frames itself; lldb 22's frame provider,
+		// which the second script registers once the target exists,
+		// would put the Python frames in lldb-dap's stackTrace
+		// otherwise. Off before it: it then registers nothing.
+		s.InitCommands = append(s.InitCommands, "pyattach-bt-filter off")
 		return s, nil
 	}
 	argv := append([]string{adapter}, args...)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/pyattach/pyattach/cmd/internal/config"
 	"github.com/pyattach/pyattach/cmd/internal/debuggers"
+	"github.com/pyattach/pyattach/cmd/internal/doctor"
 	"github.com/pyattach/pyattach/cmd/internal/safefs"
 	"github.com/pyattach/pyattach/cmd/internal/shquote"
 	"github.com/pyattach/pyattach/cmd/internal/target"
@@ -132,7 +133,7 @@ func (c *LLDBCmd) Run(g *Globals, app *App, cfg *config.Config) error {
 		return err
 	}
 	c.Args = args
-	lldb, err := findDebugger(app.Env, "lldb", "lldb-14", "lldb-15", "lldb-16", "lldb-17", "lldb-18", "lldb-19")
+	lldb, err := findDebugger(app.Env, doctor.LLDBNames...)
 	if err != nil {
 		return err
 	}

@@ -49,7 +49,7 @@ func (s *Services) checkGDB(ctx context.Context) Check {
 }
 
 // LLDBNames are the names lldb is found under, first match wins.
-var LLDBNames = []string{"lldb", "lldb-14", "lldb-15", "lldb-16", "lldb-17", "lldb-18", "lldb-19"}
+var LLDBNames = []string{"lldb", "lldb-14", "lldb-15", "lldb-16", "lldb-17", "lldb-18", "lldb-19", "lldb-20", "lldb-21", "lldb-22"}
 
 var answer42 = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?m)^42$`) })
 

@@ -12,6 +12,12 @@ import lldb
 import pyattach_lldb_bt
 import pyattach_walk as walk
 
+try:
+    # lldb 22+: Python frames as lldb's own frames (scripted frame providers).
+    import pyattach_lldb_frames
+except ImportError:
+    pyattach_lldb_frames = None
+
 _config = {}
 _walkers = {}
 
@@ -111,12 +117,15 @@ def __lldb_init_module(debugger, internal_dict):
     for name in ("py-list", "py-locals", "py-up", "py-down", "py-exc", "py-threads", "py-tasks", "pyattach-bt-filter",
                  "pyattach-dap"):
         debugger.HandleCommand("command script add -o -f %s.%s %s" % (__name__, name.replace("-", "_"), name))
-    pyattach_lldb_bt.register(_walker, _thread_state)
+    pyattach_lldb_bt.register(_walker, _thread_state, pyattach_lldb_frames)
 
 
 def bt_frames(debugger):
     """Makes lldb's bt show the Python frames each eval loop frame runs
-    (pyattach_lldb_bt). pyattach's scripts call it for every target."""
+    (pyattach_lldb_bt): through the frame-format, and where lldb has
+    scripted frame providers (lldb 22+) as frames of their own in every
+    target that exists (pyattach's scripts call it again once the
+    target exists)."""
     pyattach_lldb_bt.install(debugger)
 
 
@@ -184,9 +193,12 @@ def _process_walker(target, process):
     return w
 
 
-def _fs_base(thread):
-    frame = thread.GetFrameAtIndex(0)
-    if frame.IsValid():
+def _frame0(thread):
+    return thread.GetFrameAtIndex(0)
+
+
+def _fs_base(frame):
+    if frame is not None and frame.IsValid():
         reg = frame.FindRegister("fs_base")
         if reg.IsValid():
             return reg.GetValueAsUnsigned()
@@ -211,26 +223,30 @@ def _native_tid(process, thread):
     return thread.GetThreadID()
 
 
-def _sp(thread):
-    return lambda: thread.GetFrameAtIndex(0).GetSP()
+def _sp(frame):
+    return frame.GetSP() if frame is not None and frame.IsValid() else None
 
 
-def os_threads(process):
+def os_threads(process, frame0=_frame0):
     """The process's threads as walk.OSThread values (handle: the lldb
     thread; pthread: fs_base; sp in a core only: a core of a process in
-    another PID namespace, whose thread ids are the host's)."""
+    another PID namespace, whose thread ids are the host's); a thread's
+    registers are read in frame0(thread), its innermost frame (None:
+    not read)."""
     live = _live(process)
     out = []
     for i in range(process.GetNumThreads()):
         th = process.GetThreadAtIndex(i)
         out.append(walk.OSThread(th.GetThreadID(), _native_tid(process, th), None, th,
-                                 pthread=(lambda th=th: _fs_base(th)), sp=None if live else _sp(th)))
+                                 pthread=(lambda th=th: _fs_base(frame0(th))),
+                                 sp=None if live else (lambda th=th: _sp(frame0(th)))))
     return out
 
 
-def _thread_state(w, thread, process):
-    """thread's thread state (walk.match_thread), or None."""
-    return walk.match_thread(w, lambda: os_threads(process), _native_tid(process, thread))
+def _thread_state(w, thread, process, frame0=_frame0):
+    """thread's thread state (walk.match_thread), or None; frame0 as
+    os_threads takes it."""
+    return walk.match_thread(w, lambda: os_threads(process, frame0), _native_tid(process, thread))
 
 
 def _thread_frames(w, thread, process, max_frames=None):

@@ -18,7 +18,13 @@ left keeps lldb's look. What a thread's frames are is worked out once
 per stop (the process's stop id), as far as the frames printed.
 
 "pyattach-bt-filter off" puts back the frame-format as it was;
-"settings clear frame-format" gives lldb's default."""
+"settings clear frame-format" gives lldb's default.
+
+Where lldb has scripted frame providers (lldb 22+), install() also
+registers pyattach_lldb_frames' provider in each target: the Python
+frames are then frames of their own (selectable, with their file and
+line, in lldb-dap too), and the frame-format keeps lldb's look for the
+frames of those targets."""
 
 import pyattach_walk as walk
 
@@ -33,13 +39,19 @@ INDENT = "        "
 _state = {"usual": True}
 # (process, stop id, thread id) -> _Plan of the last stop.
 _plans = {}
+# [target, provider id] of each target given pyattach_lldb_frames'
+# provider.
+_providers = []
 
 
-def register(walker, thread_state):
+def register(walker, thread_state, frames=None):
     """walker(target, process) gives a Walker with a fresh budget,
-    thread_state(w, thread, process) a thread's state or None."""
+    thread_state(w, thread, process[, frame0]) a thread's state or None;
+    frames is the module pyattach_lldb_frames, None where lldb lacks
+    what it imports."""
     _state["walker"] = walker
     _state["thread_state"] = thread_state
+    _state["frames"] = frames if frames is not None and frames.supported() else None
 
 
 def with_python_frames(fmt):
@@ -55,7 +67,38 @@ def with_python_frames(fmt):
     j = i + len(pc)
     if body.startswith("${ansi.normal}", j):
         j += len("${ansi.normal}")
-    return q + body[:j] + PYTHON_HOOK + "{" + USUAL_HOOK + body[j:-2] + "}\\n" + q
+    return q + body[:j] + PYTHON_HOOK + _usual_scopes(body[j:-2]) + "\\n" + q
+
+
+def _usual_scopes(rest):
+    """rest (what follows the pc in a format) in scopes around USUAL_HOOK.
+    Where the pc sits inside a scope of the format (lldb 20+'s default:
+    "{${ansi.fg.cyan}${frame.pc}${ansi.normal} }..."), rest closes it:
+    each part of rest between such closing braces gets its own scope,
+    so that every scope stays balanced."""
+    out, part, depth, k = "", "", 0, 0
+    while k < len(rest):
+        c = rest[k]
+        if c == "\\" and k + 1 < len(rest):
+            part += rest[k:k + 2]
+            k += 2
+            continue
+        if c == "{":
+            depth += 1
+        elif c == "}":
+            if depth == 0:
+                if part:
+                    out += "{" + USUAL_HOOK + part + "}"
+                out += c
+                part = ""
+                k += 1
+                continue
+            depth -= 1
+        part += c
+        k += 1
+    if part:
+        out += "{" + USUAL_HOOK + part + "}"
+    return out
 
 
 def _format(debugger):
@@ -65,8 +108,54 @@ def _format(debugger):
     return vals.GetStringAtIndex(0)
 
 
+def _provided(target):
+    """The entry of _providers for target, or None."""
+    for p in _providers:
+        if p[0] == target:
+            return p
+    return None
+
+
+def _add_providers(debugger):
+    """Registers pyattach_lldb_frames' provider in each of debugger's
+    targets that has none (lldb 22+); True when every target has it
+    (and there is one)."""
+    frames = _state.get("frames")
+    if frames is None:
+        return False
+    ok = True
+    for i in range(debugger.GetNumTargets()):
+        target = debugger.GetTargetAtIndex(i)
+        if not target.IsValid() or _provided(target) is not None:
+            continue
+        pid = frames.register(target)
+        if pid:
+            _providers.append([target, pid])
+        else:
+            ok = False
+    return ok and bool(_providers)
+
+
+def _remove_providers(debugger):
+    for target, pid in list(_providers):
+        if target.IsValid():
+            target.RemoveScriptedFrameProvider(pid)
+    del _providers[:]
+
+
 def install(debugger):
-    """Puts the hooks in debugger's frame-format; True when it has them."""
+    """Puts the frame provider in each of debugger's targets where lldb
+    has them (True when each has it), else the hooks in its
+    frame-format (True when it has them). Not both: lldb 22 prints stop
+    reports from its event thread while a command runs, and a hook
+    reading frames there waits for the command's thread, which waits
+    for that frame list (seen). Nothing after "pyattach-bt-filter off",
+    until "on" (pyattach's DAP proxy turns them off before the script
+    that runs once the target exists)."""
+    if _state.get("off"):
+        return False
+    if _state.get("frames") is not None:
+        return _add_providers(debugger)
     fmt = _format(debugger)
     if fmt is None:
         return False
@@ -81,7 +170,9 @@ def install(debugger):
 
 
 def uninstall(debugger):
-    """Puts back the frame-format install() found."""
+    """Puts back the frame-format install() found and removes the frame
+    providers it registered."""
+    _remove_providers(debugger)
     fmt = _format(debugger)
     if fmt is None or _PREFIX not in fmt:
         return
@@ -97,12 +188,18 @@ def command(debugger, args):
     ValueError with the usage."""
     a = args.strip()
     if a == "on":
-        if not install(debugger):
+        _state["off"] = False
+        if not install(debugger) and not _providers:
+            if _state.get("frames") is not None:
+                return "pyattach: no target has the frame provider (create the target first); bt shows no Python frames"
             return "pyattach: this frame-format has no ${frame.pc}; bt shows no Python frames"
     elif a == "off":
+        _state["off"] = True
         uninstall(debugger)
     elif a:
         raise ValueError("usage: pyattach-bt-filter [on|off]")
+    if _providers:
+        return "Python frames in bt: on, as frames of their own (lldb's frame provider)."
     on = _PREFIX in (_format(debugger) or "")
     return "Python frames in bt: %s." % ("on" if on else "off")
 
@@ -123,6 +220,9 @@ def python_frame(frame, internal_dict):
     doc. Never raises (lldb would print the traceback)."""
     _state["usual"] = True
     try:
+        if _providers and _provided(frame.GetThread().GetProcess().GetTarget()) is not None:
+            # The frame provider shows the Python frames.
+            return ""
         kind, pys = _plan(frame).kind(frame.GetFrameID())
     except Exception:
         return ""
@@ -161,7 +261,7 @@ def _concrete_name(frame):
     return sym.GetName() if sym.IsValid() else None
 
 
-def _is_eval_loop(frame, caller):
+def is_eval_loop_call(frame, caller):
     """Whether frame is a call of the eval loop: its concrete function is
     the eval loop and it is the last of that call's frames (lldb lists
     the functions inlined at a pc as frames of their own, with the same
@@ -208,7 +308,7 @@ class _Plan(object):
             i = self.next
             self.next += 1
             f = self.thread.GetFrameAtIndex(i)
-            kind, pys = self.merger.frame(f.GetFunctionName() or "", _is_eval_loop(f, self.thread.GetFrameAtIndex(i + 1)))
+            kind, pys = self.merger.frame(f.GetFunctionName() or "", is_eval_loop_call(f, self.thread.GetFrameAtIndex(i + 1)))
             if kind == "helper" or pys:
                 self.kinds[i] = (kind, pys or [])
         return self.kinds.get(index, (None, None))
