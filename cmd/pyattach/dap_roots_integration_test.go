@@ -616,8 +616,8 @@ func testDAPRootPython(t *testing.T, suite string, minors ...string) {
 							}
 						}
 						checkDAPInnerLocals(t, c, a.name, inner)
+						fs = checkDAPStaleAfterResume(t, c, p, a.name, main, inner)
 						checkDAPPyBt(t, c, a.name, fs[0].ID)
-						checkDAPStaleAfterResume(t, c, p, a.name, main, inner)
 					}
 					checkDAPForged(t, c, a.name)
 					dapDisconnectRunsOn(t, c, a, p)
@@ -657,8 +657,8 @@ func testDAPRootPython(t *testing.T, suite string, minors ...string) {
 // variablesReference handed out before it (inner's frame, its locals)
 // get error responses; after `pause` (the process stops again, back in
 // its sleep) the new stackTrace's inner has its locals, and the old ids
-// still fail.
-func checkDAPStaleAfterResume(t *testing.T, c *dapClient, p dapRootProc, what string, main int, inner dapcFrame) {
+// still fail. It returns the main thread's new frames.
+func checkDAPStaleAfterResume(t *testing.T, c *dapClient, p dapRootProc, what string, main int, inner dapcFrame) []dapcFrame {
 	t.Helper()
 	scopes := dapcScopes(t, c, inner.ID)
 	if len(scopes) == 0 {
@@ -696,6 +696,7 @@ func checkDAPStaleAfterResume(t *testing.T, c *dapClient, p dapRootProc, what st
 		t.Errorf("%s: inner's frame id %d handed out again after the resume", what, inner.ID)
 	}
 	checkDAPInnerLocals(t, c, what+" after pause", again)
+	return fs
 }
 
 // checkDAPPyStack checks the main thread's frames: time_sleep, then inner,
@@ -829,7 +830,14 @@ func dapcVariables(t *testing.T, c *dapClient, ref int) []dapcVariable {
 
 // checkDAPPyBt: `py-bt` typed in the debug console (evaluate, context
 // repl, the innermost frame selected) prints the main thread's Python
-// stack, innermost first, in the result or as output events.
+// stack, innermost first, in the result or as output events. It logs
+// (does not fail on) the process running meanwhile: under pyattach gdb
+// on sid's python3.14 (live), py-bt makes gdb 18 call a function in the
+// process ("continued", then "stopped" with reason "function call", and
+// the proxy drops its ids), seen every run (November 2026); CPython
+// 3.14's python3.14-gdb.py finds the thread state through
+// pthread_getspecific(...) when _Py_tss_tstate is 0 (the GIL released
+// in time.sleep), which is such a call.
 func checkDAPPyBt(t *testing.T, c *dapClient, what string, frame int) {
 	t.Helper()
 	after := len(c.c.Events())
@@ -839,8 +847,12 @@ func checkDAPPyBt(t *testing.T, c *dapClient, what string, frame int) {
 	c.call("evaluate", map[string]any{"expression": "py-bt", "context": "repl", "frameId": frame}, &ev)
 	out := ev.Result
 	for _, e := range c.c.Events()[after:] {
-		if e.Str("event") == "output" {
+		switch e.Str("event") {
+		case "output":
 			out += e.Obj("body").Str("output")
+		case "continued", "stopped":
+			// An inferior call (gdb: stopped, reason "function call").
+			t.Logf("%s: py-bt in the debug console: the process ran: %s", what, dapJSON(e))
 		}
 	}
 	last := -1
