@@ -15,10 +15,13 @@
 # tests skip that version). Anything else that fails (a download, an
 # install, the build) fails the script, and with it scripts/test.sh.
 #
-# The root of $DEBUGGERS_SUITE (sid) also gets that suite's debuggers,
-# after its Pythons: gdb (18, with DAP), lldb-22 with its Python module
-# and lldb-dap-22 (a file of lldb-22 today; its own package where the
-# suite has one). The integration tests run them inside the root.
+# The roots of $DEBUGGERS' suites (sid, trixie) also get that suite's
+# debuggers, after its Pythons: gdb (sid's 18, trixie's 16, both with
+# DAP), lldb-N with its Python module and lldb-dap-N (a file of lldb-N
+# today; its own package where the suite has one): lldb-22 in sid,
+# lldb-19 in trixie (Debian 12 cannot install lldb-19 beside the lldb-14
+# the host tests use). The integration tests run them inside the root.
+# A cached root without them gets them on the next run.
 #
 # Runs as root; tests skip (or fail under CI=true) when no root exists.
 set -euo pipefail
@@ -36,12 +39,9 @@ refresh=false
 PLAN="3.13:trixie 3.14:sid,forky 3.15:sid"
 # The version also built free-threaded, from source (see build_freethreaded).
 FREE_THREADED=3.13
-# The root that gets the debuggers (install_debuggers), their packages,
-# and the files that must be there once they are installed.
-DEBUGGERS_SUITE=sid
-DEBUGGER_DEBS="gdb lldb-22 python3-lldb-22"
-DEBUGGER_DAP=lldb-dap-22
-DEBUGGER_FILES="usr/bin/gdb usr/bin/lldb-22 usr/bin/lldb-dap-22 usr/lib/python3/dist-packages/lldb/__init__.py"
+# SUITE:N for each root that gets the debuggers (install_debuggers): gdb
+# and lldb-N; debugger_debs and debugger_files say what that means.
+DEBUGGERS="sid:22 trixie:19"
 
 if [ "$(id -u)" -ne 0 ]; then
 	echo "$0: error: debootstrap and chroot need root" >&2
@@ -156,28 +156,45 @@ installed_debs() {
 		awk '$1 == "ii" { print $2, $3 }' || true
 }
 
-# has_debuggers DIR: whether root DIR holds every debugger package and
-# file install_debuggers installs.
+# debugger_debs N: the packages of gdb and lldb-N; lldb-dap-N is a file
+# of lldb-N today (install_debuggers adds its own package where the suite
+# has one).
+debugger_debs() {
+	echo "gdb lldb-$1 python3-lldb-$1"
+}
+
+# debugger_files N: the files (shell patterns, under a root) that must be
+# there once debugger_debs N are installed. The lldb module's directory
+# is the Python of the root's lldb build.
+debugger_files() {
+	echo "usr/bin/gdb usr/bin/lldb-$1 usr/bin/lldb-dap-$1 usr/lib/llvm-$1/lib/python3*/*-packages/lldb/__init__.py"
+}
+
+# has_debuggers DIR N: whether root DIR holds every package and file
+# install_debuggers installs for lldb-N.
 has_debuggers() {
-	local dir=$1 f
-	[ "$(installed_debs "$dir" $DEBUGGER_DEBS | wc -l)" -eq "$(echo $DEBUGGER_DEBS | wc -w)" ] || return 1
-	for f in $DEBUGGER_FILES; do
-		[ -e "$dir/$f" ] || return 1
+	local dir=$1 n=$2 f debs files
+	debs=$(debugger_debs "$n")
+	# shellcheck disable=SC2086 # a list of package names
+	[ "$(installed_debs "$dir" $debs | wc -l)" -eq "$(echo $debs | wc -w)" ] || return 1
+	read -r -a files <<<"$(debugger_files "$n")"
+	for f in "${files[@]}"; do
+		compgen -G "$dir/$f" >/dev/null || return 1
 	done
 }
 
-# install_debuggers installs $DEBUGGER_DEBS in a suite's root (and
-# $DEBUGGER_DAP where the suite has such a package) when they are not
-# all there, then checks that $DEBUGGER_FILES are.
+# install_debuggers SUITE N installs debugger_debs N in SUITE's root (and
+# lldb-dap-N where the suite has such a package) when they are not all
+# there, then checks that debugger_files N are.
 install_debuggers() {
-	local suite=$1 dir="$ROOTS/$1"
-	if has_debuggers "$dir"; then
+	local suite=$1 n=$2 dir="$ROOTS/$1" debs
+	if has_debuggers "$dir" "$n"; then
 		return 0
 	fi
 	apt_update "$dir" >/dev/null
-	local debs=$DEBUGGER_DEBS
-	if [ -n "$(in_root "$dir" apt-cache showpkg "$DEBUGGER_DAP" 2>/dev/null | sed -n '/^Versions:/,/^Reverse/p' | sed '1d;$d')" ]; then
-		debs="$debs $DEBUGGER_DAP"
+	debs=$(debugger_debs "$n")
+	if [ -n "$(in_root "$dir" apt-cache showpkg "lldb-dap-$n" 2>/dev/null | sed -n '/^Versions:/,/^Reverse/p' | sed '1d;$d')" ]; then
+		debs="$debs lldb-dap-$n"
 	fi
 	echo "$0: $suite: apt-get install $debs" >&2
 	# shellcheck disable=SC2086 # a list of package names
@@ -185,12 +202,17 @@ install_debuggers() {
 		echo "$0: error: $suite: installing $debs failed (log: $ROOTS/.$suite.log)" >&2
 		exit 1
 	}
-	if ! has_debuggers "$dir"; then
-		echo "$0: error: $suite: after apt-get install $debs, one of these is missing: $DEBUGGER_FILES" >&2
-		echo "  hint: see which package holds it now: apt-cache search --names-only lldb (in the root), and update DEBUGGER_DEBS in $0" >&2
+	if ! has_debuggers "$dir" "$n"; then
+		echo "$0: error: $suite: after apt-get install $debs, one of these is missing: $(debugger_files "$n")" >&2
+		echo "  hint: see which package holds it now: apt-cache search --names-only lldb (in the root), and update debugger_debs in $0" >&2
 		exit 1
 	fi
 	rm -f "$dir/pyattach-stamp"
+}
+
+# in_versions SUITE FILE: whether FILE (a versions list) names SUITE's root.
+in_versions() {
+	awk -v s="$1" '$2 == s { found = 1 } END { exit !found }' "$2"
 }
 
 # Free-threaded: Debian ships no --disable-gil build, so CPython is built
@@ -241,7 +263,7 @@ EOF
 
 # finish cleans a root's caches and writes its stamp, last.
 finish() {
-	local dir="$ROOTS/$1"
+	local dir="$ROOTS/$1" item
 	[ -d "$dir" ] || return 0
 	[ -f "$dir/pyattach-stamp" ] && return 0
 	in_root "$dir" apt-get clean
@@ -251,8 +273,11 @@ finish() {
 		"$dir"/usr/local/lib/python3.*/config-*/*.a
 	{
 		ls "$dir"/usr/bin/ | grep -E '^python3\.[0-9]+$' | sed 's/^python//' || true
-		# shellcheck disable=SC2086 # a list of package names
-		installed_debs "$dir" $DEBUGGER_DEBS $DEBUGGER_DAP
+		for item in $DEBUGGERS; do
+			[ "${item%%:*}" = "$1" ] || continue
+			# shellcheck disable=SC2046 # a list of package names
+			installed_debs "$dir" $(debugger_debs "${item#*:}") "lldb-dap-${item#*:}"
+		done
 	} >"$dir/pyattach-stamp.tmp"
 	mv "$dir/pyattach-stamp.tmp" "$dir/pyattach-stamp"
 }
@@ -268,10 +293,11 @@ if ! $refresh && [ -f "$ROOTS/versions" ]; then
 		grep -q "^${item%%:*} " "$ROOTS/versions" || complete=false
 	done
 	# The debuggers, also in a root made before they were asked for.
-	if awk -v s="$DEBUGGERS_SUITE" '$2 == s { found = 1 } END { exit !found }' "$ROOTS/versions" &&
-		! has_debuggers "$ROOTS/$DEBUGGERS_SUITE"; then
-		complete=false
-	fi
+	for item in $DEBUGGERS; do
+		if in_versions "${item%%:*}" "$ROOTS/versions" && ! has_debuggers "$ROOTS/${item%%:*}" "${item#*:}"; then
+			complete=false
+		fi
+	done
 	if $complete; then
 		cat "$ROOTS/versions" >&2
 		exit 0
@@ -306,11 +332,13 @@ for item in $PLAN; do
 	fi
 done
 # The debuggers, after the Pythons of their root.
-if awk -v s="$DEBUGGERS_SUITE" '$2 == s { found = 1 } END { exit !found }' "$out"; then
-	install_debuggers "$DEBUGGERS_SUITE"
-else
-	echo "$0: no $DEBUGGERS_SUITE root: its debuggers (gdb, lldb-22, lldb-dap-22) are not installed; the tests that need them skip (fail under CI=true)" >&2
-fi
+for item in $DEBUGGERS; do
+	if in_versions "${item%%:*}" "$out"; then
+		install_debuggers "${item%%:*}" "${item#*:}"
+	else
+		echo "$0: no ${item%%:*} root: its debuggers (gdb, lldb-${item#*:}, lldb-dap-${item#*:}) are not installed; the tests that need them skip (fail under CI=true)" >&2
+	fi
+done
 ft_suite=$(awk -v v="$FREE_THREADED" '$1 == v && $2 != "-" { print $2 }' "$out")
 if [ -z "$ft_suite" ]; then
 	echo "${FREE_THREADED}t - no root with Python $FREE_THREADED to build it in" >>"$out"

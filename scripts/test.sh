@@ -22,12 +22,13 @@ cd "$(dirname "$0")/.."
 # python3-lldb-19 conflicts with python3-lldb-14 (both are
 # python3-lldb-x.y, the one /usr/lib/python3/dist-packages/lldb), so
 # installing either removes the other; lldb 19 and lldb-dap-19 belong in
-# a root (Debian 13 ships lldb-19), as sid's lldb-22 is (make-roots.sh).
+# the trixie root (Debian 13 ships lldb-19), as sid's lldb-22 is in
+# sid's (make-roots.sh).
 need_debs gdb lldb python3-lldb-14 python3.11 python3.11-dbg python3.11-venv \
 	elfutils debuginfod gcc g++ binutils zip unzip util-linux procps podman runc \
 	zsh fish groff-base man-db pipx python3-venv clang-14 lld-14 llvm-14 \
 	python3-pytest pyflakes3
-[ "$(id -u)" -ne 0 ] || scripts/make-roots.sh # Debian's 3.13-3.15 + -dbg, sid's gdb, lldb-22, lldb-dap-22 in cached debootstrap roots
+[ "$(id -u)" -ne 0 ] || scripts/make-roots.sh # Debian's 3.13-3.15 + -dbg, gdb and lldb-dap (sid's 22, trixie's 19) in cached debootstrap roots
 need_go
 # CPython's upstream sources for Debian's python3.11 (a srcmap test).
 need_deb_src python3.11 || [ "${CI:-}" != true ] || exit 1
