@@ -165,7 +165,8 @@ type dapRootSuite struct {
 	// the debug file (symbols.enable-external-lookup false) lldb 19
 	// unwinds to _start. No eval-loop frame, so nothing to merge the
 	// Python frames into: the proxy shows the C frames as lldb gives
-	// them (merged false).
+	// them, then a label frame (dapCutLabel) and the Python frames the
+	// walker read.
 	lldbCut bool
 }
 
@@ -598,27 +599,21 @@ func testDAPRootPython(t *testing.T, suite string, minors ...string) {
 					if !names["MainThread"] || !names["sleeper"] {
 						t.Errorf("%s: threads %+v, want MainThread and sleeper", a.name, threads)
 					}
+					pyStack := checkDAPPyStack
 					if cut {
-						checkDAPCut(t, a.name, stacks)
-						// lldb-dap's thread ids are TIDs: the main thread's is the pid.
-						if fs := stacks[p.nspid]; len(fs) > 0 {
-							checkDAPPyBt(t, c, a.name, fs[0].ID)
-						} else {
-							t.Errorf("%s: no stack for the main thread %d:\n%s", a.name, p.nspid, dapStacksText(stacks))
-						}
-					} else {
-						main, fs := dapMainStack(t, a.name, stacks, "<module>")
-						t.Logf("%s: the main thread's stackTrace:\n%s", a.name, dapFramesText(fs))
-						inner := checkDAPPyStack(t, c, a.name, fs)
-						for id, fs := range stacks {
-							if id != main {
-								checkDAPSleeper(t, c, a.name, fs)
-							}
-						}
-						checkDAPInnerLocals(t, c, a.name, inner)
-						fs = checkDAPStaleAfterResume(t, c, p, a.name, main, inner)
-						checkDAPPyBt(t, c, a.name, fs[0].ID)
+						pyStack = checkDAPCutPyStack
 					}
+					main, fs := dapMainStack(t, a.name, stacks, "<module>")
+					t.Logf("%s: the main thread's stackTrace:\n%s", a.name, dapFramesText(fs))
+					inner := pyStack(t, c, a.name, fs)
+					for id, fs := range stacks {
+						if id != main {
+							checkDAPSleeper(t, c, a.name, fs)
+						}
+					}
+					checkDAPInnerLocals(t, c, a.name, inner)
+					fs = checkDAPStaleAfterResume(t, c, p, a.name, main, inner, pyStack)
+					checkDAPPyBt(t, c, a.name, fs[0].ID)
 					checkDAPForged(t, c, a.name)
 					dapDisconnectRunsOn(t, c, a, p)
 					checkDAPFileMappings(t, a.name, p.pid, mem)
@@ -632,18 +627,13 @@ func testDAPRootPython(t *testing.T, suite string, minors ...string) {
 						attach := dapStart(t, c, dapRootCoreAttach(p, core))
 						_, stacks, first := dapThreadStacks(t, c)
 						t.Logf("%s core: attach to the first stackTrace answer: %v", a.name, first.Sub(attach).Round(time.Millisecond))
-						if cut {
-							checkDAPCut(t, a.name+" core", stacks)
-							dapDisconnectCore(t, c, a)
-							return
-						}
 						main, fs := dapMainStack(t, a.name+" core", stacks, "<module>")
 						for id, fs := range stacks {
 							if id != main {
 								checkDAPSleeper(t, c, a.name+" core", fs)
 							}
 						}
-						inner := checkDAPPyStack(t, c, a.name+" core", fs)
+						inner := pyStack(t, c, a.name+" core", fs)
 						checkDAPInnerLocals(t, c, a.name+" core", inner)
 						dapDisconnectCore(t, c, a)
 					})
@@ -658,7 +648,7 @@ func testDAPRootPython(t *testing.T, suite string, minors ...string) {
 // get error responses; after `pause` (the process stops again, back in
 // its sleep) the new stackTrace's inner has its locals, and the old ids
 // still fail. It returns the main thread's new frames.
-func checkDAPStaleAfterResume(t *testing.T, c *dapClient, p dapRootProc, what string, main int, inner dapcFrame) []dapcFrame {
+func checkDAPStaleAfterResume(t *testing.T, c *dapClient, p dapRootProc, what string, main int, inner dapcFrame, pyStack func(*testing.T, *dapClient, string, []dapcFrame) dapcFrame) []dapcFrame {
 	t.Helper()
 	scopes := dapcScopes(t, c, inner.ID)
 	if len(scopes) == 0 {
@@ -691,7 +681,7 @@ func checkDAPStaleAfterResume(t *testing.T, c *dapClient, p dapRootProc, what st
 	stale("stopped again")
 	_, stacks, _ := dapThreadStacks(t, c)
 	_, fs := dapMainStack(t, what+" after pause", stacks, "<module>")
-	again := checkDAPPyStack(t, c, what+" after pause", fs)
+	again := pyStack(t, c, what+" after pause", fs)
 	if again.ID == inner.ID {
 		t.Errorf("%s: inner's frame id %d handed out again after the resume", what, inner.ID)
 	}
@@ -717,6 +707,38 @@ func checkDAPPyStack(t *testing.T, c *dapClient, what string, fs []dapcFrame) da
 	}
 	if i := dapFrameIndex(fs, "_PyEval_EvalFrameDefault"); i >= 0 {
 		t.Errorf("%s: the eval loop's frame #%d is left among the Python frames:\n%s", what, i, dapFramesText(fs))
+	}
+	return fs[dapFrameIndex(fs, "inner")]
+}
+
+// dapCutLabel is the frame the proxy puts between the C frames of a
+// stack the debugger stopped unwinding before the eval loop and the
+// Python frames the walker read.
+const dapCutLabel = "[the debugger did not unwind further; Python frames read from memory]"
+
+// checkDAPCutPyStack is checkDAPPyStack for a stack the debugger stopped
+// unwinding after time_sleep (dapRootSuite.lldbCut): the Python frames
+// follow time_sleep and the proxy's label, in order, at their lines.
+func checkDAPCutPyStack(t *testing.T, c *dapClient, what string, fs []dapcFrame) dapcFrame {
+	t.Helper()
+	checkDAPCut(t, what, map[int][]dapcFrame{0: fs})
+	label := -1
+	for i, f := range fs {
+		if f.Name == dapCutLabel && f.PresentationHint == "label" {
+			label = i
+		}
+	}
+	if label < 0 || label < dapFrameIndex(fs, "time_sleep") {
+		t.Fatalf("%s: no label frame after time_sleep:\n%s", what, dapFramesText(fs))
+	}
+	last := label
+	for _, n := range []string{"inner", "middle", "outer", "<module>"} {
+		i := dapFrameIndex(fs, n)
+		if i <= last {
+			t.Fatalf("%s: frame %s at %d, want after %d:\n%s", what, n, i, last, dapFramesText(fs))
+		}
+		last = i
+		checkDAPPyFrame(t, c, what, fs[i], dapRootLine[n])
 	}
 	return fs[dapFrameIndex(fs, "inner")]
 }

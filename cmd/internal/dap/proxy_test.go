@@ -45,6 +45,9 @@ type fake struct {
 	version string
 	// escape: the commandEscapePrefix the fake runs commands with.
 	escape string
+	// cut: as lldb 19 on LTO-split functions, the debugger unwinds only
+	// the innermost frame, short of the eval loop.
+	cut bool
 }
 
 var fakeFrames = []map[string]any{
@@ -66,7 +69,15 @@ func (f *fake) stackJSON() string {
 		{"pc": 0x40, "function": "_PyEval_EvalFrameDefault", "kind": "eval", "python": []any{map[string]any{"name": "<module>", "file": "/nonexistent/app.py", "line": 20, "frame": 113}}},
 		{"pc": 0x50, "function": nil, "kind": "c", "python": []any{}},
 	}
-	b, _ := json.Marshal(map[string]any{"native": native, "merged": true, "exception": map[string]any{"type": "ValueError", "value": "ValueError('bad')", "ref": 555}})
+	answer := map[string]any{"native": native, "merged": true, "exception": map[string]any{"type": "ValueError", "value": "ValueError('bad')", "ref": 555}}
+	if f.cut {
+		var all []any
+		for _, n := range native {
+			all = append(all, n["python"].([]any)...)
+		}
+		answer["native"], answer["merged"], answer["why"], answer["python"] = native[:1], false, "0 _PyEval_EvalFrameDefault frames but 2 groups of Python frames", all
+	}
+	b, _ := json.Marshal(answer)
 	return string(b)
 }
 
@@ -142,8 +153,13 @@ func (f *fake) serve(r io.Reader) {
 		case "stackTrace":
 			start, _ := args.Int("startFrame")
 			// As lldb-dap: at most 3 frames per answer, with totalFrames.
-			end := min(int(start)+3, len(fakeFrames))
-			frames := fakeFrames[start:end]
+			all := fakeFrames
+			if f.cut {
+				all = fakeFrames[:1]
+			}
+			start = min(start, int64(len(all)))
+			end := min(int(start)+3, len(all))
+			frames := all[start:end]
 			if f.noIP {
 				frames = nil
 				for i, fr := range fakeFrames[start:end] {
@@ -159,7 +175,7 @@ func (f *fake) serve(r io.Reader) {
 					frames = append(frames, c)
 				}
 			}
-			f.respond(m, map[string]any{"stackFrames": frames, "totalFrames": len(fakeFrames)})
+			f.respond(m, map[string]any{"stackFrames": frames, "totalFrames": len(all)})
 		case "scopes":
 			id, _ := args.Int("frameId")
 			f.respond(m, map[string]any{"scopes": []any{map[string]any{"name": fmt.Sprint("Locals of ", id), "variablesReference": 77}}})
@@ -688,6 +704,29 @@ func TestStackLinedUpByName(t *testing.T) {
 	plain := "clock_nanosleep,_PyEval_EvalFrameDefault,other,_PyEval_EvalFrameDefault,main"
 	if got := mergedNames(t, c, map[string]any{"pid": 1}); got != plain {
 		t.Errorf("frames that do not line up: %s, want %s", got, plain)
+	}
+}
+
+// TestStackCutShort: where the debugger stops unwinding before the
+// eval loop (lldb 19 on LTO-split functions), the Python frames the
+// walker read follow the C frames it found, after a label frame; where
+// the walker's frames do not line up, the adapter's are shown alone.
+func TestStackCutShort(t *testing.T) {
+	c, _ := setup(t, dap.LLDB, nil, func(f *fake) { f.cut = true })
+	want := "clock_nanosleep,[the debugger did not unwind further; Python frames read from memory],inner,middle,<module>"
+	if got := mergedNames(t, c, map[string]any{"pid": 1}); got != want {
+		t.Errorf("cut short: %s, want %s", got, want)
+	}
+	frames, _, err := c.StackTrace(1, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(frames) != 5 || frames[1].Hint != "label" || frames[2].Line != 3 {
+		t.Errorf("frames: %+v", frames)
+	}
+	c, _ = setup(t, dap.LLDB, nil, func(f *fake) { f.cut, f.noIP, f.names = true, true, map[int]string{0: "other"} })
+	if got := mergedNames(t, c, map[string]any{"pid": 1}); got != "other" {
+		t.Errorf("not lined up: %s, want the adapter's frame alone", got)
 	}
 }
 

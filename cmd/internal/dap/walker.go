@@ -72,6 +72,24 @@ type stackAnswer struct {
 	Merged    bool          `json:"merged"`
 	Why       string        `json:"why"`
 	Exception *exception    `json:"exception"`
+	// Python lists every Python frame of the thread when the debugger
+	// stopped unwinding before the eval loop: they follow the C frames.
+	Python []pyFrame `json:"python"`
+}
+
+// cutShort says whether st is a stack the debugger stopped unwinding
+// before its first eval loop frame, with Python frames to show after
+// its C frames.
+func (st *stackAnswer) cutShort() bool {
+	if st.Merged || len(st.Python) == 0 {
+		return false
+	}
+	for _, n := range st.Native {
+		if n.Kind == "eval" {
+			return false
+		}
+	}
+	return true
 }
 
 func (p *Proxy) stackTrace(req Message, args Message) {
@@ -111,7 +129,7 @@ func (p *Proxy) stack(tid int64) ([]Message, error) {
 	}
 	var st stackAnswer
 	werr := p.walker(&st, "stack", strconv.FormatInt(tid, 10))
-	if werr == nil && !st.Merged {
+	if werr == nil && !st.Merged && !st.cutShort() {
 		werr = fmt.Errorf("Python frames not merged: %s", safetext.Escape(st.Why))
 	}
 	if werr == nil && !linesUp(st.Native, frames) {
@@ -139,6 +157,27 @@ func (p *Proxy) stack(tid int64) ([]Message, error) {
 			continue
 		}
 		for _, py := range st.Native[i].Python {
+			py := py
+			id := p.newID()
+			p.frames[id] = &frame{adapterID: aid, py: &py, thread: tid, innermost: innermost}
+			innermost = false
+			out = append(out, p.pyStackFrame(id, &py))
+		}
+	}
+	if werr == nil && st.cutShort() {
+		// A label, as editors show "[async boundary]", then the Python
+		// frames the walker read from memory, on the innermost C frame.
+		aid, _ := frames[len(frames)-1].Int("id")
+		id := p.newID()
+		p.frames[id] = &frame{adapterID: aid, thread: tid}
+		label := Message{}
+		label.Set("id", id)
+		label.Set("name", "[the debugger did not unwind further; Python frames read from memory]")
+		label.Set("line", 0)
+		label.Set("column", 0)
+		label.Set("presentationHint", "label")
+		out = append(out, label)
+		for _, py := range st.Python {
 			py := py
 			id := p.newID()
 			p.frames[id] = &frame{adapterID: aid, py: &py, thread: tid, innermost: innermost}

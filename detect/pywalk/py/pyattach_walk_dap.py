@@ -114,7 +114,10 @@ def stack(w, t, native):
     Each C frame keeps its function's name as the debugger gives it
     (not escaped, never shown: the proxy lines frames up by it where
     the adapter gives no instructionPointerReference, as lldb-vscode
-    14 does)."""
+    14 does). Where no C frame is an eval loop frame (the debugger
+    stopped unwinding before it) and the thread runs Python, "python"
+    lists all its Python frames, innermost first: they come after every
+    C frame listed."""
     frames = FrameList()
     if t is not None:
         try:
@@ -134,6 +137,11 @@ def stack(w, t, native):
     d = {"native": out, "merged": why is None, "exception": exception(w, t)}
     if why is not None:
         d["why"] = escape(why)
+        if frames and not any(n["kind"] == "eval" for n in out):
+            # The debugger stopped unwinding before the eval loop (lldb
+            # 19 on LTO-split functions): the Python frames are all
+            # older than the C frames it found.
+            d["python"] = [python_frame(fr) for fr in frames]
     return d
 
 

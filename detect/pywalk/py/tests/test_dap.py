@@ -89,6 +89,18 @@ def test_stack_not_merged_says_why():
     assert d["merged"] is False and d["why"] == "the Python stack was not read to its end", d
 
 
+def test_stack_cut_before_the_eval_loop_lists_every_python_frame():
+    # The debugger stopped unwinding at time_sleep: no eval loop frame.
+    cut = [{"function": "clock_nanosleep", "pc": 100}, {"function": "time_sleep", "pc": 106}]
+    d = dap.stack(StubWalker(PY), T(), cut)
+    assert d["merged"] is False and [n["kind"] for n in d["native"]] == ["c", "c"], d
+    assert [p["name"] for p in d["python"]] == ["key", "outer", "<module>"], d
+    # With an eval loop frame that is not matched, nothing is listed
+    # apart: the frames cannot be placed.
+    d = dap.stack(StubWalker(PY), T(), NATIVE[:2])
+    assert "python" not in d, d
+
+
 def test_stack_of_thread_without_python():
     d = dap.stack(StubWalker(None), None, [{"function": "epoll_wait", "pc": 1}])
     assert d == {"native": [{"pc": 1, "function": "epoll_wait", "kind": "c", "python": []}], "merged": True, "exception": None}, d
