@@ -21,9 +21,21 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	testscript.Main(m, map[string]func(){
+	testscript.Main(removingBin{m}, map[string]func(){
 		"pyattach": func() { os.Exit(Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Environ())) },
 	})
+}
+
+// removingBin runs the tests, then removes the pyattach binary that
+// pyattachBin built for them (its directory under $TMPDIR).
+type removingBin struct{ m *testing.M }
+
+func (r removingBin) Run() int {
+	code := r.m.Run()
+	if binPath != "" {
+		os.RemoveAll(filepath.Dir(binPath))
+	}
+	return code
 }
 
 var updateScripts = os.Getenv("PYATTACH_UPDATE_SCRIPTS") == "1"
