@@ -198,6 +198,28 @@ class FrameReader(object):
             return 0
         return self.mem.ptrv(cframe + L.off("_PyCFrame.current_frame"))
 
+    def stack_anchor(self, tstate):
+        """Where, on its OS thread's C stack, the eval loop running a
+        thread state's innermost Python frame keeps its own state: the
+        lower the address, the deeper the call. 3.12+: that loop's entry
+        frame (entry_frame); 3.10, 3.11: tstate->cframe, which points at
+        the running loop's _PyCFrame, a local of _PyEval_EvalFrameDefault,
+        while the thread state has Python frames (else at root_cframe,
+        inside the thread state). None for a thread state without Python
+        frames, and before 3.10 (no pointer into the C stack)."""
+        L = self.L
+        if frame_owner_skipped(L.minor) is not None:
+            return self.entry_frame(tstate)
+        if not L.has("PyThreadState.cframe"):
+            return None
+        if L.minor >= (3, 11):
+            top = self._first_frame_311(tstate)
+        else:
+            top = self.mem.ptrv(tstate + L.off("PyThreadState.frame"))
+        if not top:
+            return None
+        return self.mem.ptrv(tstate + L.off("PyThreadState.cframe")) or None
+
     def entry_frame(self, tstate):
         """3.12+: the address of the frame, kept on the C stack, where the
         eval loop entered a thread's innermost Python frame (the first

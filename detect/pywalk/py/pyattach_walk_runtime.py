@@ -5,7 +5,7 @@ debugger's threads to thread states) uses."""
 
 import struct
 
-from pyattach_walk_frames import FrameList, frame_owner_skipped
+from pyattach_walk_frames import FrameList
 from pyattach_walk_memory import BudgetExhausted, WalkError
 from pyattach_walk_text import thousands
 
@@ -145,18 +145,17 @@ class Runtime(object):
     def nesting(self, group):
         """One OS thread's thread states (in the interpreters' order, the
         newest interpreter first) in the order the thread entered them,
-        the one it runs in now first. From 3.12 on, each call of the eval
-        loop keeps its entry frame on the C stack, which grows down: the
-        thread state whose innermost Python frame was entered lowest on
-        the stack runs now, the others are suspended in calls above it;
-        thread states without Python frames go last. Before 3.12, and
-        where the frames cannot be read, the interpreters' order stays."""
-        if frame_owner_skipped(self.L.minor) is None:
-            return group
+        the one it runs in now first. A call into another interpreter
+        runs a new eval loop deeper on the same C stack, which grows
+        down: the thread state whose innermost Python frame runs in the
+        eval loop lowest on the stack (FrameReader.stack_anchor: 3.10+)
+        runs now, the others are suspended in calls above it; thread
+        states without Python frames go last. Before 3.10, and where the
+        thread states cannot be read, the interpreters' order stays."""
         keyed = []
         for i, th in enumerate(group):
             try:
-                a = self.frame_reader.entry_frame(th.tstate)
+                a = self.frame_reader.stack_anchor(th.tstate)
             except WalkError:
                 a = None
             keyed.append(((a is None, a or 0, i), th))

@@ -236,11 +236,13 @@ def thread_facts(w, tid, os_name, t, infos, kernel):
     its interpreter is the thread's."""
     info = infos.get(t.tstate) if t is not None else None
     free = w.free_threaded()
-    name = info.name if info is not None else None
     # A thread running in a subinterpreter keeps the name threading gave
-    # it in the interpreter it called from (t.outer: Walker.os_threads).
-    for o in (getattr(t, "outer", ()) if t is not None and name is None else ()):
-        name = getattr(infos.get(o.tstate), "name", None)
+    # it in the interpreter that started it, the outermost of its thread
+    # states (t.outer: Walker.os_threads): a subinterpreter that imports
+    # threading there lists the thread it runs on as its "MainThread".
+    name = None
+    for s in (list(reversed(getattr(t, "outer", ()))) + [t] if t is not None else ()):
+        name = getattr(infos.get(s.tstate), "name", None)
         if name is not None:
             break
     return {

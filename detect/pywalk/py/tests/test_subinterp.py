@@ -102,3 +102,49 @@ def test_unreadable_interpreter_cuts_list(proc):
     assert "interpreters not all listed: cannot read" in ww.stopped(), ww.stopped()
     entries, why = w.dump_threads(ww, 0, [w.OSThread(100, 7, "runner")], {7: ww.os_threads()[0]}, False, None)
     assert why and "interpreters not all listed" in why, why
+
+
+def test_thread_named_by_the_interpreter_that_started_it(proc):
+    # The subinterpreter imported threading on thread 7: its _active
+    # lists that thread as its "MainThread"; the main interpreter, which
+    # started it, as "runner".
+    ww = walker(proc)
+    th = ww.os_threads()[0]
+    infos = {}
+    for tstate, iid, name in ((proc.t_sub, 1, "MainThread"), (proc.t_main, 0, "runner")):
+        infos[tstate] = w.ThreadInfo()
+        infos[tstate].interpreter, infos[tstate].name = iid, name
+    f = w.thread_facts(ww, 100, "python3", th, infos, None)
+    assert f["name"] == "runner" and f["interpreter"] == 1, f
+    infos[proc.t_main].name = None
+    assert w.thread_facts(ww, 100, "python3", th, infos, None)["name"] == "MainThread"
+
+
+# 3.10's thread states point at the running eval loop's CFrame, on the C
+# stack (FrameReader.stack_anchor).
+FIELDS_310 = dict(FIELDS_39, **{"PyThreadState.cframe": 24})
+
+
+def test_cframe_orders_thread_states_310(proc):
+    # Thread 7 was started in the subinterpreter and called into the
+    # main interpreter: the main interpreter's eval loop runs deeper (a
+    # lower CFrame) although the subinterpreter is the newest.
+    proc.m.put(proc.t_sub, 24, "<Q", 0x7ffc0000f000)
+    proc.m.put(proc.t_main, 24, "<Q", 0x7ffc0000a000)
+    ww = w.Walker(proc.m.read, proc.runtime, w.Layout("3.10.13", "", FIELDS_310))
+    ths = ww.os_threads()
+    assert [th.tstate for th in ths] == [proc.t_main, proc.t_other], ths
+    assert [o.tstate for o in ths[0].outer] == [proc.t_sub]
+    # 3.9 has no CFrame: the interpreters' order stays.
+    assert walker(proc).os_threads()[0].tstate == proc.t_sub
+
+
+def test_thread_state_without_frames_goes_last_310(proc):
+    # A thread state left in the subinterpreter with no Python frames
+    # (the one its creation made, 3.10-3.12) points at its root CFrame.
+    proc.m.put(proc.t_sub, 16, "<Q", 0)
+    proc.m.put(proc.t_sub, 24, "<Q", proc.t_sub + 32)
+    proc.m.put(proc.t_main, 24, "<Q", 0x7ffc0000f000)
+    ww = w.Walker(proc.m.read, proc.runtime, w.Layout("3.10.13", "", FIELDS_310))
+    th = ww.os_threads()[0]
+    assert th.tstate == proc.t_main and [o.tstate for o in th.outer] == [proc.t_sub], th
