@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -183,5 +184,177 @@ func TestSubinterpreters(t *testing.T) {
 	}
 	if partial {
 		t.Logf("the core lacks the sleeper's C stack: %s", strings.TrimSpace(errOut))
+	}
+}
+
+// subinterpThreadApp's thread "subrunner" runs sub_outer and sub_inner
+// in a subinterpreter (concurrent.interpreters from 3.14, _interpreters
+// in 3.13), which imports threading there too: sub_inner sleeps in
+// interpreter 1 while the thread's frames in interpreter 0 (exec,
+// run_sub, runner and threading's run, _bootstrap_inner, _bootstrap)
+// wait in the call. The main thread joins it.
+const subinterpThreadApp = `import threading
+try:
+    from concurrent import interpreters
+    def run_sub(code):
+        interpreters.create().exec(code)
+except ImportError:
+    import _interpreters
+    def run_sub(code):
+        _interpreters.exec(_interpreters.create(), code)
+
+SUB = """
+import threading, time
+
+def sub_inner():
+    print("ready", flush=True)
+    time.sleep(1000)
+
+def sub_outer():
+    sub_inner()
+
+sub_outer()
+"""
+
+def runner():
+    run_sub(SUB)
+
+t = threading.Thread(target=runner, name="subrunner", daemon=True)
+t.start()
+t.join()
+`
+
+// interpFrame is a frame's function and the interpreter it runs in.
+type interpFrame struct {
+	function string
+	interp   int64
+}
+
+// subinterpThreadStack is subrunner's stack, innermost first, each frame
+// with the interpreter that runs it, as pystack labels them: 3.14's
+// concurrent.interpreters adds its exec frame.
+func subinterpThreadStack(minor string) []interpFrame {
+	out := []interpFrame{{"sub_inner", 1}, {"sub_outer", 1}, {"<module>", 1}}
+	if minor != "3.13" {
+		out = append(out, interpFrame{"exec", 0})
+	}
+	return append(out, []interpFrame{{"run_sub", 0}, {"runner", 0}, {"run", 0}, {"_bootstrap_inner", 0}, {"_bootstrap", 0}}...)
+}
+
+// textFrameRe matches dump's "In interpreter N:" lines and the File
+// lines of its stacks.
+var textFrameRe = regexp.MustCompile(`(?m)^  (?:In interpreter (\d+):|File "[^"]*", line \d+, in (\S+))$`)
+
+// textThreadStack reads one thread's stack from dump's text: the
+// thread's header line and the functions of its File lines, each with
+// the interpreter of the In interpreter line above it (-1 when none is).
+func textThreadStack(text, header string) (string, []interpFrame) {
+	i := strings.Index(text, header)
+	if i < 0 {
+		return "", nil
+	}
+	block := text[i:]
+	if j := strings.Index(block, "\n\n"); j >= 0 {
+		block = block[:j]
+	}
+	head, _, _ := strings.Cut(block, "\n")
+	var out []interpFrame
+	cur := int64(-1)
+	for _, m := range textFrameRe.FindAllStringSubmatch(block, -1) {
+		if m[1] != "" {
+			cur, _ = strconv.ParseInt(m[1], 10, 64)
+			continue
+		}
+		out = append(out, interpFrame{m[2], cur})
+	}
+	return head, out
+}
+
+// TestSubinterpreterThread: a thread (not the main one) of Debian's
+// 3.13, 3.14 and 3.15, each chrooted in its root, runs a subinterpreter
+// that sleeps in nested functions. pyattach dump (text and JSON) labels
+// the subinterpreter's frames with interpreter 1 and the thread's outer
+// frames (exec, runner, run, _bootstrap_inner, _bootstrap) with
+// interpreter 0, in stack order; the thread keeps the name threading
+// gave it in the main interpreter.
+func TestSubinterpreterThread(t *testing.T) {
+	testenv.Need(t, "gdb")
+	testenv.Need(t, "unshare")
+	chroot := testenv.Need(t, "chroot")
+	roots := pivotRoots(t, " with Python 3.13 or later", func(r pivotRoot) bool {
+		return regexp.MustCompile(`^/usr/bin/python3\.(1[3-9]|[2-9]\d)$`).MatchString(r.exe)
+	})
+	for _, r := range roots {
+		r := r
+		minor := strings.TrimPrefix(r.exe, "/usr/bin/python")
+		t.Run(minor, func(t *testing.T) {
+			testenv.Parallel(t)
+			env := scriptEnv(t.TempDir())
+			app := t.TempDir()
+			testenv.WriteFile(t, filepath.Join(app, "app.py"), []byte(subinterpThreadApp), 0o644)
+			cmd := exec.Command("unshare", "--mount", "--fork", "--kill-child", "sh", "-c",
+				`mount --bind "$2" "$1/mnt" && exec "$4" "$1" "$3" /mnt/app.py`, "sh", r.root, app, r.exe, chroot)
+			cmd.Env = []string{"PATH=/usr/bin:/bin:/usr/sbin:/sbin", "PYTHONDONTWRITEBYTECODE=1"}
+			if line := testenv.Start(t, cmd); line != "ready\n" {
+				t.Fatalf("app.py in the chroot did not start: stdout %q", line)
+			}
+			kids, err := childPIDs(cmd.Process.Pid)
+			if err != nil || len(kids) != 1 {
+				t.Fatalf("children of unshare (pid %d): %v %v", cmd.Process.Pid, kids, err)
+			}
+			pid := strconv.Itoa(kids[0])
+			want := subinterpThreadStack(minor)
+
+			stdout, _ := pyattachOK(t, "pyattach dump --json", pyattachBin(t), env, "dump", "--json", pid)
+			var d struct {
+				Threads []struct {
+					Name        *string `json:"name"`
+					Interpreter *int64  `json:"interpreter"`
+					Partial     bool    `json:"partial"`
+					Frames      []struct {
+						Function    string `json:"function"`
+						Interpreter *int64 `json:"interpreter"`
+					} `json:"frames"`
+				} `json:"threads"`
+				Truncated string `json:"truncated"`
+			}
+			if err := json.Unmarshal([]byte(stdout), &d); err != nil {
+				t.Fatalf("dump --json: %v\n%s", err, stdout)
+			}
+			if len(d.Threads) != 2 || d.Truncated != "" {
+				t.Fatalf("dump --json: want 2 threads, read whole:\n%s", stdout)
+			}
+			mainTh, sub := d.Threads[0], d.Threads[1]
+			if ptrStr(sub.Name) != "subrunner" || sub.Interpreter == nil || *sub.Interpreter != 1 || sub.Partial {
+				t.Errorf("dump --json: second thread is not subrunner in interpreter 1 (read whole):\n%s", stdout)
+			}
+			var got []interpFrame
+			for _, f := range sub.Frames {
+				in := int64(-1)
+				if f.Interpreter != nil {
+					in = *f.Interpreter
+				}
+				got = append(got, interpFrame{f.Function, in})
+			}
+			if !slices.Equal(got, want) {
+				t.Errorf("dump --json: subrunner's frames and their interpreters\n got %v\nwant %v", got, want)
+			}
+			if mainTh.Interpreter == nil || *mainTh.Interpreter != 0 || len(mainTh.Frames) == 0 ||
+				mainTh.Frames[len(mainTh.Frames)-1].Interpreter == nil || *mainTh.Frames[len(mainTh.Frames)-1].Interpreter != 0 {
+				t.Errorf("dump --json: the main thread is not in interpreter 0:\n%s", stdout)
+			}
+
+			text, _ := pyattachOK(t, "pyattach dump", pyattachBin(t), env, "dump", pid)
+			head, tgot := textThreadStack(text, `"subrunner"`)
+			if !strings.Contains(head, ", interpreter 1, ") {
+				t.Errorf("dump: subrunner's header does not name interpreter 1: %q\n%s", head, text)
+			}
+			if !slices.Equal(tgot, want) {
+				t.Errorf("dump: subrunner's frames and their interpreters\n got %v\nwant %v\n%s", tgot, want, text)
+			}
+			if strings.Count(text, "In interpreter") != 2 {
+				t.Errorf("dump: want one In interpreter 1 and one In interpreter 0 line:\n%s", text)
+			}
+		})
 	}
 }
