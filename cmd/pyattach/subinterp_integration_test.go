@@ -358,3 +358,104 @@ func TestSubinterpreterThread(t *testing.T) {
 		})
 	}
 }
+
+// subinterpNestApp's main thread creates interpreters 1 and 2, runs
+// in_b in interpreter 2, which runs in_a in interpreter 1, the older one:
+// the thread's stack is interpreter 1's frames, then 2's, then 0's,
+// which the interpreters' own order (newest first) does not give.
+const subinterpNestApp = `try:
+    import _interpreters as I
+    run = I.exec
+except ImportError:
+    import _xxsubinterpreters as I
+    run = I.run_string
+
+a = I.create()
+b = I.create()
+INNER = """
+import time
+def in_a():
+    print("ready", flush=True)
+    time.sleep(1000)
+in_a()
+"""
+OUTER = """
+try:
+    import _interpreters as I
+    run = I.exec
+except ImportError:
+    import _xxsubinterpreters as I
+    run = I.run_string
+def in_b():
+    run(%d, %r)
+in_b()
+""" % (a, INNER)
+
+def main_side():
+    run(b, OUTER)
+
+main_side()
+`
+
+// TestSubinterpreterNesting: on each pyenv build from 3.10 on, a thread
+// in interpreter 2 calls into interpreter 1: dump --json orders its
+// frames as the calls nest (1, 2, 0), read from where each interpreter's
+// eval loop runs on the thread's C stack (3.10, 3.11: the thread
+// state's cframe; 3.12+: the eval loop's entry frame), each frame
+// labelled with its interpreter.
+func TestSubinterpreterNesting(t *testing.T) {
+	testenv.Need(t, "gdb")
+	var pys []testenv.Python
+	for _, p := range testenv.PyenvVersions() {
+		if !strings.ContainsAny(p.ABIFlags, "dt") && regexp.MustCompile(`^3\.(1\d|[2-9]\d)$`).MatchString(p.Minor()) {
+			pys = append(pys, p)
+		}
+	}
+	if len(pys) == 0 {
+		testenv.Missing(t, "no pyenv build of Python 3.10 or later under %s", testenv.PyenvRoot())
+	}
+	want := []interpFrame{{"in_a", 1}, {"<module>", 1}, {"in_b", 2}, {"<module>", 2}, {"main_side", 0}, {"<module>", 0}}
+	for _, p := range pys {
+		p := p
+		t.Run(p.Version, func(t *testing.T) {
+			testenv.Parallel(t)
+			env := scriptEnv(t.TempDir())
+			script := filepath.Join(t.TempDir(), "nest.py")
+			testenv.WriteFile(t, script, []byte(subinterpNestApp), 0o644)
+			cmd := exec.Command(p.Exe, script)
+			cmd.Env = []string{"PATH=/usr/bin:/bin", "PYTHONDONTWRITEBYTECODE=1"}
+			if line := testenv.Start(t, cmd); line != "ready\n" {
+				t.Fatalf("nest.py did not start: stdout %q", line)
+			}
+			stdout, _ := pyattachOK(t, "pyattach dump --json", pyattachBin(t), env, "dump", "--json", strconv.Itoa(cmd.Process.Pid))
+			var d struct {
+				Threads []struct {
+					Interpreter *int64 `json:"interpreter"`
+					Frames      []struct {
+						Function    string `json:"function"`
+						Interpreter *int64 `json:"interpreter"`
+					} `json:"frames"`
+				} `json:"threads"`
+			}
+			if err := json.Unmarshal([]byte(stdout), &d); err != nil || len(d.Threads) != 1 {
+				t.Fatalf("dump --json: want one thread (%v):\n%s", err, stdout)
+			}
+			th := d.Threads[0]
+			var got []interpFrame
+			for _, f := range th.Frames {
+				in := int64(-1)
+				if f.Interpreter != nil {
+					in = *f.Interpreter
+				}
+				got = append(got, interpFrame{f.Function, in})
+			}
+			in := int64(-1)
+			if th.Interpreter != nil {
+				in = *th.Interpreter
+			}
+			if !slices.Equal(got, want) || in != 1 {
+				t.Errorf("dump --json: the thread's frames and their interpreters\n got %v (thread in %d)\nwant %v (thread in 1)", got, in, want)
+			}
+		})
+	}
+}
