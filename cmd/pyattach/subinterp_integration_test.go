@@ -245,17 +245,22 @@ func subinterpThreadStack(minor string) []interpFrame {
 // lines of its stacks.
 var textFrameRe = regexp.MustCompile(`(?m)^  (?:In interpreter (\d+):|File "[^"]*", line \d+, in (\S+))$`)
 
-// textThreadStack reads one thread's stack from dump's text: the
-// thread's header line and the functions of its File lines, each with
-// the interpreter of the In interpreter line above it (-1 when none is).
+// textThreadStack reads one thread's stack from dump's or py-bt's text:
+// the line holding header (the thread's header) and the functions of the
+// File lines of the traceback after it, each with the interpreter of the
+// In interpreter line above it (-1 when none is).
 func textThreadStack(text, header string) (string, []interpFrame) {
 	i := strings.Index(text, header)
 	if i < 0 {
 		return "", nil
 	}
+	i = strings.LastIndex(text[:i], "\n") + 1
 	block := text[i:]
-	if j := strings.Index(block, "\n\n"); j >= 0 {
-		block = block[:j]
+	const tb = "Traceback (most recent call first):"
+	if first := strings.Index(block, tb); first >= 0 {
+		if next := strings.Index(block[first+len(tb):], tb); next >= 0 {
+			block = block[:first+len(tb)+next]
+		}
 	}
 	head, _, _ := strings.Cut(block, "\n")
 	var out []interpFrame
@@ -276,9 +281,11 @@ func textThreadStack(text, header string) (string, []interpFrame) {
 // the subinterpreter's frames with interpreter 1 and the thread's outer
 // frames (exec, runner, run, _bootstrap_inner, _bootstrap) with
 // interpreter 0, in stack order; the thread keeps the name threading
-// gave it in the main interpreter.
+// gave it in the main interpreter. gdb's and lldb's py-bt show the same
+// split.
 func TestSubinterpreterThread(t *testing.T) {
 	testenv.Need(t, "gdb")
+	testenv.Need(t, "lldb")
 	testenv.Need(t, "unshare")
 	chroot := testenv.Need(t, "chroot")
 	roots := pivotRoots(t, " with Python 3.13 or later", func(r pivotRoot) bool {
@@ -308,6 +315,7 @@ func TestSubinterpreterThread(t *testing.T) {
 			stdout, _ := pyattachOK(t, "pyattach dump --json", pyattachBin(t), env, "dump", "--json", pid)
 			var d struct {
 				Threads []struct {
+					Tid         int64   `json:"tid"`
 					Name        *string `json:"name"`
 					Interpreter *int64  `json:"interpreter"`
 					Partial     bool    `json:"partial"`
@@ -354,6 +362,19 @@ func TestSubinterpreterThread(t *testing.T) {
 			}
 			if strings.Count(text, "In interpreter") != 2 {
 				t.Errorf("dump: want one In interpreter 1 and one In interpreter 0 line:\n%s", text)
+			}
+
+			// py-bt shows the same split (gdb's with a <built-in method
+			// exec> line, which is no File line), under gdb's header
+			// (LWP TID "OS name") and lldb's py-threads line.
+			tid := strconv.FormatInt(sub.Tid, 10)
+			out := mustRunIn(t, "pyattach gdb py-bt", "", env, pyattachBin(t), "gdb", "-nx", "-batch", "-p", pid, "-ex", "thread apply all py-bt")
+			if _, g := textThreadStack(out, "(LWP "+tid+" "); !slices.Equal(g, want) {
+				t.Errorf("gdb py-bt: subrunner's frames and their interpreters\n got %v\nwant %v\n%s", g, want, out)
+			}
+			lout, _ := pyattachOK(t, "pyattach lldb py-bt", pyattachBin(t), env, "lldb", "-b", "-p", pid, "-o", "py-bt all")
+			if _, g := textThreadStack(lout, "Thread "+tid+" "); !slices.Equal(g, want) {
+				t.Errorf("lldb py-bt: subrunner's frames and their interpreters\n got %v\nwant %v\n%s", g, want, lout)
 			}
 		})
 	}
