@@ -380,8 +380,9 @@ type auxv struct {
 }
 
 // readCoreNotes walks one PT_NOTE segment of the core, reading only the
-// headers of notes it does not use, so that a core with thousands of
-// threads' register notes costs little.
+// headers of notes it does not use (the floating-point sets), so that a
+// core with thousands of threads costs little: of each thread it keeps
+// the NT_PRSTATUS (a few hundred bytes), of the others the first.
 func readCoreNotes(r io.ReaderAt, h header, p prog, info *Info, aux *auxv) error {
 	if p.off > math.MaxInt64 || p.filesz > math.MaxInt64-p.off {
 		return elfinfo.Corruptf("PT_NOTE", -1, "%#x bytes at %#x are out of range", p.filesz, p.off)
