@@ -3,12 +3,14 @@
 package main
 
 import (
+	"context"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"testing"
 
+	"github.com/pyattach/pyattach/cmd/internal/gcore"
 	"github.com/pyattach/pyattach/detect/testenv"
 )
 
@@ -50,11 +52,14 @@ ts[0].join()
 // coreStateApp (dump --json and text) is what a live dump of the same
 // process said just before the core was taken, derived from the core's
 // registers: idle for the sleeping, lock-waiting, exception-handling
-// and joining threads, running (with the GIL) for the busy one. Debian's
-// python3.11 and a pyenv build.
+// and joining threads, running (with the GIL) for the busy one; the
+// same of a core written by pyattach's own gcore (gcore.Take, what
+// bundle takes of a live process). Debian's python3.11 and a pyenv
+// build.
 func TestCoreThreadState(t *testing.T) {
 	testenv.Need(t, "gdb")
-	gcore := testenv.Need(t, "gcore")
+	gdbGcore := testenv.Need(t, "gcore")
+	testenv.NeedRoot(t, "gcore.Take stops the process with ptrace")
 	pys := []testenv.Python{testenv.Debian(t), testenv.Pyenv(t, "3.11+")}
 	for _, py := range pys {
 		t.Run(filepath.Base(py.Prefix)+"-"+py.Version, func(t *testing.T) {
@@ -67,10 +72,15 @@ func TestCoreThreadState(t *testing.T) {
 
 			live := dumpJSON(t, env, ps)
 			core := filepath.Join(t.TempDir(), "core")
-			if out, err := exec.Command(gcore, "-o", core, ps).CombinedOutput(); err != nil {
+			if out, err := exec.Command(gdbGcore, "-o", core, ps).CombinedOutput(); err != nil {
 				t.Fatalf("gcore: %v\n%s", err, out)
 			}
 			dead := dumpJSON(t, env, core+"."+ps)
+			mine := filepath.Join(t.TempDir(), "core.mine")
+			if _, err := gcore.Take(context.Background(), pid, mine, gcore.Options{}); err != nil {
+				t.Fatalf("gcore.Take: %v", err)
+			}
+			taken := dumpJSON(t, env, mine)
 
 			want := map[string]string{"MainThread": "idle", "sleeper": "idle", "locker": "idle", "busy": "running", "handler": "idle"}
 			states := func(what string, d dumpOutput) map[string]string {
@@ -87,7 +97,7 @@ func TestCoreThreadState(t *testing.T) {
 				}
 				return got
 			}
-			ls, cs := states("live", live), states("core", dead)
+			ls, cs, ms := states("live", live), states("core", dead), states("gcore.Take core", taken)
 			if len(cs) != len(want) {
 				t.Errorf("core: threads %v, want %v", cs, want)
 			}
@@ -97,6 +107,9 @@ func TestCoreThreadState(t *testing.T) {
 				}
 				if cs[name] != ls[name] {
 					t.Errorf("core: thread %s is %q, the live dump said %q", name, cs[name], ls[name])
+				}
+				if ms[name] != ls[name] {
+					t.Errorf("gcore.Take core: thread %s is %q, the live dump said %q", name, ms[name], ls[name])
 				}
 			}
 
