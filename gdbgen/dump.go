@@ -1,7 +1,9 @@
 package gdbgen
 
 import (
+	"sort"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/pyattach/pyattach/detect/plan"
@@ -92,7 +94,7 @@ func dumpBlock(d plan.Dump) ([]string, error) {
 		"pyattach_gdb.dump(" + pyquote.String(d.Output) + ", native=" + pyquote.Bool(d.Native != nil) +
 			", source=" + pyquote.Bool(d.Source) + ", max_frames=" + strconv.FormatUint(uint64(d.MaxFrames), 10) +
 			", max_reads=" + strconv.FormatUint(uint64(d.MaxReads), 10) +
-			", timeout=" + strconv.FormatFloat(d.Timeout.Seconds(), 'g', -1, 64) + localsArg(d.Locals) + tasksArg(d) + ")",
+			", timeout=" + strconv.FormatFloat(d.Timeout.Seconds(), 'g', -1, 64) + localsArg(d.Locals) + tasksArg(d) + kernelArg(d.Syscalls) + ")",
 		"end",
 	}, nil
 }
@@ -103,6 +105,39 @@ func tasksArg(d plan.Dump) string {
 		return ""
 	}
 	return ", tasks=True, asyncio_debug=0x" + strconv.FormatUint(d.Asyncio, 16) + ", max_tasks=" + strconv.FormatUint(uint64(d.MaxTasks), 10)
+}
+
+// kernelArg is dump's kernel argument for a core: {tid: (nr, arg)} as
+// walk.kernel_view gives it for a live thread ((None, None) out of a
+// system call, arg None when unknown); none without Syscalls.
+func kernelArg(m map[int]plan.Syscall) string {
+	if m == nil {
+		return ""
+	}
+	tids := make([]int, 0, len(m))
+	for tid := range m {
+		tids = append(tids, tid)
+	}
+	sort.Ints(tids)
+	var b strings.Builder
+	b.WriteString(", kernel={")
+	for i, tid := range tids {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		s := m[tid]
+		b.WriteString(strconv.Itoa(tid) + ": ")
+		switch {
+		case !s.In:
+			b.WriteString("(None, None)")
+		case s.ArgKnown:
+			b.WriteString("(" + strconv.FormatInt(s.Nr, 10) + ", 0x" + strconv.FormatUint(s.Arg, 16) + ")")
+		default:
+			b.WriteString("(" + strconv.FormatInt(s.Nr, 10) + ", None)")
+		}
+	}
+	b.WriteString("}")
+	return b.String()
 }
 
 // localsArg is dump's locals argument: none unless asked for.

@@ -95,3 +95,25 @@ func TestDumpQuotes(t *testing.T) {
 		t.Errorf("late part has no %s:\n%s", want, s.Late)
 	}
 }
+
+// TestDumpKernel: a core's system calls reach the walker's dump as its
+// kernel argument, by thread id, as kernel_view would give them.
+func TestDumpKernel(t *testing.T) {
+	d := goldenDump()
+	d.Syscalls = map[int]plan.Syscall{
+		9: {In: true, Nr: 98},
+		5: {},
+		7: {In: true, Nr: 202, Arg: 0x7f00, ArgKnown: true},
+	}
+	s, err := Dump(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := ", kernel={5: (None, None), 7: (202, 0x7f00), 9: (98, None)})"
+	if !strings.Contains(s.Late, want) {
+		t.Errorf("late script lacks %q:\n%s", want, s.Late)
+	}
+	if s, _ := Dump(goldenDump()); strings.Contains(s.Late, "kernel=") {
+		t.Errorf("a live process's script has a kernel argument:\n%s", s.Late)
+	}
+}

@@ -56,6 +56,9 @@ const (
 	maxNotes = 1 << 20
 	// maxExecFn bounds the AT_EXECFN string (PATH_MAX).
 	maxExecFn = 4096
+	// maxThreads bounds the threads whose registers Read keeps (Linux's
+	// default threads-max is in this order per process).
+	maxThreads = 1 << 17
 )
 
 // Info is what a core file says about the process it came from.
@@ -98,6 +101,11 @@ type Info struct {
 	// memory (loadedObjects), in its order; nil when the memory does
 	// not hold it (a static program, a core without that page).
 	Loaded []Loaded `json:"-"`
+	// Machine is the core's e_machine (elf.EM_X86_64, elf.EM_AARCH64).
+	Machine elf.Machine `json:"-"`
+	// Threads are the NT_PRSTATUS notes, one per thread, in the core's
+	// order (the thread that dumped, or the main thread, first).
+	Threads []Thread `json:"-"`
 	// Truncated is true when the file ends before the last byte of memory
 	// it claims to hold (RLIMIT_CORE, a full disk, an interrupted copy):
 	// what was read from the notes is intact, but build-ids of modules in
@@ -126,6 +134,7 @@ type header struct {
 	class     elf.Class
 	bo        binary.ByteOrder
 	typ       elf.Type
+	machine   elf.Machine
 	phoff     uint64
 	phentsize uint64
 	phnum     uint64
@@ -159,6 +168,7 @@ func parseHeader(b []byte) (header, error) {
 			return h, elfinfo.Corruptf("ELF header", 0, "truncated")
 		}
 		h.typ = elf.Type(h.bo.Uint16(b[16:]))
+		h.machine = elf.Machine(h.bo.Uint16(b[18:]))
 		h.phoff = h.bo.Uint64(b[32:])
 		h.shoff = h.bo.Uint64(b[40:])
 		h.phentsize = uint64(h.bo.Uint16(b[54:]))
@@ -169,6 +179,7 @@ func parseHeader(b []byte) (header, error) {
 			return h, elfinfo.Corruptf("ELF header", 0, "truncated")
 		}
 		h.typ = elf.Type(h.bo.Uint16(b[16:]))
+		h.machine = elf.Machine(h.bo.Uint16(b[18:]))
 		h.phoff = uint64(h.bo.Uint32(b[28:]))
 		h.shoff = uint64(h.bo.Uint32(b[32:]))
 		h.phentsize = uint64(h.bo.Uint16(b[42:]))
@@ -281,7 +292,7 @@ func Read(r io.ReaderAt) (*Info, error) {
 		return nil, err
 	}
 	img := newImage(r, progs)
-	info := &Info{}
+	info := &Info{Machine: h.machine}
 	aux := auxv{budget: maxNotes}
 	for _, p := range progs {
 		if p.typ != elf.PT_NOTE {
@@ -364,13 +375,14 @@ type auxv struct {
 	phent, phnum        uint64
 	files               []File // NT_FILE, not deduplicated
 	sawPSInfo, sawAuxv  bool
-	sawFile, sawStatus  bool
+	sawFile             bool
 	budget              int // notes left to walk
 }
 
 // readCoreNotes walks one PT_NOTE segment of the core, reading only the
-// headers of notes it does not use, so that a core with thousands of
-// threads' register notes costs little.
+// headers of notes it does not use (the floating-point sets), so that a
+// core with thousands of threads costs little: of each thread it keeps
+// the NT_PRSTATUS (a few hundred bytes), of the others the first.
 func readCoreNotes(r io.ReaderAt, h header, p prog, info *Info, aux *auxv) error {
 	if p.off > math.MaxInt64 || p.filesz > math.MaxInt64-p.off {
 		return elfinfo.Corruptf("PT_NOTE", -1, "%#x bytes at %#x are out of range", p.filesz, p.off)
@@ -422,8 +434,11 @@ func readCoreNotes(r io.ReaderAt, h header, p prog, info *Info, aux *auxv) error
 		case NTAuxv:
 			seen = &aux.sawAuxv
 		case NTPRStatus:
-			// Only the first thread's, and only as a fallback.
-			seen = &aux.sawStatus
+			// One per thread: each is small, their count bounded.
+			if len(info.Threads) >= maxThreads {
+				continue
+			}
+			seen = new(bool)
 		default:
 			continue
 		}
@@ -442,9 +457,11 @@ func readCoreNotes(r io.ReaderAt, h header, p prog, info *Info, aux *auxv) error
 		case NTPRPSInfo:
 			parsePSInfo(desc, h, info)
 		case NTPRStatus:
-			if info.PID == 0 {
+			if info.PID == 0 && len(info.Threads) == 0 {
+				// Only the first thread's, and only as a fallback.
 				parseStatusPID(desc, h, info)
 			}
+			info.Threads = append(info.Threads, parseStatus(desc, h))
 		case NTAuxv:
 			parseAuxv(desc, h, aux)
 		case NTFile:

@@ -41,6 +41,8 @@ func TestReadSynthetic(t *testing.T) {
 				Owner:      &Owner{UID: 1000, GID: 1000},
 				Exe:        "/home/u/app/.venv/bin/python",
 				ExeBuildID: synthExeID,
+				Machine:    elf.EM_X86_64,
+				Threads:    []Thread{{TID: 4242}},
 				Files: []File{
 					{Start: 0x400000, End: 0x401000, Path: "/home/u/app/.venv/bin/python", BuildID: synthExeID},
 					{Start: base, End: base + 0x1000, Path: "/usr/lib/x86_64-linux-gnu/libc.so.6", BuildID: synthLibcID},

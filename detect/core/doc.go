@@ -1,7 +1,11 @@
 // Package core knows what an ELF core file says about the process it came
 // from: the process ID, its comm and command line (NT_PRPSINFO), the files
-// it had mapped (NT_FILE), the executable, and the GNU build-id of every
-// mapped ELF module whose first page is in the core.
+// it had mapped (NT_FILE), the executable, the GNU build-id of every
+// mapped ELF module whose first page is in the core, and each thread's
+// id and general registers (NT_PRSTATUS), from which ThreadSyscall
+// derives the system call the thread was in, as /proc says of a live
+// thread (x86-64: orig_rax, rdi and the instruction at rip; AArch64: x8
+// and an svc before pc).
 //
 // The executable is found from the core alone, most reliable first: the
 // NT_FILE mapping that holds the program's entry point (AT_ENTRY from

@@ -111,6 +111,11 @@ func synthSeeds() map[string][]byte {
 	c.note("CORE", NTPRStatus, c.prstatus(9))
 	seeds["prstatus-only"] = c.bytes()
 
+	c = newSynth(elf.ELFCLASS64, binary.LittleEndian)
+	c.note("CORE", NTPRStatus, prstatus64(binary.LittleEndian, 9, x86Regs(202, 0x1002, 0x55)))
+	c.note("CORE", NTPRStatus, prstatus64(binary.LittleEndian, 10, x86Regs(-1, 0x2000, 0)))
+	seeds["threads-64le"] = c.bytes()
+
 	seeds["pn-xnum"] = pnXNum(synthPython(elf.ELFCLASS64, binary.LittleEndian).bytes())
 	return seeds
 }

@@ -217,4 +217,18 @@ type Dump struct {
 	Tasks    bool
 	Asyncio  uint64
 	MaxTasks uint
+	// Syscalls is, for a core, what each thread's registers say of the
+	// system call it was in (by thread id): the walker derives the
+	// thread's state from it as from /proc for a live process. A thread
+	// it lacks has no known state; nil for a live process.
+	Syscalls map[int]Syscall
+}
+
+// Syscall is one thread's system call in a core (core.ThreadSyscall):
+// In, the call's number Nr and, when ArgKnown, its first argument Arg.
+type Syscall struct {
+	In       bool
+	Nr       int64
+	Arg      uint64
+	ArgKnown bool
 }

@@ -174,6 +174,7 @@ func Run(ctx context.Context, opts Options, svc *Services) error {
 		Tasks:     opts.Tasks,
 		Asyncio:   asyncio,
 		MaxTasks:  opts.MaxTasks,
+		Syscalls:  t.syscalls(),
 	}
 	if t.Res.Container {
 		d.Walker.Root = t.Res.Root

@@ -137,7 +137,8 @@ func (e *Exception) line() string {
 // (Name is threading's when known, else this), Interpreter the id of its
 // interpreter, HoldsGIL whether it holds the GIL (null: a free-threaded
 // build, or unknown), State one of running, idle, waiting-for-gil, gc
-// (null: unknown, as in a core).
+// (null: unknown; a core's come from its threads' registers, see
+// Target.syscalls).
 type ThreadFacts struct {
 	OSName       *string `json:"os_name"`
 	Interpreter  *int64  `json:"interpreter"`

@@ -12,7 +12,7 @@ import pyattach_walk as walk
 
 
 def dump(path, native=False, source=False, max_frames=walk.MAX_FRAMES, max_reads=walk.MAX_READS, timeout=walk.TIMEOUT, locals=False,
-         tasks=False, asyncio_debug=0, max_tasks=walk.MAX_TASKS):
+         tasks=False, asyncio_debug=0, max_tasks=walk.MAX_TASKS, kernel=None):
     """Writes every OS thread's Python stack (innermost first) as JSON to
     path (walk.write_dump, walk.dump_threads): {"threads": [{"tid",
     "name", "frames": [{"function", "file", "line"}]}]}, plus each
@@ -27,17 +27,19 @@ def dump(path, native=False, source=False, max_frames=walk.MAX_FRAMES, max_reads
     threads left are listed without their stacks. With locals, each
     frame has "locals": [[name, repr], ...] (see Walker.locals). With
     tasks, the asyncio tasks too (walk.tasks_json; asyncio_debug is the
-    .AsyncioDebug section's address when pyattach found it)."""
+    .AsyncioDebug section's address when pyattach found it). kernel is,
+    for a core, each thread's system call as its registers say (tid:
+    kernel view, see walk.dump_threads)."""
     budget = walk.Budget(max_reads=max_reads, timeout=timeout)
     want = None
     if tasks:
         want = {"debug": asyncio_debug or None, "limit": max_tasks}  # 0: all
-    walk.write_dump(path, budget, lambda: _dump_threads(native, source, max_frames, budget, locals, want),
+    walk.write_dump(path, budget, lambda: _dump_threads(native, source, max_frames, budget, locals, want, kernel),
                     errors=(gdb.error,))
 
 
 
-def _dump_threads(native, source, max_frames, budget, with_locals=False, tasks=None):
+def _dump_threads(native, source, max_frames, budget, with_locals=False, tasks=None, kernel=None):
     inf = gdb.selected_inferior()
     if not inf.pid:
         raise walk.WalkError("no process or core is loaded")
@@ -50,7 +52,7 @@ def _dump_threads(native, source, max_frames, budget, with_locals=False, tasks=N
         return walk.dump_threads(
             w, inf.pid, oss, states, inferior.live(inf), inferior.files(), source=source, with_locals=with_locals,
             native=(lambda ot: _native_frames(ot.handle)) if native else None,
-            detach=lambda: gdb.execute("detach", to_string=True), tasks=_with_debug(tasks))
+            detach=lambda: gdb.execute("detach", to_string=True), tasks=_with_debug(tasks), kernel=kernel)
     finally:
         if selected is not None and native and selected.is_valid():
             selected.switch()

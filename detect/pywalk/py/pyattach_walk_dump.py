@@ -30,6 +30,18 @@ def exception_of(w, t):
         return None
 
 
+def core_view(kernel, tid):
+    """The kernel view (as kernel_view gives it) of thread tid of a core
+    from kernel, the system calls pyattach read from the core's
+    registers: None when it did not say."""
+    if not kernel or not tid:
+        return None
+    v = kernel.get(tid)
+    if not isinstance(v, tuple) or len(v) != 2:
+        return None
+    return v
+
+
 def stack_of(entry, frames):
     """A thread's merged stack (merge_stack) from its dump entry (with
     "native") and its Frame values: (stack, None), or (None, why) when
@@ -44,22 +56,28 @@ def stack_of(entry, frames):
 
 
 def dump_threads(w, pid, threads, states, live, files, source=False, with_locals=False,
-                 native=None, detach=None, tasks=None):
+                 native=None, detach=None, tasks=None, kernel=None):
     """Every OS thread's entry (see write_dump), in the order of threads
     (OSThread values); states maps a native_tid to its thread state.
     native(os_thread) returns the thread's C frames when the adapter
     unwinds them. Source lines are read once every stack is: detach()
     is called first for a live process, so that no read of a file it
     names keeps it stopped. Returns (entries, why the output is partial
-    or None)."""
+    or None). A live thread's state comes from /proc (kernel_view); a
+    core's from kernel, {tid: (syscall number or None, first argument
+    or None)} as pyattach read it from the core's registers, through
+    the same rule (thread_state); a thread kernel lacks has none."""
     infos = known_thread_infos(w)
     result = []
     pending = []
     done = 0
     for ot in threads:
         t = states.get(ot.native_tid)
-        kernel = kernel_view(pid, ot.tid) if live and ot.tid else None
-        entry = thread_facts(w, ot.tid, ot.os_name, t, infos, kernel)
+        if live:
+            view = kernel_view(pid, ot.tid) if ot.tid else None
+        else:
+            view = core_view(kernel, ot.tid)
+        entry = thread_facts(w, ot.tid, ot.os_name, t, infos, view)
         entry["frames"] = []
         frames = []
         if t is not None and w.budget.exhausted:

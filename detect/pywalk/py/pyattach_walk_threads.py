@@ -15,8 +15,11 @@ State (see thread_state): the collector's flag belongs to the thread
 holding the GIL; of a live process, the kernel's view of each thread
 (/proc/PID/task/TID/syscall) says whether it is in a system call, and a
 futex wait on an address inside the GIL's own struct is a wait for the
-GIL. A core has no kernel view: its states are unknown (None) except
-for the collector."""
+GIL. A core has no /proc: pyattach reads the same view from each
+thread's registers in the core (orig_rax or x8 and the instruction
+before the pc; detect/core ThreadSyscall) and passes it in, so the rule
+is the same; without it a core's states are unknown (None) except for
+the collector."""
 
 from pyattach_read_code import line_311
 from pyattach_read_repr import value_repr
@@ -176,8 +179,9 @@ def thread_state(info, kernel):
     """One word for a thread: "gc" (it holds the GIL while its
     interpreter collects), "waiting-for-gil" (it waits on a futex inside
     the GIL's struct), "idle" (in any other system call), "running" (in
-    user space), or None (a core, or /proc unreadable). kernel is
-    kernel_view's answer, or None."""
+    user space), or None (a core without registers, or /proc
+    unreadable). kernel is kernel_view's answer, the same view read
+    from a core's registers, or None."""
     if info is not None and info.collecting:
         return "gc"
     if kernel is None:
