@@ -2,6 +2,7 @@ package gdbgen
 
 import (
 	"strconv"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/pyattach/pyattach/detect/plan"
@@ -92,7 +93,7 @@ func dumpBlock(d plan.Dump) ([]string, error) {
 		"pyattach_gdb.dump(" + pyquote.String(d.Output) + ", native=" + pyquote.Bool(d.Native != nil) +
 			", source=" + pyquote.Bool(d.Source) + ", max_frames=" + strconv.FormatUint(uint64(d.MaxFrames), 10) +
 			", max_reads=" + strconv.FormatUint(uint64(d.MaxReads), 10) +
-			", timeout=" + strconv.FormatFloat(d.Timeout.Seconds(), 'g', -1, 64) + localsArg(d.Locals) + tasksArg(d) + ")",
+			", timeout=" + strconv.FormatFloat(d.Timeout.Seconds(), 'g', -1, 64) + localsArg(d.Locals) + tasksArg(d) + evalArg(d) + ")",
 		"end",
 	}, nil
 }
@@ -103,6 +104,20 @@ func tasksArg(d plan.Dump) string {
 		return ""
 	}
 	return ", tasks=True, asyncio_debug=0x" + strconv.FormatUint(d.Asyncio, 16) + ", max_tasks=" + strconv.FormatUint(uint64(d.MaxTasks), 10)
+}
+
+// evalArg is dump's eval_loop argument: none without ranges.
+func evalArg(d plan.Dump) string {
+	if len(d.EvalLoop) == 0 || d.Native == nil {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString(", eval_loop=(")
+	for _, r := range d.EvalLoop {
+		b.WriteString("(0x" + strconv.FormatUint(r[0], 16) + ", 0x" + strconv.FormatUint(r[1], 16) + "), ")
+	}
+	b.WriteString(")")
+	return b.String()
 }
 
 // localsArg is dump's locals argument: none unless asked for.

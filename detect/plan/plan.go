@@ -205,6 +205,13 @@ type Dump struct {
 	// and each thread's C frames are added. Its Walker is not used.
 	// nil: gdb reads no debug information (run it with -readnever).
 	Native *Plan
+	// EvalLoop are the address ranges [lo, hi) of the eval loop's
+	// functions (_PyEval_EvalFrameDefault and its ".cold" part) that
+	// pyattach read from symbol tables gdb does not read (with Native,
+	// gdb reads no separate debug file): the walker names a C frame gdb
+	// has no name for in one of them, so that it is merged with its
+	// Python frames.
+	EvalLoop [][2]uint64
 	// Source asks for each frame's source line.
 	Source bool
 	// Locals asks for each frame's local variables (name and repr).

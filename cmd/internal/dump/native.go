@@ -2,6 +2,7 @@ package dump
 
 import (
 	"io"
+	"path"
 	"strings"
 
 	"github.com/pyattach/pyattach/detect/core"
@@ -9,6 +10,7 @@ import (
 	"github.com/pyattach/pyattach/detect/elfinfo"
 	"github.com/pyattach/pyattach/detect/nativesym"
 	"github.com/pyattach/pyattach/detect/proc"
+	"github.com/pyattach/pyattach/detect/pyinfo"
 	"github.com/pyattach/pyattach/detect/saferead"
 )
 
@@ -30,12 +32,23 @@ func (t *Target) nativeTable(debugDirs []string) *nativesym.Table {
 			return nil
 		}
 		files.maps = map[string]proc.Mapping{}
+		// maps names a chrooted process's files by this machine's paths
+		// (the kernel writes them relative to the reader's root): each
+		// is named as the process sees it, so that its debug file is
+		// looked for under the process's root, the root's own first.
+		chroot := ""
 		if t.Res != nil && t.Res.Container {
 			files.root = t.Res.Root
+			if p, err := files.pr.Process(t.PID); err == nil && p.Root != "/" {
+				chroot = p.Root
+			}
 		}
 		for _, m := range maps {
 			if m.Path == "" || strings.HasPrefix(m.Path, "[") || m.Inode == 0 {
 				continue
+			}
+			if rel, ok := strings.CutPrefix(m.Path, chroot+"/"); ok && chroot != "" {
+				m.Path = "/" + rel
 			}
 			if _, ok := files.maps[m.Path]; !ok {
 				files.maps[m.Path] = m
@@ -55,6 +68,16 @@ func (t *Target) nativeTable(debugDirs []string) *nativesym.Table {
 		}
 	}
 	return nativesym.New(regions, files)
+}
+
+// evalLoop is the function each group of Python frames runs in.
+const evalLoop = "_PyEval_EvalFrameDefault"
+
+// interpreterFile reports a module that may hold the eval loop: an
+// interpreter (python3.14, python3.14d) or a libpython.
+func interpreterFile(p string) bool {
+	b := path.Base(p)
+	return strings.HasPrefix(b, "python") || pyinfo.IsLibpython(b)
 }
 
 // moduleFiles opens the modules of a live process (pr, pid, maps, root)
