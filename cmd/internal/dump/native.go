@@ -11,13 +11,15 @@ import (
 	"github.com/pyattach/pyattach/detect/nativesym"
 	"github.com/pyattach/pyattach/detect/proc"
 	"github.com/pyattach/pyattach/detect/pyinfo"
+	"github.com/pyattach/pyattach/detect/rootfs"
 	"github.com/pyattach/pyattach/detect/saferead"
 )
 
 // nativeTable names the target's C frames (nativesym): its mappings
 // from /proc/PID/maps or the core's NT_FILE note, each module opened
-// as the process maps it (live) or at the core's path on this machine
-// (only if its build-id is the core's), and its separate debug file
+// as the process maps it (live) or at the core's path on this machine,
+// under an unpacked bundle's root when it is one (only if its build-id
+// is the core's), and its separate debug file (the root's own first)
 // found as `pyattach debuginfo` finds it, in debugDirs after gdb's
 // default. nil when the mappings cannot be read.
 func (t *Target) nativeTable(debugDirs []string) *nativesym.Table {
@@ -56,6 +58,11 @@ func (t *Target) nativeTable(debugDirs []string) *nativesym.Table {
 			regions = append(regions, nativesym.Region{Start: m.Start, End: m.End, Offset: m.Offset, Path: m.Path})
 		}
 	} else {
+		// An unpacked bundle holds the core's files under its root, at
+		// the paths the core names.
+		if t.Res != nil && t.Res.Container {
+			files.root = t.Res.Root
+		}
 		files.core = map[string]core.File{}
 		for _, f := range t.Info.Files {
 			files.core[f.Path] = f
@@ -99,7 +106,15 @@ type readerFile interface {
 func (m *moduleFiles) Open(r nativesym.Region) (nativesym.File, error) {
 	if m.core != nil {
 		cf := m.core[r.Path]
-		f, err := saferead.Open(r.Path)
+		name := r.Path
+		if m.root != "" {
+			h, err := rootfs.HostPath(m.root, r.Path)
+			if err != nil {
+				return nil, err
+			}
+			name = h
+		}
+		f, err := saferead.Open(name)
 		if err != nil {
 			return nil, err
 		}
