@@ -45,14 +45,15 @@ type Plan struct {
 	// loader named /lib/x/libc.so.6): gdb's solib-search-path, lldb's
 	// target.exec-search-paths.
 	SolibSearchPath []string
-	// LLDBRoot is set for an attached process in another mount namespace
-	// whose root reads as "/" from here (pivot_root: podman, docker): the
+	// LLDBRoot is set for an attached process in another root (a
+	// chroot, or a mount namespace whose root reads as "/" from here:
+	// pivot_root, podman, docker): the
 	// directory this machine opens its files under ("/proc/PID/root",
 	// which the kernel resolves in the process's namespace). lldb creates
 	// its target from LLDBRoot+LLDBExe and maps "/" to LLDBRoot, so that
 	// it loads the process's own program and libraries, not this
 	// machine's files of the same names; gdb reads them through its
-	// "target:" sysroot instead and ignores these fields.
+	// sysroot ("target:" under pivot_root) and ignores these fields.
 	LLDBRoot string
 	// LLDBExe is the process's executable as the process sees it.
 	LLDBExe string
