@@ -94,7 +94,7 @@ func dumpBlock(d plan.Dump) ([]string, error) {
 		"pyattach_gdb.dump(" + pyquote.String(d.Output) + ", native=" + pyquote.Bool(d.Native != nil) +
 			", source=" + pyquote.Bool(d.Source) + ", max_frames=" + strconv.FormatUint(uint64(d.MaxFrames), 10) +
 			", max_reads=" + strconv.FormatUint(uint64(d.MaxReads), 10) +
-			", timeout=" + strconv.FormatFloat(d.Timeout.Seconds(), 'g', -1, 64) + localsArg(d.Locals) + tasksArg(d) + kernelArg(d.Syscalls) + ")",
+			", timeout=" + strconv.FormatFloat(d.Timeout.Seconds(), 'g', -1, 64) + localsArg(d.Locals) + tasksArg(d) + kernelArg(d.Syscalls) + evalArg(d) + ")",
 		"end",
 	}, nil
 }
@@ -137,6 +137,20 @@ func kernelArg(m map[int]plan.Syscall) string {
 		}
 	}
 	b.WriteString("}")
+	return b.String()
+}
+
+// evalArg is dump's eval_loop argument: none without ranges.
+func evalArg(d plan.Dump) string {
+	if len(d.EvalLoop) == 0 || d.Native == nil {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString(", eval_loop=(")
+	for _, r := range d.EvalLoop {
+		b.WriteString("(0x" + strconv.FormatUint(r[0], 16) + ", 0x" + strconv.FormatUint(r[1], 16) + "), ")
+	}
+	b.WriteString(")")
 	return b.String()
 }
 

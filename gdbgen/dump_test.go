@@ -117,3 +117,24 @@ func TestDumpKernel(t *testing.T) {
 		t.Errorf("a live process's script has a kernel argument:\n%s", s.Late)
 	}
 }
+
+// TestDumpEvalLoop: the eval loop's ranges reach the walker's dump with
+// --native only.
+func TestDumpEvalLoop(t *testing.T) {
+	d := goldenDump()
+	d.EvalLoop = [][2]uint64{{0x447000, 0x448000}, {0x5b0000, 0x5b9000}}
+	s, err := Dump(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(s.Late, "eval_loop") {
+		t.Errorf("eval_loop without --native:\n%s", s.Late)
+	}
+	d.Native = &plan.Plan{PID: 4242}
+	if s, err = Dump(d); err != nil {
+		t.Fatal(err)
+	}
+	if want := ", eval_loop=((0x447000, 0x448000), (0x5b0000, 0x5b9000), ))"; !strings.Contains(s.Late, want) {
+		t.Errorf("late script lacks %q:\n%s", want, s.Late)
+	}
+}

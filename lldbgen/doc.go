@@ -82,7 +82,11 @@
 //   - No sysroot for a local process: `platform select host --sysroot`
 //     is ignored by the host platform; `target modules search-paths add /
 //     ROOT/` after an attach corrupts the module list (load addresses 0,
-//     wrong paths). Plan.Sysroot (a chroot) is noted in a comment.
+//     wrong paths). Plan.Sysroot alone is noted in a comment; a
+//     chrooted process gets Plan.LLDBRoot too (below), without which
+//     lldb loads the host's libraries of the same names and cannot
+//     unwind. Its /proc/PID/exe is a host path under the root: lldb
+//     replaces the program with that file, the same one.
 //   - No "target:" for a process under pivot_root (Plan.LLDBRoot): the
 //     target is created from LLDBRoot+LLDBExe with --no-dependents (the
 //     dependents would be read at the host's paths), then "/" is mapped

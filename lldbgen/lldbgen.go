@@ -160,7 +160,7 @@ func build(p plan.Plan) (commands, error) {
 	if err := appendPaths(&b, "target.debug-file-search-paths", "debug directory", p.DebugDirs); err != nil {
 		return c, err
 	}
-	if p.Sysroot != "" {
+	if p.Sysroot != "" && p.LLDBRoot == "" {
 		comment(&b, "sysroot "+p.Sysroot+": lldb 14 has no sysroot for a local process; its libraries are read at the paths the process maps")
 	}
 	if p.LLDBCoreSysroot != "" {

@@ -226,7 +226,7 @@ func (c *LLDBDAPCmd) Run(g *Globals, app *App, cfg *config.Config) error {
 			return nil, err
 		}
 		if p.LLDBRoot != "" {
-			return nil, withHint(errors.New("lldb-dap: the process is in another mount namespace (a container), which lldb-dap cannot be given its files in"), "use: pyattach gdb -i=dap")
+			return nil, withHint(errors.New("lldb-dap: the process runs in another root (a container or chroot), whose files lldb-dap cannot be given"), "use: pyattach gdb -i=dap")
 		}
 		p.LLDBPythonPath = pyDir
 		sc, err := lldbgen.Generate(p)

@@ -48,6 +48,13 @@ func lldbServerFor(p plan.Plan, lldb string, env []string) (string, error) {
 	if p.LLDBRoot == "" {
 		return "", nil
 	}
+	// A chroot: /proc/PID/exe names the executable by this machine's
+	// path (under the root), which lldb-server reads.
+	if l, err := os.Readlink(filepath.Join(filepath.Dir(p.LLDBRoot), "exe")); err == nil && filepath.IsAbs(l) {
+		if _, err := os.Lstat(l); err == nil {
+			return "", nil
+		}
+	}
 	exe := p.LLDBExe
 	if !filepath.IsAbs(exe) || strings.Contains(exe+"/", "/../") {
 		return "", fmt.Errorf("lldb: the process's executable %q is not a clean absolute path", exe)

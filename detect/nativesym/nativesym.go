@@ -692,3 +692,56 @@ func sectionData(f *elf.File, name string) (b []byte, err error) {
 	}
 	return b, nil
 }
+
+// Ranges returns the run-time address ranges [lo, hi) of the functions
+// named base or base with a compiler suffix (base+".cold",
+// base+".part.0") in the modules whose path want accepts, read from their
+// symbol tables (a separate debug file's when the module has none):
+// what a debugger that read only the module's own tables cannot name.
+func (t *Table) Ranges(want func(path string) bool, base string) [][2]uint64 {
+	var out [][2]uint64
+	for _, r := range t.regions {
+		if r.Path == "" || strings.HasPrefix(r.Path, "[") || !want(r.Path) {
+			continue
+		}
+		m, ok := t.mods[r.Path]
+		if !ok {
+			m = t.load(r)
+			t.mods[r.Path] = m
+		}
+		if m.obj == nil {
+			continue
+		}
+		for _, ss := range [][]sym{m.syms, m.dyn} {
+			for _, s := range ss {
+				if s.size == 0 || (s.name != base && !strings.HasPrefix(s.name, base+".")) {
+					continue
+				}
+				// The region maps file offsets [Offset, Offset+End-Start):
+				// the symbol's bytes, if they lie in it, are at
+				// Start+(fileoff-Offset).
+				for _, p := range m.loads {
+					if s.addr < p.Vaddr || s.addr-p.Vaddr >= p.Filesz {
+						continue
+					}
+					off := s.addr - p.Vaddr + p.Off
+					if off >= r.Offset && off-r.Offset < r.End-r.Start {
+						lo := r.Start + off - r.Offset
+						out = append(out, [2]uint64{lo, lo + s.size})
+					}
+				}
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i][0] < out[j][0] })
+	// The same symbol in .symtab and .dynsym: once.
+	k := 0
+	for i := range out {
+		if k > 0 && out[k-1] == out[i] {
+			continue
+		}
+		out[k] = out[i]
+		k++
+	}
+	return out[:k]
+}

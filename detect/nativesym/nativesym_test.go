@@ -250,3 +250,51 @@ func FuzzLookup(f *testing.F) {
 		}
 	})
 }
+
+// TestRanges: a function's run-time range from a stripped module's
+// separate debug file, none for a module not asked for or a name that
+// is only a prefix of the function's.
+func TestRanges(t *testing.T) {
+	dir := t.TempDir()
+	plain := testenv.CC(t, dir, "plain", fixtureSrc, "-g", "-O1", "-fPIE", "-pie", "-rdynamic")
+	objcopy := testenv.Need(t, "objcopy")
+	strip := testenv.Need(t, "strip")
+	dbg := filepath.Join(dir, "plain.debug")
+	stripped := filepath.Join(dir, "stripped")
+	for _, c := range [][]string{
+		{objcopy, "--only-keep-debug", plain, dbg},
+		{strip, "--strip-all", "-o", stripped, plain},
+	} {
+		if out, err := exec.Command(c[0], c[1:]...).CombinedOutput(); err != nil {
+			t.Fatalf("%v: %v\n%s", c, err, out)
+		}
+	}
+	f, err := elf.Open(plain)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ss, _ := f.Symbols()
+	f.Close()
+	var size uint64
+	for _, s := range ss {
+		if s.Name == "helper" {
+			size = s.Size
+		}
+	}
+	if size == 0 {
+		t.Fatal("helper has no size")
+	}
+	const base = 0x5555_0000_0000
+	tab := New(region(t, stripped, base), files{dbg})
+	defer tab.Close()
+	lo := base + symAddr(t, plain, "helper")
+	if got := tab.Ranges(func(p string) bool { return p == stripped }, "helper"); len(got) != 1 || got[0] != [2]uint64{lo, lo + size} {
+		t.Errorf("helper: %#x, want [%#x %#x)", got, lo, lo+size)
+	}
+	if got := tab.Ranges(func(p string) bool { return p == stripped }, "help"); len(got) != 0 {
+		t.Errorf("help: %#x, want none", got)
+	}
+	if got := tab.Ranges(func(string) bool { return false }, "helper"); len(got) != 0 {
+		t.Errorf("no module asked for: %#x", got)
+	}
+}

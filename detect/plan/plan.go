@@ -45,14 +45,15 @@ type Plan struct {
 	// loader named /lib/x/libc.so.6): gdb's solib-search-path, lldb's
 	// target.exec-search-paths.
 	SolibSearchPath []string
-	// LLDBRoot is set for an attached process in another mount namespace
-	// whose root reads as "/" from here (pivot_root: podman, docker): the
+	// LLDBRoot is set for an attached process in another root (a
+	// chroot, or a mount namespace whose root reads as "/" from here:
+	// pivot_root, podman, docker): the
 	// directory this machine opens its files under ("/proc/PID/root",
 	// which the kernel resolves in the process's namespace). lldb creates
 	// its target from LLDBRoot+LLDBExe and maps "/" to LLDBRoot, so that
 	// it loads the process's own program and libraries, not this
 	// machine's files of the same names; gdb reads them through its
-	// "target:" sysroot instead and ignores these fields.
+	// sysroot ("target:" under pivot_root) and ignores these fields.
 	LLDBRoot string
 	// LLDBExe is the process's executable as the process sees it.
 	LLDBExe string
@@ -205,6 +206,13 @@ type Dump struct {
 	// and each thread's C frames are added. Its Walker is not used.
 	// nil: gdb reads no debug information (run it with -readnever).
 	Native *Plan
+	// EvalLoop are the address ranges [lo, hi) of the eval loop's
+	// functions (_PyEval_EvalFrameDefault and its ".cold" part) that
+	// pyattach read from symbol tables gdb does not read (with Native,
+	// gdb reads no separate debug file): the walker names a C frame gdb
+	// has no name for in one of them, so that it is merged with its
+	// Python frames.
+	EvalLoop [][2]uint64
 	// Source asks for each frame's source line.
 	Source bool
 	// Locals asks for each frame's local variables (name and repr).

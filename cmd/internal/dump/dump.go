@@ -190,10 +190,16 @@ func Run(ctx context.Context, opts Options, svc *Services) error {
 			return fmt.Errorf("dump: %w", err)
 		}
 		// The program gdb unwinds through is the process's own (gdb reads
-		// it from /proc) or the core's executable: no auto-load or
+		// it from /proc; a chroot's through its root) or the core's executable: no auto-load or
 		// debuglink search needs another path of it, and gdb 13 unwinds
 		// nothing past a core's executable given as --exec.
 		p.Program = ""
+		if t.PID != 0 && t.Res.Container && !t.Res.HiddenRoot() && t.Res.ReadFrom != "" {
+			// A chroot: gdb would look for /proc/PID/exe's target (a
+			// path of this machine) under the sysroot, and find no
+			// program, no libraries and no unwind tables.
+			p.Program = t.Res.ReadFrom
+		}
 		if t.Core != "" {
 			p.Program = t.Info.Exe
 			if t.Res.Container && t.Res.ReadFrom != "" {
@@ -201,6 +207,15 @@ func Run(ctx context.Context, opts Options, svc *Services) error {
 			}
 		}
 		d.Native = &p
+	}
+	var tab *nativesym.Table
+	if d.Native != nil {
+		// The mappings as gdb will find them, read before it stops the
+		// process.
+		if tab = t.nativeTable(d.Native.DebugDirs); tab != nil {
+			defer tab.Close()
+			d.EvalLoop = tab.Ranges(interpreterFile, evalLoop)
+		}
 	}
 	sc, err := gdbgen.Dump(d)
 	if err != nil {
@@ -245,14 +260,6 @@ func Run(ctx context.Context, opts Options, svc *Services) error {
 		gctx, cancel = context.WithTimeout(ctx, GDBGrace(opts.Timeout))
 	}
 	defer cancel()
-	var tab *nativesym.Table
-	if d.Native != nil {
-		// The mappings as gdb will find them, read before it stops the
-		// process.
-		if tab = t.nativeTable(d.Native.DebugDirs); tab != nil {
-			defer tab.Close()
-		}
-	}
 	tg := time.Now()
 	log, runErr := svc.Run(gctx, svc.Env, gdb, argv...)
 	tm.Debugger = time.Since(tg)

@@ -2,6 +2,7 @@ package dump
 
 import (
 	"io"
+	"path"
 	"strings"
 
 	"github.com/pyattach/pyattach/detect/core"
@@ -9,13 +10,16 @@ import (
 	"github.com/pyattach/pyattach/detect/elfinfo"
 	"github.com/pyattach/pyattach/detect/nativesym"
 	"github.com/pyattach/pyattach/detect/proc"
+	"github.com/pyattach/pyattach/detect/pyinfo"
+	"github.com/pyattach/pyattach/detect/rootfs"
 	"github.com/pyattach/pyattach/detect/saferead"
 )
 
 // nativeTable names the target's C frames (nativesym): its mappings
 // from /proc/PID/maps or the core's NT_FILE note, each module opened
-// as the process maps it (live) or at the core's path on this machine
-// (only if its build-id is the core's), and its separate debug file
+// as the process maps it (live) or at the core's path on this machine,
+// under an unpacked bundle's root when it is one (only if its build-id
+// is the core's), and its separate debug file (the root's own first)
 // found as `pyattach debuginfo` finds it, in debugDirs after gdb's
 // default. nil when the mappings cannot be read.
 func (t *Target) nativeTable(debugDirs []string) *nativesym.Table {
@@ -30,12 +34,23 @@ func (t *Target) nativeTable(debugDirs []string) *nativesym.Table {
 			return nil
 		}
 		files.maps = map[string]proc.Mapping{}
+		// maps names a chrooted process's files by this machine's paths
+		// (the kernel writes them relative to the reader's root): each
+		// is named as the process sees it, so that its debug file is
+		// looked for under the process's root, the root's own first.
+		chroot := ""
 		if t.Res != nil && t.Res.Container {
 			files.root = t.Res.Root
+			if p, err := files.pr.Process(t.PID); err == nil && p.Root != "/" {
+				chroot = p.Root
+			}
 		}
 		for _, m := range maps {
 			if m.Path == "" || strings.HasPrefix(m.Path, "[") || m.Inode == 0 {
 				continue
+			}
+			if rel, ok := strings.CutPrefix(m.Path, chroot+"/"); ok && chroot != "" {
+				m.Path = "/" + rel
 			}
 			if _, ok := files.maps[m.Path]; !ok {
 				files.maps[m.Path] = m
@@ -43,6 +58,11 @@ func (t *Target) nativeTable(debugDirs []string) *nativesym.Table {
 			regions = append(regions, nativesym.Region{Start: m.Start, End: m.End, Offset: m.Offset, Path: m.Path})
 		}
 	} else {
+		// An unpacked bundle holds the core's files under its root, at
+		// the paths the core names.
+		if t.Res != nil && t.Res.Container {
+			files.root = t.Res.Root
+		}
 		files.core = map[string]core.File{}
 		for _, f := range t.Info.Files {
 			files.core[f.Path] = f
@@ -55,6 +75,16 @@ func (t *Target) nativeTable(debugDirs []string) *nativesym.Table {
 		}
 	}
 	return nativesym.New(regions, files)
+}
+
+// evalLoop is the function each group of Python frames runs in.
+const evalLoop = "_PyEval_EvalFrameDefault"
+
+// interpreterFile reports a module that may hold the eval loop: an
+// interpreter (python3.14, python3.14d) or a libpython.
+func interpreterFile(p string) bool {
+	b := path.Base(p)
+	return strings.HasPrefix(b, "python") || pyinfo.IsLibpython(b)
 }
 
 // moduleFiles opens the modules of a live process (pr, pid, maps, root)
@@ -76,7 +106,15 @@ type readerFile interface {
 func (m *moduleFiles) Open(r nativesym.Region) (nativesym.File, error) {
 	if m.core != nil {
 		cf := m.core[r.Path]
-		f, err := saferead.Open(r.Path)
+		name := r.Path
+		if m.root != "" {
+			h, err := rootfs.HostPath(m.root, r.Path)
+			if err != nil {
+				return nil, err
+			}
+			name = h
+		}
+		f, err := saferead.Open(name)
 		if err != nil {
 			return nil, err
 		}

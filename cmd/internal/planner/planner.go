@@ -167,10 +167,13 @@ func forResult(ctx context.Context, p plan.Plan, t Inferior, res *target.Result,
 	// chose for it is the host's, sourced explicitly below.
 	p.Foreign = target.Foreign(res, opts.UID)
 	foreign := len(p.Foreign) > 0
-	if hidden && t.PID != 0 {
-		// lldb has no "target:": it reads the process's files under its
-		// root, which the kernel resolves in its namespace (see lldbgen),
-		// and its debug files in the root's own debug directories.
+	if res.Container && res.Root != "" && t.PID != 0 {
+		// lldb has no "target:" and no sysroot for a local process: it
+		// reads the process's files under its root (for a chroot too,
+		// where it would load this machine's libraries of the same
+		// names and unwind nothing), which the kernel resolves in its
+		// namespace (see lldbgen), and its debug files in the root's
+		// own debug directories.
 		p.LLDBRoot, p.LLDBExe = res.Root, res.Exe
 		for _, d := range di.DebugDirs {
 			in := filepath.Join(res.Root, d)

@@ -157,15 +157,17 @@ func TestProgramContainer(t *testing.T) {
 
 	// A chroot: the program is read from under the root, which is the
 	// sysroot; symbol files name the module under it.
-	p := build(t, Inferior{PID: 1234}, &fake{res: containerResult(chroot), di: &debugsearch.Info{Modules: mods}})
+	p := build(t, Inferior{PID: 1234}, &fake{res: containerResult(chroot), di: &debugsearch.Info{Modules: mods, DebugDirs: []string{"/usr/lib/debug"}}})
 	if p.Program != filepath.Join(chroot, "usr/bin/python3") || p.Sysroot != chroot {
 		t.Errorf("chroot: program %q sysroot %q", p.Program, p.Sysroot)
 	}
 	if want := []plan.SymbolFile{{Module: filepath.Join(chroot, "usr/bin/python3"), File: link}}; !slices.Equal(p.SymbolFiles, want) {
 		t.Errorf("chroot: symbol files %+v, want %+v", p.SymbolFiles, want)
 	}
-	if p.LLDBRoot != "" {
-		t.Errorf("chroot: lldb root %q, want none (its paths exist here)", p.LLDBRoot)
+	// lldb has no sysroot for a local process: it reads the process's
+	// files under the root, and the root's debug directory.
+	if p.LLDBRoot != chroot || p.LLDBExe != "/usr/bin/python3" || !slices.Contains(p.LLDBDebugDirs, filepath.Join(chroot, "/usr/lib/debug")) {
+		t.Errorf("chroot: lldb root %q exe %q debug dirs %q", p.LLDBRoot, p.LLDBExe, p.LLDBDebugDirs)
 	}
 
 	// A hidden root: no program and no sysroot (gdb's target: reads the

@@ -12,7 +12,7 @@ import pyattach_walk as walk
 
 
 def dump(path, native=False, source=False, max_frames=walk.MAX_FRAMES, max_reads=walk.MAX_READS, timeout=walk.TIMEOUT, locals=False,
-         tasks=False, asyncio_debug=0, max_tasks=walk.MAX_TASKS, kernel=None):
+         tasks=False, asyncio_debug=0, max_tasks=walk.MAX_TASKS, kernel=None, eval_loop=()):
     """Writes every OS thread's Python stack (innermost first) as JSON to
     path (walk.write_dump, walk.dump_threads): {"threads": [{"tid",
     "name", "frames": [{"function", "file", "line"}]}]}, plus each
@@ -29,17 +29,21 @@ def dump(path, native=False, source=False, max_frames=walk.MAX_FRAMES, max_reads
     tasks, the asyncio tasks too (walk.tasks_json; asyncio_debug is the
     .AsyncioDebug section's address when pyattach found it). kernel is,
     for a core, each thread's system call as its registers say (tid:
-    kernel view, see walk.dump_threads)."""
+    kernel view, see walk.dump_threads). eval_loop holds the address
+    ranges (lo, hi) of the eval loop's functions that pyattach read from
+    symbol tables gdb did not load: a C frame gdb has no name for in one
+    of them is named as the eval loop, so that it is merged with its
+    Python frames."""
     budget = walk.Budget(max_reads=max_reads, timeout=timeout)
     want = None
     if tasks:
         want = {"debug": asyncio_debug or None, "limit": max_tasks}  # 0: all
-    walk.write_dump(path, budget, lambda: _dump_threads(native, source, max_frames, budget, locals, want, kernel),
+    walk.write_dump(path, budget, lambda: _dump_threads(native, source, max_frames, budget, locals, want, kernel, eval_loop),
                     errors=(gdb.error,))
 
 
 
-def _dump_threads(native, source, max_frames, budget, with_locals=False, tasks=None, kernel=None):
+def _dump_threads(native, source, max_frames, budget, with_locals=False, tasks=None, kernel=None, eval_loop=()):
     inf = gdb.selected_inferior()
     if not inf.pid:
         raise walk.WalkError("no process or core is loaded")
@@ -51,7 +55,7 @@ def _dump_threads(native, source, max_frames, budget, with_locals=False, tasks=N
     try:
         return walk.dump_threads(
             w, inf.pid, oss, states, inferior.live(inf), inferior.files(), source=source, with_locals=with_locals,
-            native=(lambda ot: _native_frames(ot.handle)) if native else None,
+            native=(lambda ot: _native_frames(ot.handle, eval_loop)) if native else None,
             detach=lambda: gdb.execute("detach", to_string=True), tasks=_with_debug(tasks), kernel=kernel)
     finally:
         if selected is not None and native and selected.is_valid():
@@ -67,12 +71,14 @@ def _with_debug(tasks):
 
 
 
-def _native_frames(th):
+def _native_frames(th, eval_loop=()):
     """The thread's C frames as gdb unwinds them, innermost first,
     without the frames of inlined functions: pc, the name gdb has (None
     when it has none), file and line when gdb read them, and block_pc,
     an address inside the frame's function (a caller's pc is its return
-    address: the byte before it)."""
+    address: the byte before it). A frame gdb has no name for whose
+    block_pc is in one of eval_loop's ranges is named as the eval loop
+    (pyattach names it exactly afterwards)."""
     out = []
     try:
         th.switch()
@@ -88,12 +94,16 @@ def _native_frames(th):
             symtab = sal.symtab if sal is not None else None
             pc = f.pc()
             normal = f.type() == gdb.NORMAL_FRAME
+            block_pc = pc - 1 if normal and inner_normal and pc > 0 else pc
+            name = f.name()
+            if name is None and any(lo <= block_pc < hi for lo, hi in eval_loop):
+                name = walk.EVAL_LOOP
             out.append({
-                "function": f.name(),
+                "function": name,
                 "file": symtab.filename if symtab is not None else None,
                 "line": sal.line if symtab is not None and sal.line else None,
                 "pc": pc,
-                "block_pc": pc - 1 if normal and inner_normal and pc > 0 else pc,
+                "block_pc": block_pc,
             })
             inner_normal = normal
             f = f.older()
