@@ -51,7 +51,11 @@ func (c *DumpCmd) Run(g *Globals, app *App, cfg *config.Config) error {
 	opts := dump.Options{Target: c.Target, JSON: c.JSON, Native: c.Native, Verbose: c.Verbose, Locals: c.Locals,
 		Reader: c.Reader, MaxFrames: c.MaxFrames, MaxReads: c.MaxReads, Timeout: c.Timeout, Tasks: c.Tasks, MaxTasks: c.MaxTasks}
 	svc := dumpServices(g, app, cfg)
-	if bundle.IsBundle(c.Target) {
+	if t, err := inflatedPath(app, c.Target); err != nil {
+		return err
+	} else if t != c.Target {
+		opts.Target = t
+	} else if bundle.IsBundle(c.Target) {
 		o, err := openBundle(app, c.Target)
 		if err != nil {
 			return err
