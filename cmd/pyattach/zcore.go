@@ -1,9 +1,12 @@
 package main
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/pyattach/pyattach/cmd/internal/safefs"
@@ -105,4 +108,62 @@ func explainInflate(err error, path, dir string) error {
 		return withHint(err, "free space under %s, or point XDG_CACHE_HOME elsewhere", dir)
 	}
 	return err
+}
+
+// coredumpHint is where a user without coredumpctl finds the core.
+const coredumpHint = "coredumpctl comes with systemd-coredump; without it, give the core file itself: pyattach dump /var/lib/systemd/coredump/core.NAME.zst"
+
+// coredumpCore finds the core which (a PID, or "latest") names through
+// coredumpctl: its list (--json=short) picks the entry, its info says
+// where the core is stored.
+func coredumpCore(app *App, which string) (string, error) {
+	if which != "latest" && !target.IsPID(which) {
+		return "", withHint(fmt.Errorf("--coredump %s: not a PID or \"latest\"", safetext.Escape(which)), "pyattach dump --coredump PID, or pyattach dump --coredump latest")
+	}
+	ctl, err := lookPathAbs(app.Env, "coredumpctl")
+	if err != nil {
+		return "", withHint(fmt.Errorf("--coredump: coredumpctl is not installed: %w", err), coredumpHint)
+	}
+	run := func(args ...string) ([]byte, error) {
+		cmd := exec.CommandContext(app.Ctx, ctl, args...)
+		cmd.Env = append(append([]string(nil), app.Env...), "SYSTEMD_PAGER=", "SYSTEMD_COLORS=0")
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		if err != nil {
+			msg := strings.TrimSpace(stderr.String())
+			if msg == "" {
+				msg = err.Error()
+			}
+			return nil, fmt.Errorf("coredumpctl %s: %s", strings.Join(args, " "), safetext.Last(msg))
+		}
+		return out, nil
+	}
+	listArgs := []string{"--no-pager", "--json=short", "list"}
+	if which != "latest" {
+		listArgs = append(listArgs, which)
+	}
+	out, err := run(listArgs...)
+	if err != nil {
+		return "", withHint(err, "list the cores coredumpctl knows: coredumpctl list")
+	}
+	entries, err := zcore.ParseList(out)
+	if err != nil {
+		return "", withHint(err, "list the cores coredumpctl knows: coredumpctl list")
+	}
+	e, ok := zcore.Pick(entries, which)
+	if !ok {
+		return "", withHint(fmt.Errorf("--coredump %s: coredumpctl lists no such core", which), "list the cores coredumpctl knows: coredumpctl list")
+	}
+	info, err := run("--no-pager", "info", "-1", fmt.Sprint(e.PID))
+	if err != nil {
+		return "", withHint(err, "list the cores coredumpctl knows: coredumpctl list")
+	}
+	path := zcore.ParseStorage(string(info))
+	if path == "" {
+		return "", withHint(fmt.Errorf("--coredump %s: coredumpctl keeps no core file of process %d (%s; corefile: %s)", which, e.PID, safetext.Escape(e.Exe), safetext.Escape(e.CoreFile)),
+			"write it out and dump that: coredumpctl dump %d -o core && pyattach dump core", e.PID)
+	}
+	safetext.Fprintf(app.Stderr, "pyattach: coredumpctl: process %d (%s), signal %d, core %s\n", e.PID, safetext.Escape(e.Exe), e.Sig, path)
+	return path, nil
 }
