@@ -69,9 +69,9 @@ func inflateCore(app *App, path string) (*zcore.Core, error) {
 		return nil, explainInflate(err, path, dir)
 	}
 	if c.Reused {
-		safetext.Fprintf(app.Stderr, "pyattach: %s is a %s-compressed core; using its copy decompressed before: %s (%s)\n", path, c.Format, c.Path, zcore.Size(c.Size))
+		safetext.Fprintf(app.Stderr, "pyattach: %s: %s-compressed core; using its copy decompressed before: %s (%s)\n", path, c.Format, c.Path, zcore.Size(c.Size))
 	} else {
-		safetext.Fprintf(app.Stderr, "pyattach: %s is a %s-compressed core; decompressed to %s (%s in %s)\n", path, c.Format, c.Path, zcore.Size(c.Size), c.Took.Round(time.Millisecond))
+		safetext.Fprintf(app.Stderr, "pyattach: %s: %s-compressed core, decompressed to %s (%s in %s)\n", path, c.Format, c.Path, zcore.Size(c.Size), c.Took.Round(time.Millisecond))
 	}
 	if n, ok := zcore.ParseName(filepath.Base(path)); ok {
 		safetext.Fprintf(app.Stderr, "pyattach: systemd-coredump's name: process %d (%s), uid %d, dumped %s\n", n.PID, safetext.Escape(n.Comm), n.UID, n.Time.Format(time.RFC3339))

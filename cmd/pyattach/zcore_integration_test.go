@@ -125,7 +125,7 @@ func TestCompressedCores(t *testing.T) {
 				t.Errorf("dump of the %s core lacks %s:\n%s%s", f, re, out, stderr)
 			}
 		}
-		if !strings.Contains(stderr, "is a "+f+"-compressed core; decompressed to ") {
+		if !strings.Contains(stderr, ": "+f+"-compressed core, decompressed to ") {
 			t.Errorf("dump of the %s core does not say it decompressed it:\n%s", f, stderr)
 		}
 	}

@@ -1,6 +1,7 @@
 package zcore
 
 import (
+	"bufio"
 	"bytes"
 	"compress/gzip"
 	"context"
@@ -202,7 +203,7 @@ func Inflate(ctx context.Context, path, dir string, maxSize int64) (*Core, error
 		return nil, &Error{Path: path, Format: format, Kind: "read", Err: err}
 	}
 	start := time.Now()
-	dec, err := decoder(format, ctxReader{ctx, f})
+	dec, err := decoder(format, bufio.NewReaderSize(ctxReader{ctx, f}, 1<<20))
 	if err != nil {
 		return nil, &Error{Path: path, Format: format, Kind: "corrupt", Err: err}
 	}
@@ -235,7 +236,29 @@ func Inflate(ctx context.Context, path, dir string, maxSize int64) (*Core, error
 		return nil, &Error{Path: path, Format: format, Kind: "write", Err: err}
 	}
 	c.Size, c.Took = written, time.Since(start)
+	prune(dir, name)
 	return c, mirrorOwner(name, src)
+}
+
+// Unused is how long a decompressed core stays in the cache unused
+// (Inflate marks each use) before the next decompression removes it.
+const Unused = 14 * 24 * time.Hour
+
+// prune removes the cached cores but keep that went Unused.
+func prune(dir, keep string) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		p := filepath.Join(dir, e.Name())
+		if p == keep || filepath.Ext(p) != ".core" || !e.Type().IsRegular() {
+			continue
+		}
+		if st, err := e.Info(); err == nil && time.Since(st.ModTime()) > Unused {
+			os.Remove(p)
+		}
+	}
 }
 
 // mirrorOwner gives the decompressed core the compressed file's owner

@@ -98,6 +98,19 @@ func TestInflateRoundTrip(t *testing.T) {
 			if n := cacheFiles(t, dir); len(n) != 1 {
 				t.Fatalf("cache holds %q, want one core", n)
 			}
+			// A core unused for longer than Unused goes when another is
+			// decompressed; the one in use stays.
+			old := time.Now().Add(-Unused - time.Hour)
+			os.Chtimes(c.Path, old, old)
+			src2 := filepath.Join(t.TempDir(), "other")
+			os.WriteFile(src2, compress(t, f, data[:1000]), 0o600)
+			c3, err := Inflate(context.Background(), src2, dir, DefaultMaxSize)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n := cacheFiles(t, dir); len(n) != 1 || n[0] != filepath.Base(c3.Path) {
+				t.Fatalf("cache holds %q, want only %s", n, c3.Path)
+			}
 		})
 	}
 }
@@ -202,6 +215,46 @@ func TestParseName(t *testing.T) {
 			t.Errorf("ParseName(%q) = %+v, want false", bad, n)
 		}
 	}
+}
+
+func TestCoredumpctl(t *testing.T) {
+	list := []byte(`[{"time":2,"pid":10,"uid":0,"sig":11,"corefile":"present","exe":"/usr/bin/python3.11","size":5},
+{"time":3,"pid":11,"uid":0,"sig":6,"corefile":"missing","exe":"/x","size":0},
+{"time":1,"pid":10,"uid":0,"sig":6,"corefile":"present","exe":"/usr/bin/python3.11","size":5}]`)
+	es, err := ParseList(list)
+	if err != nil || len(es) != 3 {
+		t.Fatalf("ParseList = %+v, %v", es, err)
+	}
+	if e, ok := Pick(es, "latest"); !ok || e.PID != 11 {
+		t.Errorf("Pick(latest) = %+v, %v", e, ok)
+	}
+	if e, ok := Pick(es, "10"); !ok || e.Time != 2 {
+		t.Errorf("Pick(10) = %+v, %v", e, ok)
+	}
+	if _, ok := Pick(es, "12"); ok {
+		t.Error("Pick(12) found an entry")
+	}
+	if _, err := ParseList([]byte("No coredumps found.")); err == nil {
+		t.Error("ParseList took text")
+	}
+	info := "           PID: 10 (python3.11)\n       Storage: /var/lib/systemd/coredump/core.python3\\x2e11.0.b.10.2.zst (present)\n  Size on Disk: 1M\n"
+	if got := ParseStorage(info); got != `/var/lib/systemd/coredump/core.python3\x2e11.0.b.10.2.zst` {
+		t.Errorf("ParseStorage = %q", got)
+	}
+	for _, s := range []string{"Storage: none\n", "Storage: journal\n", "PID: 1\n", ""} {
+		if got := ParseStorage(s); got != "" {
+			t.Errorf("ParseStorage(%q) = %q", s, got)
+		}
+	}
+}
+
+func FuzzParseStorage(f *testing.F) {
+	f.Add("Storage: /a b/c (present)\n")
+	f.Fuzz(func(t *testing.T, s string) {
+		if p := ParseStorage(s); p != "" && p[0] != '/' {
+			t.Fatalf("ParseStorage(%q) = %q", s, p)
+		}
+	})
 }
 
 func TestParseSize(t *testing.T) {
