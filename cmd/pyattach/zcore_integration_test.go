@@ -2,6 +2,7 @@ package main
 
 import (
 	"compress/gzip"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -18,6 +19,8 @@ import (
 	"github.com/pierrec/lz4/v4"
 	"github.com/ulikunitz/xz"
 
+	"github.com/pyattach/pyattach/cmd/internal/config"
+	"github.com/pyattach/pyattach/cmd/internal/dap"
 	"github.com/pyattach/pyattach/cmd/internal/safefs"
 	"github.com/pyattach/pyattach/cmd/internal/target"
 	"github.com/pyattach/pyattach/detect/testenv"
@@ -153,6 +156,23 @@ func TestCompressedCores(t *testing.T) {
 		if !regexp.MustCompile(want).MatchString(out) {
 			t.Errorf("resolve %s lacks %s:\n%s", zst, want, out)
 		}
+	}
+
+	out, _ = pyattachOK(t, "doctor zstd", bin, env, "doctor", zst)
+	if !regexp.MustCompile(`(?m)^ok +target +.*Python 3\.11\.`).MatchString(out) {
+		t.Errorf("doctor %s: want the target resolved through the decompressed core's notes:\n%s", zst, out)
+	}
+	// The DAP proxy's coreFile names the decompressed copy for the
+	// adapter, as gdb's and lldb's -c do.
+	var errBuf strings.Builder
+	app := &App{Ctx: context.Background(), Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: &errBuf, Env: env, Cwd: dir}
+	args := dap.Message{}
+	args.Set("coreFile", zst)
+	if _, err := dapPlan("gdb", "attach", args, &Globals{ProcRoot: "/proc"}, app, &config.Config{}); err != nil {
+		t.Fatalf("dapPlan(coreFile %s): %v\n%s", zst, err, errBuf.String())
+	}
+	if cf := args.Str("coreFile"); !strings.HasSuffix(cf, ".core") || !strings.Contains(cf, "/pyattach/cores/") {
+		t.Errorf("DAP attach: coreFile %q, want the decompressed copy in the cache\n%s", cf, errBuf.String())
 	}
 
 	gdb, _ := pyattachOK(t, "gdb -c lz4", bin, env, "gdb", "-nx", "-batch", "-c", filepath.Join(dir, names["lz4"]), "-ex", "bt", "-ex", "py-bt")
