@@ -104,6 +104,8 @@ func explainInflate(err error, path, dir string) error {
 		return withHint(err, "free space under %s, or point XDG_CACHE_HOME at a larger file system", dir)
 	case e.Kind == "corrupt":
 		return withHint(err, "check the file with its own tool (zstd -t, lz4 -t, xz -t, gzip -t %s); copy it again if it was cut short", shquote.Quote(path))
+	case e.Kind == "notcore":
+		return withHint(err, "give a core file, compressed or not: pyattach dump CORE")
 	case e.Kind == "write":
 		return withHint(err, "free space under %s, or point XDG_CACHE_HOME elsewhere", dir)
 	}

@@ -253,10 +253,20 @@ func TestCompressedCoreHostile(t *testing.T) {
 			t.Errorf("%s: the core cache holds %q", c.name, n)
 		}
 	}
-	// The cap raised, the same bomb is read: it is no core, and says so.
+	// The cap raised, the same bomb is read; an ELF file that is no
+	// core is refused as resolve refuses it uncompressed.
 	code, _, stderr := runPyattach(t, bin, env, "--max-core-size", "1G", "resolve", bomb)
-	if code == 0 || !strings.Contains(stderr, "is zstd-compressed, but what it holds") {
+	if code == 0 || !strings.Contains(stderr, "is zstd-compressed, but what it holds (") {
 		t.Errorf("resolve with the cap raised: exit %d\n%s", code, stderr)
+	}
+	// Something else compressed is refused at its first bytes.
+	text := filepath.Join(dir, "notes.txt")
+	testenv.WriteFile(t, text, []byte(strings.Repeat("a log line\n", 1000)), 0o600)
+	gz := filepath.Join(dir, "notes.gz")
+	compressFile(t, "gzip", text, gz)
+	code, _, stderr = runPyattach(t, bin, env, "dump", gz)
+	if code == 0 || !strings.Contains(stderr, "is gzip-compressed, but what it holds is not a core file") {
+		t.Errorf("dump of a compressed text file: exit %d\n%s", code, stderr)
 	}
 }
 

@@ -92,7 +92,8 @@ type Error struct {
 	Path   string
 	Format Format
 	// Kind: "bomb" (beyond the cap), "space" (beyond the free space),
-	// "corrupt" (a truncated or damaged stream), "read", "write".
+	// "corrupt" (a truncated or damaged stream), "notcore" (it holds
+	// something else), "read", "write".
 	Kind string
 	// Limit is the bound that stopped a "bomb" or "space".
 	Limit int64
@@ -107,6 +108,8 @@ func (e *Error) Error() string {
 		return fmt.Sprintf("%s core %s decompresses to more than the %s free in the cache", e.Format, e.Path, Size(e.Limit))
 	case "corrupt":
 		return fmt.Sprintf("%s core %s is truncated or damaged: %v", e.Format, e.Path, e.Err)
+	case "notcore":
+		return fmt.Sprintf("%s is %s-compressed, but what it holds is not a core file (no ELF header)", e.Path, e.Format)
 	}
 	return fmt.Sprintf("%s core %s: %v", e.Format, e.Path, e.Err)
 }
@@ -208,6 +211,14 @@ func Inflate(ctx context.Context, path, dir string, maxSize int64) (*Core, error
 		return nil, &Error{Path: path, Format: format, Kind: "corrupt", Err: err}
 	}
 	defer dec.Close()
+	// Only a core is decompressed: an archive or a log compressed the
+	// same way is refused at its first bytes, not written out.
+	br := bufio.NewReaderSize(dec, 1<<16)
+	if m, err := br.Peek(4); err != nil && len(m) == 0 {
+		return nil, &Error{Path: path, Format: format, Kind: "corrupt", Err: err}
+	} else if !isCoreMagic(m) {
+		return nil, &Error{Path: path, Format: format, Kind: "notcore"}
+	}
 	tmp, err := safefs.CreateTemp(dir)
 	if err != nil {
 		return nil, err
@@ -219,7 +230,7 @@ func Inflate(ctx context.Context, path, dir string, maxSize int64) (*Core, error
 	}
 	// One byte past the limit tells a core of exactly the limit from a
 	// larger one.
-	written, err := io.Copy(tmp, io.LimitReader(dec, limit+1))
+	written, err := io.Copy(tmp, io.LimitReader(br, limit+1))
 	switch {
 	case ctx.Err() != nil:
 		return nil, ctx.Err()
@@ -277,6 +288,11 @@ func mirrorOwner(name string, src fs.FileInfo) error {
 		return nil
 	}
 	return os.Lchown(name, int(sys.Uid), int(sys.Gid))
+}
+
+// isCoreMagic reports the start of an ELF file or a Mach-O (64-bit) one.
+func isCoreMagic(b []byte) bool {
+	return bytes.HasPrefix(b, []byte("\x7fELF")) || bytes.HasPrefix(b, []byte{0xcf, 0xfa, 0xed, 0xfe})
 }
 
 // isWriteErr tells the cache's write errors from the decoder's.

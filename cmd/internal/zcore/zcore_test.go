@@ -157,6 +157,21 @@ func TestInflateHostile(t *testing.T) {
 	}
 }
 
+func TestInflateNotCore(t *testing.T) {
+	for _, f := range formats {
+		src, dir := filepath.Join(t.TempDir(), "c"), t.TempDir()
+		os.WriteFile(src, compress(t, f, bytes.Repeat([]byte("log line\n"), 1000)), 0o600)
+		_, err := Inflate(context.Background(), src, dir, DefaultMaxSize)
+		var e *Error
+		if !errors.As(err, &e) || e.Kind != "notcore" {
+			t.Errorf("%s: Inflate(text) = %v, want a notcore *Error", f, err)
+		}
+		if n := cacheFiles(t, dir); len(n) != 0 {
+			t.Errorf("%s: cache holds %q", f, n)
+		}
+	}
+}
+
 func TestInflateFIFO(t *testing.T) {
 	fifo := filepath.Join(t.TempDir(), "core.zst")
 	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
