@@ -131,7 +131,11 @@ func (c *BundleCmd) Run(g *Globals, app *App, cfg *config.Config) error {
 			}
 		}
 	} else {
-		opts.Core = c.Target
+		core, err := inflatedPath(app, c.Target)
+		if err != nil {
+			return fmt.Errorf("bundle: %w", err)
+		}
+		opts.Core = core
 		opts.SourceRoot = c.Root
 	}
 	if opts.SourceRoot != "" && opts.Root == "" {
@@ -384,29 +388,52 @@ func gdbGcore(ctx context.Context, pid int, path string) (time.Duration, error) 
 // bundleTarget opens the bundle a debugger command line names as its
 // core: the target and the arguments then name the unpacked core. A
 // core that is no bundle comes back as it is, with a nil *Opened.
+//
+// A compressed core (inflateCore) is decompressed into the cache first,
+// and the arguments name the decompressed file.
 func bundleTarget(app *App, t dbgInferior, args []string) (dbgInferior, []string, *bundle.Opened, error) {
-	if t.Core == "" || !bundle.IsBundle(t.Core) {
+	if t.Core == "" {
+		return t, args, nil, nil
+	}
+	if p, err := inflatedPath(app, t.Core); err != nil {
+		return t, args, nil, err
+	} else if p != t.Core {
+		args, t.Core = replaceCoreArg(args, t.Core, p), p
+		return t, args, nil, nil
+	}
+	if !bundle.IsBundle(t.Core) {
 		return t, args, nil, nil
 	}
 	o, err := openBundle(app, t.Core)
 	if err != nil {
 		return t, args, nil, err
 	}
+	out := replaceCoreArg(args, t.Core, o.Core)
+	t.Core = o.Core
+	return t, out, o, nil
+}
+
+// replaceCoreArg is a debugger's command line args with the core file
+// old, however it was given (CORE, --core=CORE, -core=CORE, -cCORE),
+// replaced by new.
+func replaceCoreArg(args []string, old, new string) []string {
+	if args == nil {
+		return nil
+	}
 	out := make([]string, len(args))
 	for i, a := range args {
 		out[i] = a
-		if a == t.Core {
-			out[i] = o.Core
+		if a == old {
+			out[i] = new
 			continue
 		}
 		for _, pre := range []string{"--core=", "-core=", "-c"} {
-			if a == pre+t.Core {
-				out[i] = pre + o.Core
+			if a == pre+old {
+				out[i] = pre + new
 			}
 		}
 	}
-	t.Core = o.Core
-	return t, out, o, nil
+	return out
 }
 
 // bundlePlan is buildPlan for an unpacked bundle: the core's files are

@@ -31,6 +31,8 @@ type Globals struct {
 	Fast     bool     `help:"gdb, lldb: load only what Python frames need (the interpreter, libpython, libc), not every shared library."`
 	// TrustBundle lets gdb run the CPython extension packed in a bundle.
 	TrustBundle bool `name:"trust-bundle" help:"gdb: run the CPython gdb extension packed in a bundle (code from the machine that packed it) instead of pyattach's walker alone."`
+	// MaxCoreSize caps a compressed core's decompressed size.
+	MaxCoreSize string `name:"max-core-size" placeholder:"SIZE" help:"Decompress a compressed core (zstd, lz4, xz, gzip) only up to SIZE bytes (K, M, G, T; default 32G, or max_core_size in the configuration)."`
 }
 
 // App carries what commands need from the outside world; tests replace
@@ -44,6 +46,9 @@ type App struct {
 	Stderr io.Writer
 	Env    environ.Env
 	Cwd    string
+	// MaxCoreSize caps a compressed core's decompressed size
+	// (--max-core-size, max_core_size; 0: zcore.DefaultMaxSize).
+	MaxCoreSize int64
 }
 
 // targetOptions are target resolution's roots for this invocation.
@@ -177,6 +182,10 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, env []string
 	}
 	cfg, err := config.Load(cli.Globals.Config, cwd, app.Env)
 	if err != nil {
+		report(stderr, err)
+		return 2
+	}
+	if err := setMaxCoreSize(app, cli.Globals.MaxCoreSize, cfg.MaxCoreSize); err != nil {
 		report(stderr, err)
 		return 2
 	}

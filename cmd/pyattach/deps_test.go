@@ -52,6 +52,15 @@ var layers = []layer{
 	// The bundle format's compression is a well-kept zstd library, not
 	// a hand-written one.
 	{prefix: "cmd/internal/bundle/archive", own: []string{"detect/"}, external: []string{"github.com/klauspost/compress/zstd"}},
+	// Compressed cores: well-kept decoders for each format
+	// systemd-coredump and users write (zstd, lz4 frames, xz), gzip from
+	// the standard library.
+	{prefix: "cmd/internal/zcore", own: []string{"detect/", "cmd/internal/safefs"}, external: []string{
+		"github.com/klauspost/compress/zstd",
+		"github.com/pierrec/lz4/v4",
+		"github.com/ulikunitz/xz",
+		"golang.org/x/sys/unix",
+	}},
 	{prefix: "venv", own: []string{"detect/", "venv"}, external: []string{"golang.org/x/sys/unix"}},
 	// The environment as a value, under venv so that venv and cmd share
 	// it: nothing of the module below it.
@@ -252,6 +261,8 @@ func TestImportRulesCatch(t *testing.T) {
 		{"cmd/internal/bundle", modulePath + "/cmd/internal/planner"},
 		{"cmd/pyattach", "github.com/BurntSushi/toml"},
 		{"cmd/internal/initfiles", "github.com/BurntSushi/toml"},
+		{"cmd/internal/zcore", modulePath + "/cmd/internal/target"},
+		{"cmd/internal/target", "github.com/pierrec/lz4/v4"},
 	} {
 		rule, ok := ruleFor(c.pkg)
 		if !ok {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os/exec"
 	"path/filepath"
@@ -25,7 +26,8 @@ import (
 
 // DumpCmd is `pyattach dump TARGET`.
 type DumpCmd struct {
-	Target   string `arg:"" help:"The PID of a Python process (a venv's python too) or a core file."`
+	Target   string `arg:"" optional:"" help:"The PID of a Python process (a venv's python too) or a core file (compressed too: zstd, lz4, xz, gzip)."`
+	Coredump string `placeholder:"PID|latest" help:"Dump the core systemd-coredump stored for process PID (its latest), or the latest core of all, found with coredumpctl, instead of TARGET."`
 	JSON     bool   `help:"Print one JSON object: pid or core, python.version, threads[] with tid, name, frames[] (function, file, line), innermost first."`
 	Native   bool   `help:"Add each thread's C frames, merged with its Python frames into one stack (JSON: stack[] with kind, function, file, line, pc; native[] as gdb unwound them)."`
 	Verbose  bool   `short:"v" help:"Also print which reader ran, how long each step took, gdb's own messages and what the walk cost (memory reads, seconds), on stderr."`
@@ -48,10 +50,26 @@ const exitPartial = exitError(3)
 // Run dumps every thread's Python stack (cmd/internal/dump, wired to the
 // flags, the environment and the configuration).
 func (c *DumpCmd) Run(g *Globals, app *App, cfg *config.Config) error {
+	switch {
+	case c.Coredump != "" && c.Target != "":
+		return withHint(errors.New("dump: give a TARGET or --coredump, not both"), "pyattach dump PID, pyattach dump CORE, or pyattach dump --coredump latest")
+	case c.Coredump != "":
+		p, err := coredumpCore(app, c.Coredump)
+		if err != nil {
+			return fmt.Errorf("dump: %w", err)
+		}
+		c.Target = p
+	case c.Target == "":
+		return withHint(errors.New("dump: no target"), "pyattach dump PID, pyattach dump CORE, or pyattach dump --coredump latest")
+	}
 	opts := dump.Options{Target: c.Target, JSON: c.JSON, Native: c.Native, Verbose: c.Verbose, Locals: c.Locals,
 		Reader: c.Reader, MaxFrames: c.MaxFrames, MaxReads: c.MaxReads, Timeout: c.Timeout, Tasks: c.Tasks, MaxTasks: c.MaxTasks}
 	svc := dumpServices(g, app, cfg)
-	if bundle.IsBundle(c.Target) {
+	if t, err := inflatedPath(app, c.Target); err != nil {
+		return err
+	} else if t != c.Target {
+		opts.Target = t
+	} else if bundle.IsBundle(c.Target) {
 		o, err := openBundle(app, c.Target)
 		if err != nil {
 			return err

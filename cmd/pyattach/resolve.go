@@ -5,12 +5,15 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/pyattach/pyattach/cmd/internal/bundle"
 	"github.com/pyattach/pyattach/cmd/internal/safetext"
 	"github.com/pyattach/pyattach/cmd/internal/target"
+	"github.com/pyattach/pyattach/cmd/internal/zcore"
 	"github.com/pyattach/pyattach/detect/core"
 )
 
@@ -51,9 +54,20 @@ func resolveTarget(app *App, tgt string, opts target.Options) (*target.Result, e
 	if bundle.IsBundle(tgt) {
 		return resolveBundle(app, tgt, opts)
 	}
-	info, err := resolveCoreInfo(tgt)
+	zc, err := inflateCore(app, tgt)
+	if err != nil {
+		return nil, err
+	}
+	corePath := tgt
+	if zc != nil {
+		corePath = zc.Path
+	}
+	info, err := resolveCoreInfo(corePath)
 	if err != nil {
 		return nil, withHint(err, "the program must be on this machine at the path the core names; resolve a copy of it instead: pyattach resolve PROGRAM")
+	}
+	if info == nil && zc != nil {
+		return nil, withHint(fmt.Errorf("%s is %s-compressed, but what it holds (%s) is not a core file", tgt, zc.Format, zc.Path), "give a core file, compressed or not: pyattach resolve CORE")
 	}
 	if info == nil {
 		return target.Resolve(app.Ctx, tgt, opts)
@@ -61,6 +75,12 @@ func resolveTarget(app *App, tgt string, opts target.Options) (*target.Result, e
 	res, err := resolveCore(app, tgt, info, opts)
 	if err != nil {
 		return nil, fmt.Errorf("core of %s: %w", info.Exe, err)
+	}
+	if zc != nil {
+		res.Core.Compressed, res.Core.Decompressed = string(zc.Format), zc.Path
+	}
+	if n, ok := zcore.ParseName(filepath.Base(tgt)); ok {
+		res.Core.Coredump = &target.CoredumpName{PID: n.PID, Comm: n.Comm, UID: n.UID, BootID: n.BootID, Time: n.Time}
 	}
 	return res, nil
 }
@@ -157,6 +177,12 @@ func printResult(w io.Writer, r *target.Result) {
 		row("venv", "%s", r.Target)
 	case target.KindCore:
 		row("core", "%s  (process %d, %s)", r.Core.Path, r.Core.PID, r.Core.Args)
+		if r.Core.Compressed != "" {
+			row("compressed", "%s, decompressed to %s", r.Core.Compressed, r.Core.Decompressed)
+		}
+		if n := r.Core.Coredump; n != nil {
+			row("coredump name", "process %d (%s), uid %d, dumped %s", n.PID, safetext.Escape(n.Comm), n.UID, n.Time.Format(time.RFC3339))
+		}
 	}
 	if r.Shim != "" && r.TargetKind != target.KindShim {
 		row("pyenv shim", "%s", r.Shim)

@@ -56,6 +56,10 @@ type Config struct {
 	// Sources maps names to local source trees (as --source NAME=DIR):
 	// [sources] echion = "~/src/echion".
 	Sources map[string]string
+	// MaxCoreSize caps a compressed core decompressed into the cache
+	// (as --max-core-size): bytes, or a number with K, M, G or T; ""
+	// for the default. pyattach checks it when it reads one.
+	MaxCoreSize string
 
 	// Files lists the configuration files that were read.
 	Files []string
@@ -100,7 +104,7 @@ const maxTrustStoreSize = 1 << 20
 var codeKeys = []string{"extensions", "extension_base_url", "debug_dirs"}
 
 // knownKeys, in the order the error message lists them.
-var knownKeys = []string{"debug_dirs", "extensions", "extension_base_url", "offline", "sources"}
+var knownKeys = []string{"debug_dirs", "extensions", "extension_base_url", "offline", "sources", "max_core_size"}
 
 // Load reads the system-wide, the user's and the project's configuration
 // files. userFile overrides the XDG location; a missing file is no error
@@ -298,6 +302,7 @@ type fileConfig struct {
 	baseURL               string
 	offline               *bool
 	sources               map[string]string
+	maxCoreSize           string
 }
 
 // parseConfig checks a configuration file's nesting, decodes it, and
@@ -369,6 +374,16 @@ func parseConfig(file string, data []byte) (*fileConfig, error) {
 			return nil, bad("offline must be true or false, not %s", tomlType(v))
 		}
 		f.offline = &b
+	}
+	if v, ok := m["max_core_size"]; ok {
+		switch x := v.(type) {
+		case string:
+			f.maxCoreSize = x
+		case int64:
+			f.maxCoreSize = fmt.Sprint(x)
+		default:
+			return nil, bad(`max_core_size must be a size (max_core_size = "64G"), not %s`, tomlType(v))
+		}
 	}
 	if v, ok := m["sources"]; ok {
 		t, ok := v.(map[string]any)
@@ -457,6 +472,9 @@ func (c *Config) merge(file string, data []byte, home, untrusted string) error {
 	}
 	if f.offline != nil {
 		c.Offline = *f.offline
+	}
+	if f.maxCoreSize != "" {
+		c.MaxCoreSize = f.maxCoreSize
 	}
 	c.Files = append(c.Files, file)
 	return nil

@@ -157,7 +157,8 @@ func TestSecurityConfigTypes(t *testing.T) {
 		{"extension_base_url = 1.5", "extension_base_url must be a string (extension_base_url = \"https://...\"), not a float"},
 		{"extension_base_url = \"http://example.org\"", `extension_base_url: insecure URL: "http://example.org" is plain http`},
 		{"extension_base_url = \"ftp://example.org\"", `is not an https:// URL`},
-		{"debug_dir = [\"x\"]", "unknown key debug_dir (known: debug_dirs, extensions, extension_base_url, offline, sources)"},
+		{"max_core_size = 1.5", "max_core_size must be a size (max_core_size = \"64G\"), not a float"},
+		{"debug_dir = [\"x\"]", "unknown key debug_dir (known: debug_dirs, extensions, extension_base_url, offline, sources, max_core_size)"},
 	} {
 		f := filepath.Join(dir, "c.toml")
 		os.WriteFile(f, []byte(tc.text+"\n"), 0o644)

@@ -2,6 +2,7 @@ package target
 
 import (
 	"os"
+	"time"
 
 	"github.com/pyattach/pyattach/detect/elfinfo"
 )
@@ -108,6 +109,23 @@ type Core struct {
 	// it: Result.ExeBuildID is the file's here, and they differ when
 	// the file changed since the core was written.
 	ExeBuildID string `json:"exe_build_id,omitempty"`
+	// Compressed is the core file's compression ("zstd", "lz4", "xz",
+	// "gzip"; "" for none), Decompressed the copy in pyattach's cache
+	// the debugger reads.
+	Compressed   string `json:"compressed,omitempty"`
+	Decompressed string `json:"decompressed,omitempty"`
+	// Coredump is what a systemd-coredump file name says.
+	Coredump *CoredumpName `json:"coredump,omitempty"`
+}
+
+// CoredumpName is what systemd-coredump's name for a core
+// (core.COMM.UID.BOOTID.PID.USEC[.zst|.lz4|.xz]) says of its process.
+type CoredumpName struct {
+	PID    int       `json:"pid"`
+	Comm   string    `json:"comm"`
+	UID    int       `json:"uid"`
+	BootID string    `json:"boot_id"`
+	Time   time.Time `json:"time"`
 }
 
 // Python holds the interpreter's version and build flavour.
