@@ -66,6 +66,9 @@ func TestRealNoBuildID(t *testing.T) {
 	exe := filepath.Join(copies, "bin", "python")
 	pid := testenv.StartPython(t, exe, "")
 	spid := strconv.Itoa(pid)
+	if r := runJSON(t, spid); r.Interpreter != b.Exe || r.MatchedBy != "content" || r.Libpython != b.Libpython {
+		t.Errorf("process of the --copies venv: interpreter %s matched_by %q libpython %s; want %s content %s", r.Interpreter, r.MatchedBy, r.Libpython, b.Exe, b.Libpython)
+	}
 	di := debugJSON(t, "--debug-dir", b.Twin, spid)
 	for mod, twin := range map[string]string{
 		exe:         filepath.Join(b.Twin, "bin", filepath.Base(b.Exe)),

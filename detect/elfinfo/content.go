@@ -68,6 +68,7 @@ func LoadDigest(f *elf.File, r io.ReaderAt) (digest string, err error) {
 	}
 	var total uint64
 	n := 0
+	buf := make([]byte, 64<<10)
 	for _, p := range f.Progs {
 		if p.Type != elf.PT_LOAD {
 			continue
@@ -85,7 +86,7 @@ func LoadDigest(f *elf.File, r io.ReaderAt) (digest string, err error) {
 		bo.PutUint64(hdr[16:], p.Memsz)
 		h.Write(hdr[:])
 		binary.Write(h, bo, uint32(p.Flags))
-		if err := hashRange(h, r, p.Off, p.Filesz, mask); err != nil {
+		if err := hashRange(h, r, p.Off, p.Filesz, mask, buf); err != nil {
 			return "", err
 		}
 	}
@@ -96,9 +97,8 @@ func LoadDigest(f *elf.File, r io.ReaderAt) (digest string, err error) {
 }
 
 // hashRange writes size bytes of r from off to w, with the bytes at the
-// file offsets in mask written as zeros.
-func hashRange(w io.Writer, r io.ReaderAt, off, size uint64, mask [][2]uint64) error {
-	buf := make([]byte, 64<<10)
+// file offsets in mask written as zeros, read through buf.
+func hashRange(w io.Writer, r io.ReaderAt, off, size uint64, mask [][2]uint64, buf []byte) error {
 	for done := uint64(0); done < size; {
 		k := min(uint64(len(buf)), size-done)
 		at := off + done
