@@ -70,10 +70,11 @@ func TestRealNoBuildID(t *testing.T) {
 		t.Errorf("process of the --copies venv: interpreter %s matched_by %q libpython %s; want %s content %s", r.Interpreter, r.MatchedBy, r.Libpython, b.Exe, b.Libpython)
 	}
 	di := debugJSON(t, "--debug-dir", b.Twin, spid)
-	for mod, twin := range map[string]string{
+	twins := map[string]string{
 		exe:         filepath.Join(b.Twin, "bin", filepath.Base(b.Exe)),
 		b.Libpython: filepath.Join(b.Twin, "lib", filepath.Base(b.Libpython)),
-	} {
+	}
+	for mod, twin := range twins {
 		m := moduleOf(t, di, mod)
 		if m.Debug.Via != debugfile.ViaContent || m.Debug.Path != twin || m.Debug.Kind != debugfile.KindDWARF {
 			t.Errorf("debuginfo: %s: %s %s %s; want content %s dwarf", mod, m.Debug.Via, m.Debug.Path, m.Debug.Kind, twin)
@@ -99,5 +100,17 @@ func TestRealNoBuildID(t *testing.T) {
 			t.Errorf("pyattach %s: bt shows no time_sleep at timemodule.c:LINE:\n%s", c.name, out)
 		}
 		checkPyBt(t, "pyattach "+c.name, out)
+		if strings.Contains(out, "cannot add") || strings.Contains(out, "does not match any existing module") {
+			t.Errorf("pyattach %s: a twin was not added:\n%s", c.name, out)
+		}
+		if c.name == "lldb" {
+			// The executable's twin has another name (python3.X for
+			// bin/python): lldb takes it only with --shlib.
+			for mod, twin := range twins {
+				if want := "symbol file '" + twin + "' has been added to '" + mod + "'"; !strings.Contains(out, want) {
+					t.Errorf("pyattach lldb: no %q:\n%s", want, out)
+				}
+			}
+		}
 	}
 }
