@@ -238,13 +238,20 @@ func build(p plan.Plan) (commands, error) {
 		if err != nil {
 			return c, err
 		}
+		cmd := "target symbols add -- " + q
 		switch {
 		case f.Module != "" && f.UUID != "":
 			comment(&b, "for "+f.Module+" (.dSYM matched by UUID "+f.UUID+")")
+		case f.Module != "" && f.ByContent:
+			// No build-id: lldb would match the file by name only.
+			comment(&b, "for "+f.Module+" (no build-id: the same loadable segments)")
+			// A module path lldb cannot be given keeps the plain command.
+			if mod, err := quotedPath("module", f.Module); err == nil {
+				cmd = "target symbols add --shlib " + mod + " -- " + q
+			}
 		case f.Module != "":
 			comment(&b, "for "+f.Module+" (matched by build-id)")
 		}
-		cmd := "target symbols add -- " + q
 		b.WriteString(cmd + "\n")
 		c.afterCmds = append(c.afterCmds, cmd)
 	}

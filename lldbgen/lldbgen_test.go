@@ -65,6 +65,13 @@ func TestGolden(t *testing.T) {
 				File: "/home/me/.local/share/pyattach/debug/dsym/4C4C4471-5555-3144-A1B1-371B07785887/_stack_v2.cpython-313-darwin.so.dSYM/Contents/Resources/DWARF/_stack_v2.cpython-313-darwin.so",
 				UUID: "4C4C4471-5555-3144-A1B1-371B07785887"}},
 			SourceMap: []plan.SourceRule{{From: "/project/build/cmake.macosx-11-x86_64-cpython-313/_deps/echion-src", To: "/home/me/src/echion"}}},
+		// A python-build-standalone interpreter without a build-id: its
+		// unstripped twins named for their modules (--shlib).
+		"content": {Target: "4242", PID: 4242,
+			SymbolFiles: []plan.SymbolFile{
+				{Module: "/srv/app/.venv/bin/python", File: "/home/me/debug/pbs/python/install/bin/python3.12", ByContent: true},
+				{Module: "/home/me/.local/share/uv/python/cpython-3.12.8-linux-x86_64-gnu/lib/libpython3.12.so.1.0", File: "/home/me/debug/pbs/python/install/lib/libpython3.12.so.1.0", ByContent: true},
+			}},
 		// An unpacked bundle: its libraries under a sysroot.
 		"bundle": {Target: "/home/me/.cache/pyattach/bundles/0f3a/core", Core: "/home/me/.cache/pyattach/bundles/0f3a/core",
 			LLDBCoreSysroot: "/home/me/.cache/pyattach/bundles/0f3a/root",

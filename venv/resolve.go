@@ -20,6 +20,9 @@ type Candidate struct {
 	BuildID string `json:"build_id,omitempty"`
 	// Err says why the build-id could not be read.
 	Err string `json:"err,omitempty"`
+	// content is the candidate's size and loadable-segment digest,
+	// read when the copy has no build-id.
+	content elfinfo.Content
 }
 
 // Resolution is the real interpreter behind an executable path.
@@ -51,7 +54,19 @@ type Resolution struct {
 	// Checked lists the candidates whose build-ids were compared, in
 	// order, up to and including the match.
 	Checked []Candidate `json:"checked,omitempty"`
+	// MatchedBy says what proved that Interpreter is the file Copy was
+	// copied from (Via "pyvenv.cfg", "orig-prefix", "candidates"):
+	// "build-id", or "content" for a copy without a build-id (as
+	// python-build-standalone's interpreters are): the same size and
+	// the same loadable segments (elfinfo.ContentOf).
+	MatchedBy string `json:"matched_by,omitempty"`
 }
+
+// The proofs of Resolution.MatchedBy.
+const (
+	MatchedByBuildID = "build-id"
+	MatchedByContent = "content"
+)
 
 // NoMatchError says that a copy matches no candidate. It matches
 // ErrNoMatch with errors.Is.
@@ -72,7 +87,11 @@ func (e *NoMatchError) Is(target error) bool { return target == ErrNoMatch }
 
 func (e *NoMatchError) Error() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s (build-id %s) is a copy of no interpreter found: ", e.Copy, e.CopyBuildID)
+	if e.CopyBuildID == "" {
+		fmt.Fprintf(&b, "%s (no build-id; compared by size and loadable segments) is a copy of no interpreter found: ", e.Copy)
+	} else {
+		fmt.Fprintf(&b, "%s (build-id %s) is a copy of no interpreter found: ", e.Copy, e.CopyBuildID)
+	}
 	// Show the candidates from the environment's home first: they are
 	// the ones the copy was made from.
 	var home, rest []Candidate
@@ -103,11 +122,11 @@ func (e *NoMatchError) Error() string {
 		if c.Err != "" {
 			fmt.Fprintf(&b, "%s could not be read: %s", c.Path, c.Err)
 		} else {
-			fmt.Fprintf(&b, "%s has build-id %s", c.Path, c.BuildID)
+			fmt.Fprintf(&b, "%s has %s", c.Path, c.describe())
 		}
 	}
 	for _, c := range home {
-		if c.BuildID != "" {
+		if c.BuildID != "" || c.content.Digest != "" {
 			b.WriteString(" (the base interpreter was probably upgraded or rebuilt after the venv was made; recreate the venv)")
 			break
 		}
@@ -198,11 +217,22 @@ func resolve(exe string, opts Options, depth int) (*Resolution, error) {
 	if !isCopy && !opts.FindOriginal {
 		return self()
 	}
+	// A copy without a build-id is compared by content: size and
+	// loadable segments.
+	var content elfinfo.Content
+	byContent := errors.Is(idErr, elfinfo.ErrNoBuildID)
+	if byContent {
+		content, idErr = elfinfo.ContentOf(real)
+	}
 	if idErr != nil {
 		if !isCopy {
 			return self()
 		}
-		return nil, fmt.Errorf("resolve %s: read build-id of %s: %w", exe, real, idErr)
+		what := "build-id"
+		if byContent {
+			what = "loadable segments"
+		}
+		return nil, fmt.Errorf("resolve %s: read %s of %s: %w", exe, what, real, idErr)
 	}
 
 	cands := candidates(holder, real, opts)
@@ -220,6 +250,9 @@ func resolve(exe string, opts Options, depth int) (*Resolution, error) {
 		got, ok := ids[cr]
 		if !ok {
 			got.BuildID, err = elfinfo.ReadBuildIDFile(cr)
+			if byContent && errors.Is(err, elfinfo.ErrNoBuildID) {
+				got.content, err = elfinfo.ContentOf(cr)
+			}
 			if err != nil {
 				got.Err = err.Error()
 			}
@@ -227,8 +260,12 @@ func resolve(exe string, opts Options, depth int) (*Resolution, error) {
 		}
 		got.Path = c.path
 		res.Checked = append(res.Checked, got)
-		if got.BuildID == id {
-			res.Interpreter, res.BuildID, res.Via = cr, id, c.via
+		switch {
+		case !byContent && got.BuildID == id:
+			res.Interpreter, res.BuildID, res.Via, res.MatchedBy = cr, id, c.via, MatchedByBuildID
+			return res, nil
+		case byContent && got.Err == "" && got.BuildID == "" && got.content == content:
+			res.Interpreter, res.Via, res.MatchedBy = cr, c.via, MatchedByContent
 			return res, nil
 		}
 	}
@@ -289,4 +326,12 @@ func isShimFile(name string) (bool, error) {
 	}
 	defer f.Close()
 	return IsPyenvShim(f), nil
+}
+
+// describe names what a candidate was compared by.
+func (c Candidate) describe() string {
+	if c.BuildID == "" && c.content.Digest != "" {
+		return fmt.Sprintf("no build-id, %d bytes, loadable segments %.12s", c.content.Size, c.content.Digest)
+	}
+	return "build-id " + c.BuildID
 }

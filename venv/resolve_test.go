@@ -25,7 +25,7 @@ func checkResolve(t *testing.T, exe string, opts Options, wantInterp, wantVia st
 	if res.Copy != exe {
 		t.Errorf("Copy = %s, want %s", res.Copy, exe)
 	}
-	if wantVia != viaSelf && wantVia != viaSymlink && wantVia != viaPyenvShim && (res.BuildID == "" || res.BuildID != res.CopyBuildID) {
+	if wantVia != viaSelf && wantVia != viaSymlink && wantVia != viaPyenvShim && res.MatchedBy != MatchedByContent && (res.BuildID == "" || res.BuildID != res.CopyBuildID || res.MatchedBy != MatchedByBuildID) {
 		t.Errorf("build-ids differ: copy %s, interpreter %s", res.CopyBuildID, res.BuildID)
 	}
 	return res

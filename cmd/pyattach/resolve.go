@@ -210,7 +210,14 @@ func printResult(w io.Writer, r *target.Result) {
 	}
 	row("exe", "%s", exe)
 	row("interpreter", "%s  (%s)", r.Interpreter, viaText(r))
-	row("build-id", "%s", r.BuildID)
+	switch {
+	case r.BuildID != "":
+		row("build-id", "%s", r.BuildID)
+	case r.MatchedBy == target.MatchedByContent:
+		row("build-id", "none: the copy was matched by content (same size and SHA-256 of its loadable segments), not by build-id")
+	default:
+		row("build-id", "none")
+	}
 	if r.ReadFrom != "" {
 		row("read from", "%s", r.ReadFrom)
 	}
@@ -237,7 +244,11 @@ func printResult(w io.Writer, r *target.Result) {
 	if r.Static {
 		row("libpython", "none: the runtime is linked into the executable (static)")
 	} else {
-		row("libpython", "%s  (build-id %s)", r.Libpython, r.LibpythonBuildID)
+		id := "build-id " + r.LibpythonBuildID
+		if r.LibpythonBuildID == "" {
+			id = "no build-id"
+		}
+		row("libpython", "%s  (%s)", r.Libpython, id)
 	}
 	if r.Venv.Kind != "" && r.Venv.Kind != "none" {
 		v := fmt.Sprintf("%s  (%s", r.Venv.Path, r.Venv.Kind)
@@ -264,6 +275,14 @@ func printResult(w io.Writer, r *target.Result) {
 	}
 }
 
+// same names what proved a copy to be its interpreter.
+func same(r *target.Result) string {
+	if r.MatchedBy == target.MatchedByContent {
+		return "same content (no build-id: equal size and loadable segments)"
+	}
+	return "same build-id"
+}
+
 func viaText(r *target.Result) string {
 	switch via := r.Via; via {
 	case "self":
@@ -274,11 +293,11 @@ func viaText(r *target.Result) string {
 		}
 		return "a symbolic link to it"
 	case "pyvenv.cfg":
-		return "same build-id, found through pyvenv.cfg"
+		return same(r) + ", found through pyvenv.cfg"
 	case "orig-prefix":
-		return "same build-id, found through orig-prefix.txt"
+		return same(r) + ", found through orig-prefix.txt"
 	case "candidates":
-		return "same build-id, found among installed Pythons"
+		return same(r) + ", found among installed Pythons"
 	case "pyenv":
 		return "chosen by pyenv"
 	case "libpython":

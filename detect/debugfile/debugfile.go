@@ -117,6 +117,11 @@ type Locator struct {
 	// Offline. Nil disables both.
 	Debuginfod Fetcher
 	Offline    bool
+
+	// twinIdx indexes the debug directories for modules without a
+	// build-id (locateTwin), built once when first needed.
+	twinMu  sync.Mutex
+	twinIdx *twinIndex
 }
 
 // DefaultDebugDirs is gdb's default debug-file-directory on Debian,
@@ -237,6 +242,11 @@ func (l *Locator) Locate(m Module) (Found, error) {
 				return l.foundWith(ViaDebugLink, p, m, f.Rejected, fc), nil
 			}
 			f.Rejected = append(f.Rejected, Rejection{Path: p, Reason: why})
+		}
+	}
+	if info.BuildID == "" {
+		if p, fc, ok := l.locateTwin(m, &f); ok {
+			return l.foundWith(ViaContent, p, m, f.Rejected, fc), nil
 		}
 	}
 	if l.Debuginfod != nil && buildid.Valid(info.BuildID) {

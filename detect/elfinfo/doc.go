@@ -2,6 +2,9 @@
 // to find its symbols: the GNU build-id note, the .gnu_debuglink name and
 // CRC-32, the .gnu_debugaltlink (dwz) file, whether DWARF and a symbol
 // table are present, and the producer string of the first compile unit.
+// For a file without a build-id, LoadDigest (and ContentOf, cached per
+// file) hashes its loadable segments, which identify the build and which
+// strip leaves unchanged.
 //
 // Every reader takes an io.ReaderAt and reads only the headers, notes and
 // small sections it needs, never the whole file, so that looking at a

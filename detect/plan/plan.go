@@ -138,6 +138,11 @@ type SymbolFile struct {
 	// UUID is set for a Mach-O module's .dSYM DWARF file: the LC_UUID
 	// it was matched by ("" for an ELF file, matched by build-id).
 	UUID string
+	// ByContent is set for the debug twin of an ELF module without a
+	// build-id, matched by its loadable segments: lldb is told which
+	// module it is for (target symbols add --shlib), as it has no
+	// build-id to match it by.
+	ByContent bool
 }
 
 // SourceRule maps a build-time path prefix to a local directory.

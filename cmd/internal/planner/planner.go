@@ -202,7 +202,7 @@ func forResult(ctx context.Context, p plan.Plan, t Inferior, res *target.Result,
 			if res.Container && !hidden {
 				mod = filepath.Join(res.Root, m.Path)
 			}
-			p.SymbolFiles = append(p.SymbolFiles, plan.SymbolFile{Module: mod, File: f})
+			p.SymbolFiles = append(p.SymbolFiles, plan.SymbolFile{Module: mod, File: f, ByContent: m.Debug.Via == debugfile.ViaContent})
 		}
 	}
 	// The extension: left to gdb's auto-load when gdb will find it for
@@ -308,10 +308,12 @@ func targetless(ctx context.Context, p plan.Plan, opts Options) (plan.Plan, *deb
 
 // symbolFileFor returns a debug file the debugger would not find alone:
 // one found through debuginfod (the debugger's own client may be off),
-// or through .gnu_debuglink in a directory other than the module's own.
+// a build-id-less module's twin found by content, or through .gnu_debuglink in a directory other than the module's own.
 func symbolFileFor(m debugsearch.Module, res *target.Result) string {
 	switch m.Debug.Via {
-	case debugfile.ViaDebuginfod, debugfile.ViaDebuginfodCache:
+	case debugfile.ViaDebuginfod, debugfile.ViaDebuginfodCache, debugfile.ViaContent:
+		// A twin matched by content: no build-id or debuglink leads the
+		// debugger to it.
 		return m.Debug.Path
 	case debugfile.ViaDebugLink:
 		dir := filepath.Dir(m.Path)

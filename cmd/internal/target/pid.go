@@ -150,6 +150,7 @@ func resolvePID(ctx context.Context, pid int, opts Options) (*Result, error) {
 		}
 		res.Interpreter = r.Interpreter
 		res.Via = r.Via
+		res.MatchedBy = r.MatchedBy
 		res.BuildID = r.BuildID
 		res.ELF = exeInfo
 	}

@@ -289,6 +289,7 @@ func resolveExe(ctx context.Context, res *Result, exe string, opts Options) erro
 	}
 	res.Interpreter = r.Interpreter
 	res.Via = r.Via
+	res.MatchedBy = r.MatchedBy
 	res.BuildID = r.BuildID
 	if res.ExeBuildID == "" {
 		res.ExeBuildID = r.BuildID

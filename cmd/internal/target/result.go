@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/pyattach/pyattach/detect/elfinfo"
+	"github.com/pyattach/pyattach/venv"
 )
 
 // Kinds of target, as reported in Result.TargetKind.
@@ -16,6 +17,10 @@ const (
 	KindShim       = "pyenv-shim"
 	KindCore       = "core"
 )
+
+// MatchedByContent is Result.MatchedBy for a copy without a build-id,
+// matched by its size and loadable segments.
+const MatchedByContent = venv.MatchedByContent
 
 // Result is everything resolve found out about a target. It is printed
 // as JSON by `pyattach resolve --json`; the field names are part of the
@@ -54,8 +59,14 @@ type Result struct {
 	Interpreter string `json:"interpreter"`
 	// Via says how Interpreter was found: "self", "symlink",
 	// "pyvenv.cfg", "orig-prefix", "candidates", "pyenv", "libpython".
-	Via     string `json:"via"`
-	BuildID string `json:"build_id"`
+	Via string `json:"via"`
+	// MatchedBy says what proved a copy (Via "pyvenv.cfg",
+	// "orig-prefix", "candidates") to be Interpreter: "build-id", or
+	// "content" when the file has no GNU build-id (python-build-standalone's
+	// interpreters, which uv installs): the same size and the same
+	// SHA-256 of the loadable segments. "" when nothing was compared.
+	MatchedBy string `json:"matched_by,omitempty"`
+	BuildID   string `json:"build_id"`
 	// ReadFrom is where pyattach read the interpreter's ELF when that is
 	// not Interpreter itself (/proc/PID/exe for a deleted binary,
 	// /proc/PID/root/... for a process in another root).
