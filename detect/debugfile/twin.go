@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/pyattach/pyattach/detect/buildid"
 	"github.com/pyattach/pyattach/detect/elfinfo"
 	"github.com/pyattach/pyattach/detect/saferead"
 )
@@ -66,7 +67,7 @@ func (l *Locator) twins() map[string][]string {
 					return filepath.SkipAll
 				}
 				if d.IsDir() {
-					if d.Name() == ".build-id" || strings.Count(p, string(filepath.Separator))-base >= twinMaxDepth {
+					if p == buildid.Tree(filepath.Dir(p)) || strings.Count(p, string(filepath.Separator))-base >= twinMaxDepth {
 						return filepath.SkipDir
 					}
 					return nil

@@ -1,6 +1,7 @@
 package zcore
 
 import (
+	"encoding/hex"
 	"strconv"
 	"strings"
 	"time"
@@ -54,14 +55,11 @@ func ParseName(base string) (Name, bool) {
 	return n, true
 }
 
+// isHex says whether s is lowercase hex digits, as systemd writes a boot
+// ID.
 func isHex(s string) bool {
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
-			return false
-		}
-	}
-	return true
+	_, err := hex.DecodeString(s)
+	return err == nil && strings.ToLower(s) == s
 }
 
 // unescape undoes systemd's "\xHH" escapes; false for a malformed one.
