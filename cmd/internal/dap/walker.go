@@ -292,10 +292,15 @@ func (p *Proxy) pySource(file string) map[string]any {
 }
 
 // openable says whether file (under root when not "") is a regular file
-// this user can read; under a root, no symbolic link may be on its way
-// (this machine would resolve it outside the root).
+// this user can read; under a root, it must still be under the root once
+// cleaned (a co_filename of "/../../etc/x" names the root's parent) and
+// no symbolic link may be on its way (this machine would resolve it
+// outside the root).
 func openable(root, file string) bool {
 	if root != "" {
+		if !strings.HasPrefix(file, strings.TrimSuffix(root, "/")+"/") {
+			return false
+		}
 		for d := file; len(d) > len(root); d = path.Dir(d) {
 			fi, err := os.Lstat(d)
 			if err != nil || fi.Mode()&os.ModeSymlink != 0 {
