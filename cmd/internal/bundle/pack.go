@@ -26,6 +26,7 @@ import (
 
 	"github.com/pyattach/pyattach/cmd/internal/bundle/archive"
 	"github.com/pyattach/pyattach/cmd/internal/debugsearch"
+	"github.com/pyattach/pyattach/cmd/internal/safefs"
 	"github.com/pyattach/pyattach/cmd/internal/target"
 	"github.com/pyattach/pyattach/detect/buildid"
 	"github.com/pyattach/pyattach/detect/core"
@@ -232,26 +233,13 @@ func Pack(ctx context.Context, w io.Writer, m *archive.Manifest, items []Item, m
 		if err != nil {
 			return fmt.Errorf("%s: %w", it.e.Origin, err)
 		}
-		err = bw.Add(ctxReader{ctx, rc})
+		err = bw.Add(safefs.CtxReader(ctx, rc))
 		rc.Close()
 		if err != nil {
 			return err
 		}
 	}
 	return bw.Close()
-}
-
-// ctxReader stops a copy when ctx is done (an interrupt).
-type ctxReader struct {
-	ctx context.Context
-	r   io.Reader
-}
-
-func (c ctxReader) Read(p []byte) (int, error) {
-	if err := c.ctx.Err(); err != nil {
-		return 0, err
-	}
-	return c.r.Read(p)
 }
 
 type packer struct {

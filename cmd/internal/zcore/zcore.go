@@ -187,7 +187,7 @@ func Inflate(ctx context.Context, path, dir string, maxSize int64) (*Core, error
 		return nil, fmt.Errorf("%s is not compressed", path)
 	}
 	h := sha256.New()
-	if _, err := io.Copy(h, ctxReader{ctx, io.MultiReader(bytes.NewReader(head[:n]), f)}); err != nil {
+	if _, err := io.Copy(h, safefs.CtxReader(ctx, io.MultiReader(bytes.NewReader(head[:n]), f))); err != nil {
 		return nil, &Error{Path: path, Format: format, Kind: "read", Err: err}
 	}
 	name := filepath.Join(dir, hex.EncodeToString(h.Sum(nil))+".core")
@@ -206,7 +206,7 @@ func Inflate(ctx context.Context, path, dir string, maxSize int64) (*Core, error
 		return nil, &Error{Path: path, Format: format, Kind: "read", Err: err}
 	}
 	start := time.Now()
-	dec, err := decoder(format, bufio.NewReaderSize(ctxReader{ctx, f}, 1<<20))
+	dec, err := decoder(format, bufio.NewReaderSize(safefs.CtxReader(ctx, f), 1<<20))
 	if err != nil {
 		return nil, &Error{Path: path, Format: format, Kind: "corrupt", Err: err}
 	}
@@ -347,17 +347,4 @@ func decoder(format Format, r io.Reader) (io.ReadCloser, error) {
 		return d, nil
 	}
 	return nil, fmt.Errorf("no decoder for %q", format)
-}
-
-// ctxReader stops reading once ctx is cancelled.
-type ctxReader struct {
-	ctx context.Context
-	r   io.Reader
-}
-
-func (c ctxReader) Read(p []byte) (int, error) {
-	if err := c.ctx.Err(); err != nil {
-		return 0, err
-	}
-	return c.r.Read(p)
 }

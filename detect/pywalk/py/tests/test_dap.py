@@ -30,6 +30,13 @@ def strings(v):
     return [v] if isinstance(v, str) else []
 
 
+# A made-up instance layout: the fake type's tp_dictoffset (where its
+# instances keep their __dict__ pointer), and the bytes of bytecode a
+# fake code object holds.
+DICTOFFSET = 16
+CODE_UNITS = 16
+
+
 # stack, over a walker that only gives frames and an exception.
 
 def fr(name, entry, addr):
@@ -153,7 +160,7 @@ class Process(object):
         local_vars, in order."""
         m = self.m
         n = len(local_vars)
-        code = m.obj(m.static("code"), m.f["PyCodeObject.co_code_adaptive"] + 16)
+        code = m.obj(m.static("code"), m.f["PyCodeObject.co_code_adaptive"] + CODE_UNITS)
         m.field(code, "PyCodeObject.co_filename", "Q", m.str("/app.py"))
         m.field(code, "PyCodeObject.co_name", "Q", m.str(qualname))
         m.field(code, "PyCodeObject.co_qualname", "Q", m.str(qualname))
@@ -174,9 +181,9 @@ class Process(object):
 def proc():
     p = Process()
     m = p.m
-    widget = m.typ("Widget", HEAPTYPE, dictoffset=16)
+    widget = m.typ("Widget", HEAPTYPE, dictoffset=DICTOFFSET)
     w = m.obj(widget)
-    m.put(w + 16, "Q", m.dict([(m.str("name"), m.str("gizmo")), (m.str("size"), m.int(12))]))
+    m.put(w + DICTOFFSET, "Q", m.dict([(m.str("name"), m.str("gizmo")), (m.str("size"), m.int(12))]))
     p.big = p.list([m.int(i) for i in range(150)])
     p.table = m.dict([(m.str("k"), m.int(1)), (m.str("n"), p.list([m.int(5)]))])
     p.widget = w
@@ -230,7 +237,7 @@ def test_garbage_addresses_give_errors_or_fewer_vars(proc):
     m.field(f, "_PyInterpreterFrame.f_code", "Q", m.int(3))
     assert ask("locals", str(f)) == {"error": "no Python frame at 0x%x" % f}
     # A code object claiming a million locals.
-    code = m.obj(m.static("code"), m.f["PyCodeObject.co_code_adaptive"] + 16)
+    code = m.obj(m.static("code"), m.f["PyCodeObject.co_code_adaptive"] + CODE_UNITS)
     m.field(code, "PyCodeObject.co_nlocalsplus", "i", 1 << 20)
     m.field(f, "_PyInterpreterFrame.f_code", "Q", code)
     assert list(ask("locals", str(f))) == ["error"]
@@ -247,9 +254,9 @@ def test_hostile_names_and_values_escaped():
     p = Process()
     m = p.m
     evil = "\x1b]0;pwned\x07\nfake: line\u202e"
-    cls = m.typ("Evil\x1b[31m\n", HEAPTYPE, dictoffset=16)
+    cls = m.typ("Evil\x1b[31m\n", HEAPTYPE, dictoffset=DICTOFFSET)
     obj = m.obj(cls)
-    m.put(obj + 16, "Q", m.dict([(m.str(evil), m.str(evil))]))
+    m.put(obj + DICTOFFSET, "Q", m.dict([(m.str(evil), m.str(evil))]))
     f = p.frame([(evil, obj), ("d", m.dict([(m.str(evil), m.int(1))]))])
     w = p.walker()
     d = dap.frame_locals(w, f)
