@@ -61,6 +61,9 @@ func SystemPython() (string, error) {
 // Reader chooses the reader for t: ReaderGDB or ReaderDirect (auto is
 // direct for a live process without --native).
 func (t *Target) Reader(opts Options) (string, error) {
+	if opts.NoBlock && (t.PID == 0 || opts.Native || opts.Reader == ReaderGDB) {
+		return "", t.fail(KindReader, fmt.Errorf("%s: --no-block reads a live process's Python stacks with the direct reader only (not a core, not --native, not --reader gdb)", t.name()))
+	}
 	switch opts.Reader {
 	case "", ReaderAuto:
 		if t.PID != 0 && !opts.Native {
@@ -99,19 +102,29 @@ type Proc interface {
 // Timings is how long each step of a dump took, for -v.
 type Timings struct {
 	Resolve  time.Duration // the interpreter, _PyRuntime's address
-	Stop     time.Duration // every thread stopped (direct)
-	Threads  int           // threads stopped
 	Start    time.Duration // python3 started and the walker loaded (direct)
-	Walk     time.Duration // stacks read while the process was stopped (direct)
-	Held     time.Duration // the process stopped in all (direct)
-	Rest     time.Duration // after it was resumed: source lines, output
+	Prewalk  time.Duration // the running process walked, for its pages (direct)
+	Stops    int           // times the process was stopped (direct)
+	Threads  int           // threads stopped, the last time (direct)
+	Stop     time.Duration // every thread stopped, in all stops (direct)
+	Held     time.Duration // the process stopped, in all (direct)
+	Longest  time.Duration // the longest of those stops (direct)
+	Walk     time.Duration // from the first resume to the walker's end (direct)
+	Rest     time.Duration // after the walker ended: its output read
 	Debugger time.Duration // gdb, from start to end (gdb)
 }
 
-// readDirect stops t's process, runs the walker in a system python3 over
-// /proc/PID/mem and returns the JSON it wrote to output. The process is
-// resumed once its stacks are read, and whatever happens (an error, a
-// timeout, ctx cancelled by SIGINT or SIGTERM).
+// maxStops bounds the stops one direct reader may ask for: the walker's
+// own bound (pyattach_proc.STOPS) and its last, whole-walk stop.
+const maxStops = 4
+
+// readDirect runs the walker in a system python3 over /proc/PID/mem
+// and returns the JSON it wrote to output. The walker asks for the
+// process to be stopped ("stop") while it copies the pages its stacks
+// live in, and resumed ("detach"), at most maxStops times; with
+// opts.NoBlock it is never stopped, whatever the walker asks. The
+// process is resumed whatever happens (an error, a timeout, ctx
+// cancelled by SIGINT or SIGTERM).
 func (t *Target) readDirect(ctx context.Context, opts Options, svc *Services, runtime, asyncio uint64, wdir, output string, tm *Timings) ([]byte, error) {
 	python, err := svc.Python()
 	if err != nil {
@@ -120,7 +133,7 @@ func (t *Target) readDirect(ctx context.Context, opts Options, svc *Services, ru
 	cfg, err := json.Marshal(map[string]any{
 		"pid": t.PID, "runtime": runtime, "version": t.Res.Python.Version, "flags": t.Res.Python.ABIFlags,
 		"output": output, "source": !opts.JSON, "locals": opts.Locals, "max_frames": opts.MaxFrames,
-		"max_reads": opts.MaxReads, "timeout": opts.Timeout.Seconds(),
+		"max_reads": opts.MaxReads, "timeout": opts.Timeout.Seconds(), "block": !opts.NoBlock,
 		"tasks": opts.Tasks, "asyncio_debug": asyncio, "max_tasks": opts.MaxTasks,
 	})
 	if err != nil {
@@ -132,8 +145,7 @@ func (t *Target) readDirect(ctx context.Context, opts Options, svc *Services, ru
 	}
 	defer cancel()
 
-	// python3 starts and loads the walker before the process is stopped:
-	// it is held only while its stacks are read.
+	// python3 starts and loads the walker before anything is stopped.
 	t1 := time.Now()
 	cmd, err := svc.StartReader(python, "-I", "-S", filepath.Join(wdir, ProcModule), string(cfg))
 	if err != nil {
@@ -155,14 +167,19 @@ func (t *Target) readDirect(ctx context.Context, opts Options, svc *Services, ru
 		}
 	}()
 	var (
-		s     *ptrace.Stopped
-		t0    time.Time
-		tWalk time.Time
+		s                  *ptrace.Stopped
+		tGo, tStop, tFirst time.Time
 	)
 	let := func() {
-		if s != nil && tm.Held == 0 {
+		if s != nil {
 			s.Resume()
-			tm.Held = time.Since(t0)
+			s = nil
+			held := time.Since(tStop)
+			tm.Held += held
+			tm.Longest = max(tm.Longest, held)
+			if tFirst.IsZero() {
+				tFirst = time.Now()
+			}
 		}
 	}
 	defer let()
@@ -170,6 +187,10 @@ func (t *Target) readDirect(ctx context.Context, opts Options, svc *Services, ru
 		cmd.Kill()
 		let()
 		cmd.Wait()
+	}
+	protocol := func(l string) ([]byte, error) {
+		quit()
+		return nil, t.fail(KindNoStacks, fmt.Errorf("%s: the direct reader (%s) said %q out of turn", t.name(), python, l))
 	}
 loop:
 	for {
@@ -179,11 +200,18 @@ loop:
 				break loop
 			}
 			switch {
-			case l == "ready" && s == nil:
+			case l == "ready" && tGo.IsZero():
 				tm.Start = time.Since(t1)
-				t0 = time.Now()
+				tGo = time.Now()
+				io.WriteString(stdin, "go\n")
+			case l == "stop" && s == nil && !tGo.IsZero() && !opts.NoBlock && tm.Stops < maxStops:
+				if tm.Stops == 0 {
+					tm.Prewalk = time.Since(tGo)
+				}
+				tStop = time.Now()
 				s, err = ptrace.Stop(gctx, t.procRoot, t.PID)
 				if err != nil {
+					s = nil
 					quit()
 					if ctx.Err() != nil {
 						return nil, ctx.Err()
@@ -193,13 +221,15 @@ loop:
 					}
 					return nil, err
 				}
-				tWalk = time.Now()
-				tm.Stop, tm.Threads = tWalk.Sub(t0), s.Threads()
-				io.WriteString(stdin, "go\n")
+				tm.Stops++
+				tm.Stop += time.Since(tStop)
+				tm.Threads = s.Threads()
+				io.WriteString(stdin, "stopped\n")
 			case l == "detach" && s != nil:
-				tm.Walk = time.Since(tWalk)
 				let()
-				io.WriteString(stdin, "\n")
+				io.WriteString(stdin, "resumed\n")
+			default:
+				return protocol(l)
 			}
 		case <-gctx.Done():
 			quit()
@@ -209,13 +239,13 @@ loop:
 			return nil, t.fail(KindTimeout, fmt.Errorf("%s: the reader did not finish within %v; it was stopped (the process is not left stopped)", t.name(), GDBGrace(opts.Timeout)))
 		}
 	}
-	if s == nil {
-		tWalk = time.Now()
-	}
-	if tm.Walk == 0 {
-		tm.Walk = time.Since(tWalk)
-	}
 	let()
+	switch {
+	case !tFirst.IsZero():
+		tm.Walk = time.Since(tFirst)
+	case !tGo.IsZero():
+		tm.Walk = time.Since(tGo)
+	}
 	t2 := time.Now()
 	runErr := cmd.Wait()
 	stdin.Close()
