@@ -39,8 +39,10 @@ its stacks live in are copied, not while they are walked:
 Without block (--no-block) the process is never stopped. Each thread's
 stack is read, and then every page it was read from is read again: when
 a byte the walk used has changed, the stack may never have existed as
-read, and it is read again, at most TRIES times. A thread whose stack
-never settles is marked ("unsettled") and its frames are not given.
+read, and it is read again, at most TRIES times, until nothing it used
+changed or two reads in a row give the same stack. A thread whose stack
+never settles is marked ("unsettled") and its frames are not given. The
+asyncio tasks (tasks) are read the same way, as one.
 
 pyattach starts this before anything is stopped: it says "ready" on
 stdout once the walker is loaded and waits for "go" on stdin (anything
@@ -188,6 +190,18 @@ class Pages(object):
         return True
 
 
+def _same(a, b):
+    """Whether two reads of a thread (read_thread's tuple: its frames'
+    dicts, exception and flags) or of the tasks (as tasks_json gives
+    them) gave the same."""
+    if isinstance(a, tuple) and isinstance(b, tuple):
+        return a[1:] == b[1:]
+    try:
+        return walk.tasks_json(a) == walk.tasks_json(b)
+    except walk.WalkError:
+        return False
+
+
 def _say(line):
     sys.stdout.write(line + "\n")
     sys.stdout.flush()
@@ -320,11 +334,15 @@ class _Reader(object):
         pages = Pages(self.fd)
 
         def settle(read):
+            last = None
             for _ in range(TRIES):
                 pages.record()
                 got = read()
-                if pages.settled():
+                # Settled: nothing read changed meanwhile, or this read
+                # gave what the one before it did.
+                if pages.settled() or last is not None and _same(got, last):
                     return got, None
+                last = got
             return None, TRIES
 
         return self.walk(pages, self.budget(), source=self.cfg["source"], settle=settle)
