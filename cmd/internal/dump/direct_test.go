@@ -3,10 +3,12 @@ package dump
 import (
 	"errors"
 	"fmt"
-	"github.com/pyattach/pyattach/detect/testenv"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+
+	"github.com/pyattach/pyattach/detect/testenv"
 
 	"github.com/pyattach/pyattach/cmd/internal/ptrace"
 )
@@ -37,6 +39,23 @@ func TestReader(t *testing.T) {
 		var e *Error
 		if got != c.want || (c.kind != 0) != (err != nil) || err != nil && (!errors.As(err, &e) || e.Kind != c.kind) {
 			t.Errorf("reader %q (pid %d, native %v) = %q, %v; want %q, kind %d", c.reader, c.t.PID, c.native, got, err, c.want, c.kind)
+		}
+	}
+	for _, c := range []struct {
+		t      *Target
+		opts   Options
+		reader string
+	}{
+		{live, Options{NoBlock: true}, ReaderDirect},
+		{live, Options{NoBlock: true, Reader: ReaderDirect}, ReaderDirect},
+		{live, Options{NoBlock: true, Reader: ReaderGDB}, ""},
+		{live, Options{NoBlock: true, Native: true}, ""},
+		{core, Options{NoBlock: true}, ""},
+	} {
+		got, err := c.t.Reader(c.opts)
+		var e *Error
+		if got != c.reader || c.reader == "" && (!errors.As(err, &e) || e.Kind != KindReader || !strings.Contains(err.Error(), "--no-block")) {
+			t.Errorf("--no-block %+v (pid %d) = %q, %v; want %q", c.opts, c.t.PID, got, err, c.reader)
 		}
 	}
 	if !fallback(fmt.Errorf("x: %w", ErrNoSystemPython)) || !fallback(&ptrace.Error{PID: 1, Err: errors.New("EPERM")}) || fallback(errors.New("other")) {
