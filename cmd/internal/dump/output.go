@@ -241,6 +241,13 @@ type Walker struct {
 		// the pages it copied while it was stopped.
 		Stops int `json:"stops"`
 		Pages int `json:"pages"`
+		// Walks is how many times the stacks were walked (direct);
+		// CopySeconds and ViewsSeconds the time spent, while the process
+		// was stopped, copying pages and reading the threads' system
+		// calls.
+		Walks        int     `json:"walks"`
+		CopySeconds  float64 `json:"copy_seconds"`
+		ViewsSeconds float64 `json:"views_seconds"`
 	} `json:"cost"`
 	Threads []WalkerThread `json:"threads"`
 	// The asyncio tasks (dump with tasks), and the walker's text of them.

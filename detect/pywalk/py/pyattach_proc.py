@@ -30,7 +30,10 @@ its stacks live in are copied, not while they are walked:
     pages, reads each thread's system call from /proc, and lets it go
     ("detach"; pyattach answers "resumed").
  3. It walks the copy: every stack it prints was in the process's
-    memory at that one instant. A page the walk needs that was not
+    memory at that one instant. When every byte the pre-walk read is
+    the same in the copy (and every thread was in the same system call),
+    the pre-walk's stacks are those of the copy and are given instead:
+    a process that waits costs one walk. A page the walk needs that was not
     copied (the stacks changed between the pre-walk and the stop) is
     read from the running process and noted; the stop is then made
     again with those pages too, at most STOPS times. Past that, the
@@ -172,11 +175,17 @@ class Pages(object):
     def settled(self):
         """Whether every byte read since record() still holds what was
         read: the pages are read again and the reads compared."""
-        fresh = read_pages(self.fd, list(self.pages))
+        return self.holds(read_pages(self.fd, list(self.pages)))
+
+    def holds(self, fresh):
+        """Whether every byte read since record() is the same in fresh
+        ({page: bytes}, read later); ends the record."""
         changed = set(n for n, b in self.pages.items() if fresh.get(n) != b)
         ranges, self.ranges = self.ranges, None
         if not changed:
             return True
+        if ranges is None:
+            return False
         old = Pages(self.fd, self.pages)
         new = Pages(self.fd, fresh)
         for addr, size in ranges:
@@ -249,6 +258,7 @@ class _Reader(object):
         self.stops = 0
         self.copied = 0
         self.spent = []
+        self.copy_time = self.views_time = 0.0
         self.start = time.monotonic()
 
     def budget(self):
@@ -263,7 +273,8 @@ class _Reader(object):
 
     def cost(self):
         """What the dump cost beyond its last walk's reads."""
-        return {"stops": self.stops, "pages": self.copied,
+        return {"stops": self.stops, "pages": self.copied, "walks": len(self.spent),
+                "copy_seconds": self.copy_time, "views_seconds": self.views_time,
                 "seconds": time.monotonic() - self.start}
 
     def walk(self, pages, budget, kernel=None, source=False, settle=None, detach=None):
@@ -286,27 +297,44 @@ class _Reader(object):
         pyattach holds the process stopped."""
         _ask("stop", "stopped")
         self.stops += 1
+        t0 = time.monotonic()
         try:
             snap = read_pages(self.fd, numbers)
-            kernel = {}
-            for ot in self.threads:
-                kernel[ot.tid] = walk.kernel_view(self.pid, ot.tid)
+            t1 = time.monotonic()
+            kernel = self.kernel_views()
         finally:
+            t2 = time.monotonic()
             _ask("detach", "resumed")
+        self.copy_time += t1 - t0
+        self.views_time += t2 - t1
         self.copied += len(snap)
         return snap, kernel
+
+    def kernel_views(self):
+        """Each thread's system call, from /proc."""
+        return dict((ot.tid, walk.kernel_view(self.pid, ot.tid)) for ot in self.threads)
 
     def blocking(self):
         # 1. The pre-walk, of the running process.
         pre = Pages(self.fd)
+        pre.record()
+        views = self.kernel_views()
         try:
-            self.walk(pre, self.budget(), kernel={})
+            first = self.walk(pre, self.budget(), kernel=views)
         except walk.WalkError:
-            pass
+            first = None
         want = set(pre.pages)
         while self.stops < STOPS:
             # 2. The copy, 3. its walk.
             snap, kernel = self.stopped_copy(want)
+            if first is not None and not first[1] and kernel == views and pre.holds(snap):
+                # Every byte the pre-walk read was the same in the copy (and
+                # every thread in the same system call): a walk of the copy
+                # would read the same and give the same.
+                if self.cfg["source"]:
+                    walk.add_sources(first[0], walk.process_files(self.pid, True))
+                return first
+            first = None
             pages = Pages(self.fd, snap)
             got = self.walk(pages, self.budget(), kernel=kernel, source=self.cfg["source"])
             if not pages.missed:
@@ -322,7 +350,7 @@ class _Reader(object):
                 held.pop()
                 _ask("detach", "resumed")
         try:
-            kernel = dict((ot.tid, walk.kernel_view(self.pid, ot.tid)) for ot in self.threads)
+            kernel = self.kernel_views()
             pages = Pages(self.fd)
             got = self.walk(pages, self.budget(), kernel=kernel, source=self.cfg["source"], detach=detach)
         finally:

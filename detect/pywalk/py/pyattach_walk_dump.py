@@ -112,7 +112,6 @@ def dump_threads(w, pid, threads, states, live, files, source=False, with_locals
     no frames."""
     infos = known_thread_infos(w)
     result = []
-    pending = []
     done = 0
     for ot in threads:
         t = states.get(ot.native_tid)
@@ -132,8 +131,6 @@ def dump_threads(w, pid, threads, states, live, files, source=False, with_locals
             else:
                 frames, entry["frames"], exc, flags = got
                 entry.update(flags)
-        if source:
-            pending.extend(zip(entry["frames"], frames))
         entry["exception"] = exc
         if native is not None:
             entry["native"] = native(ot)
@@ -162,15 +159,28 @@ def dump_threads(w, pid, threads, states, live, files, source=False, with_locals
     why = w.stopped()
     if why:
         why = "%s; stacks of %s of %s threads read" % (why, thousands(done), thousands(len(threads)))
-    if (pending or tl is not None and source) and detach is not None:
+    if source and (tl is not None or any(e["frames"] for e in result)) and detach is not None:
         detach()
-    for d, fr in pending:
-        d["source"] = source_line(fr.filename, fr.lineno, files)
+    if source:
+        add_sources(result, files)
     if tl is not None:
         extra = tasks_json(tl, tid_of)
         extra["tasks_text"] = format_tasks(tl, files, with_source=source, source_line=source_line, tid_of=tid_of)
         return result, why, extra
     return result, why
+
+
+def add_sources(entries, files):
+    """Gives each frame of entries (dump_threads' entries) its source
+    line, read from files (SourceFiles). A deep stack runs the same
+    lines again and again: each is read once."""
+    lines = {}
+    for entry in entries:
+        for d in entry["frames"]:
+            key = (d["file"], d["line"])
+            if key not in lines:
+                lines[key] = source_line(d["file"], d["line"], files)
+            d["source"] = lines[key]
 
 
 def write_dump(path, budget, run, errors=(), extra=None):
