@@ -28,6 +28,8 @@ import (
 type DumpCmd struct {
 	Target   string `arg:"" optional:"" help:"The PID of a Python process (a venv's python too) or a core file (compressed too: zstd, lz4, xz, gzip)."`
 	Coredump string `placeholder:"PID|latest" help:"Dump the core systemd-coredump stored for process PID (its latest), or the latest core of all, found with coredumpctl, instead of TARGET."`
+	// Subprocesses: dump_subproc.go.
+	Subprocesses bool `help:"Also dump every Python process below the PID (a server's workers, a pool's children, a script's python), one after the other, each under its own header (JSON: an array of one object per process); the PID itself need not be Python."`
 	JSON     bool   `help:"Print one JSON object: pid or core, python.version, threads[] with tid, name, frames[] (function, file, line), innermost first."`
 	Native   bool   `help:"Add each thread's C frames, merged with its Python frames into one stack (JSON: stack[] with kind, function, file, line, pc; native[] as gdb unwound them)."`
 	Verbose  bool   `short:"v" help:"Also print which reader ran, how long each step took, gdb's own messages and what the walk cost (memory reads, seconds), on stderr."`
@@ -50,6 +52,9 @@ const exitPartial = exitError(3)
 // Run dumps every thread's Python stack (cmd/internal/dump, wired to the
 // flags, the environment and the configuration).
 func (c *DumpCmd) Run(g *Globals, app *App, cfg *config.Config) error {
+	if err := c.checkTree(); err != nil {
+		return err
+	}
 	switch {
 	case c.Coredump != "" && c.Target != "":
 		return withHint(errors.New("dump: give a TARGET or --coredump, not both"), "pyattach dump PID, pyattach dump CORE, or pyattach dump --coredump latest")
@@ -79,7 +84,11 @@ func (c *DumpCmd) Run(g *Globals, app *App, cfg *config.Config) error {
 			return bundlePlan(ctx, dbgInferior{Core: core}, o, g, app, cfg)
 		}
 	}
-	err := dump.Run(app.Ctx, opts, svc)
+	run := dump.Run
+	if c.Subprocesses {
+		run = dump.RunTree
+	}
+	err := run(app.Ctx, opts, svc)
 	if errors.Is(err, dump.ErrPartial) {
 		return exitPartial
 	}
