@@ -28,21 +28,22 @@ import (
 type DumpCmd struct {
 	Target   string `arg:"" optional:"" help:"The PID of a Python process (a venv's python too) or a core file (compressed too: zstd, lz4, xz, gzip)."`
 	Coredump string `placeholder:"PID|latest" help:"Dump the core systemd-coredump stored for process PID (its latest), or the latest core of all, found with coredumpctl, instead of TARGET."`
-	// Subprocesses: dump_subproc.go.
-	Subprocesses bool   `help:"Also dump every Python process below the PID (a server's workers, a pool's children, a script's python), one after the other, each under its own header (JSON: an array of one object per process); the PID itself need not be Python."`
-	JSON         bool   `help:"Print one JSON object: pid or core, python.version, threads[] with tid, name, frames[] (function, file, line), innermost first."`
-	Native       bool   `help:"Add each thread's C frames, merged with its Python frames into one stack (JSON: stack[] with kind, function, file, line, pc; native[] as gdb unwound them)."`
-	Verbose      bool   `short:"v" help:"Also print which reader ran, how long each step took, gdb's own messages and what the walk cost (memory reads, seconds), on stderr."`
-	Reader       string `default:"auto" enum:"auto,gdb,direct" help:"How the process's memory is read: direct (stop it with ptrace, a system python3 reads /proc/PID/mem; live processes without --native), gdb (gdb in batch mode), auto (direct when it can run, else gdb)."`
-	Locals       bool   `help:"Add each frame's local variables, as repr() shows them, bounded (JSON: locals, an object of name -> repr)."`
-	Tasks        bool   `help:"Add the asyncio tasks (Python 3.11-3.15): each task's name, state, coroutine stack, what it awaits and which tasks await it, as a tree; cycles reported (JSON: tasks[] with id, name, state, frames, awaiting, awaited_by)."`
-	MaxTasks     uint   `name:"max-tasks" default:"1000" placeholder:"N" help:"With --tasks, show at most N tasks and count the rest (0: all)."`
+	JSON     bool   `help:"Print one JSON object: pid or core, python.version, threads[] with tid, name, frames[] (function, file, line), innermost first."`
+	Native   bool   `help:"Add each thread's C frames, merged with its Python frames into one stack (JSON: stack[] with kind, function, file, line, pc; native[] as gdb unwound them)."`
+	Verbose  bool   `short:"v" help:"Also print which reader ran, how long each step took, gdb's own messages and what the walk cost (memory reads, seconds), on stderr."`
+	Reader   string `default:"auto" enum:"auto,gdb,direct" help:"How the process's memory is read: direct (stop it with ptrace, a system python3 reads /proc/PID/mem; live processes without --native), gdb (gdb in batch mode), auto (direct when it can run, else gdb)."`
+	Locals   bool   `help:"Add each frame's local variables, as repr() shows them, bounded (JSON: locals, an object of name -> repr)."`
+	Tasks    bool   `help:"Add the asyncio tasks (Python 3.11-3.15): each task's name, state, coroutine stack, what it awaits and which tasks await it, as a tree; cycles reported (JSON: tasks[] with id, name, state, frames, awaiting, awaited_by)."`
+	MaxTasks uint   `name:"max-tasks" default:"1000" placeholder:"N" help:"With --tasks, show at most N tasks and count the rest (0: all)."`
 	// The walk's bounds; the defaults are the walker's (MAX_FRAMES in
 	// pyattach_walk_frames.py, MAX_READS and TIMEOUT in
 	// pyattach_walk_memory.py).
 	MaxFrames uint          `name:"max-frames" default:"4096" placeholder:"N" help:"Of a stack deeper than N frames, show the innermost and the outermost halves and count the frames between (0: all)."`
 	MaxReads  uint          `name:"max-reads" default:"500000" placeholder:"N" help:"Stop the walk after N memory reads (0: no limit); the output is then partial and the exit code 3."`
 	Timeout   time.Duration `default:"20s" help:"Stop the walk after this long (0: no limit); the output is then partial and the exit code 3."`
+
+	// Subprocesses: dump_subproc.go.
+	Subprocesses bool `help:"Also dump every Python process below the PID (a server's workers, a pool's children, a script's python), one after the other, each under its own header (JSON: an array of one object per process); the PID itself need not be Python."`
 }
 
 // exitPartial is dump's exit code when its walk stopped at its budget
