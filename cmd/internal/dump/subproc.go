@@ -138,7 +138,10 @@ func RunTree(ctx context.Context, opts Options, svc *Services) error {
 	case topErr != nil:
 		return topErr
 	case dumped == 0 && firstErr != nil:
-		return fmt.Errorf("dump --subprocesses %d: none of the %d Python processes could be read; the first: %w", pid, failed, firstErr)
+		return fmt.Errorf("dump --subprocesses %d: no Python process could be read (%d tried); the first: %w", pid, failed, firstErr)
+	case dumped == 0 && len(below) == 0:
+		return &Error{Kind: KindNotPython, PID: pid, Err: fmt.Errorf("dump --subprocesses %d: process %d (%s) is not Python and has no child process",
+			pid, pid, safetext.Escape(top.Comm))}
 	case dumped == 0:
 		return &Error{Kind: KindNotPython, PID: pid, Err: fmt.Errorf("dump --subprocesses %d: neither process %d (%s) nor any of the %d processes below it runs Python",
 			pid, pid, safetext.Escape(top.Comm), len(below))}
