@@ -120,7 +120,11 @@ func RunTree(ctx context.Context, opts Options, svc *Services) error {
 			if firstErr == nil {
 				firstErr = err
 			}
-			fmt.Fprintf(svc.Stderr, "pyattach: warning: process %d not read: %s\n", d.PID, err)
+			why := err.Error()
+			if e := (*Error)(nil); errors.As(err, &e) && e.Tracer != "" {
+				why += " (it is traced already, by " + e.Tracer + ")"
+			}
+			fmt.Fprintf(svc.Stderr, "pyattach: warning: process %d not read: %s\n", d.PID, why)
 			continue
 		}
 		partial = partial || errors.Is(err, ErrPartial)
