@@ -195,7 +195,11 @@ func runOne(ctx context.Context, opts Options, svc *Services, tp *TreeProcess) t
 	r := treeRun{err: Run(ctx, o, &s)}
 	if (r.err == nil || errors.Is(r.err, ErrPartial)) && res != nil {
 		var b bytes.Buffer
-		if err := svc.WriteJSON(&b, TreeOutput{Output: *res, PPID: tp.PPID, Cmdline: tp.Cmdline}); err != nil {
+		args := tp.Cmdline
+		if args == nil {
+			args = []string{}
+		}
+		if err := svc.WriteJSON(&b, TreeOutput{Output: *res, PPID: tp.PPID, Cmdline: args}); err != nil {
 			r.err = fmt.Errorf("dump %d: %w", tp.PID, err)
 		}
 		r.json = b.Bytes()
