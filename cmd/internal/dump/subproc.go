@@ -80,6 +80,9 @@ func RunTree(ctx context.Context, opts Options, svc *Services) error {
 	if err != nil {
 		return fmt.Errorf("dump %d: %w", pid, err)
 	}
+	if opts.Verbose {
+		fmt.Fprintf(svc.Stderr, "pyattach: %d processes below process %d; dumping the Python ones one after the other\n", len(below), pid)
+	}
 	var (
 		items            [][]byte // --json: each process's object
 		dumped, failed   int
@@ -138,6 +141,11 @@ func RunTree(ctx context.Context, opts Options, svc *Services) error {
 		}
 		dumped++
 	}
+	if opts.JSON && dumped > 0 {
+		if err := writeArray(svc.Stdout, items); err != nil {
+			return err
+		}
+	}
 	switch {
 	case topErr != nil:
 		return topErr
@@ -149,11 +157,6 @@ func RunTree(ctx context.Context, opts Options, svc *Services) error {
 	case dumped == 0:
 		return &Error{Kind: KindNotPython, PID: pid, Err: fmt.Errorf("dump --subprocesses %d: neither process %d (%s) nor any of the %d processes below it runs Python",
 			pid, pid, safetext.Escape(top.Comm), len(below))}
-	}
-	if opts.JSON {
-		if err := writeArray(svc.Stdout, items); err != nil {
-			return err
-		}
 	}
 	if partial {
 		return ErrPartial
@@ -185,11 +188,14 @@ func runOne(ctx context.Context, opts Options, svc *Services, tp *TreeProcess) t
 	var res *Output
 	s.Stdout, s.Stderr, s.Process = &out, &stderr, tp
 	s.WriteJSON = func(_ io.Writer, v any) error {
-		r, ok := v.(Output)
-		if !ok {
+		switch r := v.(type) {
+		case Output:
+			res = &r
+		case *Output:
+			res = r
+		default:
 			return fmt.Errorf("dump: %T is not a dump's output", v)
 		}
-		res = &r
 		return nil
 	}
 	r := treeRun{err: Run(ctx, o, &s)}
