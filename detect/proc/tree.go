@@ -98,8 +98,9 @@ func ParseChildren(b []byte) ([]int, error) {
 // lists in PID/task/TID/children where the kernel has these files
 // (CONFIG_PROC_CHILDREN); else the parent of every process is read from
 // PID/stat. A process that exits while the tree is read is left out, or
-// kept with Start 0 when its parent named it; a pid that does not exist
-// gives ErrNoProcess.
+// kept with Start 0 when its parent named it; one whose children may not
+// be read is kept, without them; a pid that does not exist gives
+// ErrNoProcess.
 func (p *Proc) Tree(pid int) ([]Descendant, error) {
 	if _, err := p.StatInfo(pid); err != nil {
 		return nil, err
@@ -124,7 +125,8 @@ func (p *Proc) Tree(pid int) ([]Descendant, error) {
 	var walk func(parent, depth int) error
 	walk = func(parent, depth int) error {
 		kids, err := children(parent)
-		if errors.Is(err, ErrNoProcess) {
+		if errors.Is(err, ErrNoProcess) || errors.Is(err, ErrPermission) {
+			// Gone, or its children may not be looked at: none known.
 			return nil
 		}
 		if err != nil {
