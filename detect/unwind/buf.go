@@ -294,4 +294,3 @@ func fixedSize(enc uint8, ptrSize int) int {
 	}
 	return 0
 }
-

@@ -15,6 +15,9 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/pyattach/pyattach/detect/core"
+	"github.com/pyattach/pyattach/detect/unwind"
 )
 
 // maxStopRounds bounds how often /proc/PID/task is listed again while
@@ -253,6 +256,24 @@ func GetRegSet(t, typ int, buf []byte) ([]byte, error) {
 		return nil, fmt.Errorf("thread %d: register set %#x: %w", t, typ, e)
 	}
 	return buf[:iov.Len], nil
+}
+
+// GetGRegs reads the general registers of the held thread t
+// (NT_PRSTATUS: struct user_regs_struct on x86-64, struct user_pt_regs
+// on AArch64). Call it inside Do.
+func GetGRegs(t int) ([]byte, error) {
+	size := unwind.PRStatusSize(unwind.HostArch())
+	if size == 0 {
+		return nil, fmt.Errorf("thread %d: registers of %s: %w", t, runtime.GOARCH, errors.ErrUnsupported)
+	}
+	b, err := GetRegSet(t, core.NTPRStatus, make([]byte, size))
+	if err != nil {
+		return nil, err
+	}
+	if len(b) != size {
+		return nil, fmt.Errorf("thread %d: %d bytes of registers, want %d", t, len(b), size)
+	}
+	return b, nil
 }
 
 // GetSigInfo reads the siginfo of the signal the held thread t stopped

@@ -35,3 +35,6 @@ func GetRegSet(t, typ int, buf []byte) ([]byte, error) { return nil, errors.ErrU
 
 // GetSigInfo fails: PTRACE_GETSIGINFO is Linux's.
 func GetSigInfo(t int) ([]byte, error) { return nil, errors.ErrUnsupported }
+
+// GetGRegs fails: PTRACE_GETREGSET is Linux's.
+func GetGRegs(t int) ([]byte, error) { return nil, errors.ErrUnsupported }

@@ -1,0 +1,134 @@
+package ptrace
+
+import (
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/pyattach/pyattach/detect/proc"
+	"github.com/pyattach/pyattach/detect/unwind"
+)
+
+// DefaultStackLimit is how many bytes of each thread's stack Capture
+// reads above its stack pointer unless told otherwise.
+const DefaultStackLimit = 256 << 10
+
+// redZone is the bytes below the stack pointer a leaf function may use
+// without moving it (the x86-64 ABI's red zone; AArch64 has none).
+func redZone(a unwind.Arch) uint64 {
+	if a == unwind.AMD64 {
+		return 128
+	}
+	return 0
+}
+
+// ThreadRegs is one held thread's general registers.
+type ThreadRegs struct {
+	Tid int
+	// Raw is the NT_PRSTATUS register set as the kernel gives it
+	// (struct user_regs_struct, struct user_pt_regs).
+	Raw []byte
+	// Regs is Raw by DWARF register number.
+	Regs unwind.Regs
+}
+
+// ThreadStack is one held thread's registers and the stack bytes
+// captured from its stack pointer up.
+type ThreadStack struct {
+	ThreadRegs
+	// Stack holds the bytes [Addr, Addr+len(Data)): from the stack
+	// pointer less the red zone (not below the start of its mapping) to
+	// the stack pointer plus the limit or the end of the mapping holding
+	// it, whichever is lower; Truncated when the limit cut it. A walk
+	// that reads past a truncated capture ends with unwind.EndTruncated.
+	Stack unwind.Stack
+	// Err says why no stack bytes were read (the stack pointer in no
+	// mapping, a failed read); the registers are still good.
+	Err error
+}
+
+// Registers reads every held thread's general registers, the
+// process's main thread first (Tids' order).
+func (s *Stopped) Registers() ([]ThreadRegs, error) {
+	var (
+		out []ThreadRegs
+		err error
+	)
+	s.Do(func() {
+		for _, tid := range s.Tids() {
+			var raw []byte
+			if raw, err = GetGRegs(tid); err != nil {
+				return
+			}
+			t := ThreadRegs{Tid: tid, Raw: raw}
+			if t.Regs, err = unwind.ParsePRStatus(unwind.HostArch(), raw); err != nil {
+				err = fmt.Errorf("thread %d: %w", tid, err)
+				return
+			}
+			out = append(out, t)
+		}
+	})
+	return out, err
+}
+
+// Capture reads every held thread's registers and stack bytes (at most
+// limit above each stack pointer; DefaultStackLimit when limit <= 0)
+// through mem, the process's memory (/proc/PID/mem: ReadAt's offset is
+// the address), and maps, its mappings. The process may be resumed as
+// soon as it returns: what the walk needs is in the result.
+func (s *Stopped) Capture(mem io.ReaderAt, maps []proc.Mapping, limit int) ([]ThreadStack, error) {
+	regs, err := s.Registers()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]ThreadStack, len(regs))
+	for i, r := range regs {
+		out[i].ThreadRegs = r
+		out[i].Stack, out[i].Err = ReadStack(mem, maps, r.Regs.Arch, r.Regs.SP(), limit)
+	}
+	return out, nil
+}
+
+// ErrNoStackMapping means a stack pointer lies in no mapping.
+var ErrNoStackMapping = errors.New("stack pointer in no mapping")
+
+// ReadStack reads the stack bytes of a thread whose stack pointer is sp
+// (see ThreadStack.Stack) through mem.
+func ReadStack(mem io.ReaderAt, maps []proc.Mapping, arch unwind.Arch, sp uint64, limit int) (unwind.Stack, error) {
+	if limit <= 0 {
+		limit = DefaultStackLimit
+	}
+	var m *proc.Mapping
+	for i := range maps {
+		if sp >= maps[i].Start && sp < maps[i].End {
+			m = &maps[i]
+			break
+		}
+	}
+	if m == nil {
+		return unwind.Stack{}, fmt.Errorf("stack pointer %#x: %w", sp, ErrNoStackMapping)
+	}
+	lo := sp - min(redZone(arch), sp-m.Start)
+	hi := m.End
+	truncated := false
+	if m.End-sp > uint64(limit) {
+		hi, truncated = sp+uint64(limit), true
+	}
+	if lo >= 1<<63 || hi > 1<<63 {
+		return unwind.Stack{}, fmt.Errorf("stack pointer %#x: address out of range", sp)
+	}
+	b := make([]byte, hi-lo)
+	n, err := mem.ReadAt(b, int64(lo))
+	if n < len(b) {
+		// What was read before a fault still serves: the walk ends
+		// where it runs out, as if truncated.
+		if n == 0 {
+			if err == nil {
+				err = io.ErrUnexpectedEOF
+			}
+			return unwind.Stack{}, fmt.Errorf("stack at %#x: %w", lo, err)
+		}
+		b, truncated = b[:n], true
+	}
+	return unwind.Stack{Addr: lo, Data: b, Truncated: truncated}, nil
+}

@@ -1,0 +1,222 @@
+//go:build linux
+
+package ptrace_test
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/pyattach/pyattach/cmd/internal/ptrace"
+	"github.com/pyattach/pyattach/detect/nativesym"
+	"github.com/pyattach/pyattach/detect/proc"
+	"github.com/pyattach/pyattach/detect/testenv"
+	"github.com/pyattach/pyattach/detect/unwind"
+)
+
+// threadsApp runs threads that wait in C calls under Python frames:
+// three deep in recursion in time.sleep, one blocked on a lock, one in
+// select, and the main thread in time.sleep.
+const threadsApp = `import sys, threading, time, select
+def rec(n):
+    if n <= 1:
+        time.sleep(100000)
+    else:
+        rec(n-1)
+lock = threading.Lock()
+lock.acquire()
+def locked():
+    lock.acquire()
+def selecting():
+    select.select([], [], [], 100000)
+for d in (5, 20, 60):
+    threading.Thread(target=rec, args=(d,), daemon=True).start()
+threading.Thread(target=locked, daemon=True).start()
+threading.Thread(target=selecting, daemon=True).start()
+print("ready", flush=True)
+rec(10)
+`
+
+// files opens the modules of a live process by their paths (the test's
+// processes share its root).
+type files struct{}
+
+func (files) Open(r nativesym.Region) (nativesym.File, error) { return os.Open(r.Path) }
+
+func (files) OpenDebug(nativesym.Region) (nativesym.File, error) { return nil, nil }
+
+// captured stops pid, captures every thread's registers and stack,
+// resumes it and walks each stack.
+func captured(t *testing.T, pid int) (map[int]unwind.Trace, *unwind.Unwinder) {
+	t.Helper()
+	pr := proc.New("/proc")
+	maps, err := pr.Maps(pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var regions []nativesym.Region
+	for _, m := range maps {
+		if m.Path != "" && !strings.HasPrefix(m.Path, "[") && m.Inode != 0 {
+			regions = append(regions, nativesym.Region{Start: m.Start, End: m.End, Offset: m.Offset, Path: m.Path})
+		}
+	}
+	mem, err := os.Open(fmt.Sprintf("/proc/%d/mem", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mem.Close()
+	ctx, cancel := testenv.Context(t)
+	defer cancel()
+	s, err := ptrace.Stop(ctx, "/proc", pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stacks, err := s.Capture(mem, maps, 0)
+	s.Resume()
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := unwind.New(regions, files{})
+	t.Cleanup(func() { u.Close() })
+	out := map[int]unwind.Trace{}
+	for _, st := range stacks {
+		if st.Err != nil {
+			t.Fatalf("thread %d: %v", st.Tid, st.Err)
+		}
+		stack := st.Stack
+		out[st.Tid] = u.Unwind(st.Regs, &stack)
+	}
+	return out, u
+}
+
+// gdbFrameInfo holds a frame's pc and function name as gdb found them.
+type gdbFrameInfo struct {
+	pc   uint64
+	name string
+}
+
+// gdbWalk prints each thread's real frames (not the inlined functions
+// gdb shows as frames of their own, at the same pc) as "T tid" and
+// "F pc name" lines.
+const gdbWalk = `python
+for th in gdb.selected_inferior().threads():
+    th.switch()
+    print("T %d" % th.ptid[1])
+    f = gdb.newest_frame()
+    while f is not None:
+        if f.type() != gdb.INLINE_FRAME:
+            print("F %d %s" % (f.pc(), f.name() or "??"))
+        f = f.older()
+end
+`
+
+// gdbStacks runs gdb's backtrace of every thread of pid: per thread,
+// the frames' pcs and names. gdb reads .eh_frame (and the modules' own
+// DWARF) but finds no separate debug file; -readnever is not used, as
+// it drops .eh_frame too.
+func gdbStacks(t *testing.T, pid int) map[int][]gdbFrameInfo {
+	t.Helper()
+	gdb := testenv.Need(t, "gdb")
+	script := filepath.Join(t.TempDir(), "walk.gdb")
+	if err := os.WriteFile(script, []byte(gdbWalk), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(gdb, "-nx", "-p", strconv.Itoa(pid), "-batch",
+		"-iex", "set debug-file-directory "+t.TempDir(), "-iex", "set debuginfod enabled off",
+		"-x", script).CombinedOutput()
+	if err != nil {
+		t.Fatalf("gdb: %v\n%s", err, out)
+	}
+	stacks := map[int][]gdbFrameInfo{}
+	tid := 0
+	for _, line := range strings.Split(string(out), "\n") {
+		f := strings.Fields(line)
+		switch {
+		case len(f) == 2 && f[0] == "T":
+			tid, _ = strconv.Atoi(f[1])
+		case len(f) == 3 && f[0] == "F" && tid != 0:
+			pc, err := strconv.ParseUint(f[1], 10, 64)
+			if err != nil {
+				t.Fatalf("gdb: %q: %v", line, err)
+			}
+			stacks[tid] = append(stacks[tid], gdbFrameInfo{pc: pc, name: f[2]})
+		}
+	}
+	if len(stacks) == 0 {
+		t.Fatalf("no stack in gdb's output:\n%s", out)
+	}
+	return stacks
+}
+
+// compareWithGdb checks that every thread's frames are gdb's, return
+// address by return address, to gdb's last frame, through the eval loop
+// and down to the thread's start.
+func compareWithGdb(t *testing.T, pid int, threads int) {
+	t.Helper()
+	ours, _ := captured(t, pid)
+	theirs := gdbStacks(t, pid)
+	if len(ours) != threads || len(theirs) != threads {
+		t.Fatalf("%d threads walked, %d by gdb, want %d", len(ours), len(theirs), threads)
+	}
+	for tid, g := range theirs {
+		tr, ok := ours[tid]
+		if !ok {
+			t.Errorf("thread %d: gdb walked it, we did not", tid)
+			continue
+		}
+		if tr.End != unwind.EndOfStack {
+			t.Errorf("thread %d: walk ended with %v (%v), want the end of the stack", tid, tr.End, tr.Err)
+		}
+		var names []string
+		eval := false
+		for _, f := range g {
+			names = append(names, f.name)
+			eval = eval || strings.HasPrefix(f.name, "_PyEval_EvalFrameDefault")
+		}
+		if !eval {
+			t.Errorf("thread %d: gdb's stack has no eval loop: %v", tid, names)
+		}
+		// gdb stops at main (backtrace past-main is off) and otherwise
+		// where the return address is undefined, as the walk does:
+		// clone3 for a thread (named ?? from libc's dynamic symbols).
+		switch {
+		case tid == pid && names[len(names)-1] != "main" && names[len(names)-1] != "_start":
+			t.Errorf("main thread: gdb's stack ends in %s, not main: %v", names[len(names)-1], names)
+		case tid == pid && len(tr.Frames) < len(g):
+			t.Errorf("main thread: %d frames, gdb %d: %v", len(tr.Frames), len(g), names)
+		case tid != pid && len(tr.Frames) != len(g):
+			t.Errorf("thread %d: %d frames, gdb %d: %v", tid, len(tr.Frames), len(g), names)
+		}
+		for i := range min(len(g), len(tr.Frames)) {
+			if tr.Frames[i].PC != g[i].pc {
+				t.Errorf("thread %d frame %d (%s): pc %#x, gdb %#x", tid, i, g[i].name, tr.Frames[i].PC, g[i].pc)
+				break
+			}
+			if tr.Frames[i].Via == unwind.ViaFramePointer {
+				t.Errorf("thread %d frame %d (%s): found by frame pointer, want call frame information", tid, i, g[i].name)
+			}
+		}
+	}
+}
+
+func startThreads(t *testing.T, exe string) int {
+	pid := testenv.StartPython(t, exe, threadsApp)
+	testenv.WaitSyscall(t, pid, testenv.AllThreads(), append([]string{"futex"}, testenv.TimeSleep...)...)
+	return pid
+}
+
+func TestUnwindMatchesGdbDebian(t *testing.T) {
+	testenv.Short(t, "runs python3.11 and gdb")
+	py := testenv.Debian(t)
+	compareWithGdb(t, startThreads(t, py.Exe), 6)
+}
+
+func TestUnwindMatchesGdbPyenv(t *testing.T) {
+	testenv.Short(t, "runs a pyenv python and gdb")
+	py := testenv.Pyenv(t, "3.11+")
+	compareWithGdb(t, startThreads(t, py.Exe), 6)
+}
