@@ -120,7 +120,7 @@ func TestEhFrameScanAndRows(t *testing.T) {
 		0x4000: {7, 8, rule{}},
 		0x4001: {7, 16, rule{kind: ruleOffset, off: -16}},
 		0x4004: {6, 16, rule{kind: ruleOffset, off: -16}},
-		0x4044: {7, 8, rule{kind: ruleOffset, off: -16}}, // after remember_state
+		0x4044: {7, 8, rule{kind: ruleOffset, off: -16}},  // after remember_state
 		0x4045: {6, 16, rule{kind: ruleOffset, off: -16}}, // restored
 		0x40ff: {6, 16, rule{kind: ruleOffset, off: -16}},
 	}
@@ -261,8 +261,8 @@ func TestSignalCIE(t *testing.T) {
 	c := record(&sec, b.Bytes())
 	var prog enc
 	// CFA = *(rsp + 160) (the saved rsp); rip = *(rsp + 168).
-	prog.u8(cfaDefCFAExpression).uleb(4).u8(opBreg0+7).sleb(160).u8(opDeref)
-	prog.u8(cfaExpression).uleb(16).uleb(3).u8(opBreg0+7).sleb(168)
+	prog.u8(cfaDefCFAExpression).uleb(4).u8(opBreg0 + 7).sleb(160).u8(opDeref)
+	prog.u8(cfaExpression).uleb(16).uleb(3).u8(opBreg0 + 7).sleb(168)
 	off := sec.Len()
 	record(&sec, fdeBody(0, off, c, 0x100, 0x10, prog.Bytes()))
 	s := &cfiSection{name: ".eh_frame", data: sec.Bytes(), eh: true, bo: le, ptrSize: 8, cies: map[int]*cie{}}
