@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -152,16 +153,16 @@ func gdbStacks(t *testing.T, pid int) map[int][]gdbFrameInfo {
 	return stacks
 }
 
-// compareWithGdb checks that every thread's frames are gdb's, return
-// address by return address, to gdb's last frame, through the eval loop
-// and down to the thread's start.
-func compareWithGdb(t *testing.T, pid int, threads int) {
+// matchGdb checks that every thread's frames are gdb's, return address
+// by return address, to gdb's last frame, each found through call
+// frame information, and that each walk reached the stack's end. It
+// returns gdb's frame names per thread.
+func matchGdb(t *testing.T, pid, threads int, ours map[int]unwind.Trace, theirs map[int][]gdbFrameInfo) map[int][]string {
 	t.Helper()
-	ours, _ := captured(t, pid)
-	theirs := gdbStacks(t, pid)
 	if len(ours) != threads || len(theirs) != threads {
 		t.Fatalf("%d threads walked, %d by gdb, want %d", len(ours), len(theirs), threads)
 	}
+	all := map[int][]string{}
 	for tid, g := range theirs {
 		tr, ok := ours[tid]
 		if !ok {
@@ -172,17 +173,14 @@ func compareWithGdb(t *testing.T, pid int, threads int) {
 			t.Errorf("thread %d: walk ended with %v (%v), want the end of the stack", tid, tr.End, tr.Err)
 		}
 		var names []string
-		eval := false
 		for _, f := range g {
 			names = append(names, f.name)
-			eval = eval || strings.HasPrefix(f.name, "_PyEval_EvalFrameDefault")
 		}
-		if !eval {
-			t.Errorf("thread %d: gdb's stack has no eval loop: %v", tid, names)
-		}
-		// gdb stops at main (backtrace past-main is off) and otherwise
-		// where the return address is undefined, as the walk does:
-		// clone3 for a thread (named ?? from libc's dynamic symbols).
+		all[tid] = names
+		// gdb stops at main (backtrace past-main is off) unless it
+		// cannot name it, and otherwise where the return address is
+		// undefined, as the walk does: clone3 for a thread (?? when
+		// named from libc's dynamic symbols).
 		switch {
 		case tid == pid && names[len(names)-1] != "main" && names[len(names)-1] != "_start":
 			t.Errorf("main thread: gdb's stack ends in %s, not main: %v", names[len(names)-1], names)
@@ -200,6 +198,82 @@ func compareWithGdb(t *testing.T, pid int, threads int) {
 				t.Errorf("thread %d frame %d (%s): found by frame pointer, want call frame information", tid, i, g[i].name)
 			}
 		}
+	}
+	return all
+}
+
+// compareWithGdb checks pid's stacks against gdb's (matchGdb), every
+// thread's through the eval loop.
+func compareWithGdb(t *testing.T, pid int, threads int) {
+	t.Helper()
+	ours, _ := captured(t, pid)
+	for tid, names := range matchGdb(t, pid, threads, ours, gdbStacks(t, pid)) {
+		if !slices.ContainsFunc(names, func(n string) bool { return strings.HasPrefix(n, "_PyEval_EvalFrameDefault") }) {
+			t.Errorf("thread %d: gdb's stack has no eval loop: %v", tid, names)
+		}
+	}
+}
+
+// signalApp recurses through functions compiled without frame pointers
+// (some with variable-length arrays, which keep one), raises SIGUSR1 at
+// the bottom and waits in the handler.
+const signalApp = `#include <signal.h>
+#include <unistd.h>
+static void handler(int sig) {
+	(void)sig;
+	write(1, "ready\n", 6);
+	for (;;)
+		pause();
+}
+int deep_b(int n);
+__attribute__((noinline)) int deep_a(int n) {
+	volatile int pad[n % 7 + 1];
+	pad[0] = n;
+	if (n == 0)
+		return raise(SIGUSR1);
+	return deep_b(n - 1) + pad[0];
+}
+__attribute__((noinline)) int deep_b(int n) {
+	volatile int x = n;
+	return deep_a(n) + x;
+}
+int main(int argc, char **argv) {
+	(void)argv;
+	signal(SIGUSR1, handler);
+	return deep_a(argc + 20);
+}
+`
+
+// TestUnwindSignalFrame walks a C program (gcc -O2
+// -fomit-frame-pointer) through its signal handler's frame and the
+// frames the signal interrupted, as gdb does.
+func TestUnwindSignalFrame(t *testing.T) {
+	testenv.Short(t, "compiles a program and runs gdb")
+	dir := t.TempDir()
+	exe := testenv.CC(t, dir, "sig", signalApp, "-O2", "-fomit-frame-pointer", "-g0")
+	cmd := exec.Command(exe)
+	testenv.Start(t, cmd)
+	pid := cmd.Process.Pid
+	testenv.WaitSyscall(t, pid, testenv.AllThreads(), "pause")
+	ours, _ := captured(t, pid)
+	names := matchGdb(t, pid, 1, ours, gdbStacks(t, pid))[pid]
+	tr := ours[pid]
+	var sig, deep int
+	for i, f := range tr.Frames {
+		if f.Signal {
+			sig++
+			if i+1 >= len(tr.Frames) || !tr.Frames[i+1].Exact {
+				t.Errorf("frame %d after the signal frame is not exact", i+1)
+			}
+		}
+	}
+	for _, n := range names {
+		if strings.HasPrefix(n, "deep_") {
+			deep++
+		}
+	}
+	if sig != 1 || deep < 40 {
+		t.Errorf("%d signal frames, %d deep_ frames (gdb: %v)", sig, deep, names)
 	}
 }
 
