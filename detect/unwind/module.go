@@ -14,6 +14,10 @@ import (
 // .debug_frame read: a larger one is not read.
 const maxCFISection = 256 << 20
 
+// exactRead is the largest section read into a buffer of the size the
+// file claims; a larger one grows as its bytes come.
+const exactRead = 16 << 20
+
 // module is the call frame information of one mapped file, read once.
 type module struct {
 	closers []io.Closer
@@ -28,6 +32,49 @@ type module struct {
 	debugDone bool
 	region    nativesym.Region
 	err       error // why the module has no tables
+	// rows caches the row found for a link-time address (nil row: no
+	// FDE covers it), up to maxCachedRows.
+	rows map[uint64]cachedRow
+}
+
+// maxCachedRows bounds the rows one module caches.
+const maxCachedRows = 1 << 16
+
+// cachedRow is what rowAt found for an address.
+type cachedRow struct {
+	r      *row
+	raReg  uint64
+	signal bool
+	err    error
+}
+
+// rowAt is the row for link-time address addr, its CIE's return address
+// column and signal flag; a nil row when no FDE covers addr (err says
+// why when the tables are bad).
+func (m *module) rowAt(files nativesym.Files, addr uint64) cachedRow {
+	if c, ok := m.rows[addr]; ok {
+		return c
+	}
+	var c cachedRow
+	f, sec, err := m.find(files, addr)
+	switch {
+	case f != nil:
+		r, err := execute(sec.name, f, addr)
+		if err != nil {
+			c.err = err
+		} else {
+			c = cachedRow{r: &r, raReg: f.cie.raReg, signal: f.cie.signal}
+		}
+	default:
+		c.err = err
+	}
+	if m.rows == nil {
+		m.rows = map[uint64]cachedRow{}
+	}
+	if len(m.rows) < maxCachedRows {
+		m.rows[addr] = c
+	}
+	return c
 }
 
 func (m *module) close() error {
@@ -115,6 +162,15 @@ func readSection(s *elf.Section) (b []byte, err error) {
 		return nil, corrupt(s.Name, -1, "section of %d bytes is larger than %d", s.Size, maxCFISection)
 	}
 	defer elfinfo.RecoverCorrupt(&err, s.Name)
+	if s.Flags&elf.SHF_COMPRESSED == 0 && s.Size <= exactRead {
+		// Read at once: the size is bounded, and a file shorter than
+		// it claims fails the read.
+		b := make([]byte, s.Size)
+		if _, err := s.ReadAt(b, 0); err != nil {
+			return nil, corrupt(s.Name, -1, "%w", err)
+		}
+		return b, nil
+	}
 	var w bytes.Buffer
 	if _, err := w.ReadFrom(io.LimitReader(s.Open(), maxCFISection+1)); err != nil {
 		return nil, corrupt(s.Name, -1, "%w", err)

@@ -245,7 +245,7 @@ func (u *Unwinder) Unwind(regs Regs, stack *Stack) Trace {
 		arch = HostArch()
 		regs.Arch = arch
 	}
-	var t Trace
+	t := Trace{Frames: make([]Frame, 0, 64)}
 	cur := regs
 	exact, via := true, ViaRegisters
 	for {
@@ -262,20 +262,18 @@ func (u *Unwinder) Unwind(regs Regs, stack *Stack) Trace {
 		t.Frames = append(t.Frames, fr)
 		lookup := fr.LookupPC()
 		m, addr, ok := u.resolve(lookup)
-		var f *fde
-		var sec *cfiSection
-		var err error
+		var c cachedRow
 		if ok {
-			f, sec, err = m.find(u.files, addr)
+			c = m.rowAt(u.files, addr)
 		}
-		if f == nil {
+		if c.r == nil {
 			caller, ok := framePointer(&cur, stack)
 			if !ok || !u.inModule(caller.PC()) {
 				switch {
 				case !u.inModule(pc):
 					t.End = EndNoModule
-				case err != nil:
-					t.End, t.Err = EndError, err
+				case c.err != nil:
+					t.End, t.Err = EndError, c.err
 				default:
 					t.End, t.Err = EndNoCFI, fmt.Errorf("pc %#x: %w", pc, ErrNoFDE)
 				}
@@ -284,28 +282,23 @@ func (u *Unwinder) Unwind(regs Regs, stack *Stack) Trace {
 			cur, exact, via = caller, false, ViaFramePointer
 			continue
 		}
-		r, err := execute(sec.name, f, addr)
-		if err != nil {
-			t.End, t.Err = EndError, err
-			return t
-		}
-		caller, cfa, undefined, err := step(&cur, &r, f.cie.raReg, stack)
+		caller, cfa, undefined, err := step(&cur, c.r, c.raReg, stack)
 		if err != nil {
 			t.End, t.Err = endOf(err), err
 			return t
 		}
 		t.Frames[len(t.Frames)-1].CFA = cfa
-		t.Frames[len(t.Frames)-1].Signal = f.cie.signal
+		t.Frames[len(t.Frames)-1].Signal = c.signal
 		if undefined {
 			t.End = EndOfStack
 			return t
 		}
-		if !f.cie.signal && caller.SP() <= cur.SP() {
+		if !c.signal && caller.SP() <= cur.SP() {
 			t.End = EndCFANotIncreasing
 			return t
 		}
 		// The frame a signal interrupted runs at its pc exactly.
-		cur, exact, via = caller, f.cie.signal, ViaCFI
+		cur, exact, via = caller, c.signal, ViaCFI
 	}
 }
 

@@ -3,6 +3,7 @@
 package ptrace_test
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -293,4 +294,117 @@ func TestUnwindMatchesGdbPyenv(t *testing.T) {
 	testenv.Short(t, "runs a pyenv python and gdb")
 	py := testenv.Pyenv(t, "3.11+")
 	compareWithGdb(t, startThreads(t, py.Exe), 6)
+}
+
+// shapeApp is scripts' bench shape: argv[1] threads, each argv[2]
+// Python frames deep, sleeping.
+const shapeApp = `import sys, threading, time
+nthreads, depth = int(sys.argv[1]), int(sys.argv[2])
+def rec(n):
+    if n <= 1:
+        time.sleep(100000)
+    else:
+        rec(n-1)
+for i in range(nthreads-1):
+    threading.Thread(target=rec, args=(depth,), daemon=True).start()
+print("ready", flush=True)
+sys.setrecursionlimit(depth+100)
+rec(depth)
+`
+
+// BenchmarkCaptureUnwind measures, on Debian's python3.11 with 50
+// threads 30 Python frames deep: the stop (stop, capture registers and
+// stacks, resume) and the walk of every thread afterwards, with the
+// module tables cached (warm) and read anew (cold).
+func BenchmarkCaptureUnwind(b *testing.B) {
+	py := testenv.Debian(b)
+	app := filepath.Join(b.TempDir(), "shape.py")
+	if err := os.WriteFile(app, []byte(shapeApp), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	cmd := exec.Command(py.Exe, app, "50", "30")
+	testenv.Start(b, cmd)
+	pid := cmd.Process.Pid
+	testenv.WaitSyscall(b, pid, testenv.AllThreads(), testenv.TimeSleep...)
+	pr := proc.New("/proc")
+	maps, err := pr.Maps(pid)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var regions []nativesym.Region
+	for _, m := range maps {
+		if m.Path != "" && !strings.HasPrefix(m.Path, "[") && m.Inode != 0 {
+			regions = append(regions, nativesym.Region{Start: m.Start, End: m.End, Offset: m.Offset, Path: m.Path})
+		}
+	}
+	mem, err := os.Open(fmt.Sprintf("/proc/%d/mem", pid))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer mem.Close()
+	capture := func() []ptrace.ThreadStack {
+		s, err := ptrace.Stop(context.Background(), "/proc", pid)
+		if err != nil {
+			b.Fatal(err)
+		}
+		st, err := s.Capture(mem, maps, 0)
+		s.Resume()
+		if err != nil {
+			b.Fatal(err)
+		}
+		return st
+	}
+	walk := func(u *unwind.Unwinder, stacks []ptrace.ThreadStack) int {
+		n := 0
+		for _, st := range stacks {
+			tr := u.Unwind(st.Regs, &st.Stack)
+			if tr.End != unwind.EndOfStack {
+				b.Fatalf("thread %d: %v %v", st.Tid, tr.End, tr.Err)
+			}
+			n += len(tr.Frames)
+		}
+		return n
+	}
+	stacks := capture()
+	b.Run("stop-capture-resume", func(b *testing.B) {
+		for b.Loop() {
+			capture()
+		}
+	})
+	b.Run("capture-only", func(b *testing.B) {
+		s, err := ptrace.Stop(context.Background(), "/proc", pid)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer s.Resume()
+		n := 0
+		for b.Loop() {
+			st, err := s.Capture(mem, maps, 0)
+			if err != nil {
+				b.Fatal(err)
+			}
+			n = 0
+			for _, t := range st {
+				n += len(t.Stack.Data)
+			}
+		}
+		b.ReportMetric(float64(n), "bytes")
+	})
+	b.Run("unwind-warm", func(b *testing.B) {
+		u := unwind.New(regions, files{})
+		defer u.Close()
+		walk(u, stacks)
+		n := 0
+		for b.Loop() {
+			n = walk(u, stacks)
+		}
+		b.ReportMetric(float64(n), "frames")
+	})
+	b.Run("unwind-cold", func(b *testing.B) {
+		for b.Loop() {
+			u := unwind.New(regions, files{})
+			walk(u, stacks)
+			u.Close()
+		}
+	})
 }
