@@ -88,13 +88,18 @@ func (m *module) close() error {
 // loadModule opens the file r maps and reads its .eh_frame_hdr and
 // .eh_frame (by section, else by PT_GNU_EH_FRAME).
 func loadModule(files nativesym.Files, r nativesym.Region) *module {
-	m := &module{region: r}
 	f, err := files.Open(r)
 	if err != nil || f == nil {
-		m.err = errors.Join(errors.New("module not readable"), err)
-		return m
+		return &module{region: r, err: errors.Join(errors.New("module not readable"), err)}
 	}
+	m := readModule(f, r)
 	m.closers = append(m.closers, f)
+	return m
+}
+
+// readModule reads the module r maps from f.
+func readModule(f io.ReaderAt, r nativesym.Region) *module {
+	m := &module{region: r}
 	obj, err := elfinfo.NewFile(f)
 	if err != nil {
 		m.err = err
@@ -265,6 +270,9 @@ func (m *module) debugFrame(files nativesym.Files) *cfiSection {
 		return m.debug
 	}
 	m.debugDone = true
+	if files == nil {
+		return nil
+	}
 	obj := m.obj
 	s := obj.Section(".debug_frame")
 	if s == nil || s.Type == elf.SHT_NOBITS {

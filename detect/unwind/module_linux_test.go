@@ -3,9 +3,12 @@
 package unwind
 
 import (
+	"bytes"
 	"debug/elf"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/pyattach/pyattach/detect/nativesym"
@@ -110,5 +113,57 @@ func TestDebugFrameFromGcc(t *testing.T) {
 	f, sec, err = m.find(pathFiles{debug: debug}, main)
 	if err != nil || f == nil || sec.name != ".debug_frame" || main < f.lo || main >= f.hi {
 		t.Fatalf("main with the debug file: %v in %v: %v", f, sec, err)
+	}
+}
+
+// TestVDSO reads this process's vDSO from its memory and finds call
+// frame information for its clock_gettime.
+func TestVDSO(t *testing.T) {
+	maps, err := os.ReadFile("/proc/self/maps")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var start, end uint64
+	for _, line := range strings.Split(string(maps), "\n") {
+		if strings.HasSuffix(line, " [vdso]") {
+			lo, hi, _ := strings.Cut(strings.Fields(line)[0], "-")
+			start, _ = strconv.ParseUint(lo, 16, 64)
+			end, _ = strconv.ParseUint(hi, 16, 64)
+		}
+	}
+	if end == 0 {
+		testenv.Missing(t, "no vDSO mapped in this process")
+	}
+	mem, err := os.Open("/proc/self/mem")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mem.Close()
+	image := make([]byte, end-start)
+	if _, err := mem.ReadAt(image, int64(start)); err != nil {
+		t.Fatal(err)
+	}
+	obj, err := elf.NewFile(bytes.NewReader(image))
+	if err != nil {
+		t.Fatal(err)
+	}
+	syms, _ := obj.DynamicSymbols()
+	var fn elf.Symbol
+	for _, s := range syms {
+		if s.Name == "__vdso_clock_gettime" || s.Name == "__kernel_clock_gettime" {
+			fn = s
+		}
+	}
+	if fn.Value == 0 {
+		t.Fatal("no clock_gettime in the vDSO")
+	}
+	u := New(nil, noFiles{})
+	u.AddVDSO(start, end, image)
+	m, addr, ok := u.resolve(start + fn.Value + 1)
+	if !ok {
+		t.Fatal("vDSO not resolved")
+	}
+	if c := m.rowAt(nil, addr); c.r == nil {
+		t.Errorf("no row for clock_gettime+1: %v", c.err)
 	}
 }

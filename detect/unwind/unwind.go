@@ -1,6 +1,7 @@
 package unwind
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -158,6 +159,33 @@ func New(regions []nativesym.Region, files nativesym.Files) *Unwinder {
 	return &Unwinder{regions: rs, files: files, mods: map[string]*module{}, MaxDepth: MaxDepth}
 }
 
+// VDSOPath is the path /proc/PID/maps gives the vDSO's mapping.
+const VDSOPath = "[vdso]"
+
+// AddVDSO adds the process's vDSO, an ELF image the kernel maps at
+// [start, end) (image: its bytes, read from the process), so that a
+// thread stopped inside it (clock_gettime, gettimeofday) is walked
+// through its .eh_frame. Without it such a thread's walk ends at its
+// first frame unless its frame pointer leads on.
+func (u *Unwinder) AddVDSO(start, end uint64, image []byte) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	r := nativesym.Region{Start: start, End: end, Path: VDSOPath}
+	rs := u.regions[:0:0]
+	for _, x := range u.regions {
+		if x.Path != VDSOPath && (x.End <= start || x.Start >= end) {
+			rs = append(rs, x)
+		}
+	}
+	rs = append(rs, r)
+	sort.Slice(rs, func(i, j int) bool { return rs[i].Start < rs[j].Start })
+	u.regions = rs
+	m := readModule(bytes.NewReader(image), r)
+	// The image's own .debug_frame is all it has: no debug file.
+	m.debugDone = m.obj != nil && m.obj.Section(".debug_frame") == nil
+	u.mods[VDSOPath] = m
+}
+
 // Close closes every file the Unwinder opened.
 func (u *Unwinder) Close() error {
 	u.mu.Lock()
@@ -173,11 +201,14 @@ func (u *Unwinder) Close() error {
 // resolve is the module mapped at pc and pc's link-time address in it.
 func (u *Unwinder) resolve(pc uint64) (*module, uint64, bool) {
 	i := sort.Search(len(u.regions), func(i int) bool { return u.regions[i].Start > pc }) - 1
-	if i < 0 || pc >= u.regions[i].End || u.regions[i].Path == "" || strings.HasPrefix(u.regions[i].Path, "[") {
+	if i < 0 || pc >= u.regions[i].End || u.regions[i].Path == "" || strings.HasPrefix(u.regions[i].Path, "[") && u.regions[i].Path != VDSOPath {
 		return nil, 0, false
 	}
 	r := u.regions[i]
 	m, ok := u.mods[r.Path]
+	if !ok && r.Path == VDSOPath {
+		return nil, 0, false
+	}
 	if !ok {
 		m = loadModule(u.files, r)
 		u.mods[r.Path] = m

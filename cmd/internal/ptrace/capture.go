@@ -132,3 +132,27 @@ func ReadStack(mem io.ReaderAt, maps []proc.Mapping, arch unwind.Arch, sp uint64
 	}
 	return unwind.Stack{Addr: lo, Data: b, Truncated: truncated}, nil
 }
+
+// maxVDSO bounds the vDSO image read (the kernel's are 8 KiB or so).
+const maxVDSO = 1 << 20
+
+// ReadVDSO reads the vDSO image of the process whose memory is mem and
+// mappings maps, for unwind.Unwinder.AddVDSO: its bounds and bytes; a
+// zero end when the process has none. It may be read while the process
+// runs (the image never changes).
+func ReadVDSO(mem io.ReaderAt, maps []proc.Mapping) (start, end uint64, image []byte, err error) {
+	for _, m := range maps {
+		if m.Path != unwind.VDSOPath {
+			continue
+		}
+		if m.End-m.Start > maxVDSO || m.Start >= 1<<63 {
+			return 0, 0, nil, fmt.Errorf("vdso of %d bytes at %#x: not read", m.End-m.Start, m.Start)
+		}
+		b := make([]byte, m.End-m.Start)
+		if n, err := mem.ReadAt(b, int64(m.Start)); n < len(b) {
+			return 0, 0, nil, fmt.Errorf("vdso at %#x: %w", m.Start, err)
+		}
+		return m.Start, m.End, b, nil
+	}
+	return 0, 0, nil, nil
+}

@@ -84,6 +84,11 @@ func captured(t *testing.T, pid int) (map[int]unwind.Trace, *unwind.Unwinder) {
 	}
 	u := unwind.New(regions, files{})
 	t.Cleanup(func() { u.Close() })
+	start, end, image, err := ptrace.ReadVDSO(mem, maps)
+	if err != nil || end == 0 {
+		t.Fatalf("vdso: %v", err)
+	}
+	u.AddVDSO(start, end, image)
 	out := map[int]unwind.Trace{}
 	for _, st := range stacks {
 		if st.Err != nil {
