@@ -447,7 +447,8 @@ const maxFrameSize = 16 << 20
 
 // framePointer is the caller of cur by the frame pointer chain, when the
 // frame pointer looks sane: above the stack pointer, aligned, within
-// maxFrameSize, and the saved one (if not 0) above it.
+// maxFrameSize. (The saved frame pointer is the caller's: a caller with
+// call frame information may use the register for anything.)
 func framePointer(cur *Regs, stack *Stack) (Regs, bool) {
 	arch := cur.Arch
 	fp, ok1 := cur.get(arch.fpReg())
@@ -457,7 +458,7 @@ func framePointer(cur *Regs, stack *Stack) (Regs, bool) {
 	}
 	savedFP, err1 := stack.read(fp, 8)
 	ra, err2 := stack.read(fp+8, 8)
-	if err1 != nil || err2 != nil || ra == 0 || savedFP != 0 && savedFP <= fp {
+	if err1 != nil || err2 != nil || ra == 0 {
 		return Regs{}, false
 	}
 	if arch == ARM64 {

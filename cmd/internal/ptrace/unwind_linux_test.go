@@ -165,6 +165,13 @@ func gdbStacks(t *testing.T, pid int) map[int][]gdbFrameInfo {
 // returns gdb's frame names per thread.
 func matchGdb(t *testing.T, pid, threads int, ours map[int]unwind.Trace, theirs map[int][]gdbFrameInfo) map[int][]string {
 	t.Helper()
+	return matchGdbVia(t, pid, threads, ours, theirs, false)
+}
+
+// matchGdbVia is matchGdb, accepting frames found by the frame pointer
+// when fp is set.
+func matchGdbVia(t *testing.T, pid, threads int, ours map[int]unwind.Trace, theirs map[int][]gdbFrameInfo, fp bool) map[int][]string {
+	t.Helper()
 	if len(ours) != threads || len(theirs) != threads {
 		t.Fatalf("%d threads walked, %d by gdb, want %d", len(ours), len(theirs), threads)
 	}
@@ -200,7 +207,7 @@ func matchGdb(t *testing.T, pid, threads int, ours map[int]unwind.Trace, theirs 
 				t.Errorf("thread %d frame %d (%s): pc %#x, gdb %#x", tid, i, g[i].name, tr.Frames[i].PC, g[i].pc)
 				break
 			}
-			if tr.Frames[i].Via == unwind.ViaFramePointer {
+			if tr.Frames[i].Via == unwind.ViaFramePointer && !fp {
 				t.Errorf("thread %d frame %d (%s): found by frame pointer, want call frame information", tid, i, g[i].name)
 			}
 		}
@@ -412,4 +419,56 @@ func BenchmarkCaptureUnwind(b *testing.B) {
 			u.Close()
 		}
 	})
+}
+
+// noCFIApp is compiled without unwind tables but with frame pointers:
+// its frames are found through rbp only.
+const noCFIApp = `#include <unistd.h>
+#include <stdio.h>
+int deep_b(int n);
+__attribute__((noinline)) int deep_a(int n) {
+	if (n == 0) {
+		puts("ready");
+		fflush(stdout);
+		for (;;)
+			pause();
+	}
+	return deep_b(n - 1) + 1;
+}
+__attribute__((noinline)) int deep_b(int n) {
+	volatile int x = n;
+	return deep_a(n) + x;
+}
+int main(int argc, char **argv) {
+	(void)argv;
+	return deep_a(argc + 10);
+}
+`
+
+// TestUnwindFramePointer walks a program without call frame
+// information through its frame pointers, to the same frames as gdb.
+func TestUnwindFramePointer(t *testing.T) {
+	testenv.Short(t, "compiles a program and runs gdb")
+	exe := testenv.CC(t, t.TempDir(), "nocfi", noCFIApp, "-O1", "-fno-omit-frame-pointer",
+		"-fno-asynchronous-unwind-tables", "-fno-unwind-tables", "-g0")
+	cmd := exec.Command(exe)
+	testenv.Start(t, cmd)
+	pid := cmd.Process.Pid
+	testenv.WaitSyscall(t, pid, testenv.AllThreads(), "pause")
+	ours, _ := captured(t, pid)
+	names := matchGdbVia(t, pid, 1, ours, gdbStacks(t, pid), true)[pid]
+	fp, deep := 0, 0
+	for _, f := range ours[pid].Frames {
+		if f.Via == unwind.ViaFramePointer {
+			fp++
+		}
+	}
+	for _, n := range names {
+		if strings.HasPrefix(n, "deep_") {
+			deep++
+		}
+	}
+	if deep < 20 || fp < deep {
+		t.Errorf("%d frames by frame pointer, %d deep_ frames (gdb: %v)", fp, deep, names)
+	}
 }
