@@ -7,11 +7,10 @@ import (
 	"debug/elf"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"testing"
 
 	"github.com/pyattach/pyattach/detect/nativesym"
+	"github.com/pyattach/pyattach/detect/proc"
 	"github.com/pyattach/pyattach/detect/testenv"
 )
 
@@ -119,16 +118,14 @@ func TestDebugFrameFromGcc(t *testing.T) {
 // TestVDSO reads this process's vDSO from its memory and finds call
 // frame information for its clock_gettime.
 func TestVDSO(t *testing.T) {
-	maps, err := os.ReadFile("/proc/self/maps")
+	maps, err := proc.New("/proc").Maps(os.Getpid())
 	if err != nil {
 		t.Fatal(err)
 	}
 	var start, end uint64
-	for _, line := range strings.Split(string(maps), "\n") {
-		if strings.HasSuffix(line, " [vdso]") {
-			lo, hi, _ := strings.Cut(strings.Fields(line)[0], "-")
-			start, _ = strconv.ParseUint(lo, 16, 64)
-			end, _ = strconv.ParseUint(hi, 16, 64)
+	for _, m := range maps {
+		if m.Path == VDSOPath {
+			start, end = m.Start, m.End
 		}
 	}
 	if end == 0 {
