@@ -73,18 +73,39 @@ func (s *Stopped) Registers() ([]ThreadRegs, error) {
 
 // Capture reads every held thread's registers and stack bytes (at most
 // limit above each stack pointer; DefaultStackLimit when limit <= 0)
-// through mem, the process's memory (/proc/PID/mem: ReadAt's offset is
-// the address), and maps, its mappings. The process may be resumed as
-// soon as it returns: what the walk needs is in the result.
+// and returns them in Tids' order. The stacks are read in one
+// process_vm_readv where the kernel allows it, else (and for what it
+// did not read) through mem, the process's memory (/proc/PID/mem:
+// ReadAt's offset is the address); maps are its mappings. The process
+// may be resumed as soon as Capture returns: what a walk needs is in the
+// result.
 func (s *Stopped) Capture(mem io.ReaderAt, maps []proc.Mapping, limit int) ([]ThreadStack, error) {
 	regs, err := s.Registers()
 	if err != nil {
 		return nil, err
 	}
 	out := make([]ThreadStack, len(regs))
+	var (
+		bufs  [][]byte
+		addrs []uint64
+		which []int
+	)
 	for i, r := range regs {
 		out[i].ThreadRegs = r
-		out[i].Stack, out[i].Err = ReadStack(mem, maps, r.Regs.Arch, r.Regs.SP(), limit)
+		lo, hi, truncated, err := stackRange(maps, r.Regs.Arch, r.Regs.SP(), limit)
+		if err != nil {
+			out[i].Err = err
+			continue
+		}
+		out[i].Stack = unwind.Stack{Addr: lo, Data: make([]byte, hi-lo), Truncated: truncated}
+		bufs = append(bufs, out[i].Stack.Data)
+		addrs = append(addrs, lo)
+		which = append(which, i)
+	}
+	done := vmRead(s.PID(), bufs, addrs)
+	for k := done; k < len(which); k++ {
+		st := &out[which[k]]
+		st.Stack, st.Err = readRange(mem, st.Stack.Addr, uint64(len(st.Stack.Data)), st.Stack.Truncated)
 	}
 	return out, nil
 }
@@ -95,6 +116,18 @@ var ErrNoStackMapping = errors.New("stack pointer in no mapping")
 // ReadStack reads the stack bytes of a thread whose stack pointer is sp
 // (see ThreadStack.Stack) through mem.
 func ReadStack(mem io.ReaderAt, maps []proc.Mapping, arch unwind.Arch, sp uint64, limit int) (unwind.Stack, error) {
+	lo, hi, truncated, err := stackRange(maps, arch, sp, limit)
+	if err != nil {
+		return unwind.Stack{}, err
+	}
+	return readRange(mem, lo, hi-lo, truncated)
+}
+
+// stackRange is the stack bytes [lo, hi) to capture for a stack
+// pointer sp: from sp less the red zone (not below the start of its
+// mapping) to sp plus limit or the mapping's end, whichever is lower
+// (truncated when the limit is).
+func stackRange(maps []proc.Mapping, arch unwind.Arch, sp uint64, limit int) (lo, hi uint64, truncated bool, err error) {
 	if limit <= 0 {
 		limit = DefaultStackLimit
 	}
@@ -106,31 +139,33 @@ func ReadStack(mem io.ReaderAt, maps []proc.Mapping, arch unwind.Arch, sp uint64
 		}
 	}
 	if m == nil {
-		return unwind.Stack{}, fmt.Errorf("stack pointer %#x: %w", sp, ErrNoStackMapping)
+		return 0, 0, false, fmt.Errorf("stack pointer %#x: %w", sp, ErrNoStackMapping)
 	}
-	lo := sp - min(redZone(arch), sp-m.Start)
-	hi := m.End
-	truncated := false
+	lo, hi = sp-min(redZone(arch), sp-m.Start), m.End
 	if m.End-sp > uint64(limit) {
 		hi, truncated = sp+uint64(limit), true
 	}
 	if lo >= 1<<63 || hi > 1<<63 {
-		return unwind.Stack{}, fmt.Errorf("stack pointer %#x: address out of range", sp)
+		return 0, 0, false, fmt.Errorf("stack pointer %#x: address out of range", sp)
 	}
-	b := make([]byte, hi-lo)
-	n, err := mem.ReadAt(b, int64(lo))
-	if n < len(b) {
-		// What was read before a fault still serves: the walk ends
-		// where it runs out, as if truncated.
-		if n == 0 {
+	return lo, hi, truncated, nil
+}
+
+// readRange reads n bytes at addr through mem. What was read before a
+// fault still serves: the walk ends where it runs out, as if truncated.
+func readRange(mem io.ReaderAt, addr, n uint64, truncated bool) (unwind.Stack, error) {
+	b := make([]byte, n)
+	k, err := mem.ReadAt(b, int64(addr))
+	if k < len(b) {
+		if k == 0 {
 			if err == nil {
 				err = io.ErrUnexpectedEOF
 			}
-			return unwind.Stack{}, fmt.Errorf("stack at %#x: %w", lo, err)
+			return unwind.Stack{}, fmt.Errorf("stack at %#x: %w", addr, err)
 		}
-		b, truncated = b[:n], true
+		b, truncated = b[:k], true
 	}
-	return unwind.Stack{Addr: lo, Data: b, Truncated: truncated}, nil
+	return unwind.Stack{Addr: addr, Data: b, Truncated: truncated}, nil
 }
 
 // maxVDSO bounds the vDSO image read (the kernel's are 8 KiB or so).

@@ -164,6 +164,9 @@ func (s *Stopped) drop(t int) {
 	}
 }
 
+// PID is the process held.
+func (s *Stopped) PID() int { return s.pid }
+
 // Threads is how many threads are held.
 func (s *Stopped) Threads() int { return len(s.tids) }
 
@@ -285,4 +288,42 @@ func GetSigInfo(t int) ([]byte, error) {
 		return nil, fmt.Errorf("thread %d: siginfo: %w", t, e)
 	}
 	return buf, nil
+}
+
+// maxIov bounds the iovecs of one process_vm_readv (the kernel's
+// UIO_MAXIOV).
+const maxIov = 1024
+
+// vmRead reads each addrs[i] into bufs[i] of process pid with
+// process_vm_readv, in order, and returns how many it read whole: the
+// rest are left to another reader (the call is refused, or stopped at
+// an unreadable page).
+func vmRead(pid int, bufs [][]byte, addrs []uint64) int {
+	done := 0
+	for done < len(bufs) {
+		end := min(done+maxIov, len(bufs))
+		var local []unix.Iovec
+		var remote []unix.RemoteIovec
+		for i := done; i < end; i++ {
+			if len(bufs[i]) == 0 {
+				continue
+			}
+			v := unix.Iovec{Base: &bufs[i][0]}
+			v.SetLen(len(bufs[i]))
+			local = append(local, v)
+			remote = append(remote, unix.RemoteIovec{Base: uintptr(addrs[i]), Len: len(bufs[i])})
+		}
+		n, err := unix.ProcessVMReadv(pid, local, remote, 0)
+		if err != nil {
+			return done
+		}
+		for i := done; i < end; i++ {
+			if n < len(bufs[i]) {
+				return i
+			}
+			n -= len(bufs[i])
+		}
+		done = end
+	}
+	return done
 }

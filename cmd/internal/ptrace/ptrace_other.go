@@ -38,3 +38,9 @@ func GetSigInfo(t int) ([]byte, error) { return nil, errors.ErrUnsupported }
 
 // GetGRegs fails: PTRACE_GETREGSET is Linux's.
 func GetGRegs(t int) ([]byte, error) { return nil, errors.ErrUnsupported }
+
+// vmRead reads nothing: process_vm_readv is Linux's.
+func vmRead(pid int, bufs [][]byte, addrs []uint64) int { return 0 }
+
+// PID is 0.
+func (s *Stopped) PID() int { return 0 }
