@@ -55,6 +55,12 @@ func (files) OpenDebug(nativesym.Region) (nativesym.File, error) { return nil, n
 // resumes it and walks each stack.
 func captured(t *testing.T, pid int) (map[int]unwind.Trace, *unwind.Unwinder) {
 	t.Helper()
+	return capturedLimit(t, pid, 0)
+}
+
+// capturedLimit is captured with at most limit stack bytes per thread.
+func capturedLimit(t *testing.T, pid, limit int) (map[int]unwind.Trace, *unwind.Unwinder) {
+	t.Helper()
 	pr := proc.New("/proc")
 	maps, err := pr.Maps(pid)
 	if err != nil {
@@ -77,7 +83,7 @@ func captured(t *testing.T, pid int) (map[int]unwind.Trace, *unwind.Unwinder) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	stacks, err := s.Capture(mem, maps, 0)
+	stacks, err := s.Capture(mem, maps, limit)
 	s.Resume()
 	if err != nil {
 		t.Fatal(err)
@@ -287,6 +293,23 @@ func TestUnwindSignalFrame(t *testing.T) {
 	}
 	if sig != 1 || deep < 40 {
 		t.Errorf("%d signal frames, %d deep_ frames (gdb: %v)", sig, deep, names)
+	}
+
+	// A capture cut at 1 KiB: the walk ends there, saying so, its
+	// frames the first of the whole walk's.
+	cut, _ := capturedLimit(t, pid, 1024)
+	short := cut[pid]
+	if short.End != unwind.EndTruncated || len(short.Frames) == 0 || len(short.Frames) >= len(tr.Frames) {
+		t.Fatalf("1 KiB capture: %v (%v), %d frames of %d", short.End, short.Err, len(short.Frames), len(tr.Frames))
+	}
+	for i, f := range short.Frames {
+		want := tr.Frames[i]
+		if i == len(short.Frames)-1 {
+			want.CFA, want.Signal = 0, false // its caller was not found
+		}
+		if f != want {
+			t.Errorf("1 KiB capture, frame %d: %+v, want %+v", i, f, want)
+		}
 	}
 }
 
