@@ -15,6 +15,9 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/pyattach/pyattach/detect/core"
+	"github.com/pyattach/pyattach/detect/unwind"
 )
 
 // maxStopRounds bounds how often /proc/PID/task is listed again while
@@ -200,6 +203,9 @@ func (s *Stopped) drop(t int) {
 	}
 }
 
+// PID is the process held.
+func (s *Stopped) PID() int { return s.pid }
+
 // Threads is how many threads are held.
 func (s *Stopped) Threads() int { return len(s.tids) }
 
@@ -294,6 +300,24 @@ func GetRegSet(t, typ int, buf []byte) ([]byte, error) {
 	return buf[:iov.Len], nil
 }
 
+// GetGRegs reads the general registers of the held thread t
+// (NT_PRSTATUS: struct user_regs_struct on x86-64, struct user_pt_regs
+// on AArch64). Call it inside Do.
+func GetGRegs(t int) ([]byte, error) {
+	size := unwind.PRStatusSize(unwind.HostArch())
+	if size == 0 {
+		return nil, fmt.Errorf("thread %d: registers of %s: %w", t, runtime.GOARCH, errors.ErrUnsupported)
+	}
+	b, err := GetRegSet(t, core.NTPRStatus, make([]byte, size))
+	if err != nil {
+		return nil, err
+	}
+	if len(b) != size {
+		return nil, fmt.Errorf("thread %d: %d bytes of registers, want %d", t, len(b), size)
+	}
+	return b, nil
+}
+
 // GetSigInfo reads the siginfo of the signal the held thread t stopped
 // with (PTRACE_GETSIGINFO, 128 bytes). Call it inside Do.
 func GetSigInfo(t int) ([]byte, error) {
@@ -303,4 +327,42 @@ func GetSigInfo(t int) ([]byte, error) {
 		return nil, fmt.Errorf("thread %d: siginfo: %w", t, e)
 	}
 	return buf, nil
+}
+
+// maxIov bounds the iovecs of one process_vm_readv (the kernel's
+// UIO_MAXIOV).
+const maxIov = 1024
+
+// vmRead reads each addrs[i] into bufs[i] of process pid with
+// process_vm_readv, in order, and returns how many it read whole: the
+// rest are left to another reader (the call is refused, or stopped at
+// an unreadable page).
+func vmRead(pid int, bufs [][]byte, addrs []uint64) int {
+	done := 0
+	for done < len(bufs) {
+		end := min(done+maxIov, len(bufs))
+		var local []unix.Iovec
+		var remote []unix.RemoteIovec
+		for i := done; i < end; i++ {
+			if len(bufs[i]) == 0 {
+				continue
+			}
+			v := unix.Iovec{Base: &bufs[i][0]}
+			v.SetLen(len(bufs[i]))
+			local = append(local, v)
+			remote = append(remote, unix.RemoteIovec{Base: uintptr(addrs[i]), Len: len(bufs[i])})
+		}
+		n, err := unix.ProcessVMReadv(pid, local, remote, 0)
+		if err != nil {
+			return done
+		}
+		for i := done; i < end; i++ {
+			if n < len(bufs[i]) {
+				return i
+			}
+			n -= len(bufs[i])
+		}
+		done = end
+	}
+	return done
 }
