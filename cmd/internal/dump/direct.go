@@ -14,6 +14,7 @@ import (
 
 	"github.com/pyattach/pyattach/cmd/internal/ptrace"
 	"github.com/pyattach/pyattach/detect/saferead"
+	"github.com/pyattach/pyattach/detect/unwind"
 )
 
 // Readers of a process's memory (Options.Reader).
@@ -62,19 +63,23 @@ func SystemPython() (string, error) {
 // direct for a live process without --native).
 func (t *Target) Reader(opts Options) (string, error) {
 	if opts.NoBlock && (t.PID == 0 || opts.Native || opts.Reader == ReaderGDB) {
-		return "", t.fail(KindReader, fmt.Errorf("%s: --no-block reads a live process's Python stacks with the direct reader only (not a core, not --native, not --reader gdb)", t.name()))
+		return "", t.fail(KindReader, fmt.Errorf("%s: --no-block reads a live process's Python stacks with the direct reader only (not a core, not --native: C stacks are read from stopped threads; not --reader gdb)", t.name()))
 	}
+	unwinds := unwind.HostArch() != 0
 	switch opts.Reader {
 	case "", ReaderAuto:
-		if t.PID != 0 && !opts.Native {
+		if t.PID != 0 && (!opts.Native || unwinds) {
 			return ReaderDirect, nil
 		}
 		return ReaderGDB, nil
 	case ReaderGDB:
 		return ReaderGDB, nil
 	case ReaderDirect:
-		if t.PID == 0 || opts.Native {
-			return "", t.fail(KindReader, fmt.Errorf("%s: --reader direct reads a live process's Python stacks only (not a core, not --native)", t.name()))
+		if t.PID == 0 {
+			return "", t.fail(KindReader, fmt.Errorf("%s: --reader direct reads a live process only (not a core)", t.name()))
+		}
+		if opts.Native && !unwinds {
+			return "", t.fail(KindReader, fmt.Errorf("%s: --reader direct cannot unwind C stacks on this machine's architecture (--native: use --reader gdb)", t.name()))
 		}
 		return ReaderDirect, nil
 	}
@@ -125,7 +130,12 @@ const maxStops = 4
 // opts.NoBlock it is never stopped, whatever the walker asks. The
 // process is resumed whatever happens (an error, a timeout, ctx
 // cancelled by SIGINT or SIGTERM).
-func (t *Target) readDirect(ctx context.Context, opts Options, svc *Services, runtime, asyncio uint64, wdir, output string, tm *Timings) ([]byte, error) {
+//
+// With nat (--native), each thread's registers and stack are copied at
+// every stop, beside the walker's copy; the C stacks unwound from the
+// last copy are sent to the walker when it asks ("native": "native"
+// and a JSON object on one line).
+func (t *Target) readDirect(ctx context.Context, opts Options, svc *Services, runtime, asyncio uint64, wdir, output string, nat *directNative, tm *Timings) ([]byte, error) {
 	python, err := svc.Python()
 	if err != nil {
 		return nil, err
@@ -133,7 +143,7 @@ func (t *Target) readDirect(ctx context.Context, opts Options, svc *Services, ru
 	cfg, err := json.Marshal(map[string]any{
 		"pid": t.PID, "runtime": runtime, "version": t.Res.Python.Version, "flags": t.Res.Python.ABIFlags,
 		"output": output, "source": !opts.JSON, "locals": opts.Locals, "max_frames": opts.MaxFrames,
-		"max_reads": opts.MaxReads, "timeout": opts.Timeout.Seconds(), "block": !opts.NoBlock,
+		"max_reads": opts.MaxReads, "timeout": opts.Timeout.Seconds(), "block": !opts.NoBlock, "native": nat != nil,
 		"tasks": opts.Tasks, "asyncio_debug": asyncio, "max_tasks": opts.MaxTasks,
 	})
 	if err != nil {
@@ -172,6 +182,9 @@ func (t *Target) readDirect(ctx context.Context, opts Options, svc *Services, ru
 	)
 	let := func() {
 		if s != nil {
+			if nat != nil {
+				nat.wait()
+			}
 			s.Resume()
 			s = nil
 			held := time.Since(tStop)
@@ -224,10 +237,24 @@ loop:
 				tm.Stops++
 				tm.Stop += time.Since(tStop)
 				tm.Threads = s.Threads()
+				if nat != nil {
+					nat.start(s)
+				}
 				io.WriteString(stdin, "stopped\n")
 			case l == "detach" && s != nil:
 				let()
 				io.WriteString(stdin, "resumed\n")
+			case l == "native" && nat != nil && nat.done != nil:
+				// The C stacks of the last stop's copy: asked for once the
+				// process runs again, or (the walker's last resort, a walk
+				// while it is stopped) before.
+				nat.wait()
+				data, err := nat.frames()
+				if err != nil {
+					quit()
+					return nil, err
+				}
+				io.WriteString(stdin, "native "+string(data)+"\n")
 			default:
 				return protocol(l)
 			}

@@ -143,10 +143,26 @@ func Run(ctx context.Context, opts Options, svc *Services) error {
 	}
 	defer out.Cleanup()
 	if reader == ReaderDirect {
-		data, err := t.readDirect(ctx, opts, svc, runtime, asyncio, wdir, out.Name(), &tm)
+		var nat *directNative
+		if opts.Native {
+			// The debug directories `pyattach gdb` would give gdb: the
+			// functions' names come from the debug files found there.
+			p, err := svc.NativePlan(ctx, t.PID, t.Core)
+			if err != nil {
+				return fmt.Errorf("dump: %w", err)
+			}
+			if nat, err = t.openDirectNative(p.DebugDirs); err != nil {
+				return err
+			}
+			defer nat.Close()
+		}
+		data, err := t.readDirect(ctx, opts, svc, runtime, asyncio, wdir, out.Name(), nat, &tm)
 		if err == nil {
 			if opts.Verbose {
 				fmt.Fprintf(svc.Stderr, "pyattach: reader: direct (a system python3 reading /proc/%d/mem)\n", t.PID)
+				if nat != nil {
+					fmt.Fprintf(svc.Stderr, "pyattach: C stacks: registers and stacks copied in %s (beside the pages), unwound and named in %s after resume\n", ms(nat.capture), ms(nat.unwind))
+				}
 				if opts.NoBlock {
 					fmt.Fprintf(svc.Stderr, "pyattach: resolve %s; python start %s; walk %s (the process was not stopped); after %s\n",
 						ms(tm.Resolve), ms(tm.Start), ms(tm.Walk), ms(tm.Rest))

@@ -258,6 +258,7 @@ class _Reader(object):
         self.stops = 0
         self.copied = 0
         self.spent = []
+        self.native = None
         self.copy_time = self.views_time = 0.0
         self.start = time.monotonic()
 
@@ -277,9 +278,11 @@ class _Reader(object):
                 "copy_seconds": self.copy_time, "views_seconds": self.views_time,
                 "seconds": time.monotonic() - self.start}
 
-    def walk(self, pages, budget, kernel=None, source=False, settle=None, detach=None):
+    def walk(self, pages, budget, kernel=None, source=False, settle=None, detach=None, native=None):
         """dump_threads over pages: kernel the threads' system calls read
-        while the process was stopped (None: read from /proc as it runs)."""
+        while the process was stopped (None: read from /proc as it runs);
+        native the C stacks pyattach unwound at that stop
+        ({tid: frames}), or None."""
         cfg = self.cfg
         w = walk.open_walker(pages.read, cfg["runtime"], cfg["version"], cfg.get("flags", ""), self.tables,
                              budget=budget, max_frames=cfg["max_frames"])
@@ -290,11 +293,13 @@ class _Reader(object):
         files = walk.process_files(self.pid, True) if source else None
         return walk.dump_threads(w, self.pid, self.threads, states, kernel is None, files, source=source,
                                  with_locals=cfg["locals"], tasks=tasks, kernel=kernel, settle=settle,
-                                 detach=detach)
+                                 detach=detach, native=None if native is None else (
+                                     lambda ot: native.get(str(ot.tid), [])))
 
     def stopped_copy(self, numbers):
         """The pages numbers and each thread's system call, read while
         pyattach holds the process stopped."""
+        self.native = None
         _ask("stop", "stopped")
         self.stops += 1
         t0 = time.monotonic()
@@ -307,8 +312,21 @@ class _Reader(object):
             _ask("detach", "resumed")
         self.copy_time += t1 - t0
         self.views_time += t2 - t1
+        self.read_native()
         self.copied += len(snap)
         return snap, kernel
+
+    def read_native(self):
+        """With native, the C stacks pyattach unwound from its copy of the
+        threads' registers and stacks at the last stop: asked for with
+        "native", it answers "native {TID: frames}" on one line."""
+        if not self.cfg.get("native"):
+            return
+        _say("native")
+        line = sys.stdin.readline()
+        if not line.startswith("native "):
+            raise walk.WalkError("pyattach sent no C stacks")
+        self.native = json.loads(line[len("native "):])
 
     def kernel_views(self):
         """Each thread's system call, from /proc."""
@@ -327,7 +345,8 @@ class _Reader(object):
         while self.stops < STOPS:
             # 2. The copy, 3. its walk.
             snap, kernel = self.stopped_copy(want)
-            if first is not None and not first[1] and kernel == views and pre.holds(snap):
+            if (first is not None and not first[1] and kernel == views and not self.cfg.get("native") and
+                    pre.holds(snap)):
                 # Every byte the pre-walk read was the same in the copy (and
                 # every thread in the same system call): a walk of the copy
                 # would read the same and give the same.
@@ -336,7 +355,7 @@ class _Reader(object):
                 return first
             first = None
             pages = Pages(self.fd, snap)
-            got = self.walk(pages, self.budget(), kernel=kernel, source=self.cfg["source"])
+            got = self.walk(pages, self.budget(), kernel=kernel, source=self.cfg["source"], native=self.native)
             if not pages.missed:
                 return got
             want |= set(pages.pages)
@@ -351,8 +370,10 @@ class _Reader(object):
                 _ask("detach", "resumed")
         try:
             kernel = self.kernel_views()
+            self.read_native()
             pages = Pages(self.fd)
-            got = self.walk(pages, self.budget(), kernel=kernel, source=self.cfg["source"], detach=detach)
+            got = self.walk(pages, self.budget(), kernel=kernel, source=self.cfg["source"], detach=detach,
+                            native=self.native)
         finally:
             detach()
         self.copied += len(pages.pages)
