@@ -13,6 +13,7 @@ import (
 	"github.com/pyattach/pyattach/detect/pyinfo"
 	"github.com/pyattach/pyattach/detect/rootfs"
 	"github.com/pyattach/pyattach/detect/saferead"
+	"github.com/pyattach/pyattach/detect/unwind"
 )
 
 // nativeTable names the target's C frames (nativesym): its mappings
@@ -23,15 +24,38 @@ import (
 // found as `pyattach debuginfo` finds it, in debugDirs after gdb's
 // default. nil when the mappings cannot be read.
 func (t *Target) nativeTable(debugDirs []string) *nativesym.Table {
+	regions, files, ok := t.nativeModules(debugDirs)
+	if !ok {
+		return nil
+	}
+	return nativesym.New(regions, files)
+}
+
+// nativeUnwinder walks the target's C stacks (unwind) over the same
+// mappings and files as nativeTable names them with: each module's
+// .eh_frame, and .debug_frame from it or its separate debug file. nil
+// when the mappings cannot be read. Add the vDSO (ptrace.ReadVDSO,
+// AddVDSO) for a live process.
+func (t *Target) nativeUnwinder(debugDirs []string) *unwind.Unwinder {
+	regions, files, ok := t.nativeModules(debugDirs)
+	if !ok {
+		return nil
+	}
+	return unwind.New(regions, files)
+}
+
+// nativeModules is the target's file mappings and the files that open
+// them, for nativeTable and nativeUnwinder; ok false when the mappings
+// cannot be read.
+func (t *Target) nativeModules(debugDirs []string) (regions []nativesym.Region, files *moduleFiles, ok bool) {
 	loc := &debugfile.Locator{DebugDirs: append(append([]string(nil), debugfile.DefaultDebugDirs...), debugDirs...)}
-	files := &moduleFiles{loc: loc}
-	var regions []nativesym.Region
+	files = &moduleFiles{loc: loc}
 	if t.PID != 0 {
 		files.pr = proc.New(t.procRoot)
 		files.pid = t.PID
 		maps, err := files.pr.Maps(t.PID)
 		if err != nil {
-			return nil
+			return nil, nil, false
 		}
 		files.maps = map[string]proc.Mapping{}
 		// maps names a chrooted process's files by this machine's paths
@@ -74,7 +98,7 @@ func (t *Target) nativeTable(debugDirs []string) *nativesym.Table {
 			regions = append(regions, nativesym.Region{Start: f.Start, End: f.End, Offset: f.Offset, Path: f.Path})
 		}
 	}
-	return nativesym.New(regions, files)
+	return regions, files, true
 }
 
 // evalLoop is the function each group of Python frames runs in.
