@@ -28,19 +28,25 @@
 // information, a caller's stack pointer not above its callee's, MaxDepth
 // frames, a read past the captured stack bytes.
 //
-// Use:
+// Use (cmd/internal/ptrace captures; dump's nativeUnwinder builds the
+// Unwinder over the same mappings and files as its nativesym table):
 //
 //	u := unwind.New(regions, files) // nativesym.Region, nativesym.Files
 //	defer u.Close()
-//	// while the process is stopped (cmd/internal/ptrace):
-//	stacks, _ := stopped.Capture(mem, maps, 0)
-//	stopped.Resume()
+//	if lo, hi, img, err := ptrace.ReadVDSO(mem, maps); err == nil && hi != 0 {
+//		u.AddVDSO(lo, hi, img)
+//	}
+//	stopped, _ := ptrace.Stop(ctx, procRoot, pid)
+//	stacks, _ := stopped.Capture(mem, maps, 0) // registers + stack bytes
+//	stopped.Resume()                           // walk after resuming
 //	for _, st := range stacks {
 //		tr := u.Unwind(st.Regs, &st.Stack)
 //		for _, f := range tr.Frames {
-//			name := table.Lookup(f.LookupPC()) // nativesym
+//			fn := table.Lookup(f.LookupPC()) // PC-1 for a return address
 //			...
 //		}
+//		// tr.End says why the walk stopped; !tr.End.Complete() is a
+//		// stack cut short (EndTruncated: the capture's limit).
 //	}
 //
 // An Unwinder caches each module's tables (by path) for its lifetime:

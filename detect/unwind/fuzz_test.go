@@ -1,8 +1,11 @@
 package unwind
 
 import (
+	"bytes"
 	"errors"
 	"testing"
+
+	"github.com/pyattach/pyattach/detect/nativesym"
 )
 
 // checkErr fails on an error that is neither bad input nor a missing
@@ -92,5 +95,26 @@ func FuzzCFA(f *testing.F) {
 		c := &cie{codeAlign: 1, dataAlign: dataAlign, raReg: 16, bo: le, addrSize: 8, fdeEnc: pePCRel | peSdata4, init: init}
 		fd := &fde{cie: c, lo: 0, hi: 1 << 16, insns: insns}
 		walkRow(t, "fuzz", fd, pc%(1<<16), append(append([]byte(nil), init...), insns...))
+	})
+}
+
+// FuzzModule reads data as a mapped ELF file (its .eh_frame_hdr,
+// .eh_frame, .debug_frame) and finds the row for addr and for a few
+// addresses around it. The seeds are a small shared object built by
+//
+//	gcc -O2 -shared -nostdlib -fPIC -Wl,-z,norelro -Wl,--build-id=none \
+//	    -Wl,-z,max-page-size=16 -Wl,-z,noseparate-code -s -o t.so t.c
+//
+// from two functions (f, and g calling f through the PLT).
+func FuzzModule(f *testing.F) {
+	f.Fuzz(func(t *testing.T, data []byte, addr uint64) {
+		m := readModule(bytes.NewReader(data), nativesym.Region{Path: "m"})
+		if m.obj == nil {
+			return
+		}
+		for _, a := range []uint64{addr, addr + 1, addr - 1, addr + 16} {
+			c := m.rowAt(nil, a)
+			checkErr(t, c.err)
+		}
 	})
 }

@@ -37,8 +37,10 @@ type module struct {
 	rows map[uint64]cachedRow
 }
 
-// maxCachedRows bounds the rows one module caches.
-const maxCachedRows = 1 << 16
+// maxCachedRows bounds the rows one module caches (about 1.6 KB each):
+// real stacks return to few distinct addresses; a hostile one cannot
+// make the cache grow past a few MB per module.
+const maxCachedRows = 1 << 12
 
 // cachedRow is what rowAt found for an address.
 type cachedRow struct {

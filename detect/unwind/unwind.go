@@ -324,7 +324,11 @@ func (u *Unwinder) Unwind(regs Regs, stack *Stack) Trace {
 			t.End = EndOfStack
 			return t
 		}
-		if !c.signal && caller.SP() <= cur.SP() {
+		// The caller's stack pointer is above the callee's; equal only
+		// for a leaf that keeps its return address in a register (an
+		// AArch64 leaf: the innermost frame, or one a signal
+		// interrupted).
+		if !c.signal && (caller.SP() < cur.SP() || caller.SP() == cur.SP() && !exact) {
 			t.End = EndCFANotIncreasing
 			return t
 		}

@@ -153,3 +153,42 @@ func TestParsePRStatus(t *testing.T) {
 		t.Errorf("arm64: pc %#x sp %#x %v", r.PC(), r.SP(), err)
 	}
 }
+
+// TestARM64Leaf: an AArch64 leaf keeps its return address in x30 (no
+// rule for it) and its CFA at sp: the caller runs at x30, its pointer
+// authentication code stripped, with the same stack pointer.
+func TestARM64Leaf(t *testing.T) {
+	c := &cie{codeAlign: 4, dataAlign: -8, raReg: ARM64LR, bo: le, addrSize: 8, init: []byte{cfaDefCFA, ARM64SP, 0}}
+	r, err := execute("t", &fde{cie: c, lo: 0x1000, hi: 0x1100}, 0x1010)
+	if err != nil {
+		t.Fatal(err)
+	}
+	regs := Regs{Arch: ARM64}
+	regs.Set(ARM64SP, 0x7000)
+	regs.Set(ARM64PC, 0x1010)
+	regs.Set(ARM64LR, 0x002a000000402000) // signed
+	regs.Set(19, 19)
+	regs.Set(3, 3)
+	caller, cfa, undef, err := step(&regs, &r, ARM64LR, &Stack{})
+	if err != nil || undef || cfa != 0x7000 || caller.PC() != 0x402000 || caller.SP() != 0x7000 {
+		t.Fatalf("pc %#x sp %#x cfa %#x %v %v", caller.PC(), caller.SP(), cfa, undef, err)
+	}
+	if v, ok := caller.get(19); !ok || v != 19 {
+		t.Errorf("x19 (callee-saved) not kept: %d %v", v, ok)
+	}
+	if _, ok := caller.get(3); ok {
+		t.Errorf("x3 (caller-saved) kept in the caller")
+	}
+	// A frame-record step: x29 -> [saved x29, x30].
+	regs.Set(ARM64FP, 0x7010)
+	st := &Stack{Addr: 0x7000, Data: make([]byte, 0x40)}
+	le.PutUint64(st.Data[0x10:], 0x7030)
+	le.PutUint64(st.Data[0x18:], 0x0055000000403000)
+	fp, ok := framePointer(&regs, st)
+	if !ok || fp.PC() != 0x403000 || fp.SP() != 0x7020 {
+		t.Errorf("frame record: pc %#x sp %#x %v", fp.PC(), fp.SP(), ok)
+	}
+	if v, _ := fp.get(ARM64FP); v != 0x7030 {
+		t.Errorf("saved x29 %#x", v)
+	}
+}

@@ -13,6 +13,7 @@ import (
 	"github.com/pyattach/pyattach/detect/pyinfo"
 	"github.com/pyattach/pyattach/detect/rootfs"
 	"github.com/pyattach/pyattach/detect/saferead"
+	"github.com/pyattach/pyattach/detect/unwind"
 )
 
 // nativeTable names the target's C frames (nativesym): its mappings
@@ -28,6 +29,19 @@ func (t *Target) nativeTable(debugDirs []string) *nativesym.Table {
 		return nil
 	}
 	return nativesym.New(regions, files)
+}
+
+// nativeUnwinder walks the target's C stacks (unwind) over the same
+// mappings and files as nativeTable names them with: each module's
+// .eh_frame, and .debug_frame from it or its separate debug file. nil
+// when the mappings cannot be read. Add the vDSO (ptrace.ReadVDSO,
+// AddVDSO) for a live process.
+func (t *Target) nativeUnwinder(debugDirs []string) *unwind.Unwinder {
+	regions, files := t.nativeModules(debugDirs)
+	if files == nil {
+		return nil
+	}
+	return unwind.New(regions, files)
 }
 
 // nativeModules are the target's mapped modules and the Files that opens
