@@ -11,13 +11,19 @@ import (
 	"github.com/pyattach/pyattach/detect/testenv"
 
 	"github.com/pyattach/pyattach/cmd/internal/ptrace"
+	"github.com/pyattach/pyattach/detect/unwind"
 )
 
-// TestReader: auto is the direct reader for a live process without
-// --native and gdb otherwise; direct refuses a core and --native; an
-// unknown name is refused.
+// TestReader: auto is the direct reader for a live process (with
+// --native where detect/unwind knows the architecture) and gdb
+// otherwise; direct refuses a core; an unknown name is refused.
 func TestReader(t *testing.T) {
 	live, core := &Target{PID: 42}, &Target{Core: "core.42"}
+	// --native: the direct reader where Go unwinds C stacks.
+	nativeReader, nativeDirect, nativeKind := ReaderGDB, "", KindReader
+	if unwind.HostArch() != 0 {
+		nativeReader, nativeDirect, nativeKind = ReaderDirect, ReaderDirect, 0
+	}
 	for _, c := range []struct {
 		t      *Target
 		reader string
@@ -27,11 +33,11 @@ func TestReader(t *testing.T) {
 	}{
 		{live, "", false, ReaderDirect, 0},
 		{live, ReaderAuto, false, ReaderDirect, 0},
-		{live, ReaderAuto, true, ReaderGDB, 0},
+		{live, ReaderAuto, true, nativeReader, 0},
 		{core, ReaderAuto, false, ReaderGDB, 0},
 		{live, ReaderGDB, false, ReaderGDB, 0},
 		{live, ReaderDirect, false, ReaderDirect, 0},
-		{live, ReaderDirect, true, "", KindReader},
+		{live, ReaderDirect, true, nativeDirect, nativeKind},
 		{core, ReaderDirect, false, "", KindReader},
 		{live, "lldb", false, "", KindReader},
 	} {
