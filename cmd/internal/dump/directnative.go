@@ -103,6 +103,9 @@ func (n *directNative) frames() ([]byte, error) {
 		traces [][]unwind.Frame
 		pcs    []uint64
 	)
+	// Threads doing the same thing share their return addresses: each
+	// pc is named once.
+	index := map[uint64]int{}
 	for i := range n.stacks {
 		st := &n.stacks[i]
 		var fr []unwind.Frame
@@ -111,16 +114,17 @@ func (n *directNative) frames() ([]byte, error) {
 		}
 		traces = append(traces, fr)
 		for _, f := range fr {
-			pcs = append(pcs, f.LookupPC())
+			if _, ok := index[f.LookupPC()]; !ok {
+				index[f.LookupPC()] = len(pcs)
+				pcs = append(pcs, f.LookupPC())
+			}
 		}
 	}
 	names := n.tab.LookupAll(pcs)
-	k := 0
 	for i, fr := range traces {
 		list := make([]nativeOut, 0, len(fr))
 		for _, f := range fr {
-			nf := names[k]
-			k++
+			nf := names[index[f.LookupPC()]]
 			o := nativeOut{PC: f.PC, BlockPC: f.LookupPC()}
 			name := nf.Function
 			if name == "" && inRanges(n.evals, o.BlockPC) {
