@@ -144,3 +144,49 @@ func TestDumpNoBlockTorn(t *testing.T) {
 		})
 	}
 }
+
+// thousandApp runs 1,000 threads, each waiting 5 frames deep in its
+// own function.
+const thousandApp = `import threading, time
+gate = threading.Barrier(1001)
+def down(n):
+    if n:
+        return down(n - 1)
+    gate.wait()
+    time.sleep(600)
+for i in range(1000):
+    threading.Thread(target=down, args=(5,), name="w%d" % i, daemon=True).start()
+gate.wait()
+print("ready", flush=True)
+time.sleep(600)
+`
+
+// TestDumpThousandThreads: a process of 1,001 threads is dumped within
+// the default budget, every thread with its stack, the process stopped
+// once; -v reports the cost.
+func TestDumpThousandThreads(t *testing.T) {
+	env := scriptEnv(t.TempDir())
+	pid := testenv.StartPython(t, testenv.Debian(t).Exe, thousandApp)
+	out, stderr := pyattachOK(t, "dump of 1,001 threads", pyattachBin(t), env, "dump", "-v", "--json", strconv.Itoa(pid))
+	var d churnDump
+	if err := json.Unmarshal([]byte(out), &d); err != nil {
+		t.Fatal(err)
+	}
+	named := 0
+	for _, th := range d.Threads {
+		if th.Name != nil && strings.HasPrefix(*th.Name, "w") {
+			named++
+			if len(th.Frames) < 6 || th.Frames[0].Function != "down" {
+				t.Errorf("thread %s: %d frames, innermost %v; want down() 6 deep", *th.Name, len(th.Frames), th.Frames)
+				break
+			}
+		}
+	}
+	if len(d.Threads) != 1001 || named != 1000 {
+		t.Errorf("%d threads, %d of them workers; want 1,001 and 1,000", len(d.Threads), named)
+	}
+	if !stoppedTimes.MatchString(stderr) || !strings.Contains(stderr, "memory reads") {
+		t.Errorf("dump -v does not report the stops and the cost:\n%s", stderr)
+	}
+	checkRunning(t, "after the dump", pid)
+}
