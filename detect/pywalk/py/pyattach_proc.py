@@ -71,6 +71,10 @@ PAGE = 1 << PAGE_SHIFT
 # (no block).
 STOPS = 3
 TRIES = 4
+# The most pages one walk reads (256 MiB): each is copied while the
+# process is stopped, so a target whose structures are spread over more
+# ends the walk there, as the budget does.
+MAX_PAGES = 1 << 16
 # The most bytes one pread copies while the process is stopped.
 _RUN = 256 * PAGE
 # An unreadable page (unmapped, or beyond the process's reach).
@@ -129,8 +133,15 @@ class Pages(object):
         self.pages = {}
         self.missed = set()
         self.ranges = None
+        # The walk's Budget, told when MAX_PAGES are read.
+        self.budget = None
 
     def _page(self, n):
+        if len(self.pages) >= MAX_PAGES:
+            why = "budget of %s pages (%d MiB) of memory used up" % (walk.thousands(MAX_PAGES), MAX_PAGES >> 8)
+            if self.budget is not None:
+                self.budget.exhaust(why)
+            raise walk.BudgetExhausted(why)
         b = None
         if self.snapshot is not None:
             b = self.snapshot.get(n)
@@ -284,6 +295,7 @@ class _Reader(object):
         native the C stacks pyattach unwound at that stop
         ({tid: frames}), or None."""
         cfg = self.cfg
+        pages.budget = budget
         w = walk.open_walker(pages.read, cfg["runtime"], cfg["version"], cfg.get("flags", ""), self.tables,
                              budget=budget, max_frames=cfg["max_frames"])
         states = walk.match_threads(w, self.threads)

@@ -73,6 +73,13 @@ class Budget(object):
             return True
         return False
 
+    def exhaust(self, why):
+        """Ends the walk: the budget is used up, for why; raises
+        BudgetExhausted."""
+        if self.exhausted is None:
+            self.exhausted = why
+        raise BudgetExhausted(self.exhausted)
+
     def half_spent(self):
         """Whether half of the reads, bytes or time is spent: listing
         thread states stops there, so that the stacks of the threads
@@ -98,6 +105,8 @@ class Memory(object):
         self.budget.charge(size)
         try:
             b = self._read(addr, size)
+        except BudgetExhausted:
+            raise
         except Exception as e:
             raise WalkError("cannot read %d bytes at 0x%x: %s" % (size, addr, e))
         if b is None or len(b) != size:

@@ -135,3 +135,21 @@ def test_same():
     c = ([], [{"function": "f", "line": 2}], None, {})
     assert proc._same(a, b)
     assert not proc._same(a, c)
+
+
+def test_pages_bounded(mem, monkeypatch):
+    """A walk reads at most MAX_PAGES pages (each copied while the
+    process is stopped): past them the budget is used up, and the
+    memory's reader says so rather than "cannot read"."""
+    monkeypatch.setattr(proc, "MAX_PAGES", 2)
+    p = proc.Pages(mem)
+    b = w.Budget()
+    p.budget = b
+    m = w.Memory(p.read, b)
+    m.read(8, 8)
+    m.read(PAGE, 8)
+    with pytest.raises(w.BudgetExhausted):
+        m.read(2 * PAGE, 8)
+    assert "pages" in b.exhausted
+    with pytest.raises(w.BudgetExhausted):
+        m.read(8, 8)
