@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -179,11 +180,23 @@ func (t *Target) readDirect(ctx context.Context, opts Options, svc *Services, ru
 	var (
 		s                  *ptrace.Stopped
 		tGo, tStop, tFirst time.Time
+		// The registers of every thread at the stop (without nat: with
+		// it, its capture has them), read beside the walker's copy.
+		regs     []ptrace.ThreadRegs
+		regsDone chan struct{}
 	)
+	mem, err := os.Open(filepath.Join(t.procRoot, strconv.Itoa(t.PID), "mem"))
+	if err != nil {
+		return nil, t.fail(KindNoStacks, fmt.Errorf("%s: %w", t.name(), err))
+	}
+	defer mem.Close()
 	let := func() {
 		if s != nil {
 			if nat != nil {
 				nat.wait()
+			}
+			if regsDone != nil {
+				<-regsDone
 			}
 			s.Resume()
 			s = nil
@@ -239,11 +252,22 @@ loop:
 				tm.Threads = s.Threads()
 				if nat != nil {
 					nat.start(s)
+				} else {
+					regsDone = make(chan struct{})
+					go func(s *ptrace.Stopped) {
+						defer close(regsDone)
+						regs, _ = s.Registers()
+					}(s)
 				}
 				io.WriteString(stdin, "stopped\n")
 			case l == "detach" && s != nil:
 				let()
-				io.WriteString(stdin, "resumed\n")
+				// Each thread's system call at the stop, from its registers.
+				if nat != nil {
+					regs = nat.registers()
+				}
+				io.WriteString(stdin, "resumed "+string(threadViews(regs, mem))+"\n")
+				regs = nil
 			case l == "native" && nat != nil && nat.done != nil:
 				// The C stacks of the last stop's copy: asked for once the
 				// process runs again, or (the walker's last resort, a walk

@@ -79,6 +79,15 @@ func (n *directNative) wait() {
 	}
 }
 
+// registers are the registers of the last capture.
+func (n *directNative) registers() []ptrace.ThreadRegs {
+	out := make([]ptrace.ThreadRegs, len(n.stacks))
+	for i, st := range n.stacks {
+		out[i] = st.ThreadRegs
+	}
+	return out
+}
+
 // nativeOut is a C frame as the walker takes it (pyattach_gdb_dump's
 // _native_frames): pc, block_pc (an address in its function: a
 // return address less one), function, file and line when known.

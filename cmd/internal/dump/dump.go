@@ -321,8 +321,8 @@ func (t *Target) report(data []byte, log string, runErr error, tab *nativesym.Ta
 	if opts.Verbose {
 		fmt.Fprintf(svc.Stderr, "pyattach: the walk made %s memory reads (%s bytes) in %.2fs", Thousands(wd.Cost.Reads), Thousands(wd.Cost.Bytes), wd.Cost.Seconds)
 		if wd.Cost.Stops > 0 {
-			fmt.Fprintf(svc.Stderr, "; %s pages (%s KiB) copied while stopped in %.1f ms, the threads' system calls read in %.1f ms; %d walks",
-				Thousands(wd.Cost.Pages), Thousands(wd.Cost.Pages*4), wd.Cost.CopySeconds*1000, wd.Cost.ViewsSeconds*1000, wd.Cost.Walks)
+			fmt.Fprintf(svc.Stderr, "; %s pages (%s KiB) copied while stopped in %.1f ms; %d walks",
+				Thousands(wd.Cost.Pages), Thousands(wd.Cost.Pages*4), wd.Cost.CopySeconds*1000, wd.Cost.Walks)
 		}
 		fmt.Fprintln(svc.Stderr)
 	}

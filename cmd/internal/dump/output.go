@@ -242,12 +242,10 @@ type Walker struct {
 		Stops int `json:"stops"`
 		Pages int `json:"pages"`
 		// Walks is how many times the stacks were walked (direct);
-		// CopySeconds and ViewsSeconds the time spent, while the process
-		// was stopped, copying pages and reading the threads' system
-		// calls.
-		Walks        int     `json:"walks"`
-		CopySeconds  float64 `json:"copy_seconds"`
-		ViewsSeconds float64 `json:"views_seconds"`
+		// CopySeconds the time spent copying pages while the process was
+		// stopped.
+		Walks       int     `json:"walks"`
+		CopySeconds float64 `json:"copy_seconds"`
 	} `json:"cost"`
 	Threads []WalkerThread `json:"threads"`
 	// The asyncio tasks (dump with tasks), and the walker's text of them.

@@ -5,13 +5,16 @@ package dump
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/pyattach/pyattach/cmd/internal/target"
 )
@@ -29,6 +32,8 @@ type scriptedReader struct {
 	// seen is what stopped() said each time pyattach answered "stopped".
 	seen    []byte
 	stopped func() byte
+	// views are what followed each "resumed".
+	views []string
 }
 
 func startScripted(output string, say, want []string, stopped func() byte) *scriptedReader {
@@ -47,8 +52,12 @@ func startScripted(output string, say, want []string, stopped func() byte) *scri
 				if !in.Scan() {
 					return
 				}
-				r.heard = append(r.heard, in.Text())
-				if in.Text() == "stopped" {
+				heard, rest, _ := strings.Cut(in.Text(), " ")
+				r.heard = append(r.heard, heard)
+				if heard == "resumed" {
+					r.views = append(r.views, rest)
+				}
+				if heard == "stopped" {
 					r.seen = append(r.seen, r.stopped())
 				}
 			}
@@ -87,6 +96,17 @@ func TestDirectProtocol(t *testing.T) {
 	}
 	defer func() { sleeper.Process.Kill(); sleeper.Wait() }()
 	pid := sleeper.Process.Pid
+	// Until it waits in nanosleep (what the views are checked against).
+	for deadline := time.Now().Add(time.Minute); ; {
+		b, _ := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "syscall"))
+		if f := strings.Fields(string(b)); len(f) > 1 && f[0] != "running" && f[0] != "-1" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("sleep(1) is not in a system call: %s", b)
+		}
+		runtime.Gosched()
+	}
 	tg := &Target{PID: pid, procRoot: "/proc", Res: &target.Result{}}
 
 	run := func(opts Options, say, want []string) (*scriptedReader, Timings, error) {
@@ -111,6 +131,14 @@ func TestDirectProtocol(t *testing.T) {
 	}
 	if s := stopState(t, pid); s == 't' {
 		t.Errorf("the process is left stopped (state %c)", s)
+	}
+	// With "resumed", the system call each thread was in, from its
+	// registers: sleep(1) waits in one.
+	for _, v := range r.views {
+		var views map[string][2]*uint64
+		if err := json.Unmarshal([]byte(v), &views); err != nil || views[strconv.Itoa(pid)][0] == nil {
+			t.Errorf("resumed %s: want the sleeping thread %d in a system call (%v)", v, pid, err)
+		}
 	}
 
 	_, tm, err = run(Options{NoBlock: true}, []string{"ready", "stop", "detach"}, []string{"go", "stopped", "resumed"})

@@ -53,6 +53,7 @@ else, or none: quit).
 """
 
 import errno
+import mmap
 import time
 import os
 import sys
@@ -90,29 +91,51 @@ def _pread(fd, n, count=1):
         return _NONE
 
 
-def read_pages(fd, numbers):
+def page_buffer(count):
+    """Memory for count pages, every page of it already mapped in (so that
+    copying into it while the process is stopped faults in none), or None
+    where this Python cannot (no MAP_POPULATE or preadv)."""
+    flag = getattr(mmap, "MAP_POPULATE", None)
+    if flag is None or not hasattr(os, "preadv") or count == 0:
+        return None
+    try:
+        return mmap.mmap(-1, count << PAGE_SHIFT, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | flag)
+    except (IOError, OSError, ValueError):
+        return None
+
+
+def read_pages(fd, numbers, buf=None):
     """{page number: bytes} for every page in numbers, read in runs of
     consecutive pages (one system call each); a page that cannot be read
-    maps to an empty string."""
+    maps to an empty string. With buf (page_buffer(len(numbers))) the
+    pages are read into it and given as views of it."""
     out = {}
     numbers = sorted(numbers)
+    view = memoryview(buf) if buf is not None else None
     i = 0
     while i < len(numbers):
         j = i + 1
         while j < len(numbers) and numbers[j] == numbers[j - 1] + 1 and (j - i) * PAGE < _RUN:
             j += 1
         n, count = numbers[i], j - i
-        b = _pread(fd, n, count)
+        if view is not None:
+            part = view[i << PAGE_SHIFT:j << PAGE_SHIFT]
+            try:
+                got = os.preadv(fd, [part], n << PAGE_SHIFT)
+            except (IOError, OSError):
+                got = 0
+            b = part[:got]
+        else:
+            b = _pread(fd, n, count)
         for k in range(count):
-            got = b[k << PAGE_SHIFT:(k + 1) << PAGE_SHIFT]
-            if len(got) == PAGE:
-                out[n + k] = got
+            page = b[k << PAGE_SHIFT:(k + 1) << PAGE_SHIFT]
+            if len(page) == PAGE:
+                out[n + k] = page
             else:
                 # The run broke here: this page and the rest alone.
                 for m in range(n + k, n + count):
-                    out[m] = _pread(fd, m)
-                    if len(out[m]) != PAGE:
-                        out[m] = _NONE
+                    got = _pread(fd, m)
+                    out[m] = got if len(got) == PAGE else _NONE
                 break
         i = j
     return out
@@ -228,11 +251,26 @@ def _say(line):
 
 
 def _ask(line, want):
-    """Says line to pyattach and waits for its answer, want."""
+    """Says line to pyattach and waits for its answer, want, and returns
+    what follows it on the line."""
     _say(line)
     got = sys.stdin.readline().strip()
-    if got != want:
+    word, _, rest = got.partition(" ")
+    if word != want:
         raise walk.WalkError("pyattach answered %r to %r" % (got, line))
+    return rest
+
+
+def _views(text):
+    """The threads' system calls pyattach read from their registers at
+    the stop ("resumed" {TID: [number, argument]}), as kernel_view gives
+    them, by thread id; None when it sent none."""
+    if not text:
+        return None
+    out = {}
+    for tid, v in json.loads(text).items():
+        out[int(tid)] = (v[0], v[1]) if isinstance(v, list) and len(v) == 2 else None
+    return out
 
 
 def os_threads(pid):
@@ -270,7 +308,7 @@ class _Reader(object):
         self.copied = 0
         self.spent = []
         self.native = None
-        self.copy_time = self.views_time = 0.0
+        self.copy_time = 0.0
         self.start = time.monotonic()
 
     def budget(self):
@@ -286,7 +324,7 @@ class _Reader(object):
     def cost(self):
         """What the dump cost beyond its last walk's reads."""
         return {"stops": self.stops, "pages": self.copied, "walks": len(self.spent),
-                "copy_seconds": self.copy_time, "views_seconds": self.views_time,
+                "copy_seconds": self.copy_time,
                 "seconds": time.monotonic() - self.start}
 
     def walk(self, pages, budget, kernel=None, source=False, settle=None, detach=None, native=None):
@@ -312,18 +350,24 @@ class _Reader(object):
         """The pages numbers and each thread's system call, read while
         pyattach holds the process stopped."""
         self.native = None
+        buf = page_buffer(len(numbers))
         _ask("stop", "stopped")
         self.stops += 1
         t0 = time.monotonic()
+        resumed = ""
         try:
-            snap = read_pages(self.fd, numbers)
-            t1 = time.monotonic()
-            kernel = self.kernel_views()
+            snap = read_pages(self.fd, numbers, buf)
         finally:
-            t2 = time.monotonic()
-            _ask("detach", "resumed")
+            t1 = time.monotonic()
+            resumed = _ask("detach", "resumed")
         self.copy_time += t1 - t0
-        self.views_time += t2 - t1
+        # Each thread's system call, which pyattach read from its
+        # registers while it was stopped.
+        kernel = _views(resumed)
+        if kernel is None:
+            kernel = {}
+        else:
+            kernel = dict((ot.tid, kernel.get(ot.tid)) for ot in self.threads)
         self.read_native()
         self.copied += len(snap)
         return snap, kernel

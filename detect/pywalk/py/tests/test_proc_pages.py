@@ -153,3 +153,22 @@ def test_pages_bounded(mem, monkeypatch):
     assert "pages" in b.exhausted
     with pytest.raises(w.BudgetExhausted):
         m.read(8, 8)
+
+
+def test_read_pages_into_buffer(mem):
+    """Pages read into a page_buffer (as while the process is stopped)
+    are those read without one, served the same by Pages."""
+    want = proc.read_pages(mem, [3, 0, 1, 5, 6])
+    buf = proc.page_buffer(5)
+    assert buf is not None
+    got = proc.read_pages(mem, [3, 0, 1, 5, 6], buf)
+    assert sorted(got) == sorted(want)
+    for n in want:
+        assert bytes(got[n]) == want[n]
+    p = proc.Pages(mem, got)
+    assert p.read(PAGE - 2, 4) == b"\x01\x01\x02\x02"
+    assert not p.missed
+    q = proc.Pages(mem)
+    q.record()
+    q.read(PAGE - 2, 4)
+    assert q.holds(got)
