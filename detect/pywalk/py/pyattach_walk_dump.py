@@ -123,10 +123,16 @@ def dump_threads(w, pid, threads, states, live, files, source=False, with_locals
         frames, exc = [], None
         entry["frames"] = []
         if t is not None:
-            def read(t=t):
+            # What a read that did not settle found cut short (a frame
+            # read as zeros as the stack moved) is not kept.
+            mark = len(w.cuts)
+
+            def read(t=t, mark=mark):
+                del w.cuts[mark:]
                 return read_thread(w, t, with_locals)
             got, tries = (read(), None) if settle is None else settle(read)
             if tries:
+                del w.cuts[mark:]
                 entry["unsettled"] = tries
             else:
                 frames, entry["frames"], exc, flags = got
