@@ -151,6 +151,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, env []string
 		kong.Exit(func(c int) { panic(exitError(c)) }),
 		kong.Vars{"version": versionLine()},
 		kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
+		kong.Help(printHelp),
 		kong.UsageOnError(),
 		kong.Bind(app),
 	)
@@ -160,7 +161,6 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, env []string
 		return 70
 	}
 	parser.Model.Help = description
-	applyPages(parser.Model)
 	kctx, err := parser.Parse(args)
 	if err != nil {
 		var pe *kong.ParseError
