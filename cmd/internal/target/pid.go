@@ -13,6 +13,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/pyattach/pyattach/cmd/internal/idcache"
+	"github.com/pyattach/pyattach/detect/buildid"
 	"github.com/pyattach/pyattach/detect/elfinfo"
 	"github.com/pyattach/pyattach/detect/proc"
 	"github.com/pyattach/pyattach/detect/pyinfo"
@@ -75,7 +77,7 @@ func resolvePID(ctx context.Context, pid int, opts Options) (*Result, error) {
 	// Module build-ids, read in parallel: each costs a few small reads.
 	if !opts.NoModules {
 		// Keep ELF files only: locale archives and caches are mapped too.
-		for _, m := range readModules(pr, pid, maps, mods, local) {
+		for _, m := range readModules(pr, pid, maps, mods, local, opts.IDCache) {
 			if !m.notELF {
 				res.Modules = append(res.Modules, m.Module)
 			}
@@ -240,7 +242,7 @@ type module struct {
 	notELF bool
 }
 
-func readModules(pr *proc.Proc, pid int, maps []proc.Mapping, mods []proc.Module, local func(string) string) []module {
+func readModules(pr *proc.Proc, pid int, maps []proc.Mapping, mods []proc.Module, local func(string) string, cache *idcache.Cache) []module {
 	out := make([]module, len(mods))
 	workers := runtime.GOMAXPROCS(0) * 2
 	if workers > len(mods) {
@@ -253,7 +255,7 @@ func readModules(pr *proc.Proc, pid int, maps []proc.Mapping, mods []proc.Module
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				out[i] = readModule(pr, pid, maps, mods[i], local)
+				out[i] = readModule(pr, pid, maps, mods[i], local, cache)
 			}
 		}()
 	}
@@ -265,7 +267,7 @@ func readModules(pr *proc.Proc, pid int, maps []proc.Mapping, mods []proc.Module
 	return out
 }
 
-func readModule(pr *proc.Proc, pid int, maps []proc.Mapping, m proc.Module, local func(string) string) module {
+func readModule(pr *proc.Proc, pid int, maps []proc.Mapping, m proc.Module, local func(string) string, cache *idcache.Cache) module {
 	mod := module{Module: Module{Path: local(m.Path), Deleted: m.Deleted}}
 	var f fs.File
 	var err error
@@ -284,15 +286,47 @@ func readModule(pr *proc.Proc, pid int, maps []proc.Mapping, m proc.Module, loca
 		mod.Error = "no random access"
 		return mod
 	}
-	id, err := elfinfo.ReadBuildID(ra)
-	switch {
-	case errors.Is(err, elfinfo.ErrNotELF):
-		mod.notELF = true
-	case err != nil && !errors.Is(err, elfinfo.ErrNoBuildID):
+	id, notELF, err := cachedBuildID(cache, f, ra)
+	mod.notELF = notELF
+	if err != nil {
 		mod.Error = err.Error()
 	}
 	mod.BuildID = id
 	return mod
+}
+
+// cachedBuildID reads the build-id of the open file f (ra is f), or
+// takes it from cache when f's key is there: "" for an ELF file without
+// one; notELF for a file that is not ELF. Only what was read whole is
+// stored, never an error.
+func cachedBuildID(cache *idcache.Cache, f fs.File, ra io.ReaderAt) (id string, notELF bool, err error) {
+	key, keyed := idcache.Key{}, false
+	if cache != nil {
+		if st, serr := f.Stat(); serr == nil {
+			key, keyed = idcache.KeyOf(st)
+		}
+	}
+	if keyed {
+		if v, ok := cache.Lookup(key); ok {
+			return string(v.ID), v.NotELF, nil
+		}
+	}
+	id, err = elfinfo.ReadBuildID(ra)
+	switch {
+	case errors.Is(err, elfinfo.ErrNotELF):
+		notELF, err = true, nil
+	case errors.Is(err, elfinfo.ErrNoBuildID):
+		err = nil
+	case err != nil:
+		return id, false, err
+	}
+	if keyed {
+		// A build-id is stored only when valid (a note of 65 bytes is not).
+		if v, verr := buildid.Parse(id); verr == nil || id == "" {
+			cache.Store(key, idcache.Value{ID: v, NotELF: notELF})
+		}
+	}
+	return id, notELF, nil
 }
 
 // notPython builds the error for a process without Python, naming its

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/pyattach/pyattach/cmd/internal/idcache"
 	"github.com/pyattach/pyattach/detect/elfinfo"
 	"github.com/pyattach/pyattach/detect/proc"
 	"github.com/pyattach/pyattach/detect/pyinfo"
@@ -37,6 +38,8 @@ type Options struct {
 	// GOOS is the system whose rules apply ("" for the running one): a
 	// PID needs Linux's /proc (proc.CheckPlatform). Tests set "darwin".
 	GOOS string
+	// IDCache remembers build-ids of files read before (nil: none).
+	IDCache *idcache.Cache
 }
 
 // ErrNotPython means the target holds no CPython runtime.

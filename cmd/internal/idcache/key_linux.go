@@ -1,0 +1,22 @@
+package idcache
+
+import (
+	"io/fs"
+	"syscall"
+)
+
+func keyOf(st fs.FileInfo) (Key, bool) {
+	s, ok := st.Sys().(*syscall.Stat_t)
+	if !ok {
+		return Key{}, false
+	}
+	return Key{Dev: uint64(s.Dev), Ino: uint64(s.Ino), Size: st.Size(), Mtime: s.Mtim.Nano(), Ctime: s.Ctim.Nano()}, true
+}
+
+func ownerOf(st fs.FileInfo) (int, bool) {
+	s, ok := st.Sys().(*syscall.Stat_t)
+	if !ok {
+		return 0, false
+	}
+	return int(s.Uid), true
+}
