@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/pyattach/pyattach/detect/saferead"
+	"github.com/pyattach/pyattach/detect/testenv"
 )
 
 // dynamicByDynString is readDynamic as debug/elf's DynString gives it,
@@ -75,4 +76,66 @@ func TestDynamicAgrees(t *testing.T) {
 		t.Fatalf("only %d ELF files under /usr/bin and /usr/lib", checked)
 	}
 	t.Logf("%d ELF files agree, %d with a run path", checked, withRunpath)
+}
+
+// TestFindSymbolsAgrees: FindSymbols finds what a search of debug/elf's
+// full tables finds, on this machine's programs and libraries (and
+// pyenv's libpythons, whose .symtab is large), for a sample of names of
+// each table and a few that are nowhere.
+func TestFindSymbolsAgrees(t *testing.T) {
+	files := 0
+	check := func(p string) {
+		fh, err := saferead.Open(p)
+		if err != nil {
+			return
+		}
+		defer fh.Close()
+		f, err := NewFile(fh)
+		if err != nil {
+			return
+		}
+		files++
+		for typ, table := range map[elf.SectionType]func() ([]elf.Symbol, error){elf.SHT_SYMTAB: f.Symbols, elf.SHT_DYNSYM: f.DynamicSymbols} {
+			all, err := table()
+			got, gerr := FindSymbols(f, typ, map[string]bool{"Py_Version": true})
+			if (err != nil) != (gerr != nil) {
+				t.Errorf("%s %v: debug/elf %v, FindSymbols %v", p, typ, err, gerr)
+				continue
+			}
+			if err != nil {
+				continue
+			}
+			want := map[string]bool{"Py_Version": true, "_PyRuntime": true, "no such symbol": true}
+			for i, s := range all {
+				if i%7 == 0 {
+					want[s.Name] = true
+				}
+			}
+			ref := map[string]elf.Symbol{}
+			for _, s := range all {
+				if _, dup := ref[s.Name]; want[s.Name] && !dup && s.Section != elf.SHN_UNDEF {
+					ref[s.Name] = elf.Symbol{Name: s.Name, Info: s.Info, Other: s.Other, Section: s.Section, Value: s.Value, Size: s.Size}
+				}
+			}
+			if got, _ = FindSymbols(f, typ, want); !reflect.DeepEqual(got, ref) {
+				t.Errorf("%s %v: FindSymbols found %d symbols, debug/elf %d", p, typ, len(got), len(ref))
+			}
+		}
+	}
+	for _, root := range []string{"/usr/bin", "/usr/lib/x86_64-linux-gnu"} {
+		filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+			if err == nil && d.Type().IsRegular() && files < 400 {
+				check(p)
+			}
+			return nil
+		})
+	}
+	libs, _ := filepath.Glob(filepath.Join(testenv.PyenvRoot(), "versions", "*", "lib", "libpython3.*.so.1.0"))
+	for _, l := range libs {
+		check(l)
+	}
+	if files < 50 {
+		t.Fatalf("only %d ELF files read", files)
+	}
+	t.Logf("%d ELF files agree, %d of them pyenv libpythons", files, len(libs))
 }
