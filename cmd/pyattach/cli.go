@@ -157,8 +157,9 @@ type exitError int
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, env []string) (code int) {
 	// A lone --version is answered before the command model is built:
 	// kong.New reflects over every command and flag (about 4 ms here,
-	// most of pyattach's start-up), and kong's own --version would print
-	// the same line (TestVersionFastPath).
+	// most of pyattach's start-up; parseArgs builds the model of one
+	// command alone for the frequent ones), and kong's own --version
+	// would print the same line (TestVersionFastPath).
 	if len(args) == 1 && args[0] == "--version" {
 		fmt.Fprintln(stdout, versionLine())
 		return 0
@@ -196,13 +197,11 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, env []string
 		kong.UsageOnError(),
 		kong.Bind(app),
 	)
-	parser, err := kong.New(&cli, opts...)
-	if err != nil {
+	kctx, err := parseArgs(&cli, args, opts)
+	if me := (modelError{}); errors.As(err, &me) {
 		fmt.Fprintf(stderr, "pyattach: internal error: %v\n", err)
 		return 70
 	}
-	parser.Model.Help = description
-	kctx, err := parser.Parse(args)
 	if err != nil {
 		var pe *kong.ParseError
 		if errors.As(err, &pe) {
