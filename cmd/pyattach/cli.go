@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/alecthomas/kong"
 
@@ -56,6 +57,12 @@ type App struct {
 	// ids is the build-id cache, shared by the copies of the App
 	// (quietApp); nil: none.
 	ids *buildIDCache
+
+	// started is when Main was called, startCPU the processor time
+	// spent before it (the runtime's and the packages' initialisation),
+	// for resolve -v.
+	started  time.Time
+	startCPU time.Duration
 }
 
 // buildIDCache is the build-id cache, read on first use.
@@ -155,6 +162,7 @@ type exitError int
 
 // Main runs pyattach with args and returns its exit code.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, env []string) (code int) {
+	started, startCPU := time.Now(), cpuTime()
 	// A lone --version is answered before the command model is built:
 	// kong.New reflects over every command and flag (about 4 ms here,
 	// most of pyattach's start-up; parseArgs builds the model of one
@@ -174,7 +182,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, env []string
 	defer stopInt()
 	ctx, stopTerm := signal.NotifyContext(intCtx, syscall.SIGTERM)
 	defer stopTerm()
-	app := &App{Ctx: ctx, Stdin: stdin, Stdout: stdout, Stderr: stderr, Env: env, Cwd: cwd, ids: &buildIDCache{}}
+	app := &App{Ctx: ctx, Stdin: stdin, Stdout: stdout, Stderr: stderr, Env: env, Cwd: cwd, ids: &buildIDCache{}, started: started, startCPU: startCPU}
 	var cli CLI
 	defer func() {
 		if r := recover(); r != nil {

@@ -37,11 +37,13 @@ func resolvePID(ctx context.Context, pid int, opts Options) (*Result, error) {
 		Container:  p.Container,
 		UID:        &p.UID,
 	}
+	opts.mark("the process: /proc/PID stat, status, cmdline, exe, root")
 	maps, err := pr.Maps(pid)
 	if err != nil {
 		return nil, err
 	}
 	mods := proc.Modules(maps)
+	opts.mark(fmt.Sprintf("/proc/PID/maps: %d mappings, %d files", len(maps), len(mods)))
 
 	// Paths in /proc/PID/exe and maps are relative to the reader's root
 	// when the process's root is reachable from it (a chroot): strip the
@@ -73,6 +75,7 @@ func resolvePID(ctx context.Context, pid int, opts Options) (*Result, error) {
 		return nil, fmt.Errorf("%s (process %d): %w", res.Exe, pid, err)
 	}
 	res.ExeBuildID = exeInfo.BuildID
+	opts.mark("the executable: ELF and Python facts")
 
 	// Module build-ids, read in parallel: each costs a few small reads.
 	if !opts.NoModules {
@@ -82,6 +85,7 @@ func resolvePID(ctx context.Context, pid int, opts Options) (*Result, error) {
 				res.Modules = append(res.Modules, m.Module)
 			}
 		}
+		opts.mark(fmt.Sprintf("the modules' build-ids: %d files", len(mods)))
 	}
 
 	var libMod *proc.Module
@@ -157,6 +161,7 @@ func resolvePID(ctx context.Context, pid int, opts Options) (*Result, error) {
 		res.ELF = exeInfo
 	}
 
+	opts.mark("the interpreter: " + res.Via)
 	if exeFacts.HasRuntime {
 		res.Static = true
 		res.Python = pythonOf(exeFacts)
@@ -191,6 +196,7 @@ func resolvePID(ctx context.Context, pid int, opts Options) (*Result, error) {
 		res.BuildID = res.LibpythonBuildID
 		res.ELF = res.LibpythonELF
 	}
+	opts.mark("libpython: ELF and Python facts")
 	return res, nil
 }
 

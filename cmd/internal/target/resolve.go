@@ -40,6 +40,16 @@ type Options struct {
 	GOOS string
 	// IDCache remembers build-ids of files read before (nil: none).
 	IDCache *idcache.Cache
+	// Trace, when set, is called at the end of each step of resolving a
+	// process with what the step did (resolve -v times them).
+	Trace func(step string)
+}
+
+// mark ends a step for Options.Trace.
+func (o Options) mark(step string) {
+	if o.Trace != nil {
+		o.Trace(step)
+	}
 }
 
 // ErrNotPython means the target holds no CPython runtime.
