@@ -63,6 +63,27 @@ func resolvePID(ctx context.Context, pid int, opts Options) (*Result, error) {
 	}
 	res.Exe = local(p.Exe)
 
+	// Module build-ids, read in parallel with the executable's facts
+	// (each costs a few small reads, or a lookup in the cache).
+	var modsRead chan []module
+	if !opts.NoModules {
+		modsRead = make(chan []module, 1)
+		go func() { modsRead <- readModules(pr, pid, maps, mods, local, opts.IDCache) }()
+	}
+	keepModules := func() {
+		if modsRead == nil {
+			return
+		}
+		// Keep ELF files only: locale archives and caches are mapped too.
+		for _, m := range <-modsRead {
+			if !m.notELF {
+				res.Modules = append(res.Modules, m.Module)
+			}
+		}
+		modsRead = nil
+	}
+	defer keepModules() // on the way out with an error too: no reader left behind
+
 	// The executable, read through /proc/PID/exe: that works for deleted
 	// binaries and for binaries inside another root alike.
 	exeFile, err := pr.OpenExe(pid)
@@ -76,16 +97,9 @@ func resolvePID(ctx context.Context, pid int, opts Options) (*Result, error) {
 	}
 	res.ExeBuildID = exeInfo.BuildID
 	opts.mark("the executable: ELF and Python facts")
-
-	// Module build-ids, read in parallel: each costs a few small reads.
 	if !opts.NoModules {
-		// Keep ELF files only: locale archives and caches are mapped too.
-		for _, m := range readModules(pr, pid, maps, mods, local, opts.IDCache) {
-			if !m.notELF {
-				res.Modules = append(res.Modules, m.Module)
-			}
-		}
-		opts.mark(fmt.Sprintf("the modules' build-ids: %d files", len(mods)))
+		keepModules()
+		opts.mark(fmt.Sprintf("the modules' build-ids: %d files, read meanwhile", len(mods)))
 	}
 
 	var libMod *proc.Module
