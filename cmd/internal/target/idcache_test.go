@@ -3,6 +3,8 @@
 package target
 
 import (
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -136,5 +138,33 @@ func TestCachedBuildID(t *testing.T) {
 		if got := cachedID(t, fresh, name); got != real {
 			t.Errorf("after the %s changed: %q (the cache's), want %q read from the file", change.what, got, real)
 		}
+	}
+}
+
+// TestBuildIDReader: venv's build-id reader through the cache answers as
+// elfinfo.ReadBuildIDFile does, sentinel errors included, and takes a
+// known file's build-id from the cache.
+func TestBuildIDReader(t *testing.T) {
+	dir := t.TempDir()
+	text := filepath.Join(dir, "text")
+	if err := os.WriteFile(text, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	c := idcache.Open("")
+	read := buildIDReader(c)
+	for _, name := range []string{text, filepath.Join(dir, "missing"), "/bin/sh"} {
+		want, wantErr := elfinfo.ReadBuildIDFile(name)
+		for range 2 { // read, then from the cache
+			got, err := read(name)
+			if got != want || !errors.Is(err, wantErr) && fmt.Sprint(err) != fmt.Sprint(wantErr) {
+				t.Errorf("%s: %q, %v; ReadBuildIDFile: %q, %v", name, got, err, want, wantErr)
+			}
+		}
+	}
+	if n := len(c.Entries()); n != 2 {
+		t.Errorf("the cache holds %d entries, want 2 (the text file, /bin/sh)", n)
+	}
+	if buildIDReader(nil) != nil {
+		t.Error("no cache should mean venv's own reader")
 	}
 }

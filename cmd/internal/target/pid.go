@@ -19,6 +19,7 @@ import (
 	"github.com/pyattach/pyattach/detect/proc"
 	"github.com/pyattach/pyattach/detect/pyinfo"
 	"github.com/pyattach/pyattach/detect/rootfs"
+	"github.com/pyattach/pyattach/detect/saferead"
 	"github.com/pyattach/pyattach/venv"
 )
 
@@ -150,7 +151,7 @@ func resolvePID(ctx context.Context, pid int, opts Options) (*Result, error) {
 			res.Venv = v
 		}
 	default:
-		vo := venv.Options{Env: opts.Env}
+		vo := venv.Options{Env: opts.Env, ReadBuildID: buildIDReader(opts.IDCache)}
 		if bareCopy(res.Exe) {
 			vo.FindOriginal = true
 			// The libpython the process loaded names the prefix to try
@@ -313,6 +314,32 @@ func readModule(pr *proc.Proc, pid int, maps []proc.Mapping, m proc.Module, loca
 	}
 	mod.BuildID = id
 	return mod
+}
+
+// buildIDReader is elfinfo.ReadBuildIDFile through cache: the same
+// answers and errors (ErrNotELF, ErrNoBuildID), read from the file only
+// when cache does not know it; nil when there is no cache.
+func buildIDReader(cache *idcache.Cache) func(string) (string, error) {
+	if cache == nil {
+		return nil
+	}
+	return func(name string) (string, error) {
+		f, err := saferead.Open(name)
+		if err != nil {
+			return "", err
+		}
+		defer f.Close()
+		id, notELF, err := cachedBuildID(cache, f, f)
+		switch {
+		case err != nil:
+			return "", err
+		case notELF:
+			return "", elfinfo.ErrNotELF
+		case id == "":
+			return "", elfinfo.ErrNoBuildID
+		}
+		return id, nil
+	}
 }
 
 // cachedBuildID reads the build-id of the open file f (ra is f), or

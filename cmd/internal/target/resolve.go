@@ -283,7 +283,7 @@ func shebangInterpreter(line string, env environ.Env) (string, error) {
 func resolveExe(ctx context.Context, res *Result, exe string, opts Options) error {
 	res.Exe = exe
 	ldPath := opts.Env.List("LD_LIBRARY_PATH")
-	vo := venv.Options{Env: opts.Env}
+	vo := venv.Options{Env: opts.Env, ReadBuildID: buildIDReader(opts.IDCache)}
 	if bareCopy(exe) {
 		vo.FindOriginal = true
 		if lib := libpythonOf(exe, ldPath); lib != "" {
