@@ -1,22 +1,7 @@
 package idcache
 
-import (
-	"io/fs"
-	"syscall"
-)
+import "syscall"
 
-func keyOf(st fs.FileInfo) (Key, bool) {
-	s, ok := st.Sys().(*syscall.Stat_t)
-	if !ok {
-		return Key{}, false
-	}
-	return Key{Dev: uint64(s.Dev), Ino: uint64(s.Ino), Size: st.Size(), Mtime: s.Mtim.Nano(), Ctime: s.Ctim.Nano()}, true
-}
-
-func ownerOf(st fs.FileInfo) (int, bool) {
-	s, ok := st.Sys().(*syscall.Stat_t)
-	if !ok {
-		return 0, false
-	}
-	return int(s.Uid), true
-}
+// statTimes are a file's modification and status-change times in
+// nanoseconds.
+func statTimes(s *syscall.Stat_t) (mtime, ctime int64) { return s.Mtim.Nano(), s.Ctim.Nano() }
