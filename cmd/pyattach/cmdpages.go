@@ -44,11 +44,16 @@ func lazyRegexp(expr string) func() *regexp.Regexp {
 	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
 }
 
-// printHelp is kong's help printer, with each command's detail its
-// reference page's text: the pages are formatted only when help is
-// printed (commandDetail costs more than the rest of start-up).
+// printHelp is kong's help printer, with a command's detail its
+// reference page's text. Only the page of the command whose help is
+// printed is formatted, and only then (commandDetail costs more than
+// the rest of start-up): kong shows no other command's detail.
 func printHelp(o kong.HelpOptions, ctx *kong.Context) error {
-	applyPages(ctx.Model)
+	if c := ctx.Selected(); c != nil && c.Parent == ctx.Model.Node && !c.Hidden {
+		if page, ok := helpPage(c.Name); ok {
+			c.Detail = commandDetail(page)
+		}
+	}
 	return kong.DefaultHelpPrinter(o, ctx)
 }
 
