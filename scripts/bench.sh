@@ -12,6 +12,8 @@
 # BENCH_PYATTACH a pyattach binary to time instead of building one.
 # BENCH_DEBUGFILE (default: the build-id debug file of BENCH_PYTHON under
 # /usr/lib/debug) the file the srcscan section scans.
+# BENCH_ATTACH_THREADS (default 50) and BENCH_ATTACH_DEPTH (default 30)
+# shape the process of the resolve-attach section.
 # BENCH_STARTUP_ROUNDS (default 50) rounds of the startup section, whose
 # runs take milliseconds.
 # BENCH_TASKS_PYTHON a command that runs Python 3.14 or newer (words
@@ -45,7 +47,7 @@ ROUNDS=${BENCH_ROUNDS:-5}
 NLIBS=${BENCH_LIBS:-300}
 PY=${BENCH_PYTHON:-/usr/bin/python3.11}
 
-SECTIONS=(startup resolve-small resolve-manylibs gdb-pybt-small gdb-pybt-manylibs dump dump-tasks gcore bundle debuginfod srcscan)
+SECTIONS=(startup resolve-small resolve-manylibs resolve-attach gdb-pybt-small gdb-pybt-manylibs dump dump-tasks gcore bundle debuginfod srcscan)
 
 usage() {
 	sed -n '2,/^[^#]/{/^#/!d;/shellcheck/d;s/^# \{0,1\}//;p}' "$0"
@@ -369,6 +371,44 @@ section_resolve_manylibs() {
 	start_manylibs
 	case_info "many libraries ($PY with $NLIBS gcc-built shared objects loaded by ctypes)" "$MANY_PID"
 	compare "resolve-manylibs: pyattach resolve vs gdb attach+detach, $NLIBS extra libraries" "$MANY_PID" cmd_gdb_attach cmd_resolve cmd_resolve_json
+}
+
+# resolve-attach: the issue's goal for resolve, at most 0.01 x a bare gdb
+# attach (gdb -nx -batch -p PID) to the same process, here one with
+# BENCH_ATTACH_THREADS (default 50) threads each BENCH_ATTACH_DEPTH
+# (default 30) Python frames deep. compare's warm-up run fills
+# pyattach's build-id cache, as any earlier run on the machine would.
+section_resolve_attach() {
+	local n=${BENCH_ATTACH_THREADS:-50} depth=${BENCH_ATTACH_DEPTH:-30} pid r g
+	case $n$depth in
+	*[!0-9]* | '') echo "$0: error: BENCH_ATTACH_THREADS and BENCH_ATTACH_DEPTH must be positive integers" >&2; exit 2 ;;
+	esac
+	start_python ATTACH_PID "$PY" -c '
+import sys, threading, time
+n, depth = int(sys.argv[1]), int(sys.argv[2])
+def rec(k, last):
+    if k > 1:
+        rec(k - 1, last)
+    elif last:
+        print("ready", flush=True)
+        time.sleep(3600)
+    else:
+        time.sleep(3600)
+for _ in range(n - 1):
+    threading.Thread(target=rec, args=(depth, False), daemon=True).start()
+sys.setrecursionlimit(depth + 100)
+rec(depth, True)
+' "$n" "$depth"
+	pid=$ATTACH_PID
+	echo
+	echo "resolve-attach: pid $pid, $PY with $n threads each $depth Python frames deep"
+	compare "resolve-attach: pyattach resolve vs a bare gdb attach, $n threads x $depth frames (goal: at most 0.01 x)" "$pid" cmd_gdb_attach cmd_resolve
+	r=${MED[cmd_resolve]} g=${MED[cmd_gdb_attach]}
+	if [ $((r * 100)) -le "$g" ]; then
+		echo "  goal met: $(ratio "$r" "$g") x, at most 0.01 x"
+	else
+		echo "  goal not met: $(ratio "$r" "$g") x, want at most 0.01 x ($(fmt_ms $((g / 100))) ms)"
+	fi
 }
 
 # py-bt through pyattach against the best hand-written gdb command line

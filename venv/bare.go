@@ -1,6 +1,7 @@
 package venv
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 )
@@ -13,8 +14,23 @@ import (
 // matching against the candidates (Options.FindOriginal).
 func InPrefix(exe string) bool {
 	prefix := filepath.Dir(filepath.Dir(exe))
-	m, _ := filepath.Glob(filepath.Join(prefix, "lib", "python[23]*", "os.py"))
-	return len(m) > 0
+	return len(globIn(filepath.Join(prefix, "lib", "python[23]*"), "os.py")) > 0
+}
+
+// globIn is filepath.Glob(filepath.Join(dirs, name)) for a plain name:
+// the directories matching the pattern dirs that hold an entry name,
+// found with one Lstat each instead of listing each directory (Glob
+// reads every name in /usr/lib/python3.11 to find os.py there).
+func globIn(dirs, name string) []string {
+	ds, _ := filepath.Glob(dirs)
+	var out []string
+	for _, d := range ds {
+		p := filepath.Join(d, name)
+		if _, err := os.Lstat(p); err == nil {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // PrefixBin returns the bin directory of the installation a shared

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/pyattach/pyattach/detect/elfinfo"
 	"github.com/pyattach/pyattach/detect/pyversion"
 	"github.com/pyattach/pyattach/venv/environ"
 )
@@ -40,6 +41,19 @@ type Options struct {
 	// pyenv version when Resolve meets a pyenv shim; "" looks only at
 	// PYENV_VERSION and $PYENV_ROOT/version.
 	Dir string
+	// ReadBuildID reads the build-id of the named file as
+	// elfinfo.ReadBuildIDFile does (its errors included); nil is
+	// elfinfo.ReadBuildIDFile. pyattach hands in one that remembers
+	// build-ids across runs.
+	ReadBuildID func(name string) (string, error)
+}
+
+// readBuildID is Options.ReadBuildID, or elfinfo.ReadBuildIDFile.
+func (o Options) readBuildID(name string) (string, error) {
+	if o.ReadBuildID != nil {
+		return o.ReadBuildID(name)
+	}
+	return elfinfo.ReadBuildIDFile(name)
 }
 
 // home returns $HOME, "" when unset.

@@ -203,7 +203,7 @@ func detect(dir, extra string) (*Env, error) {
 // findOrigPrefix looks for lib/pythonX.Y/orig-prefix.txt under root and
 // returns the prefix and X.Y. It returns "" when there is none.
 func findOrigPrefix(root string) (prefix, version string, err error) {
-	matches, _ := filepath.Glob(filepath.Join(root, "lib", "python*", "orig-prefix.txt"))
+	matches := globIn(filepath.Join(root, "lib", "python*"), "orig-prefix.txt")
 	sort.Strings(matches)
 	for _, m := range matches {
 		v := strings.TrimPrefix(filepath.Base(filepath.Dir(m)), "python")

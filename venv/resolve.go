@@ -194,7 +194,7 @@ func resolve(exe string, opts Options, depth int) (*Resolution, error) {
 	}
 
 	res := &Resolution{Copy: exe, Env: env}
-	id, idErr := elfinfo.ReadBuildIDFile(real)
+	id, idErr := opts.readBuildID(real)
 	if errors.Is(idErr, elfinfo.ErrNotELF) && depth == 0 {
 		if shim, err := isShimFile(real); err == nil && shim {
 			return resolveShim(exe, opts)
@@ -249,7 +249,7 @@ func resolve(exe string, opts Options, depth int) (*Resolution, error) {
 		}
 		got, ok := ids[cr]
 		if !ok {
-			got.BuildID, err = elfinfo.ReadBuildIDFile(cr)
+			got.BuildID, err = opts.readBuildID(cr)
 			if byContent && errors.Is(err, elfinfo.ErrNoBuildID) {
 				got.content, err = elfinfo.ContentOf(cr)
 			}

@@ -8,11 +8,15 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"sync"
 	"syscall"
+	"time"
 
 	"github.com/alecthomas/kong"
 
 	"github.com/pyattach/pyattach/cmd/internal/config"
+	"github.com/pyattach/pyattach/cmd/internal/idcache"
+	"github.com/pyattach/pyattach/cmd/internal/safefs"
 	"github.com/pyattach/pyattach/cmd/internal/safetext"
 	"github.com/pyattach/pyattach/cmd/internal/target"
 	"github.com/pyattach/pyattach/venv/environ"
@@ -49,11 +53,55 @@ type App struct {
 	// MaxCoreSize caps a compressed core's decompressed size
 	// (--max-core-size, max_core_size; 0: zcore.DefaultMaxSize).
 	MaxCoreSize int64
+
+	// ids is the build-id cache, shared by the copies of the App
+	// (quietApp); nil: none.
+	ids *buildIDCache
+
+	// started is when Main was called, startCPU the processor time
+	// spent before it (the runtime's and the packages' initialisation),
+	// for resolve -v.
+	started  time.Time
+	startCPU time.Duration
+}
+
+// buildIDCache is the build-id cache, read on first use.
+type buildIDCache struct {
+	once  sync.Once
+	cache *idcache.Cache
+}
+
+// buildIDs is the build-id cache ($XDG_CACHE_HOME/pyattach/buildids),
+// read on first use from
+// pyattach's private cache directory; one that lives only as long as
+// the process when that directory cannot be had; nil for an App made
+// without one.
+func (a *App) buildIDs() *idcache.Cache {
+	if a.ids == nil {
+		return nil
+	}
+	a.ids.once.Do(func() {
+		dir, err := safefs.PrivateDir(a.dirs().CacheHome, environ.Name)
+		if err != nil {
+			dir = ""
+		}
+		a.ids.cache = idcache.Open(dir)
+	})
+	return a.ids.cache
+}
+
+// saveBuildIDs writes what this run added to the build-id cache. A cache
+// that cannot be written costs the next run time, nothing else: the
+// error is not the command's.
+func (a *App) saveBuildIDs() {
+	if a.ids != nil && a.ids.cache != nil {
+		_ = a.ids.cache.Save()
+	}
 }
 
 // targetOptions are target resolution's roots for this invocation.
 func (g *Globals) targetOptions(app *App) target.Options {
-	return target.Options{ProcRoot: g.ProcRoot, Env: app.Env, Cwd: app.Cwd, GOOS: g.GOOS}
+	return target.Options{ProcRoot: g.ProcRoot, Env: app.Env, Cwd: app.Cwd, GOOS: g.GOOS, IDCache: app.buildIDs()}
 }
 
 // dirs are the XDG base directories of the App's environment, under
@@ -114,10 +162,12 @@ type exitError int
 
 // Main runs pyattach with args and returns its exit code.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, env []string) (code int) {
+	started, startCPU := time.Now(), cpuTime()
 	// A lone --version is answered before the command model is built:
 	// kong.New reflects over every command and flag (about 4 ms here,
-	// most of pyattach's start-up), and kong's own --version would print
-	// the same line (TestVersionFastPath).
+	// most of pyattach's start-up; parseArgs builds the model of one
+	// command alone for the frequent ones), and kong's own --version
+	// would print the same line (TestVersionFastPath).
 	if len(args) == 1 && args[0] == "--version" {
 		fmt.Fprintln(stdout, versionLine())
 		return 0
@@ -132,7 +182,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, env []string
 	defer stopInt()
 	ctx, stopTerm := signal.NotifyContext(intCtx, syscall.SIGTERM)
 	defer stopTerm()
-	app := &App{Ctx: ctx, Stdin: stdin, Stdout: stdout, Stderr: stderr, Env: env, Cwd: cwd}
+	app := &App{Ctx: ctx, Stdin: stdin, Stdout: stdout, Stderr: stderr, Env: env, Cwd: cwd, ids: &buildIDCache{}, started: started, startCPU: startCPU}
 	var cli CLI
 	defer func() {
 		if r := recover(); r != nil {
@@ -151,17 +201,15 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, env []string
 		kong.Exit(func(c int) { panic(exitError(c)) }),
 		kong.Vars{"version": versionLine()},
 		kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
+		kong.Help(printHelp),
 		kong.UsageOnError(),
 		kong.Bind(app),
 	)
-	parser, err := kong.New(&cli, opts...)
-	if err != nil {
+	kctx, err := parseArgs(&cli, args, opts)
+	if me := (modelError{}); errors.As(err, &me) {
 		fmt.Fprintf(stderr, "pyattach: internal error: %v\n", err)
 		return 70
 	}
-	parser.Model.Help = description
-	applyPages(parser.Model)
-	kctx, err := parser.Parse(args)
 	if err != nil {
 		var pe *kong.ParseError
 		if errors.As(err, &pe) {
@@ -195,6 +243,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, env []string
 		}
 	}
 	err = kctx.Run(&cli.Globals, cfg)
+	app.saveBuildIDs()
 	if ctx.Err() != nil {
 		// Interrupted: the command's own error is only the cancellation.
 		sig, code := syscall.SIGTERM, 143

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/alecthomas/kong"
 )
@@ -35,6 +36,25 @@ func commandNode(app *kong.Application, name string) *kong.Node {
 		}
 	}
 	return nil
+}
+
+// lazyRegexp compiles expr the first time it is used: help text is
+// formatted only when help is printed, never at start-up.
+func lazyRegexp(expr string) func() *regexp.Regexp {
+	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
+}
+
+// printHelp is kong's help printer, with a command's detail its
+// reference page's text. Only the page of the command whose help is
+// printed is formatted, and only then (commandDetail costs more than
+// the rest of start-up): kong shows no other command's detail.
+func printHelp(o kong.HelpOptions, ctx *kong.Context) error {
+	if c := ctx.Selected(); c != nil && c.Parent == ctx.Model.Node && !c.Hidden {
+		if page, ok := helpPage(c.Name); ok {
+			c.Detail = commandDetail(page)
+		}
+	}
+	return kong.DefaultHelpPrinter(o, ctx)
 }
 
 // applyPages makes each command's detail (its --help text) the text of its
@@ -85,7 +105,7 @@ func pageBody(page string) string {
 	return strings.TrimRight(before, "\n") + "\n" + map[bool]string{true: "\n" + after, false: ""}[after != ""]
 }
 
-var mdListItem = regexp.MustCompile(`^(- |\d+\. )`)
+var mdListItem = lazyRegexp(`^(- |\d+\. )`)
 
 // commandDetail is a command page as the plain text kong shows under a
 // command's usage line (through go/doc's text formatter): the title and
@@ -113,11 +133,11 @@ func commandDetail(page string) string {
 		case strings.HasPrefix(l, "#"):
 			l = strings.TrimLeft(l, "# ") + ":"
 		case strings.HasPrefix(l, "|"):
-			if mdTableSep.MatchString(l) {
+			if mdTableSep().MatchString(l) {
 				continue
 			}
 			l = "  " + l
-		case mdListItem.MatchString(l):
+		case mdListItem().MatchString(l):
 			item = true
 			l = "  " + l
 		case item:
@@ -126,8 +146,8 @@ func commandDetail(page string) string {
 		out = append(out, l)
 	}
 	s := strings.Join(out, "\n")
-	s = mdCode.ReplaceAllString(s, "$1")
-	s = mdBold.ReplaceAllString(s, "$1")
+	s = mdCode().ReplaceAllString(s, "$1")
+	s = mdBold().ReplaceAllString(s, "$1")
 	return strings.TrimSpace(s)
 }
 
@@ -198,11 +218,11 @@ func flagSynopsis(f *kong.Flag) string {
 
 // mdAngle is a word with <angle brackets>, which Markdown would take for
 // HTML.
-var mdAngle = regexp.MustCompile(`[^\s()]*<[^>\s]+>[^\s(),;:]*`)
+var mdAngle = lazyRegexp(`[^\s()]*<[^>\s]+>[^\s(),;:]*`)
 
 // mdHelp is help text as Markdown: words with angle brackets as code.
 func mdHelp(s string) string {
-	return mdAngle.ReplaceAllString(s, "`$0`")
+	return mdAngle().ReplaceAllString(s, "`$0`")
 }
 
 // flagHelp is a flag's help, with its default and its variable.

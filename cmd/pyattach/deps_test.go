@@ -46,7 +46,6 @@ var layers = []layer{
 	{prefix: "gdbgen", own: []string{"detect/plan"}, forbidStd: []string{"os", "os/exec", "net/http"}},
 	{prefix: "lldbgen", own: []string{"detect/plan"}, forbidStd: []string{"os", "os/exec", "net/http"}},
 	{prefix: "detect", own: []string{"detect/"}, external: []string{
-		"github.com/Masterminds/semver/v3",
 		"golang.org/x/sys/unix",
 	}},
 	// The bundle format's compression is a well-kept zstd library, not
@@ -279,7 +278,7 @@ func TestImportRulesCatch(t *testing.T) {
 		{"cmd/internal/target", modulePath + "/venv"},
 		{"lldbgen", modulePath + "/detect/plan"},
 		{"lldbgen", modulePath + "/detect/plan/pyquote"},
-		{"detect/pyversion", "github.com/Masterminds/semver/v3"},
+		{"detect/pyversion", "golang.org/x/sys/unix"},
 		{"cmd/pyattach", path.Join(modulePath, "cmd/internal/target")},
 		{"cmd/internal/doctor", modulePath + "/cmd/internal/debugsearch"},
 		{"cmd/internal/doctor", "net/http"},

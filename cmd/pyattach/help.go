@@ -3,7 +3,6 @@ package main
 import (
 	"embed"
 	"fmt"
-	"regexp"
 	"strings"
 
 	"github.com/alecthomas/kong"
@@ -95,11 +94,11 @@ var manSections = []struct{ name, topic string }{
 }
 
 var (
-	mdCode     = regexp.MustCompile("`([^`]+)`")
-	mdBold     = regexp.MustCompile(`\*\*([^*]+)\*\*`)
-	mdItalic   = regexp.MustCompile(`(^|[\s(])\*([A-Za-z][^*\n]*[A-Za-z])\*`)
-	mdNumbered = regexp.MustCompile(`^(\d+)\. `)
-	mdTableSep = regexp.MustCompile(`^\|[-| :]+\|$`)
+	mdCode     = lazyRegexp("`([^`]+)`")
+	mdBold     = lazyRegexp(`\*\*([^*]+)\*\*`)
+	mdItalic   = lazyRegexp(`(^|[\s(])\*([A-Za-z][^*\n]*[A-Za-z])\*`)
+	mdNumbered = lazyRegexp(`^(\d+)\. `)
+	mdTableSep = lazyRegexp(`^\|[-| :]+\|$`)
 )
 
 // mdRoff renders the Markdown of a help page as the body of a man page
@@ -156,14 +155,14 @@ func mdRoff(md string) string {
 			b.WriteString(roffLine(roffEscape(strings.TrimPrefix(line, "    "))) + "\n")
 		case strings.HasPrefix(line, "#"):
 			flush()
-			fmt.Fprintf(&b, ".SS %s\n", roffArg(mdCode.ReplaceAllString(strings.TrimLeft(line, "# "), "$1")))
+			fmt.Fprintf(&b, ".SS %s\n", roffArg(mdCode().ReplaceAllString(strings.TrimLeft(line, "# "), "$1")))
 		case strings.HasPrefix(line, "|"):
 			flush()
 			if !table { // the first row names the columns
 				table = true
 				continue
 			}
-			if mdTableSep.MatchString(line) {
+			if mdTableSep().MatchString(line) {
 				continue
 			}
 			cells := splitRow(line)
@@ -175,9 +174,9 @@ func mdRoff(md string) string {
 			flush()
 			b.WriteString(".IP \\(bu 2\n")
 			text = []string{line[2:]}
-		case mdNumbered.MatchString(line):
+		case mdNumbered().MatchString(line):
 			flush()
-			m := mdNumbered.FindStringSubmatch(line)
+			m := mdNumbered().FindStringSubmatch(line)
 			fmt.Fprintf(&b, ".IP %s. 4\n", m[1])
 			text = []string{line[len(m[0]):]}
 		default:
@@ -225,11 +224,11 @@ func mdInline(s string) string {
 	s = strings.Join(lines, "\n")
 	// A long path in a code span may break after a slash (\:), so
 	// that groff can fill the line.
-	s = mdCode.ReplaceAllStringFunc(s, func(m string) string {
+	s = mdCode().ReplaceAllStringFunc(s, func(m string) string {
 		return `\fB` + strings.ReplaceAll(m[1:len(m)-1], "/", `/\:`) + `\fR`
 	})
-	s = mdBold.ReplaceAllString(s, `\fB$1\fR`)
-	s = mdItalic.ReplaceAllString(s, `$1\fI$2\fR`)
+	s = mdBold().ReplaceAllString(s, `\fB$1\fR`)
+	s = mdItalic().ReplaceAllString(s, `$1\fI$2\fR`)
 	return roffLine(s)
 }
 

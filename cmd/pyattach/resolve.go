@@ -19,13 +19,20 @@ import (
 
 // ResolveCmd is `pyattach resolve`.
 type ResolveCmd struct {
-	Target string `arg:"" help:"A PID, a core file, a Python executable, a virtualenv directory, or a script with a #! line."`
-	JSON   bool   `help:"Print one JSON object (fields: pyattach help json)."`
+	Target  string `arg:"" help:"A PID, a core file, a Python executable, a virtualenv directory, or a script with a #! line."`
+	JSON    bool   `help:"Print one JSON object (fields: pyattach help json)."`
+	Verbose bool   `short:"v" help:"Also print how long each step took, start-up included, on stderr."`
 }
 
 // Run resolves the target and prints the result.
 func (c *ResolveCmd) Run(g *Globals, app *App) error {
 	opts := g.targetOptions(app)
+	var tr *stepTimer
+	if c.Verbose {
+		tr = newStepTimer(app)
+		opts.Trace = tr.mark
+		defer tr.done()
+	}
 	res, err := resolveTarget(app, c.Target, opts)
 	if err != nil {
 		err = fmt.Errorf("resolve %s: %w", c.Target, err)
@@ -39,12 +46,57 @@ func (c *ResolveCmd) Run(g *Globals, app *App) error {
 		err = inDir(err, dir)
 		return err
 	}
+	tr.mark("resolved")
 	if c.JSON {
 		return writeJSON(app.Stdout, res)
 	}
 	printResult(app.Stdout, res)
 	return nil
 }
+
+// stepTimer prints, for resolve -v, how long each step took on stderr.
+type stepTimer struct {
+	w    io.Writer
+	last time.Time
+	app  *App
+}
+
+// newStepTimer starts timing after what Main did: it prints the
+// processor time used before Main (the runtime's and the packages'
+// initialisation) and the time from Main to the command (the command
+// line, the configuration, the build-id cache).
+func newStepTimer(app *App) *stepTimer {
+	t := &stepTimer{w: app.Stderr, app: app}
+	fmt.Fprintf(t.w, "pyattach: resolve: %7.2f ms  start-up before main (processor time)\n", ms(app.startCPU))
+	if !app.started.IsZero() {
+		t.last = app.started
+		app.buildIDs()
+		t.mark("the command line, the configuration, the build-id cache")
+	} else {
+		t.last = time.Now()
+	}
+	return t
+}
+
+// mark ends a step.
+func (t *stepTimer) mark(step string) {
+	if t == nil {
+		return
+	}
+	now := time.Now()
+	fmt.Fprintf(t.w, "pyattach: resolve: %7.2f ms  %s\n", ms(now.Sub(t.last)), step)
+	t.last = now
+}
+
+// done prints the time since Main and the processor time in all.
+func (t *stepTimer) done() {
+	t.mark("output")
+	if !t.app.started.IsZero() {
+		fmt.Fprintf(t.w, "pyattach: resolve: %7.2f ms  since main; %.2f ms of processor time in all\n", ms(time.Since(t.app.started)), ms(cpuTime()))
+	}
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
 // resolveTarget resolves what the user named, as every command that
 // takes a target does: a bundle through its unpacked core and files

@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"io"
+	"strings"
 
 	"github.com/pyattach/pyattach/detect/buildid"
 	"github.com/pyattach/pyattach/detect/saferead"
@@ -242,26 +243,75 @@ func ReadELF(f *elf.File, opts Options) (*Info, error) {
 	return info, nil
 }
 
+// readDynamic reads DT_NEEDED, DT_SONAME and DT_RUNPATH (or DT_RPATH)
+// in one pass over the dynamic section and its string table, which
+// debug/elf's DynString reads again for every tag. Entries whose string
+// is out of range are skipped, as DynString skips them; a dynamic
+// section that cannot be read leaves the fields empty.
 func readDynamic(f *elf.File, info *Info) (err error) {
 	defer RecoverCorrupt(&err, ".dynamic")
-	if f.SectionByType(elf.SHT_DYNAMIC) == nil {
+	ds := f.SectionByType(elf.SHT_DYNAMIC)
+	if ds == nil || ds.Type == elf.SHT_NOBITS {
 		return nil
 	}
-	if v, err := f.DynString(elf.DT_NEEDED); err == nil {
-		info.Needed = v
+	size := 8
+	if f.Class == elf.ELFCLASS64 {
+		size = 16
 	}
-	if v, err := f.DynString(elf.DT_SONAME); err == nil && len(v) > 0 {
-		info.Soname = v[0]
+	if ds.Link == 0 || int(ds.Link) >= len(f.Sections) || f.Sections[ds.Link].Type != elf.SHT_STRTAB {
+		return nil
 	}
-	rp, _ := f.DynString(elf.DT_RUNPATH)
+	d, err := ds.Data()
+	if err != nil || len(d)%size != 0 {
+		return nil
+	}
+	str, err := f.Sections[ds.Link].Data()
+	if err != nil {
+		return nil
+	}
+	var runpath, rpath []string
+	for ; len(d) >= size; d = d[size:] {
+		var tag elf.DynTag
+		var v uint64
+		if size == 16 {
+			tag, v = elf.DynTag(f.ByteOrder.Uint64(d[0:8])), f.ByteOrder.Uint64(d[8:16])
+		} else {
+			tag, v = elf.DynTag(f.ByteOrder.Uint32(d[0:4])), uint64(f.ByteOrder.Uint32(d[4:8]))
+		}
+		switch tag {
+		case elf.DT_NEEDED, elf.DT_SONAME, elf.DT_RUNPATH, elf.DT_RPATH:
+		default:
+			continue
+		}
+		if v >= uint64(len(str)) {
+			continue
+		}
+		end := bytes.IndexByte(str[v:], 0)
+		if end < 0 {
+			continue
+		}
+		s := string(str[v : v+uint64(end)])
+		switch tag {
+		case elf.DT_NEEDED:
+			info.Needed = append(info.Needed, s)
+		case elf.DT_SONAME:
+			if info.Soname == "" {
+				info.Soname = s
+			}
+		case elf.DT_RUNPATH:
+			runpath = append(runpath, s)
+		case elf.DT_RPATH:
+			rpath = append(rpath, s)
+		}
+	}
+	rp := runpath
 	if len(rp) == 0 {
-		rp, _ = f.DynString(elf.DT_RPATH)
-		info.RPath = len(rp) > 0
+		rp, info.RPath = rpath, len(rpath) > 0
 	}
 	for _, s := range rp {
-		for _, d := range bytes.Split([]byte(s), []byte(":")) {
-			if len(d) > 0 {
-				info.RunPath = append(info.RunPath, string(d))
+		for _, dir := range strings.Split(s, ":") {
+			if dir != "" {
+				info.RunPath = append(info.RunPath, dir)
 			}
 		}
 	}

@@ -233,26 +233,20 @@ func lookupSymbols(f *elf.File, wanted ...[]string) (found map[string]elf.Symbol
 			want[n] = true
 		}
 	}
-	found = make(map[string]elf.Symbol)
-	tables := []func() ([]elf.Symbol, error){f.Symbols, f.DynamicSymbols}
-	for _, table := range tables {
-		syms, err := table()
-		if err != nil {
-			if errors.Is(err, elf.ErrNoSymbols) {
-				continue
-			}
-			return nil, elfinfo.Corruptf("symbol table", -1, "%v", err)
+	for _, typ := range []elf.SectionType{elf.SHT_SYMTAB, elf.SHT_DYNSYM} {
+		found, err = elfinfo.FindSymbols(f, typ, want)
+		if errors.Is(err, elf.ErrNoSymbols) {
+			continue
 		}
-		for _, s := range syms {
-			if want[s.Name] && s.Section != elf.SHN_UNDEF {
-				if _, dup := found[s.Name]; !dup {
-					found[s.Name] = s
-				}
-			}
+		if err != nil {
+			return nil, err
 		}
 		if len(found) > 0 {
 			break
 		}
+	}
+	if found == nil {
+		found = map[string]elf.Symbol{}
 	}
 	return found, nil
 }

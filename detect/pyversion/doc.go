@@ -19,11 +19,12 @@
 // before 3.8), u (wide unicode, before 3.3). A flag given twice is an
 // error.
 //
-// Ordering is semantic versioning's, through github.com/Masterminds/semver:
-// a pre-release maps onto a semver pre-release (3.13.0rc1 is 3.13.0-rc.1),
-// so 3.13.0a1 < 3.13.0b2 < 3.13.0rc1 < 3.13.0 < 3.13.1, and numbers
-// compare as numbers (3.9 < 3.10). Missing parts compare as 0; among
-// versions semver finds equal, Compare still orders by what was written
+// Versions are ordered by their numbers, which compare as numbers (3.9 <
+// 3.10), then a pre-release before its release, by tag and number
+// (3.13.0a1 < 3.13.0b2 < 3.13.0rc1 < 3.13.0 < 3.13.1): semantic
+// versioning's order with 3.13.0rc1 read as 3.13.0-rc.1. Missing parts
+// compare as 0; among versions equal so far, Compare still orders by
+// what was written
 // (3.11 < 3.11.0 < 3.11.0+, flags last) so that Compare is 0 only for
 // versions whose String is the same.
 //

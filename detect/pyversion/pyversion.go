@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-
-	"github.com/Masterminds/semver/v3"
 )
 
 // Version is a parsed Python version. The zero Version is not valid;
@@ -19,7 +17,7 @@ type Version struct {
 	parts int    // how many numbers were written: 1, 2 or 3
 	pre   string // PEP 440 pre-release: "a1", "b2", "rc1"; "" for none
 	plus  bool   // a trailing "+": a build after the tagged release
-	sv    *semver.Version
+	nums  [3]int // major, minor, micro; 0 where not written
 }
 
 // SyntaxError is the error Parse returns for a string that is not a
@@ -113,21 +111,9 @@ func Parse(s string) (Version, error) {
 		}
 		v.Flags = flags
 	}
-	var semPre string
-	if v.pre != "" {
-		i := len(v.pre) - len(leadingDigitsRev(v.pre))
-		semPre = v.pre[:i] + "." + v.pre[i:]
+	for i, n := range nums {
+		v.nums[i] = int(n)
 	}
-	sv, err := semver.StrictNewVersion(fmt.Sprintf("%d.%d.%d", nums[0], nums[1], nums[2]))
-	if err == nil && semPre != "" {
-		var p semver.Version
-		p, err = sv.SetPrerelease(semPre)
-		sv = &p
-	}
-	if err != nil {
-		return fail(err.Error())
-	}
-	v.sv = sv
 	return v, nil
 }
 
@@ -216,13 +202,13 @@ func leadingDigitsRev(s string) string {
 func isDigit(s string, i int) bool { return i < len(s) && s[i] >= '0' && s[i] <= '9' }
 
 // Major returns the major version: 3 for 3.11.2.
-func (v Version) Major() int { return int(v.semver().Major()) }
+func (v Version) Major() int { return v.nums[0] }
 
 // Minor returns the minor version, 0 when only the major was written.
-func (v Version) Minor() int { return int(v.semver().Minor()) }
+func (v Version) Minor() int { return v.nums[1] }
 
 // Patch returns the micro version, 0 when it was not written.
-func (v Version) Patch() int { return int(v.semver().Patch()) }
+func (v Version) Patch() int { return v.nums[2] }
 
 // HasMinor reports whether the minor version was written (3.11, not 3).
 func (v Version) HasMinor() bool { return v.parts >= 2 }
@@ -286,10 +272,16 @@ func (v Version) AtLeast(major, minor int) bool {
 }
 
 // Compare returns -1, 0 or +1 as v sorts before, with or after o: by
-// semver order first (3.13.0rc1 < 3.13.0 < 3.13.1), then as the package
-// documentation says for versions semver finds equal.
+// the numbers first, then a pre-release before its release (3.13.0rc1 <
+// 3.13.0 < 3.13.1; a < b < rc, then the pre-release's number), then as
+// the package documentation says for versions equal so far.
 func (v Version) Compare(o Version) int {
-	if c := v.semver().Compare(o.semver()); c != 0 {
+	for i := range v.nums {
+		if c := cmpInt(v.nums[i], o.nums[i]); c != 0 {
+			return c
+		}
+	}
+	if c := comparePre(v.pre, o.pre); c != 0 {
 		return c
 	}
 	if v.parts != o.parts {
@@ -302,6 +294,29 @@ func (v Version) Compare(o Version) int {
 		return -1
 	}
 	return strings.Compare(v.Flags, o.Flags)
+}
+
+// comparePre orders two PEP 440 pre-releases ("a1", "b2", "rc10"; ""
+// for a release, which sorts after all of them): by tag (a < b < rc),
+// then by number.
+func comparePre(a, b string) int {
+	switch {
+	case a == b:
+		return 0
+	case a == "":
+		return 1
+	case b == "":
+		return -1
+	}
+	an, bn := leadingDigitsRev(a), leadingDigitsRev(b)
+	if c := strings.Compare(a[:len(a)-len(an)], b[:len(b)-len(bn)]); c != 0 {
+		return c
+	}
+	// Parse allows no leading zeros: the longer number is the larger.
+	if c := cmpInt(len(an), len(bn)); c != 0 {
+		return c
+	}
+	return strings.Compare(an, bn)
 }
 
 func cmpInt(a, b int) int {
@@ -326,12 +341,4 @@ func (v Version) String() string {
 		}
 	}
 	return s + v.Flags
-}
-
-// semver returns the semver form; the zero Version reads as 0.0.0.
-func (v Version) semver() *semver.Version {
-	if v.sv == nil {
-		return semver.New(0, 0, 0, "", "")
-	}
-	return v.sv
 }

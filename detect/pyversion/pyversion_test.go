@@ -136,7 +136,7 @@ func TestDisagreements(t *testing.T) {
 		t.Errorf("3.13.0rc1: Exact %v Release %q", rc.Exact(), rc.Release())
 	}
 	// "3.9" against "3.9.0": venv said older (a missing part was -1);
-	// semver says equal; the written precision breaks the tie the same
+	// the numbers are equal; the written precision breaks the tie the same
 	// way as before.
 	if MustParse("3.9").Compare(MustParse("3.9.0")) != -1 {
 		t.Error("3.9 does not sort before 3.9.0")

@@ -21,6 +21,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pyattach/pyattach/cmd/internal/idcache"
 	"github.com/pyattach/pyattach/detect/testenv"
 )
 
@@ -46,7 +47,8 @@ func benchStartPython(b *testing.B, prog string, args ...string) int {
 // the time per mapped module as well.
 func benchResolve(b *testing.B, pid int) {
 	b.Helper()
-	opts := Options{ProcRoot: "/proc", Env: os.Environ()}
+	// As pyattach runs: modules' build-ids come from the cache once read.
+	opts := Options{ProcRoot: "/proc", Env: os.Environ(), IDCache: idcache.Open("")}
 	tgt := strconv.Itoa(pid)
 	res, err := Resolve(context.Background(), tgt, opts)
 	if err != nil {

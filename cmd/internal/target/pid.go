@@ -13,10 +13,13 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/pyattach/pyattach/cmd/internal/idcache"
+	"github.com/pyattach/pyattach/detect/buildid"
 	"github.com/pyattach/pyattach/detect/elfinfo"
 	"github.com/pyattach/pyattach/detect/proc"
 	"github.com/pyattach/pyattach/detect/pyinfo"
 	"github.com/pyattach/pyattach/detect/rootfs"
+	"github.com/pyattach/pyattach/detect/saferead"
 	"github.com/pyattach/pyattach/venv"
 )
 
@@ -35,11 +38,13 @@ func resolvePID(ctx context.Context, pid int, opts Options) (*Result, error) {
 		Container:  p.Container,
 		UID:        &p.UID,
 	}
+	opts.mark("the process: /proc/PID stat, status, cmdline, exe, root")
 	maps, err := pr.Maps(pid)
 	if err != nil {
 		return nil, err
 	}
 	mods := proc.Modules(maps)
+	opts.mark(fmt.Sprintf("/proc/PID/maps: %d mappings, %d files", len(maps), len(mods)))
 
 	// Paths in /proc/PID/exe and maps are relative to the reader's root
 	// when the process's root is reachable from it (a chroot): strip the
@@ -59,6 +64,27 @@ func resolvePID(ctx context.Context, pid int, opts Options) (*Result, error) {
 	}
 	res.Exe = local(p.Exe)
 
+	// Module build-ids, read in parallel with the executable's facts
+	// (each costs a few small reads, or a lookup in the cache).
+	var modsRead chan []module
+	if !opts.NoModules {
+		modsRead = make(chan []module, 1)
+		go func() { modsRead <- readModules(pr, pid, maps, mods, local, opts.IDCache) }()
+	}
+	keepModules := func() {
+		if modsRead == nil {
+			return
+		}
+		// Keep ELF files only: locale archives and caches are mapped too.
+		for _, m := range <-modsRead {
+			if !m.notELF {
+				res.Modules = append(res.Modules, m.Module)
+			}
+		}
+		modsRead = nil
+	}
+	defer keepModules() // on the way out with an error too: no reader left behind
+
 	// The executable, read through /proc/PID/exe: that works for deleted
 	// binaries and for binaries inside another root alike.
 	exeFile, err := pr.OpenExe(pid)
@@ -71,15 +97,10 @@ func resolvePID(ctx context.Context, pid int, opts Options) (*Result, error) {
 		return nil, fmt.Errorf("%s (process %d): %w", res.Exe, pid, err)
 	}
 	res.ExeBuildID = exeInfo.BuildID
-
-	// Module build-ids, read in parallel: each costs a few small reads.
+	opts.mark("the executable: ELF and Python facts")
 	if !opts.NoModules {
-		// Keep ELF files only: locale archives and caches are mapped too.
-		for _, m := range readModules(pr, pid, maps, mods, local) {
-			if !m.notELF {
-				res.Modules = append(res.Modules, m.Module)
-			}
-		}
+		keepModules()
+		opts.mark(fmt.Sprintf("the modules' build-ids: %d files, read meanwhile", len(mods)))
 	}
 
 	var libMod *proc.Module
@@ -130,7 +151,7 @@ func resolvePID(ctx context.Context, pid int, opts Options) (*Result, error) {
 			res.Venv = v
 		}
 	default:
-		vo := venv.Options{Env: opts.Env}
+		vo := venv.Options{Env: opts.Env, ReadBuildID: buildIDReader(opts.IDCache)}
 		if bareCopy(res.Exe) {
 			vo.FindOriginal = true
 			// The libpython the process loaded names the prefix to try
@@ -155,6 +176,7 @@ func resolvePID(ctx context.Context, pid int, opts Options) (*Result, error) {
 		res.ELF = exeInfo
 	}
 
+	opts.mark("the interpreter: " + res.Via)
 	if exeFacts.HasRuntime {
 		res.Static = true
 		res.Python = pythonOf(exeFacts)
@@ -189,6 +211,7 @@ func resolvePID(ctx context.Context, pid int, opts Options) (*Result, error) {
 		res.BuildID = res.LibpythonBuildID
 		res.ELF = res.LibpythonELF
 	}
+	opts.mark("libpython: ELF and Python facts")
 	return res, nil
 }
 
@@ -240,7 +263,7 @@ type module struct {
 	notELF bool
 }
 
-func readModules(pr *proc.Proc, pid int, maps []proc.Mapping, mods []proc.Module, local func(string) string) []module {
+func readModules(pr *proc.Proc, pid int, maps []proc.Mapping, mods []proc.Module, local func(string) string, cache *idcache.Cache) []module {
 	out := make([]module, len(mods))
 	workers := runtime.GOMAXPROCS(0) * 2
 	if workers > len(mods) {
@@ -253,7 +276,7 @@ func readModules(pr *proc.Proc, pid int, maps []proc.Mapping, mods []proc.Module
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				out[i] = readModule(pr, pid, maps, mods[i], local)
+				out[i] = readModule(pr, pid, maps, mods[i], local, cache)
 			}
 		}()
 	}
@@ -265,7 +288,7 @@ func readModules(pr *proc.Proc, pid int, maps []proc.Mapping, mods []proc.Module
 	return out
 }
 
-func readModule(pr *proc.Proc, pid int, maps []proc.Mapping, m proc.Module, local func(string) string) module {
+func readModule(pr *proc.Proc, pid int, maps []proc.Mapping, m proc.Module, local func(string) string, cache *idcache.Cache) module {
 	mod := module{Module: Module{Path: local(m.Path), Deleted: m.Deleted}}
 	var f fs.File
 	var err error
@@ -284,15 +307,73 @@ func readModule(pr *proc.Proc, pid int, maps []proc.Mapping, m proc.Module, loca
 		mod.Error = "no random access"
 		return mod
 	}
-	id, err := elfinfo.ReadBuildID(ra)
-	switch {
-	case errors.Is(err, elfinfo.ErrNotELF):
-		mod.notELF = true
-	case err != nil && !errors.Is(err, elfinfo.ErrNoBuildID):
+	id, notELF, err := cachedBuildID(cache, f, ra)
+	mod.notELF = notELF
+	if err != nil {
 		mod.Error = err.Error()
 	}
 	mod.BuildID = id
 	return mod
+}
+
+// buildIDReader is elfinfo.ReadBuildIDFile through cache: the same
+// answers and errors (ErrNotELF, ErrNoBuildID), read from the file only
+// when cache does not know it; nil when there is no cache.
+func buildIDReader(cache *idcache.Cache) func(string) (string, error) {
+	if cache == nil {
+		return nil
+	}
+	return func(name string) (string, error) {
+		f, err := saferead.Open(name)
+		if err != nil {
+			return "", err
+		}
+		defer f.Close()
+		id, notELF, err := cachedBuildID(cache, f, f)
+		switch {
+		case err != nil:
+			return "", err
+		case notELF:
+			return "", elfinfo.ErrNotELF
+		case id == "":
+			return "", elfinfo.ErrNoBuildID
+		}
+		return id, nil
+	}
+}
+
+// cachedBuildID reads the build-id of the open file f (ra is f), or
+// takes it from cache when f's key is there: "" for an ELF file without
+// one; notELF for a file that is not ELF. Only what was read whole is
+// stored, never an error.
+func cachedBuildID(cache *idcache.Cache, f fs.File, ra io.ReaderAt) (id string, notELF bool, err error) {
+	key, keyed := idcache.Key{}, false
+	if cache != nil {
+		if st, serr := f.Stat(); serr == nil {
+			key, keyed = idcache.KeyOf(st)
+		}
+	}
+	if keyed {
+		if v, ok := cache.Lookup(key); ok {
+			return string(v.ID), v.NotELF, nil
+		}
+	}
+	id, err = elfinfo.ReadBuildID(ra)
+	switch {
+	case errors.Is(err, elfinfo.ErrNotELF):
+		notELF, err = true, nil
+	case errors.Is(err, elfinfo.ErrNoBuildID):
+		err = nil
+	case err != nil:
+		return id, false, err
+	}
+	if keyed {
+		// A build-id is stored only when valid (a note of 65 bytes is not).
+		if v, verr := buildid.Parse(id); verr == nil || id == "" {
+			cache.Store(key, idcache.Value{ID: v, NotELF: notELF})
+		}
+	}
+	return id, notELF, nil
 }
 
 // notPython builds the error for a process without Python, naming its

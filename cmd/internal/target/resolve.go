@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/pyattach/pyattach/cmd/internal/idcache"
 	"github.com/pyattach/pyattach/detect/elfinfo"
 	"github.com/pyattach/pyattach/detect/proc"
 	"github.com/pyattach/pyattach/detect/pyinfo"
@@ -41,6 +42,18 @@ type Options struct {
 	// GOOS is the system whose rules apply ("" for the running one): a
 	// PID needs Linux's /proc (proc.CheckPlatform). Tests set "darwin".
 	GOOS string
+	// IDCache remembers build-ids of files read before (nil: none).
+	IDCache *idcache.Cache
+	// Trace, when set, is called at the end of each step of resolving a
+	// process with what the step did (resolve -v times them).
+	Trace func(step string)
+}
+
+// mark ends a step for Options.Trace.
+func (o Options) mark(step string) {
+	if o.Trace != nil {
+		o.Trace(step)
+	}
 }
 
 // ErrNotPython means the target holds no CPython runtime.
@@ -274,7 +287,7 @@ func shebangInterpreter(line string, env environ.Env) (string, error) {
 func resolveExe(ctx context.Context, res *Result, exe string, opts Options) error {
 	res.Exe = exe
 	ldPath := opts.Env.List("LD_LIBRARY_PATH")
-	vo := venv.Options{Env: opts.Env}
+	vo := venv.Options{Env: opts.Env, ReadBuildID: buildIDReader(opts.IDCache)}
 	if bareCopy(exe) {
 		vo.FindOriginal = true
 		if lib := libpythonOf(exe, ldPath); lib != "" {
