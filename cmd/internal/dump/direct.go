@@ -94,6 +94,72 @@ func fallback(err error) bool {
 	return errors.Is(err, ErrNoSystemPython) || errors.As(err, &pe)
 }
 
+// directProc is a started direct reader: python3 running ProcModule,
+// and the lines it says.
+type directProc struct {
+	cmd    Proc
+	python string
+	lines  chan string
+	done   chan struct{}
+	t1     time.Time
+	closed bool
+	// wdir is the walker's directory it was started from.
+	wdir string
+}
+
+// startError is a direct reader that could not be started.
+type startError struct {
+	python string
+	err    error
+}
+
+func (e *startError) Error() string { return "cannot run " + e.python + ": " + e.err.Error() }
+func (e *startError) Unwrap() error { return e.err }
+
+// startDirect starts the direct reader: it loads the walker, says
+// "ready" and waits for its configuration ("go" and a JSON object).
+func startDirect(svc *Services, wdir string) (*directProc, error) {
+	python, err := svc.Python()
+	if err != nil {
+		return nil, err
+	}
+	p := &directProc{python: python, lines: make(chan string), done: make(chan struct{}), t1: time.Now()}
+	if p.cmd, err = svc.StartReader(python, "-I", "-S", filepath.Join(wdir, ProcModule)); err != nil {
+		return nil, &startError{python: python, err: err}
+	}
+	stdout := p.cmd.Stdout()
+	go func() {
+		defer close(p.lines)
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			select {
+			case p.lines <- sc.Text():
+			case <-p.done:
+				return
+			}
+		}
+	}()
+	return p, nil
+}
+
+// close ends the reader's line pump (the reader itself ends on its
+// stdin's end); discard also ends a reader that was never used.
+func (p *directProc) close() {
+	if !p.closed {
+		p.closed = true
+		p.cmd.Stdin().Close()
+		close(p.done)
+	}
+}
+
+func (p *directProc) discard() {
+	if !p.closed {
+		p.cmd.Kill()
+		p.close()
+		p.cmd.Wait()
+	}
+}
+
 // Proc is a running direct reader (Services.StartReader).
 type Proc interface {
 	// Stdin and Stdout are pipes to and from the reader.
@@ -136,11 +202,9 @@ const maxStops = 4
 // every stop, beside the walker's copy; the C stacks unwound from the
 // last copy are sent to the walker when it asks ("native": "native"
 // and a JSON object on one line).
-func (t *Target) readDirect(ctx context.Context, opts Options, svc *Services, runtime, asyncio uint64, wdir, output string, nat *directNative, tm *Timings) ([]byte, error) {
-	python, err := svc.Python()
-	if err != nil {
-		return nil, err
-	}
+//
+// early is the reader Run started beforehand, or nil.
+func (t *Target) readDirect(ctx context.Context, opts Options, svc *Services, runtime, asyncio uint64, wdir, output string, early *directProc, nat *directNative, tm *Timings) ([]byte, error) {
 	cfg, err := json.Marshal(map[string]any{
 		"pid": t.PID, "runtime": runtime, "version": t.Res.Python.Version, "flags": t.Res.Python.ABIFlags,
 		"output": output, "source": !opts.JSON, "locals": opts.Locals, "max_frames": opts.MaxFrames,
@@ -156,27 +220,21 @@ func (t *Target) readDirect(ctx context.Context, opts Options, svc *Services, ru
 	}
 	defer cancel()
 
-	// python3 starts and loads the walker before anything is stopped.
-	t1 := time.Now()
-	cmd, err := svc.StartReader(python, "-I", "-S", filepath.Join(wdir, ProcModule), string(cfg))
-	if err != nil {
-		return nil, t.fail(KindNoStacks, fmt.Errorf("%s: cannot run %s: %w", t.name(), python, err))
-	}
-	stdin, stdout := cmd.Stdin(), cmd.Stdout()
-	defer stdin.Close()
-	lines, done := make(chan string), make(chan struct{})
-	defer close(done)
-	go func() {
-		defer close(lines)
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			select {
-			case lines <- sc.Text():
-			case <-done:
-				return
+	// python3 starts and loads the walker before anything is stopped
+	// (Run starts it before the target is resolved, when it can).
+	dp := early
+	if dp == nil {
+		if dp, err = startDirect(svc, wdir); err != nil {
+			var se *startError
+			if errors.As(err, &se) {
+				return nil, t.fail(KindNoStacks, fmt.Errorf("%s: %w", t.name(), err))
 			}
+			return nil, err
 		}
-	}()
+	}
+	defer dp.close()
+	cmd, python, lines, t1 := dp.cmd, dp.python, dp.lines, dp.t1
+	stdin := cmd.Stdin()
 	var (
 		s                  *ptrace.Stopped
 		tGo, tStop, tFirst time.Time
@@ -229,7 +287,7 @@ loop:
 			case l == "ready" && tGo.IsZero():
 				tm.Start = time.Since(t1)
 				tGo = time.Now()
-				io.WriteString(stdin, "go\n")
+				io.WriteString(stdin, "go "+string(cfg)+"\n")
 			case l == "stop" && s == nil && !tGo.IsZero() && !opts.NoBlock && tm.Stops < maxStops:
 				if tm.Stops == 0 {
 					tm.Prewalk = time.Since(tGo)

@@ -13,8 +13,10 @@ import (
 	"github.com/pyattach/pyattach/cmd/internal/ptrace"
 	"github.com/pyattach/pyattach/cmd/internal/safefs"
 	"github.com/pyattach/pyattach/cmd/internal/safetext"
+	"github.com/pyattach/pyattach/cmd/internal/target"
 	"github.com/pyattach/pyattach/detect/nativesym"
 	"github.com/pyattach/pyattach/detect/plan"
+	"github.com/pyattach/pyattach/detect/unwind"
 	"github.com/pyattach/pyattach/gdbgen"
 )
 
@@ -110,6 +112,21 @@ func GDBGrace(timeout time.Duration) time.Duration {
 func Run(ctx context.Context, opts Options, svc *Services) error {
 	var tm Timings
 	t0 := time.Now()
+	// The direct reader's python3 starts while the target is resolved.
+	var early *directProc
+	if target.IsPID(opts.Target) && (opts.Reader == "" || opts.Reader == ReaderAuto || opts.Reader == ReaderDirect) &&
+		(!opts.Native || unwind.HostArch() != 0) && (svc.GOOS == "" || svc.GOOS == "linux") && runtimeGOOS == "linux" {
+		if wdir, err := svc.WalkerDir(); err == nil {
+			if early, _ = startDirect(svc, wdir); early != nil {
+				early.wdir = wdir
+			}
+		}
+	}
+	defer func() {
+		if early != nil {
+			early.discard()
+		}
+	}()
 	t, err := Resolve(ctx, opts.Target, svc)
 	if err != nil {
 		return err
@@ -127,8 +144,10 @@ func Run(ctx context.Context, opts Options, svc *Services) error {
 		asyncio = t.AsyncioAddress()
 	}
 	tm.Resolve = time.Since(t0)
-	wdir, err := svc.WalkerDir()
-	if err != nil {
+	var wdir string
+	if early != nil {
+		wdir = early.wdir
+	} else if wdir, err = svc.WalkerDir(); err != nil {
 		return err
 	}
 	// The reader writes the stacks to a file in a private directory, not
@@ -156,7 +175,8 @@ func Run(ctx context.Context, opts Options, svc *Services) error {
 			}
 			defer nat.Close()
 		}
-		data, err := t.readDirect(ctx, opts, svc, runtime, asyncio, wdir, out.Name(), nat, &tm)
+		data, err := t.readDirect(ctx, opts, svc, runtime, asyncio, wdir, out.Name(), early, nat, &tm)
+		early = nil
 		if err == nil {
 			if opts.Verbose {
 				fmt.Fprintf(svc.Stderr, "pyattach: reader: direct (a system python3 reading /proc/%d/mem)\n", t.PID)

@@ -121,7 +121,7 @@ func TestDirectProtocol(t *testing.T) {
 			Stderr: io.Discard,
 		}
 		var tm Timings
-		_, err := tg.readDirect(context.Background(), opts, svc, 0x1000, 0, t.TempDir(), out, nil, &tm)
+		_, err := tg.readDirect(context.Background(), opts, svc, 0x1000, 0, t.TempDir(), out, nil, nil, &tm)
 		return r, tm, err
 	}
 

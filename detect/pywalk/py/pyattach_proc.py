@@ -5,13 +5,15 @@ pyattach runs this file with a trusted system interpreter, isolated
 (python3 -I -S: no environment, no user site, no current directory on
 sys.path):
 
-  python3 -I -S pyattach_proc.py CONFIG
+  python3 -I -S pyattach_proc.py
 
-CONFIG is one JSON object: pid, runtime (_PyRuntime's address), version,
-flags, output (the file the JSON goes to, see write_dump), source,
-locals, max_frames, max_reads, timeout, block, and for asyncio tasks
-tasks, asyncio_debug (the .AsyncioDebug section's address) and
-max_tasks. Nothing of the target runs here: its memory, /proc/PID/task
+and once it is loaded (it says "ready" on stdout) sends its
+configuration on stdin: "go" and CONFIG, one JSON object, on one line
+(pyattach starts it while it resolves the target). CONFIG holds: pid,
+runtime (_PyRuntime's address), version, flags, output (the file the
+JSON goes to, see write_dump), source, locals, max_frames, max_reads,
+timeout, block, native, and for asyncio tasks tasks, asyncio_debug (the
+.AsyncioDebug section's address) and max_tasks. Nothing of the target runs here: its memory, /proc/PID/task
 and the files of its source lines (read as the process's own user,
 within its root) are only read.
 
@@ -47,9 +49,7 @@ changed or two reads in a row give the same stack. A thread whose stack
 never settles is marked ("unsettled") and its frames are not given. The
 asyncio tasks (tasks) are read the same way, as one.
 
-pyattach starts this before anything is stopped: it says "ready" on
-stdout once the walker is loaded and waits for "go" on stdin (anything
-else, or none: quit).
+Anything but "go" (or nothing) on stdin after "ready": it quits.
 """
 
 import errno
@@ -460,14 +460,15 @@ class _Reader(object):
 
 
 def main(argv):
-    if len(argv) != 2:
-        sys.stderr.write("usage: python3 -I -S pyattach_proc.py CONFIG\n")
+    if len(argv) != 1:
+        sys.stderr.write("usage: python3 -I -S pyattach_proc.py (the configuration comes on stdin)\n")
         return 2
-    cfg = json.loads(argv[1])
     tables = walk.load_tables()
     _say("ready")
-    if sys.stdin.readline().strip() != "go":
+    word, _, rest = sys.stdin.readline().strip().partition(" ")
+    if word != "go":
         return 1
+    cfg = json.loads(rest)
     r = _Reader(cfg, tables)
     walk.write_dump(cfg["output"], lambda: r.spent[-1] if r.spent else r.budget(), r.run,
                     errors=(OSError, IOError), extra=r.cost)

@@ -48,12 +48,21 @@ class CodeReader(object):
 
     def line(self, c, pos):
         """The line of the code object c (as read gives it) at pos: a
-        code unit index from 3.11 on, f_lasti before (-1: not started)."""
+        code unit index from 3.11 on, f_lasti before (-1: not started).
+        Each (code object, pos) is worked out once: a deep recursion runs
+        the same call again and again."""
+        lines = c.setdefault("lines", {})
+        if pos in lines:
+            return lines[pos]
         if self.L.minor >= (3, 11):
-            return line_311(c, pos * 2)
-        if self.L.minor >= (3, 10):
-            return line_310(c, pos * 2 if pos >= 0 else -1)
-        return line_lnotab(c, pos)
+            got = line_311(c, pos * 2)
+        elif self.L.minor >= (3, 10):
+            got = line_310(c, pos * 2 if pos >= 0 else -1)
+        else:
+            got = line_lnotab(c, pos)
+        if len(lines) < 4096:
+            lines[pos] = got
+        return got
 
 
 def line_lnotab(c, lasti):
