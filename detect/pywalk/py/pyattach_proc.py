@@ -235,9 +235,14 @@ class Pages(object):
 
 def _same(a, b):
     """Whether two reads of a thread (read_thread's tuple: its frames'
-    dicts, exception and flags) or of the tasks (as tasks_json gives
-    them) gave the same."""
+    dicts, exception and flags; never when either has a flag: an error,
+    a partial stack, frames omitted) or of the tasks (as tasks_json
+    gives them) gave the same."""
     if isinstance(a, tuple) and isinstance(b, tuple):
+        # A read cut short (a frame that reads as zeros, as a stack that
+        # moves leaves it) counts only when nothing it read changed.
+        if a[3] or b[3]:
+            return False
         return a[1:] == b[1:]
     try:
         return walk.tasks_json(a) == walk.tasks_json(b)

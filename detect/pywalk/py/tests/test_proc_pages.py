@@ -135,6 +135,10 @@ def test_same():
     c = ([], [{"function": "f", "line": 2}], None, {})
     assert proc._same(a, b)
     assert not proc._same(a, c)
+    # Two reads that both stopped at the same broken frame: not settled
+    # by their likeness (a moving stack leaves such frames).
+    cut = ([], [{"function": "f", "line": 1}], None, {"error": "frame at 0x10 reads as zeros", "partial": True})
+    assert not proc._same(cut, cut)
 
 
 def test_pages_bounded(mem, monkeypatch):
