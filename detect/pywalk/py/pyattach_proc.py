@@ -45,9 +45,11 @@ Without block (--no-block) the process is never stopped. Each thread's
 stack is read, and then every page it was read from is read again: when
 a byte the walk used has changed, the stack may never have existed as
 read, and it is read again, at most TRIES times, until nothing it used
-changed or two reads in a row give the same stack. A thread whose stack
-never settles is marked ("unsettled") and its frames are not given. The
-asyncio tasks (tasks) are read the same way, as one.
+changed or two reads in a row give the same stack; a read whose frames
+were cut short (a frame that reads as zeros: the stack moved) is never
+kept. A thread whose stack never settles is marked ("unsettled") and its
+frames are not given. The asyncio tasks (tasks) are read the same way,
+as one.
 
 Anything but "go" (or nothing) on stdin after "ready": it quits.
 """
@@ -231,6 +233,13 @@ class Pages(object):
                 except OSError:
                     return False
         return True
+
+
+def _broken(got):
+    """Whether a read of a thread (read_thread's tuple) found its frames
+    cut short (an error: a frame that reads as zeros, a chain that
+    breaks)."""
+    return isinstance(got, tuple) and bool(got[3].get("error"))
 
 
 def _same(a, b):
@@ -448,6 +457,11 @@ class _Reader(object):
             for _ in range(TRIES):
                 pages.record()
                 got = read()
+                if _broken(got):
+                    # A stack that moves as it is read leaves frames that
+                    # read as zeros, chains that end early: read again.
+                    pages.ranges = None
+                    continue
                 # Settled: nothing read changed meanwhile, or this read
                 # gave what the one before it did.
                 if pages.settled() or last is not None and _same(got, last):
