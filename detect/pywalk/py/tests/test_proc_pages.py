@@ -139,6 +139,7 @@ def test_same():
     # by their likeness (a moving stack leaves such frames).
     cut = ([], [{"function": "f", "line": 1}], None, {"error": "frame at 0x10 reads as zeros", "partial": True})
     assert not proc._same(cut, cut)
+    assert proc._broken(cut) and not proc._broken(a)
 
 
 def test_pages_bounded(mem, monkeypatch):
