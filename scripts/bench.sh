@@ -24,6 +24,14 @@
 # times `pystack remote PID` beside pyattach dump, on a 4-thread process
 # started with BENCH_PYSTACK_PYTHON (default BENCH_PYTHON; e.g.
 # "chroot /srv/root /usr/bin/python3", for a pystack that runs there).
+# The pause section (scripts/bench_pause.sh) times pyattach dump,
+# --native and --no-block on three shapes of process (50 threads x 30
+# frames, 500 x 10, 1 x 5,000), each with a probe thread that measures how
+# long it was stopped, beside pystack remote, --native and --no-block when
+# BENCH_PYSTACK is set; its processes run BENCH_PYSTACK_PYTHON too. The
+# scale section dumps a process of 1,000 threads, one of
+# BENCH_SCALE_TASKS (default 100000) asyncio tasks (BENCH_TASKS_PYTHON)
+# and a core of BENCH_CORE_GB (default 8) GiB, mostly holes.
 #
 # Needs bash 4.4+, coreutils, Go (to build pyattach), gcc, gdb and the
 # Python named above. Runs as root or with ptrace allowed, since gdb
@@ -45,7 +53,7 @@ ROUNDS=${BENCH_ROUNDS:-5}
 NLIBS=${BENCH_LIBS:-300}
 PY=${BENCH_PYTHON:-/usr/bin/python3.11}
 
-SECTIONS=(startup resolve-small resolve-manylibs gdb-pybt-small gdb-pybt-manylibs dump dump-tasks gcore bundle debuginfod srcscan)
+SECTIONS=(startup resolve-small resolve-manylibs gdb-pybt-small gdb-pybt-manylibs dump dump-tasks pause scale gcore bundle debuginfod srcscan)
 
 usage() {
 	sed -n '2,/^[^#]/{/^#/!d;/shellcheck/d;s/^# \{0,1\}//;p}' "$0"
@@ -340,7 +348,7 @@ section_startup() {
 	mkdir -p "$d"
 	printf 'package main\n\nimport "fmt"\n\nfunc main() { fmt.Println("hello") }\n' >"$d/main.go"
 	printf 'module hello\n\ngo 1.21\n' >"$d/go.mod"
-	if ! (cd "$d" && GOFLAGS= CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$tmp/hello-bin" .); then
+	if ! (cd "$d" && GOFLAGS='' CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$tmp/hello-bin" .); then
 		echo "$0: error: go build of the hello-world failed (see above)" >&2
 		exit 1
 	fi
@@ -611,6 +619,10 @@ section_dump_tasks() {
 	"$PYATTACH" dump -v --tasks --max-tasks 0 "$TASKS_PID" 2>&1 >/dev/null | grep -E '^pyattach: (resolve|the walk)' | sed 's/^/  /'
 	compare "dump --tasks beside dump, $total asyncio tasks" "$TASKS_PID" cmd_pyattach_dump cmd_pyattach_dump_tasks cmd_pyattach_dump_tasks_all
 }
+
+# pause and scale: defined in bench_pause.sh.
+# shellcheck source=scripts/bench_pause.sh
+. "$(dirname "${BASH_SOURCE[0]}")/bench_pause.sh"
 
 # Fetching 32 debug files from a debuginfod server that answers each
 # request after 100 ms: pyattach's client (parallel) against a
