@@ -26,8 +26,11 @@
 # ("read") waits until the probe has woken twice more, so that the gap
 # spanning the command is in, then prints that gap in microseconds. The
 # gap includes the probe's own 0.2 ms sleep and any wait for a CPU: the
-# `nothing` row of each table (the same measure around a 0.1 s sleep of
-# the bench's, the process left alone) is the floor on this machine now.
+# `nothing` row of each table (the same measure around a 0.5 s sleep of
+# the bench's, the process left alone) is the floor on this machine now;
+# the `one CPU busy` row (0.5 s of a shell loop spinning, no ptrace) shows
+# what a reader's own CPU use alone costs the probe, on a busy machine:
+# the floor that dump --no-block and pystack's --no-block stand on.
 #
 # The target: argv[2] threads (the main thread and argv[2]-1 more), each
 # argv[3] Python frames deep (down() called argv[3] - 3 times under
@@ -144,8 +147,16 @@ stop_shape() {
 }
 
 # The commands of the pause tables.
-LABEL[cmd_idle]="nothing (0.1 s, process left alone)"
-cmd_idle() { sleep 0.1; }
+LABEL[cmd_idle]="nothing (0.5 s, process left alone)"
+cmd_idle() { sleep 0.5; }
+LABEL[cmd_busy]="one CPU busy (0.5 s, no ptrace)"
+# (now_us's own local is t: the names here differ.)
+cmd_busy() {
+	local busy0 busy1
+	now_us busy0
+	busy1=$busy0
+	while ((busy1 - busy0 < 500000)); do now_us busy1; done
+}
 LABEL[cmd_pyattach_dump_noblock]="pyattach dump --no-block PID"
 cmd_pyattach_dump_noblock() { "$PYATTACH" dump --no-block "$1"; }
 LABEL[cmd_pystack_noblock]="pystack remote --no-block PID"
@@ -171,7 +182,8 @@ run_checked() {
 }
 
 # compare_pause TITLE PID CMD...: one warm-up run of each command (its
-# output must show down(), the shapes' function, unless it is cmd_idle),
+# output must show down(), the shapes' function, unless it is cmd_idle
+# or cmd_busy),
 # then ROUNDS interleaved rounds (the order rotates every round), each
 # run between a reset and a read of the probe. Prints for each command
 # the median (and least) pause and total time, and for pyattach's, the
@@ -184,7 +196,7 @@ compare_pause() {
 	local c r i t0 t1 gap n=${#cmds[@]} f=${PROBE_FILE[$pid]} out="$tmp/pause.out"
 	for c in "${cmds[@]}"; do
 		run_checked "$c" "$pid" "$out"
-		if [ "$c" != cmd_idle ] && ! grep -q 'in down' "$out"; then
+		if [ "$c" != cmd_idle ] && [ "$c" != cmd_busy ] && ! grep -q 'in down' "$out"; then
 			echo "$0: error: ${LABEL[$c]} shows no down() frame for process $pid:" >&2
 			head -n 20 "$out" | sed 's/^/  /' >&2
 			exit 1
@@ -212,6 +224,8 @@ compare_pause() {
 		note='' tm=$(fmt_ms "${tmed[$c]}") tl=$(fmt_ms "${tmin[$c]}")
 		if [ "$c" = cmd_idle ]; then
 			note="(the floor: the probe's own sleeps and waits for a CPU)" tm=- tl=-
+		elif [ "$c" = cmd_busy ]; then
+			note="(the floor beside a reader's CPU use)" tm=- tl=-
 		fi
 		printf '%-36s %9s %8s %9s %8s   %s\n' "${LABEL[$c]}" "$(fmt_ms "${pmed[$c]}")" "$(fmt_ms "${pmin[$c]}")" "$tm" "$tl" "$note"
 	done
@@ -221,8 +235,8 @@ compare_pause() {
 		if [ -n "${pmed[$peer]:-}" ]; then
 			echo "  ${LABEL[$c]}: pause $(ratio "${pmed[$c]}" "${pmed[$peer]}") x pystack's$(goal "${pmed[$c]}" "${pmed[$peer]}" "${GOAL_PAUSE[$c]:-}"), total $(ratio "${tmed[$c]}" "${tmed[$peer]}") x$(goal "${tmed[$c]}" "${tmed[$peer]}" "${GOAL_TOTAL[$c]:-}")"
 		fi
-		if [ "$c" = cmd_pyattach_dump_noblock ] && [ -n "${pmed[cmd_idle]:-}" ]; then
-			echo "  ${LABEL[$c]}: pause $(fmt_ms "${pmed[$c]}") ms against the floor's $(fmt_ms "${pmed[cmd_idle]}") ms (goal: about the floor, the process never stopped)"
+		if [ "$c" = cmd_pyattach_dump_noblock ] && [ -n "${pmed[cmd_busy]:-}" ]; then
+			echo "  ${LABEL[$c]}: pause $(fmt_ms "${pmed[$c]}") ms against $(fmt_ms "${pmed[cmd_idle]}") ms idle and $(fmt_ms "${pmed[cmd_busy]}") ms with one CPU busy (goal: about the floor, the process never stopped)"
 		fi
 	done
 }
@@ -259,7 +273,7 @@ section_pause() {
 	load_line "at the start"
 	# shellcheck disable=SC2086 # BENCH_PYSTACK_PYTHON is a command line
 	pyv=$(${BENCH_PYSTACK_PYTHON:-$PY} -V 2>&1)
-	cmds=(cmd_idle cmd_pyattach_dump cmd_pyattach_dump_native)
+	cmds=(cmd_idle cmd_busy cmd_pyattach_dump cmd_pyattach_dump_native)
 	if has_noblock; then
 		cmds+=(cmd_pyattach_dump_noblock)
 	else
@@ -275,6 +289,8 @@ section_pause() {
 		name="shape$shape"
 		start_shape SHAPE_PID "$name" "$threads" "$depth"
 		compare_pause "pause, $threads thread(s) x $depth frames (+ the probe thread), $pyv (${BENCH_PYSTACK_PYTHON:-$PY}), pid $SHAPE_PID" "$SHAPE_PID" "${cmds[@]}"
+		echo "  pyattach dump -v, where the time goes (1 run):"
+		"$PYATTACH" dump -v "$SHAPE_PID" 2>&1 >/dev/null | grep -E '^pyattach: (reader|resolve|the walk)' | sed 's/^/    /' || true
 		stop_shape "$SHAPE_PID"
 	done
 	echo
@@ -358,7 +374,7 @@ section_scale() {
 	echo "1,000 threads x 10 frames (+ the probe thread), $(${BENCH_PYSTACK_PYTHON:-$PY} -V 2>&1), pid $SCALE_PID:"
 	dump_costs "dump" "$SCALE_PID"
 	dump_costs "dump --native" --native "$SCALE_PID"
-	local cmds=(cmd_idle cmd_pyattach_dump cmd_pyattach_dump_native)
+	local cmds=(cmd_idle cmd_busy cmd_pyattach_dump cmd_pyattach_dump_native)
 	has_noblock && cmds+=(cmd_pyattach_dump_noblock)
 	compare_pause "scale: 1,000 threads x 10 frames, pid $SCALE_PID" "$SCALE_PID" "${cmds[@]}"
 	stop_shape "$SCALE_PID"
