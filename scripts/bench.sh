@@ -595,25 +595,37 @@ tasks_python() {
 	done
 }
 
+# start_tasks VAR SECTION N: starts testdata/asyncio/app.py with N more
+# sleeping tasks under tasks_python, checks that dump --tasks counts them
+# all, and sets VAR to its PID, TASKS_PY to the Python's command and
+# TASKS_TOTAL to the tasks counted. SECTION names the caller in errors.
+start_tasks() {
+	local var=$1 section=$2 n=$3 pid
+	TASKS_PY=$(tasks_python)
+	if [ -z "$TASKS_PY" ]; then
+		echo "$0: error: $section needs Python 3.14 or newer, and none was found" >&2
+		echo "  hint: set BENCH_TASKS_PYTHON, install python3.14, or make the test roots: sudo scripts/make-roots.sh" >&2
+		exit 1
+	fi
+	# shellcheck disable=SC2086 # TASKS_PY is a command line
+	start_python "$var" $TASKS_PY -c "$(cat testdata/asyncio/app.py)" "$n"
+	pid=${!var}
+	TASKS_TOTAL=$("$PYATTACH" dump --tasks --json --max-tasks 1 "$pid" | "$PY" -c 'import json, sys; print(json.load(sys.stdin).get("tasks_total", 0))')
+	if [ "${TASKS_TOTAL:-0}" -lt "$n" ]; then
+		echo "$0: error: ${LABEL[cmd_pyattach_dump_tasks]} found ${TASKS_TOTAL:-0} tasks, the process has more than $n" >&2
+		"$PYATTACH" dump --tasks "$pid" 2>&1 | tail -n 5 | sed 's/^/  /' >&2
+		exit 1
+	fi
+}
+
+TASKS_PID=
 section_dump_tasks() {
 	local n=${BENCH_TASKS:-10000} py total
 	case $n in
 	'' | *[!0-9]*) echo "$0: error: BENCH_TASKS must be a number, not '$n'" >&2; exit 2 ;;
 	esac
-	py=$(tasks_python)
-	if [ -z "$py" ]; then
-		echo "$0: error: dump-tasks needs Python 3.14 or newer, and none was found" >&2
-		echo "  hint: set BENCH_TASKS_PYTHON, install python3.14, or make the test roots: sudo scripts/make-roots.sh" >&2
-		exit 1
-	fi
-	# shellcheck disable=SC2086 # py is a command line
-	start_python TASKS_PID $py -c "$(cat testdata/asyncio/app.py)" "$n"
-	total=$("$PYATTACH" dump --tasks --json --max-tasks 1 "$TASKS_PID" | "$PY" -c 'import json, sys; print(json.load(sys.stdin).get("tasks_total", 0))')
-	if [ "${total:-0}" -lt "$n" ]; then
-		echo "$0: error: ${LABEL[cmd_pyattach_dump_tasks]} found ${total:-0} tasks, the process has more than $n" >&2
-		"$PYATTACH" dump --tasks "$TASKS_PID" 2>&1 | tail -n 5 | sed 's/^/  /' >&2
-		exit 1
-	fi
+	start_tasks TASKS_PID dump-tasks "$n"
+	py=$TASKS_PY total=$TASKS_TOTAL
 	echo
 	echo "dump-tasks: $py, $total asyncio tasks; dump -v --tasks --max-tasks 0, where the time goes:"
 	"$PYATTACH" dump -v --tasks --max-tasks 0 "$TASKS_PID" 2>&1 >/dev/null | grep -E '^pyattach: (resolve|the walk)' | sed 's/^/  /'

@@ -360,7 +360,7 @@ print("ready", flush=True)
 leaf(99)'
 
 section_scale() {
-	local py n=${BENCH_SCALE_TASKS:-100000} gb=${BENCH_CORE_GB:-8} total core line
+	local n=${BENCH_SCALE_TASKS:-100000} gb=${BENCH_CORE_GB:-8} core line
 	case $n in '' | *[!0-9]*) echo "$0: error: BENCH_SCALE_TASKS must be a number, not '$n'" >&2; exit 2 ;; esac
 	case $gb in '' | *[!0-9]* | 0) echo "$0: error: BENCH_CORE_GB must be a positive number, not '$gb'" >&2; exit 2 ;; esac
 	echo
@@ -380,21 +380,9 @@ section_scale() {
 	stop_shape "$SCALE_PID"
 
 	# 100,000 asyncio tasks.
-	py=$(tasks_python)
-	if [ -z "$py" ]; then
-		echo "$0: error: scale needs Python 3.14 or newer for its asyncio tasks, and none was found" >&2
-		echo "  hint: set BENCH_TASKS_PYTHON, install python3.14, or make the test roots: sudo scripts/make-roots.sh" >&2
-		exit 1
-	fi
-	# shellcheck disable=SC2086 # py is a command line
-	start_python STASKS_PID $py -c "$(cat testdata/asyncio/app.py)" "$n"
-	total=$("$PYATTACH" dump --tasks --json --max-tasks 1 "$STASKS_PID" | "$PY" -c 'import json, sys; print(json.load(sys.stdin).get("tasks_total", 0))')
+	start_tasks STASKS_PID scale "$n"
 	echo
-	echo "$n sleeping asyncio tasks (and the app's 13), $py, pid $STASKS_PID: dump --tasks counts $total"
-	if [ "${total:-0}" -lt "$n" ]; then
-		echo "$0: error: pyattach dump --tasks found ${total:-0} tasks, the process has more than $n" >&2
-		exit 1
-	fi
+	echo "$n sleeping asyncio tasks (and the app's 13), $TASKS_PY, pid $STASKS_PID: dump --tasks counts $TASKS_TOTAL"
 	dump_costs "dump --tasks (1,000 printed)" --tasks "$STASKS_PID"
 	dump_costs "dump --tasks --max-tasks 0 (all printed)" --tasks --max-tasks 0 "$STASKS_PID"
 	time_rounds "pyattach dump PID" dump "$STASKS_PID"
