@@ -41,6 +41,9 @@ type DumpCmd struct {
 	MaxFrames uint          `name:"max-frames" default:"4096" placeholder:"N" help:"Of a stack deeper than N frames, show the innermost and the outermost halves and count the frames between (0: all)."`
 	MaxReads  uint          `name:"max-reads" default:"500000" placeholder:"N" help:"Stop the walk after N memory reads (0: no limit); the output is then partial and the exit code 3."`
 	Timeout   time.Duration `default:"20s" help:"Stop the walk after this long (0: no limit); the output is then partial and the exit code 3."`
+
+	// Subprocesses: dump_subproc.go.
+	Subprocesses bool `help:"Also dump every Python process below the PID (a server's workers, a pool's children, a script's python), one after the other, each under its own header (JSON: an array of one object per process); the PID itself need not be Python."`
 }
 
 // exitPartial is dump's exit code when its walk stopped at its budget
@@ -50,6 +53,9 @@ const exitPartial = exitError(3)
 // Run dumps every thread's Python stack (cmd/internal/dump, wired to the
 // flags, the environment and the configuration).
 func (c *DumpCmd) Run(g *Globals, app *App, cfg *config.Config) error {
+	if err := c.checkTree(); err != nil {
+		return err
+	}
 	switch {
 	case c.Coredump != "" && c.Target != "":
 		return withHint(errors.New("dump: give a TARGET or --coredump, not both"), "pyattach dump PID, pyattach dump CORE, or pyattach dump --coredump latest")
@@ -79,7 +85,11 @@ func (c *DumpCmd) Run(g *Globals, app *App, cfg *config.Config) error {
 			return bundlePlan(ctx, dbgInferior{Core: core}, o, g, app, cfg)
 		}
 	}
-	err := dump.Run(app.Ctx, opts, svc)
+	run := dump.Run
+	if c.Subprocesses {
+		run = dump.RunTree
+	}
+	err := run(app.Ctx, opts, svc)
 	if errors.Is(err, dump.ErrPartial) {
 		return exitPartial
 	}

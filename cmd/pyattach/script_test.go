@@ -179,6 +179,8 @@ func cmdBuildID(ts *testscript.TestScript, neg bool, args []string) {
 //	maps=P1,P2    PID/maps: one r-xp mapping per path
 //	cmdline=A B   PID/cmdline (words split at spaces)
 //	exefrom=FILE  exe's PATH is made, as a hard link to FILE
+//	state=L       PID/stat state (default S; Z: a zombie)
+//	children=A,B  PID/task/PID/children (no task directory without it)
 //
 // A value in double quotes is a Go string literal ("a\x1b\nb").
 // DIR/self/ns/mnt is made once, as mnt:[4026531840].
@@ -189,7 +191,7 @@ func cmdMkproc(ts *testscript.TestScript, neg bool, args []string) {
 	dir := ts.MkAbs(args[0])
 	pid, err := strconv.Atoi(args[1])
 	ts.Check(err)
-	kv := map[string]string{"root": "/", "mnt": "4026531840", "comm": "python3", "ppid": "1", "uid": "0"}
+	kv := map[string]string{"root": "/", "mnt": "4026531840", "comm": "python3", "ppid": "1", "uid": "0", "state": "S"}
 	for _, a := range args[2:] {
 		k, v, ok := strings.Cut(a, "=")
 		if !ok {
@@ -221,7 +223,14 @@ func cmdMkproc(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	ts.Check(os.Symlink(kv["root"], filepath.Join(p, "root")))
 	ts.Check(os.Symlink("mnt:["+kv["mnt"]+"]", filepath.Join(p, "ns", "mnt")))
-	stat := fmt.Sprintf("%d (%s) S %s %d %d 0 -1 4194304 0 0 0 0 0 0 0 0 20 0 1 0 100 0 0\n", pid, kv["comm"], kv["ppid"], pid, pid)
+	stat := fmt.Sprintf("%d (%s) %s %s %d %d 0 -1 4194304 0 0 0 0 0 0 0 0 20 0 1 0 100 0 0\n", pid, kv["comm"], kv["state"], kv["ppid"], pid, pid)
+	if c, ok := kv["children"]; ok {
+		// children=PID,PID: the main thread's children file, as a kernel
+		// with CONFIG_PROC_CHILDREN writes it.
+		task := filepath.Join(p, "task", strconv.Itoa(pid))
+		ts.Check(os.MkdirAll(task, 0o755))
+		ts.Check(os.WriteFile(filepath.Join(task, "children"), []byte(strings.ReplaceAll(c, ",", " ")), 0o644))
+	}
 	ts.Check(os.WriteFile(filepath.Join(p, "stat"), []byte(stat), 0o644))
 	status := fmt.Sprintf("Name:\t%s\nPPid:\t%s\nUid:\t%s\t%s\t%s\t%s\n", kv["comm"], kv["ppid"], kv["uid"], kv["uid"], kv["uid"], kv["uid"])
 	ts.Check(os.WriteFile(filepath.Join(p, "status"), []byte(status), 0o644))

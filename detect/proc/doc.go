@@ -3,7 +3,9 @@
 // executable (also once it was deleted), its root directory and mount
 // namespace (to tell a process in a container or chroot from one on the
 // host), the memory mappings of /proc/PID/maps and the file-backed modules
-// among them, and its descendants.
+// among them, and its descendants (Children, breadth first; Tree, in tree
+// order, from every thread's PID/task/TID/children or else every
+// process's PID/stat, with start times to tell a PID taken again).
 //
 // The proc root is a parameter, an fs.FS: New("/proc") in production, a
 // fake tree (a directory made by a test, or an fstest.MapFS) in tests.

@@ -465,27 +465,12 @@ func parsePID(s string) (int, bool) {
 // of every process from PID/stat; processes that exit during the scan
 // are left out. A pid that does not exist gives ErrNoProcess.
 func (p *Proc) Children(pid int) ([]int, error) {
-	pids, err := p.PIDs()
+	pids, kids, err := p.parents()
 	if err != nil {
 		return nil, err
 	}
 	if _, found := slices.BinarySearch(pids, pid); !found {
 		return nil, fmt.Errorf("read %s: %w", p.path(strconv.Itoa(pid)), ErrNoProcess)
-	}
-	kids := make(map[int][]int)
-	for _, q := range pids {
-		b, err := p.readFile(q, "stat")
-		if errors.Is(err, ErrNoProcess) || errors.Is(err, ErrPermission) {
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		st, err := parseStat(b)
-		if err != nil {
-			return nil, fmt.Errorf("read %s: %w", p.display(q, "stat"), err)
-		}
-		kids[st.ppid] = append(kids[st.ppid], q)
 	}
 	var out []int
 	seen := map[int]bool{pid: true}

@@ -4,7 +4,9 @@
 // the gdb script (plan.Dump), runs gdb in batch mode through an injected
 // Runner, parses the JSON the walker writes (ParseWalker) and prints it
 // as text (Render: omitted-frame and partial-stack lines, everything the
-// target controls escaped) or as JSON (Output).
+// target controls escaped) or as JSON (Output). RunTree is dump
+// --subprocesses: Run for a PID and each Python process below it
+// (proc.Tree), one after the other, their outputs kept apart.
 //
 // Everything it needs from outside comes through Services: the proc
 // root, the environment, the output streams, gdb's path, the walker's

@@ -87,6 +87,11 @@ type Services struct {
 	WriteJSON func(w io.Writer, v any) error
 	// Run runs gdb.
 	Run Runner
+	// Process is set by RunTree for each process of dump
+	// --subprocesses: the text's first line names it (Header.Cmdline),
+	// and a process that is not Python is not followed by a look for
+	// its Python children (RunTree lists them itself).
+	Process *TreeProcess
 }
 
 // GDBGrace is how long dump lets gdb run when the walk's own time
@@ -303,6 +308,9 @@ func (t *Target) report(data []byte, log string, runErr error, tab *nativesym.Ta
 		nameNative(wd, tab)
 	}
 	h := Header{PID: t.PID, Core: t.shown(), Version: t.Res.Python.Version}
+	if p := svc.Process; p != nil {
+		h.Cmdline, h.Parent = p.Shown(), p.Parent
+	}
 	if t.Info != nil {
 		h.CorePID = t.Info.PID
 	}

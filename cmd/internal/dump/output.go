@@ -302,6 +302,12 @@ type Header struct {
 	Core    string
 	CorePID int
 	Version string
+	// Cmdline (dump --subprocesses, escaped here) names the process
+	// in the first line, and Parent, when it is not the target itself,
+	// its parent: "Process PID (child of PARENT): CMDLINE", the
+	// interpreter on the next line.
+	Cmdline string
+	Parent  int
 }
 
 // Render turns the walker's dump into the JSON value and the text
@@ -312,9 +318,14 @@ type Header struct {
 func Render(h Header, wd *Walker, native bool) (Output, string, []string) {
 	res := Output{PID: h.PID, Core: h.Core, Python: Python{Version: h.Version}, Threads: []Thread{}, Truncated: wd.Truncated}
 	var text strings.Builder
-	if h.Core == "" {
+	switch {
+	case h.Cmdline != "" && h.Parent != 0:
+		fmt.Fprintf(&text, "Process %d (child of %d): %s\nPython %s, %d threads\n", h.PID, h.Parent, safetext.Escape(h.Cmdline), h.Version, len(wd.Threads))
+	case h.Cmdline != "":
+		fmt.Fprintf(&text, "Process %d: %s\nPython %s, %d threads\n", h.PID, safetext.Escape(h.Cmdline), h.Version, len(wd.Threads))
+	case h.Core == "":
 		fmt.Fprintf(&text, "Process %d: Python %s, %d threads\n", h.PID, h.Version, len(wd.Threads))
-	} else {
+	default:
 		fmt.Fprintf(&text, "Core %s (process %d): Python %s, %d threads\n", h.Core, h.CorePID, h.Version, len(wd.Threads))
 	}
 	var warnings []string

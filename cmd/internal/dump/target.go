@@ -60,7 +60,7 @@ func (t *Target) fail(k Kind, err error) *Error {
 // returned as target.Resolve's *target.NotPythonError, wrapped.
 func Resolve(ctx context.Context, arg string, svc *Services) (*Target, error) {
 	t := &Target{procRoot: svc.ProcRoot, bundle: svc.Bundle}
-	opts := target.Options{ProcRoot: svc.ProcRoot, Env: svc.Env, Cwd: svc.Cwd, NoModules: true, GOOS: svc.GOOS}
+	opts := target.Options{ProcRoot: svc.ProcRoot, Env: svc.Env, Cwd: svc.Cwd, NoModules: true, GOOS: svc.GOOS, NoChildren: svc.Process != nil}
 	tgt := arg
 	if target.IsPID(arg) {
 		pid, err := target.ParsePID(arg)

@@ -90,7 +90,7 @@ func resolvePID(ctx context.Context, pid int, opts Options) (*Result, error) {
 		}
 	}
 	if !exeFacts.HasRuntime && libMod == nil {
-		return res, notPython(pr, p)
+		return res, notPython(pr, p, !opts.NoChildren)
 	}
 	res.Embedded = !looksLikePython(path.Base(res.Exe))
 
@@ -296,9 +296,12 @@ func readModule(pr *proc.Proc, pid int, maps []proc.Mapping, m proc.Module, loca
 }
 
 // notPython builds the error for a process without Python, naming its
-// descendants that are Python.
-func notPython(pr *proc.Proc, p *proc.Process) error {
+// descendants that are Python when children is set.
+func notPython(pr *proc.Proc, p *proc.Process, children bool) error {
 	e := &NotPythonError{PID: p.PID, Comm: p.Comm, Exe: p.Exe}
+	if !children {
+		return e
+	}
 	kids, _ := pr.Children(p.PID)
 	for _, k := range kids {
 		kp, err := pr.Process(k)

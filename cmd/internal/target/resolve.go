@@ -34,6 +34,10 @@ type Options struct {
 	Cwd string
 	// NoModules skips reading the build-ids of a process's modules.
 	NoModules bool
+	// NoChildren leaves NotPythonError.Children empty: a process that
+	// is not Python is not followed by a look at all of /proc for its
+	// Python descendants (dump --subprocesses lists them itself).
+	NoChildren bool
 	// GOOS is the system whose rules apply ("" for the running one): a
 	// PID needs Linux's /proc (proc.CheckPlatform). Tests set "darwin".
 	GOOS string
