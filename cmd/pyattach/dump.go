@@ -29,9 +29,10 @@ type DumpCmd struct {
 	Target   string `arg:"" optional:"" help:"The PID of a Python process (a venv's python too) or a core file (compressed too: zstd, lz4, xz, gzip)."`
 	Coredump string `placeholder:"PID|latest" help:"Dump the core systemd-coredump stored for process PID (its latest), or the latest core of all, found with coredumpctl, instead of TARGET."`
 	JSON     bool   `help:"Print one JSON object: pid or core, python.version, threads[] with tid, name, frames[] (function, file, line), innermost first."`
-	Native   bool   `help:"Add each thread's C frames, merged with its Python frames into one stack (JSON: stack[] with kind, function, file, line, pc; native[] as gdb unwound them)."`
+	Native   bool   `help:"Add each thread's C frames, merged with its Python frames into one stack (JSON: stack[] with kind, function, file, line, pc; native[] as unwound, innermost first)."`
 	Verbose  bool   `short:"v" help:"Also print which reader ran, how long each step took, gdb's own messages and what the walk cost (memory reads, seconds), on stderr."`
-	Reader   string `default:"auto" enum:"auto,gdb,direct" help:"How the process's memory is read: direct (stop it with ptrace, a system python3 reads /proc/PID/mem; live processes without --native), gdb (gdb in batch mode), auto (direct when it can run, else gdb)."`
+	NoBlock  bool   `name:"no-block" help:"Read a live process without stopping it (direct reader): each thread's stack is read again until it holds still; one that keeps changing is marked unsettled, its frames not shown (JSON: unsettled, the times it was read)."`
+	Reader   string `default:"auto" enum:"auto,gdb,direct" help:"How the process's memory is read: direct (a system python3 reads /proc/PID/mem, the process stopped with ptrace only while the pages its stacks live in, and with --native its threads' registers and stacks, are copied; live processes), gdb (gdb in batch mode, the process stopped while gdb is attached), auto (direct when it can run, else gdb)."`
 	Locals   bool   `help:"Add each frame's local variables, as repr() shows them, bounded (JSON: locals, an object of name -> repr)."`
 	Tasks    bool   `help:"Add the asyncio tasks (Python 3.11-3.15): each task's name, state, coroutine stack, what it awaits and which tasks await it, as a tree; cycles reported (JSON: tasks[] with id, name, state, frames, awaiting, awaited_by)."`
 	MaxTasks uint   `name:"max-tasks" default:"1000" placeholder:"N" help:"With --tasks, show at most N tasks and count the rest (0: all)."`
@@ -69,7 +70,7 @@ func (c *DumpCmd) Run(g *Globals, app *App, cfg *config.Config) error {
 		return withHint(errors.New("dump: no target"), "pyattach dump PID, pyattach dump CORE, or pyattach dump --coredump latest")
 	}
 	opts := dump.Options{Target: c.Target, JSON: c.JSON, Native: c.Native, Verbose: c.Verbose, Locals: c.Locals,
-		Reader: c.Reader, MaxFrames: c.MaxFrames, MaxReads: c.MaxReads, Timeout: c.Timeout, Tasks: c.Tasks, MaxTasks: c.MaxTasks}
+		Reader: c.Reader, MaxFrames: c.MaxFrames, MaxReads: c.MaxReads, Timeout: c.Timeout, Tasks: c.Tasks, MaxTasks: c.MaxTasks, NoBlock: c.NoBlock}
 	svc := dumpServices(g, app, cfg)
 	if t, err := inflatedPath(app, c.Target); err != nil {
 		return err

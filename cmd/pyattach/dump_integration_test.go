@@ -288,8 +288,8 @@ func TestDumpEveryInterpreter(t *testing.T) {
 // TestDumpReadsNoDWARF: pyattach dump never reads debug information. A
 // copy of a pyenv interpreter and libpython whose .debug_info sections
 // are garbage runs fine (nothing reads them at run time); gdb reading
-// them says "Dwarf Error" (checked: pyattach dump --native, which loads
-// debug information), and pyattach dump --verbose, which shows gdb's own
+// them says "Dwarf Error" (checked: pyattach dump --native --reader gdb,
+// which loads debug information), and pyattach dump --verbose, which shows gdb's own
 // messages, must not, and must still print every frame.
 func TestDumpReadsNoDWARF(t *testing.T) {
 	testenv.Need(t, "gdb")
@@ -325,8 +325,9 @@ func TestDumpReadsNoDWARF(t *testing.T) {
 	}
 	checkDumpText(t, "spoiled DWARF", stdout, ipid, named)
 
-	// The control: reading the spoiled DWARF shows.
-	_, _, nstderr := runPyattach(t, bin, env, "dump", "--native", "--verbose", pid)
+	// The control: reading the spoiled DWARF shows (gdb, whose --native
+	// loads debug information).
+	_, _, nstderr := runPyattach(t, bin, env, "dump", "--native", "--reader", "gdb", "--verbose", pid)
 	if !strings.Contains(nstderr, "Dwarf Error") {
 		t.Errorf("gdb reading the spoiled .debug_info did not say so; this test proves nothing:\n%s", nstderr)
 	}

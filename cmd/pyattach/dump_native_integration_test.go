@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"regexp"
@@ -52,6 +53,9 @@ func TestDumpNativeMerged(t *testing.T) {
 			checkMerged(t, "live", d, tg.lines, tg.named)
 			out, _ := pyattachOK(t, "pyattach dump --native", pyattachBin(t), env, "dump", "--native", strconv.Itoa(pid))
 			checkMergedText(t, out, tg.named)
+			// pyattach's own unwinding (the direct reader) and gdb's give
+			// the same C frames, pc for pc, name for name.
+			sameNative(t, d, dumpJSON(t, env, "--native", "--reader", "gdb", strconv.Itoa(pid)))
 
 			if tg.name == "debian-3.11" || tg.name == "pyenv-3.12-stripped" {
 				core := t.TempDir() + "/core"
@@ -63,6 +67,34 @@ func TestDumpNativeMerged(t *testing.T) {
 				os.Remove(core)
 			}
 		})
+	}
+}
+
+// sameNative checks that two --native dumps of one process (the direct
+// reader's and gdb's) have the same C frames in every thread.
+func sameNative(t *testing.T, direct, gdb dumpOutput) {
+	t.Helper()
+	frames := func(th dump.Thread) []string {
+		var out []string
+		if th.Native != nil {
+			for _, n := range *th.Native {
+				name := "??"
+				if n.Function != nil {
+					name = *n.Function
+				}
+				out = append(out, fmt.Sprintf("%#x %s", n.PC, name))
+			}
+		}
+		return out
+	}
+	if len(direct.Threads) != len(gdb.Threads) || len(direct.Threads) == 0 {
+		t.Fatalf("the direct reader saw %d threads, gdb %d", len(direct.Threads), len(gdb.Threads))
+	}
+	for i, th := range direct.Threads {
+		a, b := frames(th), frames(gdb.Threads[i])
+		if len(a) == 0 || strings.Join(a, "\n") != strings.Join(b, "\n") {
+			t.Errorf("thread %d: pyattach's C frames differ from gdb's:\n%s\n--- gdb\n%s", th.TID, strings.Join(a, "\n"), strings.Join(b, "\n"))
+		}
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 
 	"github.com/pyattach/pyattach/cmd/internal/ptrace"
 	"github.com/pyattach/pyattach/detect/saferead"
+	"github.com/pyattach/pyattach/detect/unwind"
 )
 
 // Readers of a process's memory (Options.Reader).
@@ -61,17 +62,24 @@ func SystemPython() (string, error) {
 // Reader chooses the reader for t: ReaderGDB or ReaderDirect (auto is
 // direct for a live process without --native).
 func (t *Target) Reader(opts Options) (string, error) {
+	if opts.NoBlock && (t.PID == 0 || opts.Native || opts.Reader == ReaderGDB) {
+		return "", t.fail(KindReader, fmt.Errorf("%s: --no-block reads a live process's Python stacks with the direct reader only (not a core, not --native: C stacks are read from stopped threads; not --reader gdb)", t.name()))
+	}
+	unwinds := unwind.HostArch() != 0
 	switch opts.Reader {
 	case "", ReaderAuto:
-		if t.PID != 0 && !opts.Native {
+		if t.PID != 0 && (!opts.Native || unwinds) {
 			return ReaderDirect, nil
 		}
 		return ReaderGDB, nil
 	case ReaderGDB:
 		return ReaderGDB, nil
 	case ReaderDirect:
-		if t.PID == 0 || opts.Native {
-			return "", t.fail(KindReader, fmt.Errorf("%s: --reader direct reads a live process's Python stacks only (not a core, not --native)", t.name()))
+		if t.PID == 0 {
+			return "", t.fail(KindReader, fmt.Errorf("%s: --reader direct reads a live process only (not a core)", t.name()))
+		}
+		if opts.Native && !unwinds {
+			return "", t.fail(KindReader, fmt.Errorf("%s: --reader direct cannot unwind C stacks on this machine's architecture (--native: use --reader gdb)", t.name()))
 		}
 		return ReaderDirect, nil
 	}
@@ -99,20 +107,35 @@ type Proc interface {
 // Timings is how long each step of a dump took, for -v.
 type Timings struct {
 	Resolve  time.Duration // the interpreter, _PyRuntime's address
-	Stop     time.Duration // every thread stopped (direct)
-	Threads  int           // threads stopped
 	Start    time.Duration // python3 started and the walker loaded (direct)
-	Walk     time.Duration // stacks read while the process was stopped (direct)
-	Held     time.Duration // the process stopped in all (direct)
-	Rest     time.Duration // after it was resumed: source lines, output
+	Prewalk  time.Duration // the running process walked, for its pages (direct)
+	Stops    int           // times the process was stopped (direct)
+	Threads  int           // threads stopped, the last time (direct)
+	Stop     time.Duration // every thread stopped, in all stops (direct)
+	Held     time.Duration // the process stopped, in all (direct)
+	Longest  time.Duration // the longest of those stops (direct)
+	Walk     time.Duration // from the first resume to the walker's end (direct)
+	Rest     time.Duration // after the walker ended: its output read
 	Debugger time.Duration // gdb, from start to end (gdb)
 }
 
-// readDirect stops t's process, runs the walker in a system python3 over
-// /proc/PID/mem and returns the JSON it wrote to output. The process is
-// resumed once its stacks are read, and whatever happens (an error, a
-// timeout, ctx cancelled by SIGINT or SIGTERM).
-func (t *Target) readDirect(ctx context.Context, opts Options, svc *Services, runtime, asyncio uint64, wdir, output string, tm *Timings) ([]byte, error) {
+// maxStops bounds the stops one direct reader may ask for: the walker's
+// own bound (pyattach_proc.STOPS) and its last, whole-walk stop.
+const maxStops = 4
+
+// readDirect runs the walker in a system python3 over /proc/PID/mem
+// and returns the JSON it wrote to output. The walker asks for the
+// process to be stopped ("stop") while it copies the pages its stacks
+// live in, and resumed ("detach"), at most maxStops times; with
+// opts.NoBlock it is never stopped, whatever the walker asks. The
+// process is resumed whatever happens (an error, a timeout, ctx
+// cancelled by SIGINT or SIGTERM).
+//
+// With nat (--native), each thread's registers and stack are copied at
+// every stop, beside the walker's copy; the C stacks unwound from the
+// last copy are sent to the walker when it asks ("native": "native"
+// and a JSON object on one line).
+func (t *Target) readDirect(ctx context.Context, opts Options, svc *Services, runtime, asyncio uint64, wdir, output string, nat *directNative, tm *Timings) ([]byte, error) {
 	python, err := svc.Python()
 	if err != nil {
 		return nil, err
@@ -120,7 +143,7 @@ func (t *Target) readDirect(ctx context.Context, opts Options, svc *Services, ru
 	cfg, err := json.Marshal(map[string]any{
 		"pid": t.PID, "runtime": runtime, "version": t.Res.Python.Version, "flags": t.Res.Python.ABIFlags,
 		"output": output, "source": !opts.JSON, "locals": opts.Locals, "max_frames": opts.MaxFrames,
-		"max_reads": opts.MaxReads, "timeout": opts.Timeout.Seconds(),
+		"max_reads": opts.MaxReads, "timeout": opts.Timeout.Seconds(), "block": !opts.NoBlock, "native": nat != nil,
 		"tasks": opts.Tasks, "asyncio_debug": asyncio, "max_tasks": opts.MaxTasks,
 	})
 	if err != nil {
@@ -132,8 +155,7 @@ func (t *Target) readDirect(ctx context.Context, opts Options, svc *Services, ru
 	}
 	defer cancel()
 
-	// python3 starts and loads the walker before the process is stopped:
-	// it is held only while its stacks are read.
+	// python3 starts and loads the walker before anything is stopped.
 	t1 := time.Now()
 	cmd, err := svc.StartReader(python, "-I", "-S", filepath.Join(wdir, ProcModule), string(cfg))
 	if err != nil {
@@ -155,14 +177,22 @@ func (t *Target) readDirect(ctx context.Context, opts Options, svc *Services, ru
 		}
 	}()
 	var (
-		s     *ptrace.Stopped
-		t0    time.Time
-		tWalk time.Time
+		s                  *ptrace.Stopped
+		tGo, tStop, tFirst time.Time
 	)
 	let := func() {
-		if s != nil && tm.Held == 0 {
+		if s != nil {
+			if nat != nil {
+				nat.wait()
+			}
 			s.Resume()
-			tm.Held = time.Since(t0)
+			s = nil
+			held := time.Since(tStop)
+			tm.Held += held
+			tm.Longest = max(tm.Longest, held)
+			if tFirst.IsZero() {
+				tFirst = time.Now()
+			}
 		}
 	}
 	defer let()
@@ -170,6 +200,10 @@ func (t *Target) readDirect(ctx context.Context, opts Options, svc *Services, ru
 		cmd.Kill()
 		let()
 		cmd.Wait()
+	}
+	protocol := func(l string) ([]byte, error) {
+		quit()
+		return nil, t.fail(KindNoStacks, fmt.Errorf("%s: the direct reader (%s) said %q out of turn", t.name(), python, l))
 	}
 loop:
 	for {
@@ -179,11 +213,18 @@ loop:
 				break loop
 			}
 			switch {
-			case l == "ready" && s == nil:
+			case l == "ready" && tGo.IsZero():
 				tm.Start = time.Since(t1)
-				t0 = time.Now()
+				tGo = time.Now()
+				io.WriteString(stdin, "go\n")
+			case l == "stop" && s == nil && !tGo.IsZero() && !opts.NoBlock && tm.Stops < maxStops:
+				if tm.Stops == 0 {
+					tm.Prewalk = time.Since(tGo)
+				}
+				tStop = time.Now()
 				s, err = ptrace.Stop(gctx, t.procRoot, t.PID)
 				if err != nil {
+					s = nil
 					quit()
 					if ctx.Err() != nil {
 						return nil, ctx.Err()
@@ -193,13 +234,29 @@ loop:
 					}
 					return nil, err
 				}
-				tWalk = time.Now()
-				tm.Stop, tm.Threads = tWalk.Sub(t0), s.Threads()
-				io.WriteString(stdin, "go\n")
+				tm.Stops++
+				tm.Stop += time.Since(tStop)
+				tm.Threads = s.Threads()
+				if nat != nil {
+					nat.start(s)
+				}
+				io.WriteString(stdin, "stopped\n")
 			case l == "detach" && s != nil:
-				tm.Walk = time.Since(tWalk)
 				let()
-				io.WriteString(stdin, "\n")
+				io.WriteString(stdin, "resumed\n")
+			case l == "native" && nat != nil && nat.done != nil:
+				// The C stacks of the last stop's copy: asked for once the
+				// process runs again, or (the walker's last resort, a walk
+				// while it is stopped) before.
+				nat.wait()
+				data, err := nat.frames()
+				if err != nil {
+					quit()
+					return nil, err
+				}
+				io.WriteString(stdin, "native "+string(data)+"\n")
+			default:
+				return protocol(l)
 			}
 		case <-gctx.Done():
 			quit()
@@ -209,13 +266,13 @@ loop:
 			return nil, t.fail(KindTimeout, fmt.Errorf("%s: the reader did not finish within %v; it was stopped (the process is not left stopped)", t.name(), GDBGrace(opts.Timeout)))
 		}
 	}
-	if s == nil {
-		tWalk = time.Now()
-	}
-	if tm.Walk == 0 {
-		tm.Walk = time.Since(tWalk)
-	}
 	let()
+	switch {
+	case !tFirst.IsZero():
+		tm.Walk = time.Since(tFirst)
+	case !tGo.IsZero():
+		tm.Walk = time.Since(tGo)
+	}
 	t2 := time.Now()
 	runErr := cmd.Wait()
 	stdin.Close()

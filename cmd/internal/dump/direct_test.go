@@ -3,19 +3,27 @@ package dump
 import (
 	"errors"
 	"fmt"
-	"github.com/pyattach/pyattach/detect/testenv"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
+	"github.com/pyattach/pyattach/detect/testenv"
+
 	"github.com/pyattach/pyattach/cmd/internal/ptrace"
+	"github.com/pyattach/pyattach/detect/unwind"
 )
 
-// TestReader: auto is the direct reader for a live process without
-// --native and gdb otherwise; direct refuses a core and --native; an
-// unknown name is refused.
+// TestReader: auto is the direct reader for a live process (with
+// --native where detect/unwind knows the architecture) and gdb
+// otherwise; direct refuses a core; an unknown name is refused.
 func TestReader(t *testing.T) {
 	live, core := &Target{PID: 42}, &Target{Core: "core.42"}
+	// --native: the direct reader where Go unwinds C stacks.
+	nativeReader, nativeDirect, nativeKind := ReaderGDB, "", KindReader
+	if unwind.HostArch() != 0 {
+		nativeReader, nativeDirect, nativeKind = ReaderDirect, ReaderDirect, 0
+	}
 	for _, c := range []struct {
 		t      *Target
 		reader string
@@ -25,11 +33,11 @@ func TestReader(t *testing.T) {
 	}{
 		{live, "", false, ReaderDirect, 0},
 		{live, ReaderAuto, false, ReaderDirect, 0},
-		{live, ReaderAuto, true, ReaderGDB, 0},
+		{live, ReaderAuto, true, nativeReader, 0},
 		{core, ReaderAuto, false, ReaderGDB, 0},
 		{live, ReaderGDB, false, ReaderGDB, 0},
 		{live, ReaderDirect, false, ReaderDirect, 0},
-		{live, ReaderDirect, true, "", KindReader},
+		{live, ReaderDirect, true, nativeDirect, nativeKind},
 		{core, ReaderDirect, false, "", KindReader},
 		{live, "lldb", false, "", KindReader},
 	} {
@@ -37,6 +45,23 @@ func TestReader(t *testing.T) {
 		var e *Error
 		if got != c.want || (c.kind != 0) != (err != nil) || err != nil && (!errors.As(err, &e) || e.Kind != c.kind) {
 			t.Errorf("reader %q (pid %d, native %v) = %q, %v; want %q, kind %d", c.reader, c.t.PID, c.native, got, err, c.want, c.kind)
+		}
+	}
+	for _, c := range []struct {
+		t      *Target
+		opts   Options
+		reader string
+	}{
+		{live, Options{NoBlock: true}, ReaderDirect},
+		{live, Options{NoBlock: true, Reader: ReaderDirect}, ReaderDirect},
+		{live, Options{NoBlock: true, Reader: ReaderGDB}, ""},
+		{live, Options{NoBlock: true, Native: true}, ""},
+		{core, Options{NoBlock: true}, ""},
+	} {
+		got, err := c.t.Reader(c.opts)
+		var e *Error
+		if got != c.reader || c.reader == "" && (!errors.As(err, &e) || e.Kind != KindReader || !strings.Contains(err.Error(), "--no-block")) {
+			t.Errorf("--no-block %+v (pid %d) = %q, %v; want %q", c.opts, c.t.PID, got, err, c.reader)
 		}
 	}
 	if !fallback(fmt.Errorf("x: %w", ErrNoSystemPython)) || !fallback(&ptrace.Error{PID: 1, Err: errors.New("EPERM")}) || fallback(errors.New("other")) {

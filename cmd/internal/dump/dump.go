@@ -43,6 +43,10 @@ type Options struct {
 	// MaxTasks of them (0: all), each counted.
 	Tasks    bool
 	MaxTasks uint
+	// NoBlock reads a live process without stopping it: a thread whose
+	// stack changed while it was read, every time it was read, is
+	// marked unsettled and its frames are not given (direct reader).
+	NoBlock bool
 }
 
 // Runner runs an external command with env as its whole environment and
@@ -139,12 +143,33 @@ func Run(ctx context.Context, opts Options, svc *Services) error {
 	}
 	defer out.Cleanup()
 	if reader == ReaderDirect {
-		data, err := t.readDirect(ctx, opts, svc, runtime, asyncio, wdir, out.Name(), &tm)
+		var nat *directNative
+		if opts.Native {
+			// The debug directories `pyattach gdb` would give gdb: the
+			// functions' names come from the debug files found there.
+			p, err := svc.NativePlan(ctx, t.PID, t.Core)
+			if err != nil {
+				return fmt.Errorf("dump: %w", err)
+			}
+			if nat, err = t.openDirectNative(p.DebugDirs); err != nil {
+				return err
+			}
+			defer nat.Close()
+		}
+		data, err := t.readDirect(ctx, opts, svc, runtime, asyncio, wdir, out.Name(), nat, &tm)
 		if err == nil {
 			if opts.Verbose {
 				fmt.Fprintf(svc.Stderr, "pyattach: reader: direct (a system python3 reading /proc/%d/mem)\n", t.PID)
-				fmt.Fprintf(svc.Stderr, "pyattach: resolve %s; python start %s; stop %d threads %s; walk %s; process stopped %s; after resume %s\n",
-					ms(tm.Resolve), ms(tm.Start), tm.Threads, ms(tm.Stop), ms(tm.Walk), ms(tm.Held), ms(tm.Rest))
+				if nat != nil {
+					fmt.Fprintf(svc.Stderr, "pyattach: C stacks: registers and stacks copied in %s (beside the pages), unwound and named in %s after resume\n", ms(nat.capture), ms(nat.unwind))
+				}
+				if opts.NoBlock {
+					fmt.Fprintf(svc.Stderr, "pyattach: resolve %s; python start %s; walk %s (the process was not stopped); after %s\n",
+						ms(tm.Resolve), ms(tm.Start), ms(tm.Walk), ms(tm.Rest))
+				} else {
+					fmt.Fprintf(svc.Stderr, "pyattach: resolve %s; python start %s; pre-walk %s; stopped %d times (%d threads), %s in all, the longest %s (stopping the threads: %s); walk after resume %s; after %s\n",
+						ms(tm.Resolve), ms(tm.Start), ms(tm.Prewalk), tm.Stops, tm.Threads, ms(tm.Held), ms(tm.Longest), ms(tm.Stop), ms(tm.Walk), ms(tm.Rest))
+				}
 			}
 			return t.report(data, "", nil, nil, opts, svc)
 		}
@@ -294,7 +319,12 @@ func (t *Target) report(data []byte, log string, runErr error, tab *nativesym.Ta
 		return err
 	}
 	if opts.Verbose {
-		fmt.Fprintf(svc.Stderr, "pyattach: the walk made %s memory reads (%s bytes) in %.2fs\n", Thousands(wd.Cost.Reads), Thousands(wd.Cost.Bytes), wd.Cost.Seconds)
+		fmt.Fprintf(svc.Stderr, "pyattach: the walk made %s memory reads (%s bytes) in %.2fs", Thousands(wd.Cost.Reads), Thousands(wd.Cost.Bytes), wd.Cost.Seconds)
+		if wd.Cost.Stops > 0 {
+			fmt.Fprintf(svc.Stderr, "; %s pages (%s KiB) copied while stopped in %.1f ms, the threads' system calls read in %.1f ms; %d walks",
+				Thousands(wd.Cost.Pages), Thousands(wd.Cost.Pages*4), wd.Cost.CopySeconds*1000, wd.Cost.ViewsSeconds*1000, wd.Cost.Walks)
+		}
+		fmt.Fprintln(svc.Stderr)
 	}
 	if wd.Error != "" {
 		if msg := gdbAttachError(log); msg != "" {

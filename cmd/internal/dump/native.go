@@ -13,6 +13,7 @@ import (
 	"github.com/pyattach/pyattach/detect/pyinfo"
 	"github.com/pyattach/pyattach/detect/rootfs"
 	"github.com/pyattach/pyattach/detect/saferead"
+	"github.com/pyattach/pyattach/detect/unwind"
 )
 
 // nativeTable names the target's C frames (nativesym): its mappings
@@ -23,6 +24,30 @@ import (
 // found as `pyattach debuginfo` finds it, in debugDirs after gdb's
 // default. nil when the mappings cannot be read.
 func (t *Target) nativeTable(debugDirs []string) *nativesym.Table {
+	regions, files := t.nativeModules(debugDirs)
+	if files == nil {
+		return nil
+	}
+	return nativesym.New(regions, files)
+}
+
+// nativeUnwinder walks the target's C stacks (unwind) over the same
+// mappings and files as nativeTable names them with: each module's
+// .eh_frame, and .debug_frame from it or its separate debug file. nil
+// when the mappings cannot be read. Add the vDSO (ptrace.ReadVDSO,
+// AddVDSO) for a live process.
+func (t *Target) nativeUnwinder(debugDirs []string) *unwind.Unwinder {
+	regions, files := t.nativeModules(debugDirs)
+	if files == nil {
+		return nil
+	}
+	return unwind.New(regions, files)
+}
+
+// nativeModules are the target's mapped modules and the Files that opens
+// them and their debug files (see nativeTable); nil files when the
+// mappings cannot be read.
+func (t *Target) nativeModules(debugDirs []string) ([]nativesym.Region, *moduleFiles) {
 	loc := &debugfile.Locator{DebugDirs: append(append([]string(nil), debugfile.DefaultDebugDirs...), debugDirs...)}
 	files := &moduleFiles{loc: loc}
 	var regions []nativesym.Region
@@ -31,8 +56,9 @@ func (t *Target) nativeTable(debugDirs []string) *nativesym.Table {
 		files.pid = t.PID
 		maps, err := files.pr.Maps(t.PID)
 		if err != nil {
-			return nil
+			return nil, nil
 		}
+		files.all = maps
 		files.maps = map[string]proc.Mapping{}
 		// maps names a chrooted process's files by this machine's paths
 		// (the kernel writes them relative to the reader's root): each
@@ -74,7 +100,7 @@ func (t *Target) nativeTable(debugDirs []string) *nativesym.Table {
 			regions = append(regions, nativesym.Region{Start: f.Start, End: f.End, Offset: f.Offset, Path: f.Path})
 		}
 	}
-	return nativesym.New(regions, files)
+	return regions, files
 }
 
 // evalLoop is the function each group of Python frames runs in.
@@ -94,6 +120,8 @@ type moduleFiles struct {
 	pr   *proc.Proc
 	pid  int
 	maps map[string]proc.Mapping
+	// all are a live process's mappings, as /proc/PID/maps lists them.
+	all  []proc.Mapping
 	root string
 	core map[string]core.File
 }

@@ -70,6 +70,9 @@ type Thread struct {
 	FramesOmitted   int     `json:"frames_omitted,omitempty"`
 	FramesOmittedAt int     `json:"frames_omitted_at,omitempty"`
 	Partial         bool    `json:"partial,omitempty"`
+	// Unsettled (--no-block): the times the stack was read, each time
+	// changing while it was; its frames are not given.
+	Unsettled int `json:"unsettled,omitempty"`
 	// Error says why the thread's frames, or some of them, were not read.
 	Error  string         `json:"error,omitempty"`
 	Native *[]NativeFrame `json:"native,omitempty"`
@@ -234,6 +237,17 @@ type Walker struct {
 		Reads   int     `json:"reads"`
 		Bytes   int     `json:"bytes"`
 		Seconds float64 `json:"seconds"`
+		// Stops and Pages: the direct reader's stops of the process and
+		// the pages it copied while it was stopped.
+		Stops int `json:"stops"`
+		Pages int `json:"pages"`
+		// Walks is how many times the stacks were walked (direct);
+		// CopySeconds and ViewsSeconds the time spent, while the process
+		// was stopped, copying pages and reading the threads' system
+		// calls.
+		Walks        int     `json:"walks"`
+		CopySeconds  float64 `json:"copy_seconds"`
+		ViewsSeconds float64 `json:"views_seconds"`
 	} `json:"cost"`
 	Threads []WalkerThread `json:"threads"`
 	// The asyncio tasks (dump with tasks), and the walker's text of them.
@@ -242,6 +256,9 @@ type Walker struct {
 	TaskCycles [][]uint64 `json:"task_cycles"`
 	TasksError string     `json:"tasks_error"`
 	TasksText  string     `json:"tasks_text"`
+	// TasksUnsettled (--no-block): the times the tasks were read, each
+	// time changing while they were; none is given.
+	TasksUnsettled int `json:"tasks_unsettled"`
 }
 
 // WalkerThread is a thread as the walker writes it.
@@ -257,6 +274,7 @@ type WalkerThread struct {
 	FramesOmitted   int             `json:"frames_omitted"`
 	FramesOmittedAt int             `json:"frames_omitted_at"`
 	Partial         bool            `json:"partial"`
+	Unsettled       int             `json:"unsettled"`
 	Frames          []WalkerFrame   `json:"frames"`
 	Native          *[]WalkerNative `json:"native"`
 	Stack           *[]StackRef     `json:"stack"`
@@ -332,7 +350,7 @@ func Render(h Header, wd *Walker, native bool) (Output, string, []string) {
 	for _, th := range wd.Threads {
 		facts := ThreadFacts{OSName: th.OSName, Interpreter: th.Interpreter, HoldsGIL: th.HoldsGIL, State: th.State, FreeThreaded: th.FreeThreaded}
 		dt := Thread{TID: th.TID, Name: th.Name, ThreadFacts: facts, Frames: []Frame{},
-			FramesOmitted: th.FramesOmitted, FramesOmittedAt: th.FramesOmittedAt, Partial: th.Partial, Error: th.Error, Exception: th.Exception}
+			FramesOmitted: th.FramesOmitted, FramesOmittedAt: th.FramesOmittedAt, Partial: th.Partial, Unsettled: th.Unsettled, Error: th.Error, Exception: th.Exception}
 		if th.Native != nil {
 			ns := make([]NativeFrame, len(*th.Native))
 			for i, n := range *th.Native {
@@ -383,6 +401,11 @@ func Render(h Header, wd *Walker, native bool) (Output, string, []string) {
 					writeNative(&text, "  (C) ", (*th.Native)[r.Index].NativeFrame)
 				}
 			}
+			res.Threads = append(res.Threads, dt)
+			continue
+		}
+		if th.Unsettled > 0 {
+			fmt.Fprintf(&text, "  ... stack not shown: it changed while it was read, %d times (the process was not stopped) ...\n", th.Unsettled)
 			res.Threads = append(res.Threads, dt)
 			continue
 		}
@@ -550,5 +573,9 @@ func renderTasks(res *Output, wd *Walker, text string) string {
 	}
 	total := wd.TasksTotal
 	res.Tasks, res.TasksTotal, res.TaskCycles, res.TasksError = &tasks, &total, &cycles, wd.TasksError
+	if wd.TasksUnsettled > 0 {
+		res.TasksError = fmt.Sprintf("the tasks changed while they were read, %d times (the process was not stopped)", wd.TasksUnsettled)
+		return text + "\nasyncio tasks: not shown: " + res.TasksError + "\n"
+	}
 	return text + "\nasyncio tasks:\n" + wd.TasksText
 }

@@ -5,6 +5,7 @@ import (
 	"runtime"
 
 	"github.com/pyattach/pyattach/detect/core"
+	"github.com/pyattach/pyattach/detect/unwind"
 )
 
 // arch is what a core of one architecture holds: its ELF machine, the
@@ -25,11 +26,11 @@ type arch struct {
 //     thread pointer (NT_ARM_TLS) that gdb reads thread-local variables
 //     through.
 var arches = map[string]arch{
-	"amd64": {machine: elf.EM_X86_64, gregSize: 27 * 8, regSets: []regSet{
+	"amd64": {machine: elf.EM_X86_64, gregSize: unwind.PRStatusSize(unwind.AMD64), regSets: []regSet{
 		{typ: core.NTPRFPReg, note: "CORE", size: 512, fp: true},
 		{typ: core.NTX86XState, note: "LINUX", size: 64 << 10, fix: padXState},
 	}},
-	"arm64": {machine: elf.EM_AARCH64, gregSize: 34 * 8, regSets: []regSet{
+	"arm64": {machine: elf.EM_AARCH64, gregSize: unwind.PRStatusSize(unwind.ARM64), regSets: []regSet{
 		{typ: core.NTPRFPReg, note: "CORE", size: 528, fp: true},
 		{typ: core.NTARMTLS, note: "LINUX", size: 64, optional: true},
 	}},

@@ -343,11 +343,7 @@ func readThreads(s *ptrace.Stopped) ([]thread, error) {
 	s.Do(func() {
 		for _, tid := range s.Tids() {
 			t := thread{tid: tid, sig: s.Signal(tid)}
-			if t.gregs, err = ptrace.GetRegSet(tid, core.NTPRStatus, make([]byte, host.gregSize)); err != nil {
-				return
-			}
-			if len(t.gregs) != host.gregSize {
-				err = fmt.Errorf("thread %d: %d bytes of registers, want %d", tid, len(t.gregs), host.gregSize)
+			if t.gregs, err = ptrace.GetGRegs(tid); err != nil {
 				return
 			}
 			for _, rs := range host.regSets {

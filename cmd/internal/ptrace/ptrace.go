@@ -1,7 +1,10 @@
 // Package ptrace holds a live process stopped while pyattach reads it:
 // every thread seized and interrupted from one locked OS thread, let go
-// (each with any signal it stopped with) by Resume. It works on Linux
-// only; elsewhere Stop returns an *Error wrapping ErrUnsupported.
+// (each with any signal it stopped with) by Resume. Capture takes, while
+// the process is stopped, what a C stack walk needs afterwards (each
+// thread's registers and stack bytes, bounded) for detect/unwind. It
+// works on Linux only; elsewhere Stop returns an *Error wrapping
+// ErrUnsupported.
 package ptrace
 
 import (

@@ -15,6 +15,9 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/pyattach/pyattach/detect/core"
+	"github.com/pyattach/pyattach/detect/unwind"
 )
 
 // maxStopRounds bounds how often /proc/PID/task is listed again while
@@ -85,8 +88,10 @@ func (s *Stopped) stopAll(ctx context.Context, procRoot string) error {
 			return fmt.Errorf("process %d: threads keep appearing while it is stopped (%d listings)", s.pid, maxStopRounds)
 		}
 		for _, t := range fresh {
-			if zombie(procRoot, s.pid, t) {
-				continue // an exited thread (a leader that called pthread_exit) never stops
+			// An exited leader (one that called pthread_exit) stays a
+			// zombie and never stops; other threads are gone once they exit.
+			if t == s.pid && zombie(procRoot, s.pid, t) {
+				continue
 			}
 			if err := unix.PtraceSeize(t); err != nil {
 				if errors.Is(err, unix.ESRCH) {
@@ -99,19 +104,64 @@ func (s *Stopped) stopAll(ctx context.Context, procRoot string) error {
 				return &Error{PID: s.pid, Err: err}
 			}
 		}
-		for _, t := range fresh {
-			if err := s.waitStop(ctx, t); err != nil {
-				return err
-			}
+		if err := s.waitStops(ctx, fresh); err != nil {
+			return err
 		}
 	}
 }
 
-// waitStop waits for thread t's stop; a thread that ended is dropped. A
-// signal it stopped with (rather than the interrupt) is kept for resume.
-func (s *Stopped) waitStop(ctx context.Context, t int) error {
+// waitStops waits for the stop of every thread of tids that was seized,
+// polling them all in turn (a thread that has stopped is not waited
+// behind one that has not) and sleeping only when none had.
+func (s *Stopped) waitStops(ctx context.Context, tids []int) error {
+	held := map[int]bool{}
+	for _, t := range s.tids {
+		held[t] = true
+	}
+	var pending []int
+	for _, t := range tids {
+		if held[t] {
+			pending = append(pending, t)
+		}
+	}
 	delay := 20 * time.Microsecond
 	deadline := time.Now().Add(StopWait)
+	for len(pending) > 0 {
+		left := pending[:0]
+		for _, t := range pending {
+			done, err := s.reap(t)
+			if err != nil {
+				return err
+			}
+			if !done {
+				left = append(left, t)
+			}
+		}
+		if len(left) < len(pending) {
+			delay = 20 * time.Microsecond
+		}
+		pending = left
+		if len(pending) == 0 {
+			return nil
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("process %d: thread %d did not stop within %v", s.pid, pending[0], StopWait)
+		}
+		time.Sleep(delay)
+		if delay < time.Millisecond {
+			delay *= 2
+		}
+	}
+	return nil
+}
+
+// reap collects thread t's stop if it has come (WNOHANG): done is true
+// once it has stopped, or ended (then dropped). A signal it stopped with
+// (rather than the interrupt) is kept for resume.
+func (s *Stopped) reap(t int) (done bool, err error) {
 	for {
 		var ws unix.WaitStatus
 		got, err := unix.Wait4(t, &ws, unix.WALL|unix.WNOHANG, nil)
@@ -120,35 +170,27 @@ func (s *Stopped) waitStop(ctx context.Context, t int) error {
 			continue
 		case errors.Is(err, unix.ECHILD):
 			s.drop(t)
-			return nil
+			return true, nil
 		case err != nil:
-			return fmt.Errorf("process %d: waiting for thread %d: %w", s.pid, t, err)
+			return false, fmt.Errorf("process %d: waiting for thread %d: %w", s.pid, t, err)
 		}
-		if got == t {
-			if ws.Exited() || ws.Signaled() {
-				s.drop(t)
-				return nil
+		if got != t {
+			return false, nil
+		}
+		if ws.Exited() || ws.Signaled() {
+			s.drop(t)
+			return true, nil
+		}
+		if ws.Stopped() {
+			// A PTRACE_EVENT_STOP is the interrupt (or a group stop, which
+			// detaching leaves as it was); any other stop is the delivery
+			// of a signal, passed on when the thread is let go.
+			if int(ws>>16)&0xff != unix.PTRACE_EVENT_STOP {
+				s.sigs[t] = int(ws.StopSignal())
 			}
-			if ws.Stopped() {
-				// A PTRACE_EVENT_STOP is the interrupt (or a group stop, which
-				// detaching leaves as it was); any other stop is the delivery
-				// of a signal, passed on when the thread is let go.
-				if int(ws>>16)&0xff != unix.PTRACE_EVENT_STOP {
-					s.sigs[t] = int(ws.StopSignal())
-				}
-				return nil
-			}
+			return true, nil
 		}
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("process %d: thread %d did not stop within %v", s.pid, t, StopWait)
-		}
-		time.Sleep(delay)
-		if delay < time.Millisecond {
-			delay *= 2
-		}
+		return false, nil
 	}
 }
 
@@ -160,6 +202,9 @@ func (s *Stopped) drop(t int) {
 		}
 	}
 }
+
+// PID is the process held.
+func (s *Stopped) PID() int { return s.pid }
 
 // Threads is how many threads are held.
 func (s *Stopped) Threads() int { return len(s.tids) }
@@ -255,6 +300,24 @@ func GetRegSet(t, typ int, buf []byte) ([]byte, error) {
 	return buf[:iov.Len], nil
 }
 
+// GetGRegs reads the general registers of the held thread t
+// (NT_PRSTATUS: struct user_regs_struct on x86-64, struct user_pt_regs
+// on AArch64). Call it inside Do.
+func GetGRegs(t int) ([]byte, error) {
+	size := unwind.PRStatusSize(unwind.HostArch())
+	if size == 0 {
+		return nil, fmt.Errorf("thread %d: registers of %s: %w", t, runtime.GOARCH, errors.ErrUnsupported)
+	}
+	b, err := GetRegSet(t, core.NTPRStatus, make([]byte, size))
+	if err != nil {
+		return nil, err
+	}
+	if len(b) != size {
+		return nil, fmt.Errorf("thread %d: %d bytes of registers, want %d", t, len(b), size)
+	}
+	return b, nil
+}
+
 // GetSigInfo reads the siginfo of the signal the held thread t stopped
 // with (PTRACE_GETSIGINFO, 128 bytes). Call it inside Do.
 func GetSigInfo(t int) ([]byte, error) {
@@ -264,4 +327,42 @@ func GetSigInfo(t int) ([]byte, error) {
 		return nil, fmt.Errorf("thread %d: siginfo: %w", t, e)
 	}
 	return buf, nil
+}
+
+// maxIov bounds the iovecs of one process_vm_readv (the kernel's
+// UIO_MAXIOV).
+const maxIov = 1024
+
+// vmRead reads each addrs[i] into bufs[i] of process pid with
+// process_vm_readv, in order, and returns how many it read whole: the
+// rest are left to another reader (the call is refused, or stopped at
+// an unreadable page).
+func vmRead(pid int, bufs [][]byte, addrs []uint64) int {
+	done := 0
+	for done < len(bufs) {
+		end := min(done+maxIov, len(bufs))
+		var local []unix.Iovec
+		var remote []unix.RemoteIovec
+		for i := done; i < end; i++ {
+			if len(bufs[i]) == 0 {
+				continue
+			}
+			v := unix.Iovec{Base: &bufs[i][0]}
+			v.SetLen(len(bufs[i]))
+			local = append(local, v)
+			remote = append(remote, unix.RemoteIovec{Base: uintptr(addrs[i]), Len: len(bufs[i])})
+		}
+		n, err := unix.ProcessVMReadv(pid, local, remote, 0)
+		if err != nil {
+			return done
+		}
+		for i := done; i < end; i++ {
+			if n < len(bufs[i]) {
+				return i
+			}
+			n -= len(bufs[i])
+		}
+		done = end
+	}
+	return done
 }

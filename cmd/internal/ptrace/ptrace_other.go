@@ -35,3 +35,12 @@ func GetRegSet(t, typ int, buf []byte) ([]byte, error) { return nil, errors.ErrU
 
 // GetSigInfo fails: PTRACE_GETSIGINFO is Linux's.
 func GetSigInfo(t int) ([]byte, error) { return nil, errors.ErrUnsupported }
+
+// GetGRegs fails: PTRACE_GETREGSET is Linux's.
+func GetGRegs(t int) ([]byte, error) { return nil, errors.ErrUnsupported }
+
+// vmRead reads nothing: process_vm_readv is Linux's.
+func vmRead(pid int, bufs [][]byte, addrs []uint64) int { return 0 }
+
+// PID is 0.
+func (s *Stopped) PID() int { return 0 }

@@ -56,7 +56,7 @@ def _dump_threads(native, source, max_frames, budget, with_locals=False, tasks=N
         return walk.dump_threads(
             w, inf.pid, oss, states, inferior.live(inf), inferior.files(), source=source, with_locals=with_locals,
             native=(lambda ot: _native_frames(ot.handle, eval_loop)) if native else None,
-            detach=lambda: gdb.execute("detach", to_string=True), tasks=_with_debug(tasks), kernel=kernel)
+            detach=(lambda: gdb.execute("detach", to_string=True)) if inferior.live(inf) else None, tasks=_with_debug(tasks), kernel=kernel)
     finally:
         if selected is not None and native and selected.is_valid():
             selected.switch()

@@ -1,27 +1,59 @@
 """The direct reader of `pyattach dump`: the walker over a live process's
 memory, read from /proc/PID/mem, with no debugger.
 
-pyattach stops every thread of the process (ptrace) and runs this file
-with a trusted system interpreter, isolated (python3 -I -S: no
-environment, no user site, no current directory on sys.path):
+pyattach runs this file with a trusted system interpreter, isolated
+(python3 -I -S: no environment, no user site, no current directory on
+sys.path):
 
   python3 -I -S pyattach_proc.py CONFIG
 
 CONFIG is one JSON object: pid, runtime (_PyRuntime's address), version,
 flags, output (the file the JSON goes to, see write_dump), source,
-locals, max_frames, max_reads, timeout, and for asyncio tasks tasks,
-asyncio_debug (the .AsyncioDebug section's address) and max_tasks. Nothing of the target runs here:
-its memory, /proc/PID/task and the files of its source lines (read as
-the process's own user, within its root) are only read.
+locals, max_frames, max_reads, timeout, block, and for asyncio tasks
+tasks, asyncio_debug (the .AsyncioDebug section's address) and
+max_tasks. Nothing of the target runs here: its memory, /proc/PID/task
+and the files of its source lines (read as the process's own user,
+within its root) are only read.
 
-The process is stopped only while its stacks are read: this says
-"ready" on stdout once the walker is loaded and waits for a line on
-stdin ("go": pyattach has stopped every thread; anything else, or none:
-quit); it says "detach" when every stack is read and only source lines
-are left, and waits for a line again, which pyattach writes once it has
-resumed the process.
+Memory is read a page (4 KiB) at a time and every later read of that
+page is served from the copy (Pages), so a walk makes one system call
+per page rather than one per field.
+
+With block (the default), the process is stopped only while the pages
+its stacks live in are copied, not while they are walked:
+
+ 1. The walker walks the running process once (the pre-walk), only to
+    learn which pages the stacks, code objects and names live in; what
+    it read is dropped.
+ 2. It asks pyattach to stop the process ("stop" on stdout; pyattach
+    stops every thread and answers "stopped" on stdin), copies those
+    pages, reads each thread's system call from /proc, and lets it go
+    ("detach"; pyattach answers "resumed").
+ 3. It walks the copy: every stack it prints was in the process's
+    memory at that one instant. When every byte the pre-walk read is
+    the same in the copy (and every thread was in the same system call),
+    the pre-walk's stacks are those of the copy and are given instead:
+    a process that waits costs one walk. A page the walk needs that was not
+    copied (the stacks changed between the pre-walk and the stop) is
+    read from the running process and noted; the stop is then made
+    again with those pages too, at most STOPS times. Past that, the
+    process is stopped for a whole walk, as a debugger does.
+
+Without block (--no-block) the process is never stopped. Each thread's
+stack is read, and then every page it was read from is read again: when
+a byte the walk used has changed, the stack may never have existed as
+read, and it is read again, at most TRIES times, until nothing it used
+changed or two reads in a row give the same stack. A thread whose stack
+never settles is marked ("unsettled") and its frames are not given. The
+asyncio tasks (tasks) are read the same way, as one.
+
+pyattach starts this before anything is stopped: it says "ready" on
+stdout once the walker is loaded and waits for "go" on stdin (anything
+else, or none: quit).
 """
 
+import errno
+import time
 import os
 import sys
 
@@ -31,21 +63,152 @@ import json  # noqa: E402
 
 import pyattach_walk as walk  # noqa: E402
 
+# Pages are 4 KiB: the smallest unit a process's memory is mapped in.
+PAGE_SHIFT = 12
+PAGE = 1 << PAGE_SHIFT
+# How many times the process may be stopped for one dump (block), and
+# how many times a thread's stack is read before it is called unsettled
+# (no block).
+STOPS = 3
+TRIES = 4
+# The most bytes one pread copies while the process is stopped.
+_RUN = 256 * PAGE
+# An unreadable page (unmapped, or beyond the process's reach).
+_NONE = b""
 
-class _Mem(object):
-    """Reads of /proc/PID/mem."""
 
-    def __init__(self, pid):
-        self.fd = os.open("/proc/%d/mem" % pid, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+def _pread(fd, n, count=1):
+    """count pages from page n of fd, whole or as far as they read:
+    short when a page cannot be read."""
+    try:
+        return os.pread(fd, count << PAGE_SHIFT, n << PAGE_SHIFT)
+    except (IOError, OSError):
+        return _NONE
+
+
+def read_pages(fd, numbers):
+    """{page number: bytes} for every page in numbers, read in runs of
+    consecutive pages (one system call each); a page that cannot be read
+    maps to an empty string."""
+    out = {}
+    numbers = sorted(numbers)
+    i = 0
+    while i < len(numbers):
+        j = i + 1
+        while j < len(numbers) and numbers[j] == numbers[j - 1] + 1 and (j - i) * PAGE < _RUN:
+            j += 1
+        n, count = numbers[i], j - i
+        b = _pread(fd, n, count)
+        for k in range(count):
+            got = b[k << PAGE_SHIFT:(k + 1) << PAGE_SHIFT]
+            if len(got) == PAGE:
+                out[n + k] = got
+            else:
+                # The run broke here: this page and the rest alone.
+                for m in range(n + k, n + count):
+                    out[m] = _pread(fd, m)
+                    if len(out[m]) != PAGE:
+                        out[m] = _NONE
+                break
+        i = j
+    return out
+
+
+class Pages(object):
+    """A process's memory read through whole pages, each read once: from
+    snapshot ({page: bytes}, the pages copied while it was stopped) when
+    one is given, else (and for a page the snapshot lacks, noted in
+    missed) from the running process through fd (/proc/PID/mem).
+
+    record() starts keeping the (address, size) of every read, for
+    settled()."""
+
+    def __init__(self, fd, snapshot=None):
+        self.fd = fd
+        self.snapshot = snapshot
+        self.pages = {}
+        self.missed = set()
+        self.ranges = None
+
+    def _page(self, n):
+        b = None
+        if self.snapshot is not None:
+            b = self.snapshot.get(n)
+            if b is None:
+                self.missed.add(n)
+        if b is None:
+            b = _pread(self.fd, n)
+            if len(b) != PAGE:
+                b = _NONE
+        self.pages[n] = b
+        return b
 
     def read(self, addr, size):
-        out = b""
-        while len(out) < size:
-            b = os.pread(self.fd, size - len(out), addr + len(out))
-            if not b:
-                break
-            out += b
-        return out
+        if self.ranges is not None:
+            self.ranges.append((addr, size))
+        n = addr >> PAGE_SHIFT
+        o = addr & (PAGE - 1)
+        b = self.pages.get(n)
+        if b is None:
+            b = self._page(n)
+        if o + size <= PAGE:
+            return b[o:o + size]
+        out = [b[o:]]
+        got = PAGE - o
+        while got < size and len(b) == PAGE:
+            n += 1
+            b = self.pages.get(n)
+            if b is None:
+                b = self._page(n)
+            out.append(b[:size - got])
+            got += len(out[-1])
+        if got < size:
+            raise OSError(errno.EIO, "cannot read %d bytes at 0x%x" % (size, addr))
+        return b"".join(out)
+
+    def record(self):
+        """Forgets every page read (the next reads come from the process
+        again) and starts keeping the reads made from now on."""
+        self.pages = {}
+        self.ranges = []
+
+    def settled(self):
+        """Whether every byte read since record() still holds what was
+        read: the pages are read again and the reads compared."""
+        return self.holds(read_pages(self.fd, list(self.pages)))
+
+    def holds(self, fresh):
+        """Whether every byte read since record() is the same in fresh
+        ({page: bytes}, read later); ends the record."""
+        changed = set(n for n, b in self.pages.items() if fresh.get(n) != b)
+        ranges, self.ranges = self.ranges, None
+        if not changed:
+            return True
+        if ranges is None:
+            return False
+        old = Pages(self.fd, self.pages)
+        new = Pages(self.fd, fresh)
+        for addr, size in ranges:
+            first, last = addr >> PAGE_SHIFT, (addr + size - 1) >> PAGE_SHIFT
+            if any(n in changed for n in range(first, last + 1)):
+                try:
+                    if old.read(addr, size) != new.read(addr, size):
+                        return False
+                except OSError:
+                    return False
+        return True
+
+
+def _same(a, b):
+    """Whether two reads of a thread (read_thread's tuple: its frames'
+    dicts, exception and flags) or of the tasks (as tasks_json gives
+    them) gave the same."""
+    if isinstance(a, tuple) and isinstance(b, tuple):
+        return a[1:] == b[1:]
+    try:
+        return walk.tasks_json(a) == walk.tasks_json(b)
+    except walk.WalkError:
+        return False
 
 
 def _say(line):
@@ -53,16 +216,12 @@ def _say(line):
     sys.stdout.flush()
 
 
-_detached = []
-
-
-def _detach():
-    """Tells pyattach the stacks are read and waits until it has resumed
-    the process (once)."""
-    if not _detached:
-        _detached.append(True)
-        _say("detach")
-        sys.stdin.readline()
+def _ask(line, want):
+    """Says line to pyattach and waits for its answer, want."""
+    _say(line)
+    got = sys.stdin.readline().strip()
+    if got != want:
+        raise walk.WalkError("pyattach answered %r to %r" % (got, line))
 
 
 def os_threads(pid):
@@ -87,24 +246,161 @@ def os_threads(pid):
     return out
 
 
-def _dump_threads(cfg, budget, tables):
-    pid = cfg["pid"]
-    mem = _Mem(pid)
-    w = walk.open_walker(mem.read, cfg["runtime"], cfg["version"], cfg.get("flags", ""), tables,
-                         budget=budget, max_frames=cfg["max_frames"])
-    threads = os_threads(pid)
-    states = walk.match_threads(w, threads)
-    files = walk.process_files(pid, True)
-    try:
+class _Reader(object):
+    """One dump of a live process (see the module's doc)."""
+
+    def __init__(self, cfg, tables):
+        self.cfg = cfg
+        self.pid = cfg["pid"]
+        self.tables = tables
+        self.fd = os.open("/proc/%d/mem" % self.pid, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+        self.threads = None
+        self.stops = 0
+        self.copied = 0
+        self.spent = []
+        self.native = None
+        self.copy_time = self.views_time = 0.0
+        self.start = time.monotonic()
+
+    def budget(self):
+        """A walk's Budget: the reads of the configuration, and what is
+        left of its time (every walk of one dump shares it)."""
+        timeout = self.cfg["timeout"]
+        if timeout:
+            timeout = max(timeout - (time.monotonic() - self.start), 1e-3)
+        b = walk.Budget(max_reads=self.cfg["max_reads"], timeout=timeout)
+        self.spent.append(b)
+        return b
+
+    def cost(self):
+        """What the dump cost beyond its last walk's reads."""
+        return {"stops": self.stops, "pages": self.copied, "walks": len(self.spent),
+                "copy_seconds": self.copy_time, "views_seconds": self.views_time,
+                "seconds": time.monotonic() - self.start}
+
+    def walk(self, pages, budget, kernel=None, source=False, settle=None, detach=None, native=None):
+        """dump_threads over pages: kernel the threads' system calls read
+        while the process was stopped (None: read from /proc as it runs);
+        native the C stacks pyattach unwound at that stop
+        ({tid: frames}), or None."""
+        cfg = self.cfg
+        w = walk.open_walker(pages.read, cfg["runtime"], cfg["version"], cfg.get("flags", ""), self.tables,
+                             budget=budget, max_frames=cfg["max_frames"])
+        states = walk.match_threads(w, self.threads)
         tasks = None
         if cfg.get("tasks"):
             tasks = {"debug": cfg.get("asyncio_debug") or None, "limit": cfg.get("max_tasks") or 0}
-        return walk.dump_threads(w, pid, threads, states, True, files, source=cfg["source"],
-                                 with_locals=cfg["locals"], detach=_detach, tasks=tasks)
-    finally:
-        # Without source lines to read, the process goes on before the
-        # JSON is written.
-        _detach()
+        files = walk.process_files(self.pid, True) if source else None
+        return walk.dump_threads(w, self.pid, self.threads, states, kernel is None, files, source=source,
+                                 with_locals=cfg["locals"], tasks=tasks, kernel=kernel, settle=settle,
+                                 detach=detach, native=None if native is None else (
+                                     lambda ot: native.get(str(ot.tid), [])))
+
+    def stopped_copy(self, numbers):
+        """The pages numbers and each thread's system call, read while
+        pyattach holds the process stopped."""
+        self.native = None
+        _ask("stop", "stopped")
+        self.stops += 1
+        t0 = time.monotonic()
+        try:
+            snap = read_pages(self.fd, numbers)
+            t1 = time.monotonic()
+            kernel = self.kernel_views()
+        finally:
+            t2 = time.monotonic()
+            _ask("detach", "resumed")
+        self.copy_time += t1 - t0
+        self.views_time += t2 - t1
+        self.read_native()
+        self.copied += len(snap)
+        return snap, kernel
+
+    def read_native(self):
+        """With native, the C stacks pyattach unwound from its copy of the
+        threads' registers and stacks at the last stop: asked for with
+        "native", it answers "native {TID: frames}" on one line."""
+        if not self.cfg.get("native"):
+            return
+        _say("native")
+        line = sys.stdin.readline()
+        if not line.startswith("native "):
+            raise walk.WalkError("pyattach sent no C stacks")
+        self.native = json.loads(line[len("native "):])
+
+    def kernel_views(self):
+        """Each thread's system call, from /proc."""
+        return dict((ot.tid, walk.kernel_view(self.pid, ot.tid)) for ot in self.threads)
+
+    def blocking(self):
+        # 1. The pre-walk, of the running process.
+        pre = Pages(self.fd)
+        pre.record()
+        views = self.kernel_views()
+        try:
+            first = self.walk(pre, self.budget(), kernel=views)
+        except walk.WalkError:
+            first = None
+        want = set(pre.pages)
+        while self.stops < STOPS:
+            # 2. The copy, 3. its walk.
+            snap, kernel = self.stopped_copy(want)
+            if (first is not None and not first[1] and kernel == views and not self.cfg.get("native") and
+                    pre.holds(snap)):
+                # Every byte the pre-walk read was the same in the copy (and
+                # every thread in the same system call): a walk of the copy
+                # would read the same and give the same.
+                if self.cfg["source"]:
+                    walk.add_sources(first[0], walk.process_files(self.pid, True))
+                return first
+            first = None
+            pages = Pages(self.fd, snap)
+            got = self.walk(pages, self.budget(), kernel=kernel, source=self.cfg["source"], native=self.native)
+            if not pages.missed:
+                return got
+            want |= set(pages.pages)
+        # The stacks kept changing: the process stays stopped for a walk.
+        _ask("stop", "stopped")
+        self.stops += 1
+        held = [True]
+
+        def detach():
+            if held:
+                held.pop()
+                _ask("detach", "resumed")
+        try:
+            kernel = self.kernel_views()
+            self.read_native()
+            pages = Pages(self.fd)
+            got = self.walk(pages, self.budget(), kernel=kernel, source=self.cfg["source"], detach=detach,
+                            native=self.native)
+        finally:
+            detach()
+        self.copied += len(pages.pages)
+        return got
+
+    def nonblocking(self):
+        pages = Pages(self.fd)
+
+        def settle(read):
+            last = None
+            for _ in range(TRIES):
+                pages.record()
+                got = read()
+                # Settled: nothing read changed meanwhile, or this read
+                # gave what the one before it did.
+                if pages.settled() or last is not None and _same(got, last):
+                    return got, None
+                last = got
+            return None, TRIES
+
+        return self.walk(pages, self.budget(), source=self.cfg["source"], settle=settle)
+
+    def run(self):
+        self.threads = os_threads(self.pid)
+        if self.cfg.get("block", True):
+            return self.blocking()
+        return self.nonblocking()
 
 
 def main(argv):
@@ -116,8 +412,9 @@ def main(argv):
     _say("ready")
     if sys.stdin.readline().strip() != "go":
         return 1
-    budget = walk.Budget(max_reads=cfg["max_reads"], timeout=cfg["timeout"])
-    walk.write_dump(cfg["output"], budget, lambda: _dump_threads(cfg, budget, tables), errors=(OSError, IOError))
+    r = _Reader(cfg, tables)
+    walk.write_dump(cfg["output"], lambda: r.spent[-1] if r.spent else r.budget(), r.run,
+                    errors=(OSError, IOError), extra=r.cost)
     return 0
 
 

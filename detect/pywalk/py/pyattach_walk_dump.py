@@ -55,21 +55,63 @@ def stack_of(entry, frames):
     return merge_stack(frames, entry["native"])
 
 
+def read_thread(w, t, with_locals):
+    """Thread state t's Python frames (Frame values), their dicts (with
+    locals when asked), the exception it handles and the entry's flags
+    (error, frames_omitted, frames_omitted_at, partial)."""
+    flags = {}
+    frames = []
+    if w.budget.exhausted:
+        flags["partial"] = True
+        return frames, [], None, flags
+    try:
+        frames = w.thread_frames(t)
+    except BudgetExhausted:
+        frames = FrameList()
+        frames.partial = True
+    except WalkError as e:
+        flags["error"] = str(e)
+        frames = []
+    if getattr(frames, "error", None):
+        flags["error"] = frames.error
+    if getattr(frames, "omitted", 0):
+        flags["frames_omitted"] = frames.omitted
+        flags["frames_omitted_at"] = frames.gap
+    if getattr(frames, "partial", False):
+        flags["partial"] = True
+    dicts = []
+    for fr in frames:
+        d = fr.as_dict()
+        if with_locals:
+            try:
+                d["locals"] = [[n, v] for n, v in w.locals(fr)]
+            except WalkError:
+                pass
+        dicts.append(d)
+    return frames, dicts, exception_of(w, t), flags
+
+
 def dump_threads(w, pid, threads, states, live, files, source=False, with_locals=False,
-                 native=None, detach=None, tasks=None, kernel=None):
+                 native=None, detach=None, tasks=None, kernel=None, settle=None):
     """Every OS thread's entry (see write_dump), in the order of threads
     (OSThread values); states maps a native_tid to its thread state.
     native(os_thread) returns the thread's C frames when the adapter
     unwinds them. Source lines are read once every stack is: detach()
-    is called first for a live process, so that no read of a file it
-    names keeps it stopped. Returns (entries, why the output is partial
+    is called first when given (a stopped process), so that no read of
+    a file it names keeps it stopped. Returns (entries, why the output is partial
     or None). A live thread's state comes from /proc (kernel_view); a
-    core's from kernel, {tid: (syscall number or None, first argument
-    or None)} as pyattach read it from the core's registers, through
-    the same rule (thread_state); a thread kernel lacks has none."""
+    core's (or a live process's read while it was stopped) from kernel,
+    {tid: (syscall number or None, first argument or None)} as pyattach
+    read it, through the same rule (thread_state); a thread kernel
+    lacks has none.
+
+    settle(read), when given, reads a thread of a running process:
+    it calls read() (which reads the thread's stack) until what it read
+    holds still, and returns (read()'s value, None), or (None, tries)
+    when it never did: the entry then says "unsettled": tries and has
+    no frames."""
     infos = known_thread_infos(w)
     result = []
-    pending = []
     done = 0
     for ot in threads:
         t = states.get(ot.native_tid)
@@ -78,37 +120,18 @@ def dump_threads(w, pid, threads, states, live, files, source=False, with_locals
         else:
             view = core_view(kernel, ot.tid)
         entry = thread_facts(w, ot.tid, ot.os_name, t, infos, view)
+        frames, exc = [], None
         entry["frames"] = []
-        frames = []
-        if t is not None and w.budget.exhausted:
-            entry["partial"] = True
-        elif t is not None:
-            try:
-                frames = w.thread_frames(t)
-            except BudgetExhausted:
-                frames = FrameList()
-                frames.partial = True
-            except WalkError as e:
-                entry["error"] = str(e)
-                frames = []
-            if getattr(frames, "error", None):
-                entry["error"] = frames.error
-            if getattr(frames, "omitted", 0):
-                entry["frames_omitted"] = frames.omitted
-                entry["frames_omitted_at"] = frames.gap
-            if getattr(frames, "partial", False):
-                entry["partial"] = True
-            for fr in frames:
-                d = fr.as_dict()
-                if with_locals:
-                    try:
-                        d["locals"] = [[n, v] for n, v in w.locals(fr)]
-                    except WalkError:
-                        pass
-                if source:
-                    pending.append((d, fr))
-                entry["frames"].append(d)
-        entry["exception"] = exception_of(w, t)
+        if t is not None:
+            def read(t=t):
+                return read_thread(w, t, with_locals)
+            got, tries = (read(), None) if settle is None else settle(read)
+            if tries:
+                entry["unsettled"] = tries
+            else:
+                frames, entry["frames"], exc, flags = got
+                entry.update(flags)
+        entry["exception"] = exc
         if native is not None:
             entry["native"] = native(ot)
             entry["stack"], entry["stack_unmerged"] = stack_of(entry, frames)
@@ -120,7 +143,12 @@ def dump_threads(w, pid, threads, states, live, files, source=False, with_locals
         # tasks: {"debug": the .AsyncioDebug section's address (3.14+),
         # "limit": how many tasks are reported}.
         limit = tasks.get("limit", MAX_TASKS)
-        tl = w.tasks(tasks.get("debug"), limit if limit else MAX_LISTED)
+
+        def read_tasks():
+            return w.tasks(tasks.get("debug"), limit if limit else MAX_LISTED)
+        tl, tries = (read_tasks(), None) if settle is None else settle(read_tasks)
+        if tries:
+            return result, w.stopped(), {"tasks_unsettled": tries}
         by_tstate = running_tasks(tl)
         tid_of = thread_numbers(threads, states, lambda ot: ot.tid)
         for ot, entry in zip(threads, result):
@@ -131,10 +159,10 @@ def dump_threads(w, pid, threads, states, live, files, source=False, with_locals
     why = w.stopped()
     if why:
         why = "%s; stacks of %s of %s threads read" % (why, thousands(done), thousands(len(threads)))
-    if (pending or tl is not None and source) and live and detach is not None:
+    if source and (tl is not None or any(e["frames"] for e in result)) and detach is not None:
         detach()
-    for d, fr in pending:
-        d["source"] = source_line(fr.filename, fr.lineno, files)
+    if source:
+        add_sources(result, files)
     if tl is not None:
         extra = tasks_json(tl, tid_of)
         extra["tasks_text"] = format_tasks(tl, files, with_source=source, source_line=source_line, tid_of=tid_of)
@@ -142,12 +170,27 @@ def dump_threads(w, pid, threads, states, live, files, source=False, with_locals
     return result, why
 
 
-def write_dump(path, budget, run, errors=()):
+def add_sources(entries, files):
+    """Gives each frame of entries (dump_threads' entries) its source
+    line, read from files (SourceFiles). A deep stack runs the same
+    lines again and again: each is read once."""
+    lines = {}
+    for entry in entries:
+        for d in entry["frames"]:
+            key = (d["file"], d["line"])
+            if key not in lines:
+                lines[key] = source_line(d["file"], d["line"], files)
+            d["source"] = lines[key]
+
+
+def write_dump(path, budget, run, errors=(), extra=None):
     """Writes dump's JSON to path: {"threads": [...], "truncated": why,
     "error": ..., "cost": {"reads", "bytes", "seconds"}}. run() returns
     dump_threads' (entries, why) or (entries, why, tasks: its keys
     added to the output); a WalkError or one of errors (the
-    adapter's own) becomes "error"."""
+    adapter's own) becomes "error". budget is the Budget whose reads are
+    reported, or a function returning it; extra() returns more keys of
+    "cost"."""
     out = {"threads": []}
     try:
         got = run()
@@ -158,7 +201,10 @@ def write_dump(path, budget, run, errors=()):
             out["truncated"] = why
     except (WalkError,) + tuple(errors) as e:
         out["error"] = str(e)
+    if callable(budget):
+        budget = budget()
     out["cost"] = {"reads": budget.reads, "bytes": budget.bytes, "seconds": budget.elapsed()}
+    if extra is not None:
+        out["cost"].update(extra())
     with open(path, "w") as f:
         json.dump(out, f)
-
