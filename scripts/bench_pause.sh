@@ -262,8 +262,12 @@ load_line() {
 }
 
 # has_noblock: this pyattach's dump takes --no-block.
+# (The help is read whole first: grep -q ending early would give
+# pyattach SIGPIPE and the pipeline, under pipefail, a failure.)
 has_noblock() {
-	"$PYATTACH" dump --help 2>&1 | grep -q -- '--no-block'
+	local h
+	h=$("$PYATTACH" dump --help 2>&1) || true
+	[[ $h == *--no-block* ]]
 }
 
 section_pause() {
