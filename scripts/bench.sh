@@ -26,6 +26,14 @@
 # times `pystack remote PID` beside pyattach dump, on a 4-thread process
 # started with BENCH_PYSTACK_PYTHON (default BENCH_PYTHON; e.g.
 # "chroot /srv/root /usr/bin/python3", for a pystack that runs there).
+# The pause section (scripts/bench_pause.sh) times pyattach dump,
+# --native and --no-block on three shapes of process (50 threads x 30
+# frames, 500 x 10, 1 x 5,000), each with a probe thread that measures how
+# long it was stopped, beside pystack remote, --native and --no-block when
+# BENCH_PYSTACK is set; its processes run BENCH_PYSTACK_PYTHON too. The
+# scale section dumps a process of 1,000 threads, one of
+# BENCH_SCALE_TASKS (default 100000) asyncio tasks (BENCH_TASKS_PYTHON)
+# and a core of BENCH_CORE_GB (default 8) GiB, mostly holes.
 #
 # Needs bash 4.4+, coreutils, Go (to build pyattach), gcc, gdb and the
 # Python named above. Runs as root or with ptrace allowed, since gdb
@@ -47,7 +55,7 @@ ROUNDS=${BENCH_ROUNDS:-5}
 NLIBS=${BENCH_LIBS:-300}
 PY=${BENCH_PYTHON:-/usr/bin/python3.11}
 
-SECTIONS=(startup resolve-small resolve-manylibs resolve-attach gdb-pybt-small gdb-pybt-manylibs dump dump-tasks gcore bundle debuginfod srcscan)
+SECTIONS=(startup resolve-small resolve-manylibs resolve-attach gdb-pybt-small gdb-pybt-manylibs dump dump-tasks pause scale gcore bundle debuginfod srcscan)
 
 usage() {
 	sed -n '2,/^[^#]/{/^#/!d;/shellcheck/d;s/^# \{0,1\}//;p}' "$0"
@@ -342,7 +350,7 @@ section_startup() {
 	mkdir -p "$d"
 	printf 'package main\n\nimport "fmt"\n\nfunc main() { fmt.Println("hello") }\n' >"$d/main.go"
 	printf 'module hello\n\ngo 1.21\n' >"$d/go.mod"
-	if ! (cd "$d" && GOFLAGS= CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$tmp/hello-bin" .); then
+	if ! (cd "$d" && GOFLAGS='' CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$tmp/hello-bin" .); then
 		echo "$0: error: go build of the hello-world failed (see above)" >&2
 		exit 1
 	fi
@@ -627,30 +635,46 @@ tasks_python() {
 	done
 }
 
+# start_tasks VAR SECTION N: starts testdata/asyncio/app.py with N more
+# sleeping tasks under tasks_python, checks that dump --tasks counts them
+# all, and sets VAR to its PID, TASKS_PY to the Python's command and
+# TASKS_TOTAL to the tasks counted. SECTION names the caller in errors.
+start_tasks() {
+	local var=$1 section=$2 n=$3 pid
+	TASKS_PY=$(tasks_python)
+	if [ -z "$TASKS_PY" ]; then
+		echo "$0: error: $section needs Python 3.14 or newer, and none was found" >&2
+		echo "  hint: set BENCH_TASKS_PYTHON, install python3.14, or make the test roots: sudo scripts/make-roots.sh" >&2
+		exit 1
+	fi
+	# shellcheck disable=SC2086 # TASKS_PY is a command line
+	start_python "$var" $TASKS_PY -c "$(cat testdata/asyncio/app.py)" "$n"
+	pid=${!var}
+	TASKS_TOTAL=$("$PYATTACH" dump --tasks --json --max-tasks 1 "$pid" | "$PY" -c 'import json, sys; print(json.load(sys.stdin).get("tasks_total", 0))')
+	if [ "${TASKS_TOTAL:-0}" -lt "$n" ]; then
+		echo "$0: error: ${LABEL[cmd_pyattach_dump_tasks]} found ${TASKS_TOTAL:-0} tasks, the process has more than $n" >&2
+		"$PYATTACH" dump --tasks "$pid" 2>&1 | tail -n 5 | sed 's/^/  /' >&2
+		exit 1
+	fi
+}
+
+TASKS_PID=
 section_dump_tasks() {
 	local n=${BENCH_TASKS:-10000} py total
 	case $n in
 	'' | *[!0-9]*) echo "$0: error: BENCH_TASKS must be a number, not '$n'" >&2; exit 2 ;;
 	esac
-	py=$(tasks_python)
-	if [ -z "$py" ]; then
-		echo "$0: error: dump-tasks needs Python 3.14 or newer, and none was found" >&2
-		echo "  hint: set BENCH_TASKS_PYTHON, install python3.14, or make the test roots: sudo scripts/make-roots.sh" >&2
-		exit 1
-	fi
-	# shellcheck disable=SC2086 # py is a command line
-	start_python TASKS_PID $py -c "$(cat testdata/asyncio/app.py)" "$n"
-	total=$("$PYATTACH" dump --tasks --json --max-tasks 1 "$TASKS_PID" | "$PY" -c 'import json, sys; print(json.load(sys.stdin).get("tasks_total", 0))')
-	if [ "${total:-0}" -lt "$n" ]; then
-		echo "$0: error: ${LABEL[cmd_pyattach_dump_tasks]} found ${total:-0} tasks, the process has more than $n" >&2
-		"$PYATTACH" dump --tasks "$TASKS_PID" 2>&1 | tail -n 5 | sed 's/^/  /' >&2
-		exit 1
-	fi
+	start_tasks TASKS_PID dump-tasks "$n"
+	py=$TASKS_PY total=$TASKS_TOTAL
 	echo
 	echo "dump-tasks: $py, $total asyncio tasks; dump -v --tasks --max-tasks 0, where the time goes:"
 	"$PYATTACH" dump -v --tasks --max-tasks 0 "$TASKS_PID" 2>&1 >/dev/null | grep -E '^pyattach: (resolve|the walk)' | sed 's/^/  /'
 	compare "dump --tasks beside dump, $total asyncio tasks" "$TASKS_PID" cmd_pyattach_dump cmd_pyattach_dump_tasks cmd_pyattach_dump_tasks_all
 }
+
+# pause and scale: defined in bench_pause.sh.
+# shellcheck source=scripts/bench_pause.sh
+. "$(dirname "${BASH_SOURCE[0]}")/bench_pause.sh"
 
 # Fetching 32 debug files from a debuginfod server that answers each
 # request after 100 ms: pyattach's client (parallel) against a
