@@ -30,11 +30,19 @@ func (e *DirError) Unwrap() error { return e.Err }
 
 // Write writes the walker's files once per content under dataHome
 // ($XDG_DATA_HOME) and returns their directory.
+//
+// The last file written is Complete, holding the digest: a directory that
+// has it holds every file whole (each is written under a temporary name
+// and renamed), and is not read again.
 func Write(dataHome string) (string, error) {
 	files := pywalk.Files()
-	dir, err := safefs.PrivateDir(dataHome, "pyattach", "walker", pywalk.Digest(files))
+	digest := pywalk.Digest(files)
+	dir, err := safefs.PrivateDir(dataHome, "pyattach", "walker", digest)
 	if err != nil {
 		return "", &DirError{Err: err}
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, Complete)); err == nil && string(b) == digest {
+		return dir, nil
 	}
 	for n, b := range files {
 		// Written once: the directory is private and named by content,
@@ -46,5 +54,11 @@ func Write(dataHome string) (string, error) {
 			return "", fmt.Errorf("cannot write pyattach's stack walker: %w", err)
 		}
 	}
+	if err := safefs.WriteFile(filepath.Join(dir, Complete), []byte(digest), 0o644); err != nil {
+		return "", fmt.Errorf("cannot write pyattach's stack walker: %w", err)
+	}
 	return dir, nil
 }
+
+// Complete is the file that says a walker directory is whole.
+const Complete = ".complete"

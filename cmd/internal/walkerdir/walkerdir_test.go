@@ -29,6 +29,25 @@ func TestWrite(t *testing.T) {
 	if again, err := Write(home); err != nil || again != dir {
 		t.Errorf("second write: %s, %v; want %s", again, err, dir)
 	}
+	// Without its Complete file (a run that stopped half-way), a
+	// damaged file is written again.
+	some := ""
+	for n := range pywalk.Files() {
+		some = n
+		break
+	}
+	if err := os.WriteFile(filepath.Join(dir, some), []byte("half"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(dir, Complete)); err != nil {
+		t.Fatalf("no %s after a write: %v", Complete, err)
+	}
+	if _, err := Write(home); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(filepath.Join(dir, some)); !bytes.Equal(got, pywalk.Files()[some]) {
+		t.Errorf("%s was not written again", some)
+	}
 	// A data directory that is a file: a DirError for the hint.
 	file := filepath.Join(t.TempDir(), "file")
 	if err := os.WriteFile(file, nil, 0o644); err != nil {
