@@ -212,5 +212,8 @@ def write_dump(path, budget, run, errors=(), extra=None):
     out["cost"] = {"reads": budget.reads, "bytes": budget.bytes, "seconds": budget.elapsed()}
     if extra is not None:
         out["cost"].update(extra())
+    # json.dumps encodes in C at once; json.dump would encode in Python,
+    # piece by piece.
+    text = json.dumps(out)
     with open(path, "w") as f:
-        json.dump(out, f)
+        f.write(text)
