@@ -7,7 +7,7 @@ import struct
 
 from pyattach_read_code import MAX_LINETABLE
 from pyattach_read_repr import value_repr
-from pyattach_walk_memory import BudgetExhausted, WalkError
+from pyattach_walk_memory import Block, BudgetExhausted, WalkError
 
 
 class Frame(object):
@@ -255,19 +255,22 @@ class FrameReader(object):
         skipped = frame_owner_skipped(L.minor)
         owner_off = L.off("_PyInterpreterFrame.owner")
         entry_off = L.off("_PyInterpreterFrame.is_entry") if L.has("_PyInterpreterFrame.is_entry") else None
-        # owner and is_entry (3.11) in one read.
-        lo = owner_off if entry_off is None else min(owner_off, entry_off)
-        span = (owner_off if entry_off is None else max(owner_off, entry_off)) - lo + 1
+        prev_off = L.off("_PyInterpreterFrame.previous")
+        instr_off = L.off(instr_field)
+        # The fields read of each frame (code, previous, the instruction,
+        # owner, 3.11's is_entry) in one read of the frame's start.
+        span = max(code_at, prev_off, instr_off, owner_off, entry_off or 0) + self.ptr
         seen = set()
         pending = None
         try:
             while f and f not in seen:
                 seen.add(f)
-                head = self.mem.read(f + lo, span)
-                owner = struct.unpack("<b", head[owner_off - lo:owner_off - lo + 1])[0]
-                is_entry = entry_off is not None and head[entry_off - lo] != 0
-                code = self.mem.ptrv(f + code_at) & executable_mask(L.minor)
-                if skipped is not None and owner < skipped and not code and not self.mem.ptrv(f + L.off("_PyInterpreterFrame.previous")):
+                head = Block(self.mem, f, self.mem.read(f, span), self.ptr)
+                owner = struct.unpack_from("<b", head.data, owner_off)[0]
+                is_entry = entry_off is not None and head.byte(f + entry_off) != 0
+                code = head.ptr(f + code_at) & executable_mask(L.minor)
+                previous = head.ptr(f + prev_off)
+                if skipped is not None and owner < skipped and not code and not previous:
                     # 3.12+ frames that hold no code are the interpreter's
                     # own: zeros are memory a core left out (glibc 2.42's
                     # guard pages keep gdb from dumping a thread's stack).
@@ -277,17 +280,17 @@ class FrameReader(object):
                     if pending is not None:
                         yield pending + (skipped is not None,)
                         pending = None
-                    f = self.mem.ptrv(f + L.off("_PyInterpreterFrame.previous"))
+                    f = previous
                     continue
                 c = self.code(code)
-                instr = self.mem.ptrv(f + L.off(instr_field))
+                instr = head.ptr(f + instr_off)
                 index = (instr - self.bytecode_start(f, code, c)) // 2
                 if owner != _OWNED_BY_GENERATOR and index < c["firsttraceable"]:
                     # An incomplete frame: not yet started, skipped as CPython does.
                     if pending is not None and is_entry:
                         yield pending + (True,)
                         pending = None
-                    f = self.mem.ptrv(f + L.off("_PyInterpreterFrame.previous"))
+                    f = previous
                     continue
                 if pending is not None:
                     yield pending + (False,)
@@ -296,7 +299,7 @@ class FrameReader(object):
                     yield f, code, index, True
                 else:
                     pending = (f, code, index)
-                f = self.mem.ptrv(f + L.off("_PyInterpreterFrame.previous"))
+                f = previous
         except BudgetExhausted:
             if pending is not None:
                 yield pending + (False,)
