@@ -220,6 +220,16 @@ func (t *Target) readDirect(ctx context.Context, opts Options, svc *Services, ru
 	}
 	defer cancel()
 
+	// The process's memory, for the code at each thread's pc.
+	mem, err := os.Open(filepath.Join(t.procRoot, strconv.Itoa(t.PID), "mem"))
+	if err != nil {
+		if early != nil {
+			early.discard()
+		}
+		return nil, t.fail(KindNoStacks, fmt.Errorf("%s: %w", t.name(), err))
+	}
+	defer mem.Close()
+
 	// python3 starts and loads the walker before anything is stopped
 	// (Run starts it before the target is resolved, when it can).
 	dp := early
@@ -243,11 +253,6 @@ func (t *Target) readDirect(ctx context.Context, opts Options, svc *Services, ru
 		regs     []ptrace.ThreadRegs
 		regsDone chan struct{}
 	)
-	mem, err := os.Open(filepath.Join(t.procRoot, strconv.Itoa(t.PID), "mem"))
-	if err != nil {
-		return nil, t.fail(KindNoStacks, fmt.Errorf("%s: %w", t.name(), err))
-	}
-	defer mem.Close()
 	let := func() {
 		if s != nil {
 			if nat != nil {
