@@ -415,8 +415,11 @@ class _Reader(object):
         while self.stops < STOPS:
             # 2. The copy, 3. its walk.
             snap, kernel = self.stopped_copy(want)
+            # (Not with native, whose C stacks come from the copy, nor with
+            # the tasks' text, whose source lines a walk reads as it writes
+            # it.)
             if (first is not None and not first[1] and kernel == views and not self.cfg.get("native") and
-                    pre.holds(snap)):
+                    not (self.cfg.get("tasks") and self.cfg["source"]) and pre.holds(snap)):
                 # Every byte the pre-walk read was the same in the copy (and
                 # every thread in the same system call): a walk of the copy
                 # would read the same and give the same.
