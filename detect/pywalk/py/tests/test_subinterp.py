@@ -16,6 +16,9 @@ from fakes import FIELDS_39, UNMAPPED, FakeMemory
 
 Process = collections.namedtuple("Process", "m runtime sub t_sub t_main t_other")
 
+INTERP_ID = FIELDS_39["PyInterpreterState.id"]
+FRAME = FIELDS_39["PyThreadState.frame"]
+
 
 def subinterp_process():
     m = FakeMemory()
@@ -23,8 +26,8 @@ def subinterp_process():
     sub, main = m.alloc(), m.alloc()
     m.put(runtime, 0, "<Q", sub)
     m.put(sub, 0, "<Q", main)
-    m.put(sub, 16, "<q", 1)
-    m.put(main, 16, "<q", 0)
+    m.put(sub, INTERP_ID, "<q", 1)
+    m.put(main, INTERP_ID, "<q", 0)
     t_sub, _ = m.tstate(["sub_inner", "sub_outer"], 7)
     m.put(sub, 8, "<Q", t_sub)
     t_main, _ = m.tstate(["exec", "run_in_sub"], 7)
@@ -79,7 +82,7 @@ def test_dump_threads_names_interpreters(proc):
 
 
 def test_unreadable_main_frames_end_stack_and_say_why(proc):
-    proc.m.put(proc.t_main, 16, "<Q", UNMAPPED)
+    proc.m.put(proc.t_main, FRAME, "<Q", UNMAPPED)
     ww = walker(proc)
     fl = ww.thread_frames(ww.os_threads()[0])
     assert [f.name for f in fl] == ["sub_inner", "sub_outer"] and fl.partial, fl
@@ -123,14 +126,15 @@ def test_thread_named_by_the_interpreter_that_started_it(proc):
 # 3.10's thread states point at the running eval loop's CFrame, on the C
 # stack (FrameReader.stack_anchor).
 FIELDS_310 = dict(FIELDS_39, **{"PyThreadState.cframe": 24})
+CFRAME = FIELDS_310["PyThreadState.cframe"]
 
 
 def test_cframe_orders_thread_states_310(proc):
     # Thread 7 was started in the subinterpreter and called into the
     # main interpreter: the main interpreter's eval loop runs deeper (a
     # lower CFrame) although the subinterpreter is the newest.
-    proc.m.put(proc.t_sub, 24, "<Q", 0x7ffc0000f000)
-    proc.m.put(proc.t_main, 24, "<Q", 0x7ffc0000a000)
+    proc.m.put(proc.t_sub, CFRAME, "<Q", 0x7ffc0000f000)
+    proc.m.put(proc.t_main, CFRAME, "<Q", 0x7ffc0000a000)
     ww = w.Walker(proc.m.read, proc.runtime, w.Layout("3.10.13", "", FIELDS_310))
     ths = ww.os_threads()
     assert [th.tstate for th in ths] == [proc.t_main, proc.t_other], ths
@@ -142,9 +146,9 @@ def test_cframe_orders_thread_states_310(proc):
 def test_thread_state_without_frames_goes_last_310(proc):
     # A thread state left in the subinterpreter with no Python frames
     # (the one its creation made, 3.10-3.12) points at its root CFrame.
-    proc.m.put(proc.t_sub, 16, "<Q", 0)
-    proc.m.put(proc.t_sub, 24, "<Q", proc.t_sub + 32)
-    proc.m.put(proc.t_main, 24, "<Q", 0x7ffc0000f000)
+    proc.m.put(proc.t_sub, FRAME, "<Q", 0)
+    proc.m.put(proc.t_sub, CFRAME, "<Q", proc.t_sub + 32)
+    proc.m.put(proc.t_main, CFRAME, "<Q", 0x7ffc0000f000)
     ww = w.Walker(proc.m.read, proc.runtime, w.Layout("3.10.13", "", FIELDS_310))
     th = ww.os_threads()[0]
     assert th.tstate == proc.t_main and [o.tstate for o in th.outer] == [proc.t_sub], th
