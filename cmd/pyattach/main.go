@@ -5,6 +5,8 @@ package main
 import (
 	"os"
 
+	// Maps in, early, the pages every command touches (see the package).
+	_ "github.com/pyattach/pyattach/cmd/internal/prefault"
 	"github.com/pyattach/pyattach/venv/environ"
 )
 
