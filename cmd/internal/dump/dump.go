@@ -343,6 +343,9 @@ func (t *Target) report(data []byte, log string, runErr error, tab *nativesym.Ta
 		if wd.Cost.Stops > 0 {
 			fmt.Fprintf(svc.Stderr, "; %s pages (%s KiB) copied while stopped in %.1f ms; %d walks",
 				Thousands(wd.Cost.Pages), Thousands(wd.Cost.Pages*4), wd.Cost.CopySeconds*1000, wd.Cost.Walks)
+			if wd.Cost.Reused > 0 {
+				fmt.Fprintf(svc.Stderr, " (%s stacks unchanged since the first, not walked again)", Thousands(wd.Cost.Reused))
+			}
 		}
 		fmt.Fprintln(svc.Stderr)
 	}

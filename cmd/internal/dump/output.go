@@ -246,6 +246,10 @@ type Walker struct {
 		// stopped.
 		Walks       int     `json:"walks"`
 		CopySeconds float64 `json:"copy_seconds"`
+		// Reused is how many threads' stacks the walk of the copy took
+		// from the first walk, nothing they were read from having
+		// changed.
+		Reused int `json:"reused"`
 	} `json:"cost"`
 	Threads []WalkerThread `json:"threads"`
 	// The asyncio tasks (dump with tasks), and the walker's text of them.
@@ -299,13 +303,47 @@ type StackRef struct {
 type WalkerFrame struct {
 	Frame
 	Source *string `json:"source"`
+	// Repeat is how many copies of this frame follow it: the walker
+	// writes a run of equal frames (a deep recursion) once. ParseWalker
+	// puts the copies back.
+	Repeat int `json:"repeat"`
 }
+
+// maxWalkerFrames bounds the frames ParseWalker expands runs into.
+const maxWalkerFrames = 1 << 24
 
 // ParseWalker reads the walker's JSON.
 func ParseWalker(data []byte) (*Walker, error) {
 	var wd Walker
 	if err := json.Unmarshal(data, &wd); err != nil {
 		return nil, fmt.Errorf("dump: pyattach's walker wrote bad JSON: %w", err)
+	}
+	total := 0
+	for i := range wd.Threads {
+		th := &wd.Threads[i]
+		n, runs := 0, false
+		for _, f := range th.Frames {
+			if f.Repeat < 0 || f.Repeat > maxWalkerFrames {
+				return nil, fmt.Errorf("dump: pyattach's walker wrote bad JSON: a frame repeated %d times", f.Repeat)
+			}
+			n += 1 + f.Repeat
+			runs = runs || f.Repeat > 0
+		}
+		if total += n; total > maxWalkerFrames {
+			return nil, fmt.Errorf("dump: pyattach's walker wrote bad JSON: over %d frames", maxWalkerFrames)
+		}
+		if !runs {
+			continue
+		}
+		frames := make([]WalkerFrame, 0, n)
+		for _, f := range th.Frames {
+			k := f.Repeat
+			f.Repeat = 0
+			for range k + 1 {
+				frames = append(frames, f)
+			}
+		}
+		th.Frames = frames
 	}
 	return &wd, nil
 }
@@ -387,6 +425,7 @@ func Render(h Header, wd *Walker, native bool) (Output, string, []string) {
 			// the Python frames it runs.
 			text.WriteString("Stack (most recent call first):\n")
 			last := -1
+			var fw frameWriter
 			for _, r := range *th.Stack {
 				if r.Kind == "python" {
 					f := th.Frames[r.Index]
@@ -394,7 +433,7 @@ func Render(h Header, wd *Walker, native bool) (Output, string, []string) {
 						text.WriteString(interpreterLine(f.Interpreter))
 					}
 					last = r.Index
-					writeFrame(&text, f)
+					fw.write(&text, f)
 				} else {
 					writeNative(&text, "  (C) ", (*th.Native)[r.Index].NativeFrame)
 				}
@@ -412,6 +451,7 @@ func Render(h Header, wd *Walker, native bool) (Output, string, []string) {
 		} else {
 			text.WriteString("Traceback (most recent call first):\n")
 		}
+		var fw frameWriter
 		for i, f := range th.Frames {
 			if th.FramesOmitted > 0 && i == th.FramesOmittedAt {
 				text.WriteString(OmittedLine(th.FramesOmitted))
@@ -419,7 +459,7 @@ func Render(h Header, wd *Walker, native bool) (Output, string, []string) {
 			if labelled && (i == 0 || !sameInterpreter(f.Interpreter, th.Frames[i-1].Interpreter)) {
 				text.WriteString(interpreterLine(f.Interpreter))
 			}
-			writeFrame(&text, f)
+			fw.write(&text, f)
 		}
 		if th.FramesOmitted > 0 && th.FramesOmittedAt >= len(th.Frames) {
 			text.WriteString(OmittedLine(th.FramesOmitted))
@@ -467,6 +507,35 @@ func interpreterLine(id *int64) string {
 	}
 	return fmt.Sprintf("  In interpreter %d:\n", *id)
 }
+
+// frameWriter writes Python frames (writeFrame), the text of a frame
+// equal to the one before it (a deep recursion) written again, not
+// formatted again.
+type frameWriter struct {
+	last WalkerFrame
+	text string
+	ok   bool
+}
+
+func (w *frameWriter) write(text *strings.Builder, f WalkerFrame) {
+	if !w.ok || !sameFrame(f, w.last) {
+		var b strings.Builder
+		writeFrame(&b, f)
+		w.last, w.text, w.ok = f, b.String(), true
+	}
+	text.WriteString(w.text)
+}
+
+// sameFrame reports whether a and b are written alike: the same file,
+// function, line and source line, and no locals.
+func sameFrame(a, b WalkerFrame) bool {
+	return a.File == b.File && a.Function == b.Function && len(a.Locals) == 0 && len(b.Locals) == 0 &&
+		sameInt(a.Line, b.Line) && sameString(a.Source, b.Source)
+}
+
+func sameInt(a, b *int) bool { return a == nil && b == nil || a != nil && b != nil && *a == *b }
+
+func sameString(a, b *string) bool { return a == nil && b == nil || a != nil && b != nil && *a == *b }
 
 // writeFrame writes a Python frame: its File line, source line and
 // locals.

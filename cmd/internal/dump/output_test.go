@@ -3,6 +3,7 @@ package dump
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -328,5 +329,44 @@ Traceback (most recent call first):
 	}
 	if res.Truncated == "" {
 		t.Errorf("truncated is empty")
+	}
+}
+
+// TestParseWalkerRuns: a frame the walker wrote once with "repeat" N
+// stands for N+1 equal frames; a bad count is bad JSON.
+func TestParseWalkerRuns(t *testing.T) {
+	wd, err := ParseWalker([]byte(`{"threads": [{"tid": 1, "frames": [
+		{"function": "down", "file": "/app.py", "line": 9, "repeat": 2},
+		{"function": "<module>", "file": "/app.py", "line": 12}]}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, f := range wd.Threads[0].Frames {
+		got = append(got, fmt.Sprintf("%s:%d:%d", f.Function, *f.Line, f.Repeat))
+	}
+	if want := "down:9:0 down:9:0 down:9:0 <module>:12:0"; strings.Join(got, " ") != want {
+		t.Errorf("frames %q, want %q", got, want)
+	}
+	for _, bad := range []string{`-1`, `16777217`} {
+		if _, err := ParseWalker([]byte(`{"threads": [{"tid": 1, "frames": [{"function": "f", "file": "f", "line": 1, "repeat": ` + bad + `}]}]}`)); err == nil || !strings.Contains(err.Error(), "bad JSON") {
+			t.Errorf("repeat %s: err %v, want bad JSON", bad, err)
+		}
+	}
+}
+
+// TestRenderEqualFrames: a frame equal to the one before it is written
+// again in full; one that differs only in its source line or locals is
+// written as itself.
+func TestRenderEqualFrames(t *testing.T) {
+	_, text, _ := render(t, Header{PID: 1, Version: "3.13.5"}, false, `{"threads": [{"tid": 1, "frames": [
+		{"function": "down", "file": "/app.py", "line": 9, "source": "return down(n - 1)", "repeat": 1},
+		{"function": "down", "file": "/app.py", "line": 9, "source": "return up(n - 1)"},
+		{"function": "down", "file": "/app.py", "line": 9, "source": "return up(n - 1)", "locals": [["n", "3"]]},
+		{"function": "down", "file": "/app.py", "line": 9, "source": "return up(n - 1)", "locals": [["n", "4"]]}]}]}`)
+	for s, want := range map[string]int{`File "/app.py", line 9, in down`: 5, "return down(n - 1)": 2, "return up(n - 1)": 3, "n = 3": 1, "n = 4": 1} {
+		if got := strings.Count(text, s); got != want {
+			t.Errorf("%q written %d times, want %d:\n%s", s, got, want, text)
+		}
 	}
 }

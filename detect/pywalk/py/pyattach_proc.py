@@ -309,6 +309,97 @@ def os_threads(pid):
     return out
 
 
+class _Log(object):
+    """What the pre-walk read, so that the walk of the copy can take a
+    thread's stack from it when nothing it was read from changed.
+
+    ranges: every read (address, size), in order (the pre-walk's
+    Pages.ranges); base: how many came before the first thread's stack
+    (the layout, the thread states: every stack depends on them); spans:
+    the [start, end) of ranges that built each code object the walker
+    kept (a stack read later uses them without reading them); threads:
+    {key: (what read_thread gave, start, end of its reads)}."""
+
+    def __init__(self):
+        self.ranges = None
+        self.base = 0
+        self.spans = []
+        self.threads = {}
+        self.w = None
+        self.reused = 0
+
+    def start(self, w, pages):
+        self.w = w
+        w.mem.log = pages.ranges
+        w.mem.spans = self.spans
+
+    def keep(self, read, key):
+        """The pre-walk's settle: reads a thread once and keeps what it
+        gave and where its reads are. A read that found its stack cut
+        short, or with any flag (partial, frames omitted), is not kept:
+        the copy's walk reads that thread again."""
+        cuts = len(self.w.cuts)
+        start = len(self.w.mem.log)
+        got = read()
+        if key is not None and not got[3] and len(self.w.cuts) == cuts:
+            self.threads[key] = (got, start, len(self.w.mem.log))
+        return got, None
+
+    def reuse(self, old, fresh):
+        """The copy's settle: a thread's stack from the pre-walk when
+        every byte it depends on is the same in fresh ({page: bytes}, the
+        copy) as in old (the pre-walk's pages), else read from the copy."""
+        changed = set(n for n, b in old.items() if fresh.get(n) != b)
+        bad = self._changed(old, fresh, changed)
+        self.reused = 0
+
+        def settle(read, key):
+            kept = self.threads.get(key)
+            if kept is None or bad is None:
+                return read(), None
+            got, start, end = kept
+            if any(i < self.base or start <= i < end for i in bad):
+                return read(), None
+            for a, b in self.spans:
+                if b <= end and any(a <= i < b for i in bad):
+                    return read(), None
+            self.reused += 1
+            return got, None
+        return settle
+
+    def _changed(self, old, fresh, changed):
+        """The indexes in ranges of the reads whose bytes differ between
+        old and fresh; None when they cannot be told."""
+        if self.ranges is None:
+            return None
+        if not changed:
+            return []
+        out = []
+        for i, (addr, size) in enumerate(self.ranges):
+            first, last = addr >> PAGE_SHIFT, (addr + size - 1) >> PAGE_SHIFT
+            if any(n in changed for n in range(first, last + 1)):
+                was = _span(old, addr, size)
+                if was is None or was != _span(fresh, addr, size):
+                    out.append(i)
+        return out
+
+
+def _span(pages, addr, size):
+    """The size bytes at addr from pages ({page: bytes}), or None when a
+    page is missing or short."""
+    out = []
+    while size > 0:
+        b = pages.get(addr >> PAGE_SHIFT)
+        o = addr & (PAGE - 1)
+        k = min(size, PAGE - o)
+        if b is None or len(b) != PAGE:
+            return None
+        out.append(b[o:o + k])
+        addr += k
+        size -= k
+    return b"".join(out)
+
+
 class _Reader(object):
     """One dump of a live process (see the module's doc)."""
 
@@ -323,6 +414,7 @@ class _Reader(object):
         self.spent = []
         self.native = None
         self.copy_time = 0.0
+        self.reused = 0
         self.start = time.monotonic()
 
     def budget(self):
@@ -338,19 +430,24 @@ class _Reader(object):
     def cost(self):
         """What the dump cost beyond its last walk's reads."""
         return {"stops": self.stops, "pages": self.copied, "walks": len(self.spent),
-                "copy_seconds": self.copy_time,
+                "copy_seconds": self.copy_time, "reused": self.reused,
                 "seconds": time.monotonic() - self.start}
 
-    def walk(self, pages, budget, kernel=None, source=False, settle=None, detach=None, native=None):
+    def walk(self, pages, budget, kernel=None, source=False, settle=None, detach=None, native=None, log=None):
         """dump_threads over pages: kernel the threads' system calls read
         while the process was stopped (None: read from /proc as it runs);
         native the C stacks pyattach unwound at that stop
-        ({tid: frames}), or None."""
+        ({tid: frames}), or None. log, a _Log, gets what the walk read
+        (pages must be recording: record())."""
         cfg = self.cfg
         pages.budget = budget
         w = walk.open_walker(pages.read, cfg["runtime"], cfg["version"], cfg.get("flags", ""), self.tables,
                              budget=budget, max_frames=cfg["max_frames"])
+        if log is not None:
+            log.start(w, pages)
         states = walk.match_threads(w, self.threads)
+        if log is not None:
+            log.base = len(pages.ranges)
         tasks = None
         if cfg.get("tasks"):
             tasks = {"debug": cfg.get("asyncio_debug") or None, "limit": cfg.get("max_tasks") or 0}
@@ -407,10 +504,12 @@ class _Reader(object):
         pre = Pages(self.fd)
         pre.record()
         views = self.kernel_views()
+        log = _Log()
         try:
-            first = self.walk(pre, self.budget(), kernel=views)
+            first = self.walk(pre, self.budget(), kernel=views, settle=log.keep, log=log)
         except walk.WalkError:
             first = None
+        log.ranges = pre.ranges
         want = set(pre.pages)
         while self.stops < STOPS:
             # 2. The copy, 3. its walk.
@@ -428,7 +527,11 @@ class _Reader(object):
                 return first
             first = None
             pages = Pages(self.fd, snap)
-            got = self.walk(pages, self.budget(), kernel=kernel, source=self.cfg["source"], native=self.native)
+            # A thread whose stack the pre-walk read from bytes that are
+            # the same in the copy has that stack in the copy too.
+            got = self.walk(pages, self.budget(), kernel=kernel, source=self.cfg["source"], native=self.native,
+                            settle=log.reuse(pre.pages, snap))
+            self.reused += log.reused
             if not pages.missed:
                 return got
             want |= set(pages.pages)
@@ -455,7 +558,7 @@ class _Reader(object):
     def nonblocking(self):
         pages = Pages(self.fd)
 
-        def settle(read):
+        def settle(read, key):
             last = None
             for _ in range(TRIES):
                 pages.record()
@@ -498,4 +601,8 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv))
+    code = main(sys.argv)
+    sys.stdout.flush()
+    # The output is written and closed: the interpreter's teardown (every
+    # frame's dict freed one by one) would only keep pyattach waiting.
+    os._exit(code)

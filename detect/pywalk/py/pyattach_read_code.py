@@ -28,6 +28,7 @@ class CodeReader(object):
             return c
         L = self.L
         mem = self.mem
+        mark = mem.mark()
         c = {
             "filename": self.strs.value(mem.ptrv(addr + L.off("PyCodeObject.co_filename"))),
             "name": self.strs.value(mem.ptrv(addr + L.off("PyCodeObject.co_name"))),
@@ -44,6 +45,7 @@ class CodeReader(object):
             if L.has("PyCodeObject._co_firsttraceable"):
                 c["firsttraceable"] = mem.i32(addr + L.off("PyCodeObject._co_firsttraceable"))
         self.codes[addr] = c
+        mem.built(mark)
         return c
 
     def line(self, c, pos):

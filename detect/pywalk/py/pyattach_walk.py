@@ -46,7 +46,7 @@ from pyattach_walk_commands import (  # noqa: F401
     BT_ALL_USAGE, BT_USAGE, NO_FRAME, TASKS_USAGE, UsageError, bt_args, frame_command, no_args, py_bt, py_bt_full,
     py_exc, py_tasks, py_threads, tasks_args, thread_line, thread_numbers)
 from pyattach_walk_dump import (  # noqa: F401
-    add_sources, dump_threads, exception_of, write_dump)
+    add_sources, dump_threads, exception_of, frame_runs, write_dump)
 from pyattach_walk_format import (  # noqa: F401
     NOT_READ_LINE, format_frames, format_full, format_list, format_locals, format_print, format_summary,
     interpreter_line, not_read_line,
@@ -86,7 +86,7 @@ __all__ += [
     "BT_ALL_USAGE", "BT_USAGE", "NO_FRAME", "TASKS_USAGE", "UsageError", "bt_args", "frame_command", "no_args",
     "py_bt", "py_bt_full", "py_exc", "py_tasks", "py_threads", "tasks_args", "thread_line", "thread_numbers",
     # pyattach_walk_dump
-    "add_sources", "dump_threads", "exception_of", "write_dump",
+    "add_sources", "dump_threads", "exception_of", "frame_runs", "write_dump",
     # pyattach_walk_format
     "NOT_READ_LINE", "format_full", "format_list", "format_locals", "format_print", "format_summary",
     "interpreter_line", "not_read_line", "move_selection", "omitted_line", "parse_list_args",

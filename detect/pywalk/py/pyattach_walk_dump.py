@@ -105,11 +105,12 @@ def dump_threads(w, pid, threads, states, live, files, source=False, with_locals
     read it, through the same rule (thread_state); a thread kernel
     lacks has none.
 
-    settle(read), when given, reads a thread of a running process:
+    settle(read, key), when given, reads a thread of a running process:
     it calls read() (which reads the thread's stack) until what it read
     holds still, and returns (read()'s value, None), or (None, tries)
     when it never did: the entry then says "unsettled": tries and has
-    no frames."""
+    no frames. key is (OS thread id, thread state address) for a
+    thread, None for the tasks."""
     infos = known_thread_infos(w)
     result = []
     done = 0
@@ -130,7 +131,7 @@ def dump_threads(w, pid, threads, states, live, files, source=False, with_locals
             def read(t=t, mark=mark):
                 del w.cuts[mark:]
                 return read_thread(w, t, with_locals)
-            got, tries = (read(), None) if settle is None else settle(read)
+            got, tries = (read(), None) if settle is None else settle(read, (ot.tid, t.tstate))
             if tries:
                 del w.cuts[mark:]
                 entry["unsettled"] = tries
@@ -152,7 +153,7 @@ def dump_threads(w, pid, threads, states, live, files, source=False, with_locals
 
         def read_tasks():
             return w.tasks(tasks.get("debug"), limit if limit else MAX_LISTED)
-        tl, tries = (read_tasks(), None) if settle is None else settle(read_tasks)
+        tl, tries = (read_tasks(), None) if settle is None else settle(read_tasks, None)
         if tries:
             return result, w.stopped(), {"tasks_unsettled": tries}
         by_tstate = running_tasks(tl)
@@ -189,6 +190,21 @@ def add_sources(entries, files):
             d["source"] = lines[key]
 
 
+def frame_runs(frames):
+    """frames (dicts) with each run of equal frames written once, its
+    "repeat" the number of copies that follow it: a deep recursion is
+    thousands of one frame, and pyattach puts the copies back."""
+    out = []
+    prev = None
+    for d in frames:
+        if prev is not None and d == prev:
+            out[-1]["repeat"] = out[-1].get("repeat", 0) + 1
+            continue
+        prev = d
+        out.append(dict(d))
+    return out
+
+
 def write_dump(path, budget, run, errors=(), extra=None):
     """Writes dump's JSON to path: {"threads": [...], "truncated": why,
     "error": ..., "cost": {"reads", "bytes", "seconds"}}. run() returns
@@ -212,6 +228,9 @@ def write_dump(path, budget, run, errors=(), extra=None):
     out["cost"] = {"reads": budget.reads, "bytes": budget.bytes, "seconds": budget.elapsed()}
     if extra is not None:
         out["cost"].update(extra())
+    for entry in out["threads"]:
+        if len(entry.get("frames") or ()) > 1:
+            entry["frames"] = frame_runs(entry["frames"])
     # json.dumps encodes in C at once; json.dump would encode in Python,
     # piece by piece.
     text = json.dumps(out)

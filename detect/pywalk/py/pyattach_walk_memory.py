@@ -103,6 +103,22 @@ class Memory(object):
     def __init__(self, read, budget=None):
         self._read = read
         self.budget = budget if budget is not None else Budget()
+        # log: when a recorder keeps every read's (address, size) in a
+        # list (pyattach_proc's Pages), that list; spans then gets the
+        # [start, end) of log that built each value a reader keeps and
+        # gives again without reading (a code object's names and line
+        # table): a later use depends on those reads too.
+        self.log = None
+        self.spans = None
+
+    def mark(self):
+        """Where in log the reads that build a kept value start (None when
+        reads are not logged); built(mark) once it is built."""
+        return None if self.log is None else len(self.log)
+
+    def built(self, mark):
+        if mark is not None and self.log is not None:
+            self.spans.append((mark, len(self.log)))
 
     def read(self, addr, size):
         if not addr:

@@ -5,11 +5,13 @@ stands for the process's memory (/proc/PID/mem is read the same way,
 with pread)."""
 
 import os
+import struct
 
 import pytest
 
 import pyattach_proc as proc
 import pyattach_walk as w
+from fakes import FIELDS_39
 from test_subinterp import subinterp_process, walker
 
 PAGE = proc.PAGE
@@ -112,7 +114,7 @@ def test_no_block_thread_that_never_settles_is_marked():
     threads = [w.OSThread(100, 7, "runner"), w.OSThread(101, 8, "main")]
     calls = []
 
-    def never(read):
+    def never(read, key):
         calls.append(read())
         return None, 3
 
@@ -121,7 +123,7 @@ def test_no_block_thread_that_never_settles_is_marked():
     assert [e["frames"] for e in entries] == [[], []]
     assert len(calls) == 2
 
-    def at_once(read):
+    def at_once(read, key):
         return read(), None
 
     entries, _ = w.dump_threads(ww, 0, threads, {7: ths[0], 8: ths[1]}, False, None, kernel={}, settle=at_once)
@@ -177,3 +179,121 @@ def test_read_pages_into_buffer(mem):
     q.record()
     q.read(PAGE - 2, 4)
     assert q.holds(got)
+
+
+def _ptr(m, addr):
+    return struct.unpack("<Q", m.read(addr, 8))[0]
+
+
+class _Recorded(object):
+    """Memory read through read(addr, size), each read's (address, size)
+    kept in ranges, as Pages.record keeps them."""
+
+    def __init__(self, read):
+        self._read = read
+        self.ranges = []
+
+    def read(self, addr, size):
+        self.ranges.append((addr, size))
+        return self._read(addr, size)
+
+
+def _as_pages(m):
+    """FakeMemory m as {page: bytes}: the copy made while stopped."""
+    out = {}
+    for n in range(0x10000 >> proc.PAGE_SHIFT, ((m.next - 1) >> proc.PAGE_SHIFT) + 1):
+        b = bytearray(PAGE)
+        for a in range(max(n * PAGE, 0x10000), min((n + 1) * PAGE, m.next), 64):
+            b[a - n * PAGE:a - n * PAGE + 64] = m.read(a, 64)
+        out[n] = bytes(b)
+    return out
+
+
+THREADS = [w.OSThread(100, 7, "runner"), w.OSThread(101, 8, "main")]
+
+
+def _dump(pr, read, settle=None, log=None):
+    """dump_threads of the fake process's two threads read through read,
+    as the direct reader's walk does: log (a _Log) told where the reads
+    before the first thread end."""
+    rec = _Recorded(read)
+    ww = w.Walker(rec.read, pr.runtime, w.Layout("3.9.18", "", FIELDS_39))
+    if log is not None:
+        log.start(ww, rec)
+    ths = ww.os_threads()
+    states = {7: ths[0], 8: ths[1]}
+    if log is not None:
+        log.base = len(rec.ranges)
+    entries, _ = w.dump_threads(ww, 0, THREADS, states, False, None, kernel={}, settle=settle)
+    if log is not None:
+        log.ranges = rec.ranges
+    return entries
+
+
+def _reuse(pr, change):
+    """The walk of the copy after change(pr) (made between the pre-walk
+    and the stop), each thread's stack taken from the pre-walk where the
+    log allows: (its entries, how many stacks were taken, the entries a
+    plain walk of the changed memory gives)."""
+    log = proc._Log()
+    _dump(pr, pr.m.read, log.keep, log)
+    old = _as_pages(pr.m)
+    change(pr)
+    fresh = _as_pages(pr.m)
+    got = _dump(pr, lambda a, n: proc._span(fresh, a, n), log.reuse(old, fresh))
+    return got, log.reused, _dump(pr, pr.m.read)
+
+
+def test_copy_walk_takes_unchanged_stacks_from_the_pre_walk():
+    """A thread whose stack changed between the pre-walk and the stop is
+    walked again in the copy; the other's stack is the pre-walk's, and
+    the whole is what a walk of the copy gives."""
+    pr = subinterp_process()
+    frame = _ptr(pr.m, pr.t_other + FIELDS_39["PyThreadState.frame"])
+
+    def moved(pr):
+        pr.m.put(frame, FIELDS_39["PyFrameObject.f_lasti"], "<i", -1)
+
+    got, reused, want = _reuse(pr, moved)
+    assert got == want
+    assert reused == 1
+    lines = [[f["line"] for f in e["frames"]] for e in got]
+    assert lines != [[f["line"] for f in e["frames"]] for e in _dump(subinterp_process(), subinterp_process().m.read)]
+
+    # Nothing changed: both stacks are the pre-walk's.
+    got, reused, want = _reuse(subinterp_process(), lambda pr: None)
+    assert got == want and reused == 2
+
+
+def test_copy_walk_rereads_a_stack_whose_cached_code_changed():
+    """A code object the walker read for one thread and kept serves a
+    later thread without a read: when it changes, that later thread is
+    walked again too, though none of its own reads changed."""
+    pr = subinterp_process()
+    f_code = FIELDS_39["PyFrameObject.f_code"]
+    inner = _ptr(pr.m, pr.t_sub + FIELDS_39["PyThreadState.frame"])
+    shared = _ptr(pr.m, inner + f_code)
+    other = _ptr(pr.m, pr.t_other + FIELDS_39["PyThreadState.frame"])
+    pr.m.put(other, f_code, "<Q", shared)
+    name = _ptr(pr.m, shared + FIELDS_39["PyCodeObject.co_name"])
+
+    def renamed(pr):
+        pr.m.put(name, FIELDS_39["sizeof(PyASCIIObject)"], "<4s", b"new_")
+
+    got, reused, want = _reuse(pr, renamed)
+    assert reused == 0
+    assert got == want
+    assert [e["frames"][0]["function"] for e in got][1].startswith("new_")
+
+
+def test_frame_runs():
+    """A run of equal frames is written once with the count of its
+    copies; frames that differ in anything (locals too) are kept apart,
+    and the walk's own dicts are left as they were."""
+    a = {"function": "down", "file": "/app.py", "line": 9}
+    b = {"function": "down", "file": "/app.py", "line": 9, "locals": [["n", "3"]]}
+    frames = [a, dict(a), dict(a), b, dict(a)]
+    got = w.frame_runs(frames)
+    assert got == [dict(a, repeat=2), b, a]
+    assert "repeat" not in frames[0]
+    assert w.frame_runs([a]) == [a]
