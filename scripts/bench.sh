@@ -28,7 +28,8 @@
 # "chroot /srv/root /usr/bin/python3", for a pystack that runs there).
 # The pause section (scripts/bench_pause.sh) times pyattach dump,
 # --native and --no-block on three shapes of process (50 threads x 30
-# frames, 500 x 10, 1 x 5,000), each with a probe thread that measures how
+# frames, 500 x 10, 1 x 5,000; BENCH_PAUSE_SHAPES, e.g. "1x5000", runs
+# some), each with a probe thread that measures how
 # long it was stopped, beside pystack remote, --native and --no-block when
 # BENCH_PYSTACK is set; its processes run BENCH_PYSTACK_PYTHON too. The
 # scale section dumps a process of 1,000 threads, one of

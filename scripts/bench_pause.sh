@@ -288,7 +288,11 @@ section_pause() {
 	else
 		echo "pause: BENCH_PYSTACK not set: pyattach's own figures only, no pystack to compare with"
 	fi
-	for shape in 50x30 500x10 1x5000; do
+	for shape in ${BENCH_PAUSE_SHAPES:-50x30 500x10 1x5000}; do
+		case $shape in
+		[1-9]*x[1-9]*) ;;
+		*) echo "$0: error: BENCH_PAUSE_SHAPES: $shape is not THREADSxFRAMES" >&2; exit 2 ;;
+		esac
 		threads=${shape%x*} depth=${shape#*x}
 		name="shape$shape"
 		start_shape SHAPE_PID "$name" "$threads" "$depth"
