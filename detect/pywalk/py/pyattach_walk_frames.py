@@ -7,7 +7,7 @@ import struct
 
 from pyattach_read_code import MAX_LINETABLE
 from pyattach_read_repr import value_repr
-from pyattach_walk_memory import Block, BudgetExhausted, WalkError
+from pyattach_walk_memory import BudgetExhausted, WalkError
 
 
 class Frame(object):
@@ -34,6 +34,10 @@ class Frame(object):
 
 # _PyInterpreterFrame.owner values.
 _OWNED_BY_GENERATOR = 1
+
+# Little-endian fields of bytes already read.
+_U64 = struct.Struct("<Q").unpack_from
+_I8 = struct.Struct("<b").unpack_from
 
 # How many frames of one thread are kept by default: the innermost half
 # and the outermost half, with the count of those between (see frames).
@@ -260,16 +264,23 @@ class FrameReader(object):
         # The fields read of each frame (code, previous, the instruction,
         # owner, 3.11's is_entry) in one read of the frame's start.
         span = max(code_at, prev_off, instr_off, owner_off, entry_off or 0) + self.ptr
+        mask = executable_mask(L.minor)
+        # The bytecode a frame runs starts in its code object but in a
+        # free-threaded build's thread copies (bytecode_start).
+        own_bytecode = "t" not in L.flags
+        read = self.mem.read
         seen = set()
         pending = None
         try:
             while f and f not in seen:
                 seen.add(f)
-                head = Block(self.mem, f, self.mem.read(f, span), self.ptr)
-                owner = struct.unpack_from("<b", head.data, owner_off)[0]
-                is_entry = entry_off is not None and head.byte(f + entry_off) != 0
-                code = head.ptr(f + code_at) & executable_mask(L.minor)
-                previous = head.ptr(f + prev_off)
+                # Every field is inside the span read (Memory.read gives
+                # all of it or raises).
+                head = read(f, span)
+                owner = _I8(head, owner_off)[0]
+                is_entry = entry_off is not None and _I8(head, entry_off)[0] != 0
+                code = _U64(head, code_at)[0] & mask
+                previous = _U64(head, prev_off)[0]
                 if skipped is not None and owner < skipped and not code and not previous:
                     # 3.12+ frames that hold no code are the interpreter's
                     # own: zeros are memory a core left out (glibc 2.42's
@@ -283,8 +294,8 @@ class FrameReader(object):
                     f = previous
                     continue
                 c = self.code(code)
-                instr = head.ptr(f + instr_off)
-                index = (instr - self.bytecode_start(f, code, c)) // 2
+                instr = _U64(head, instr_off)[0]
+                index = (instr - (c["code_start"] if own_bytecode else self.bytecode_start(f, code, c))) // 2
                 if owner != _OWNED_BY_GENERATOR and index < c["firsttraceable"]:
                     # An incomplete frame: not yet started, skipped as CPython does.
                     if pending is not None and is_entry:
