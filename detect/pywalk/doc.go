@@ -26,7 +26,9 @@
 // chosen by ob_type), pyattach_walk_native (which C frames run which
 // Python frames: the one merger, StackMerger), pyattach_walk_source (the
 // target's source files), pyattach_walk_text (escape, the one escaping
-// of the target's strings), pyattach_walk_format (how frames, locals and
+// of the target's strings), pyattach_walk_json (json.loads and json.dumps
+// through _json's C scanner and encoder, without importing json: the
+// direct reader's start), pyattach_walk_format (how frames, locals and
 // sources are printed), pyattach_walk_commands (each command's text and
 // arguments, whichever debugger runs it), pyattach_walk_dump (what
 // `pyattach dump` reports of each OS thread, for any reader),

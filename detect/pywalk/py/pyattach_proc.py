@@ -62,8 +62,6 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-import json  # noqa: E402
-
 import pyattach_walk as walk  # noqa: E402
 
 # Pages are 4 KiB: the smallest unit a process's memory is mapped in.
@@ -282,7 +280,7 @@ def _views(text):
     if not text:
         return None
     out = {}
-    for tid, v in json.loads(text).items():
+    for tid, v in walk.json_loads(text).items():
         out[int(tid)] = (v[0], v[1]) if isinstance(v, list) and len(v) == 2 else None
     return out
 
@@ -493,7 +491,7 @@ class _Reader(object):
         line = sys.stdin.readline()
         if not line.startswith("native "):
             raise walk.WalkError("pyattach sent no C stacks")
-        self.native = json.loads(line[len("native "):])
+        self.native = walk.json_loads(line[len("native "):])
 
     def kernel_views(self):
         """Each thread's system call, from /proc."""
@@ -593,7 +591,7 @@ def main(argv):
     word, _, rest = sys.stdin.readline().strip().partition(" ")
     if word != "go":
         return 1
-    cfg = json.loads(rest)
+    cfg = walk.json_loads(rest)
     r = _Reader(cfg, tables)
     walk.write_dump(cfg["output"], lambda: r.spent[-1] if r.spent else r.budget(), r.run,
                     errors=(OSError, IOError), extra=r.cost)

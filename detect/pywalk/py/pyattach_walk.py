@@ -27,6 +27,7 @@ The walk itself is done in one module per concern, reading through the
 walk's memory (Walker.mem) and Layout:
 
   pyattach_walk_text     escape() for every string from the target, bounds
+  pyattach_walk_json     JSON through json's C encoder and scanner, not json
   pyattach_walk_memory   reads of the inferior's memory, Budget, WalkError
   pyattach_walk_layout   Layout: offset tables and _Py_DebugOffsets
   pyattach_walk_runtime  interpreters, thread states (Runtime)
@@ -53,6 +54,7 @@ from pyattach_walk_format import (  # noqa: F401
     move_selection, omitted_line, parse_list_args)
 from pyattach_walk_frames import (  # noqa: F401
     MAX_FRAMES, Frame, FrameList, FrameReader, executable_mask, frame_owner_skipped)
+from pyattach_walk_json import loads as json_loads  # noqa: F401
 from pyattach_walk_layout import (  # noqa: F401
     DEBUG_COOKIE, DEBUG_OFFSETS_EXTRA, DEBUG_OFFSETS_FIELDS, DEBUG_OFFSETS_MEMBERS,
     Layout, debug_offsets_layout, load_tables, read_debug_offsets, version_from_hex, version_tuple)
@@ -92,6 +94,8 @@ __all__ += [
     "interpreter_line", "not_read_line", "move_selection", "omitted_line", "parse_list_args",
     # pyattach_walk_frames
     "Frame", "FrameList", "executable_mask", "frame_owner_skipped",
+    # pyattach_walk_json
+    "json_loads",
     # pyattach_walk_layout
     "DEBUG_COOKIE", "DEBUG_OFFSETS_EXTRA", "DEBUG_OFFSETS_FIELDS", "DEBUG_OFFSETS_MEMBERS",
     "debug_offsets_layout", "read_debug_offsets", "version_from_hex", "version_tuple",

@@ -32,7 +32,6 @@ names, types and thread names are escaped (escape) as the terminal
 prints them; "file" is co_filename as read: the proxy opens it."""
 
 import itertools
-import json
 
 from pyattach_read_repr import value_repr
 from pyattach_read_types import BASE_EXC_SUBCLASS, HEAPTYPE
@@ -60,6 +59,10 @@ _KINDS = {"tuple": "seq", "list": "seq", "dict": "dict", "set": "set", "frozense
 
 def line(obj):
     """The one line the command prints: PREFIX and obj as compact JSON."""
+    # Imported here: json (and the re it imports) costs pyattach_proc,
+    # which imports this module with the walker but never answers DAP,
+    # ~13 ms to import.
+    import json
     return PREFIX + json.dumps(obj, ensure_ascii=True, separators=(",", ":"))
 
 

@@ -7,10 +7,9 @@ An adapter lists the process's OS threads as OSThread values, matches
 them to thread states (pyattach_walk_match.match_threads) and calls
 write_dump."""
 
-import json
-
 from pyattach_walk_commands import thread_numbers
 from pyattach_walk_frames import FrameList
+from pyattach_walk_json import dumps
 from pyattach_walk_memory import BudgetExhausted, WalkError
 from pyattach_walk_native import merge_stack
 from pyattach_walk_source import source_line
@@ -231,8 +230,8 @@ def write_dump(path, budget, run, errors=(), extra=None):
     for entry in out["threads"]:
         if len(entry.get("frames") or ()) > 1:
             entry["frames"] = frame_runs(entry["frames"])
-    # json.dumps encodes in C at once; json.dump would encode in Python,
-    # piece by piece.
-    text = json.dumps(out)
+    # json.dumps's text, encoded in C at once (json.dump would encode in
+    # Python, piece by piece), without importing json (pyattach_walk_json).
+    text = dumps(out)
     with open(path, "w") as f:
         f.write(text)

@@ -2,8 +2,6 @@
 traceback, py-list, py-locals, and the frame summary of py-up and
 py-down. Every string from the target is printed through escape()."""
 
-import re
-
 from pyattach_walk_memory import WalkError
 from pyattach_walk_source import MAX_SOURCE_LINE, SourceFiles, source_line, source_lines
 from pyattach_walk_text import bounded, escape, thousands
@@ -98,6 +96,9 @@ def format_locals(w, frames, index):
 def parse_list_args(args):
     """py-list's arguments: none, START (11 lines from START) or
     START, END (inclusive); (None, None) for none."""
+    # Imported here: re costs the direct reader ~10 ms to import, and
+    # it never lists source.
+    import re
     m = re.match(r"\s*(\d+)\s*,\s*(\d+)\s*$", args or "")
     if m:
         return int(m.group(1)), int(m.group(2))

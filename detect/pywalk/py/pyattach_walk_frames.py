@@ -2,7 +2,6 @@
 objects up to 3.10, _PyInterpreterFrame from 3.11), each frame's code
 object, line number and local variables."""
 
-import collections
 import struct
 
 from pyattach_read_code import MAX_LINETABLE
@@ -144,16 +143,22 @@ class FrameReader(object):
             refs = self._frame_refs_311(tstate)
         else:
             refs = self._frame_refs_37(tstate)
-        head, tail, total, partial, error = [], None, 0, False, None
-        if limit:
-            tail = collections.deque(maxlen=limit // 2)
+        head, tail, total, partial, error = [], [], 0, False, None
+        # The outermost keep frames past head, in a ring: once it is full,
+        # tail[wrapped] is the oldest (a list, not collections.deque:
+        # importing collections costs the direct reader ~2 ms).
+        keep = limit // 2 if limit else 0
+        wrapped = 0
         try:
             for ref in refs:
                 total += 1
-                if not limit or len(head) < limit - limit // 2:
+                if not limit or len(head) < limit - keep:
                     head.append(ref)
-                else:
+                elif len(tail) < keep:
                     tail.append(ref)
+                elif keep:
+                    tail[wrapped] = ref
+                    wrapped = (wrapped + 1) % keep
         except BudgetExhausted:
             partial = True
         except StackCut as e:
@@ -163,8 +168,8 @@ class FrameReader(object):
         out.partial = partial
         out.error = error
         out.gap = len(head)
-        out.omitted = total - len(head) - len(tail or ())
-        for ref in head + list(tail or ()):
+        out.omitted = total - len(head) - len(tail)
+        for ref in head + tail[wrapped:] + tail[:wrapped]:
             out.append(self._frame_of(ref))
         return out
 

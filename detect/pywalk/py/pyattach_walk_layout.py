@@ -3,10 +3,10 @@ tables shipped beside this file (offsets.json, generated from real
 builds' DWARF), or from 3.13 on the _Py_DebugOffsets the build wrote at
 the start of _PyRuntime."""
 
-import json
 import os
 import struct
 
+from pyattach_walk_json import loads
 from pyattach_walk_memory import WalkError
 
 
@@ -31,7 +31,7 @@ def load_tables(path=None):
     if path is None:
         path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "offsets.json")
     with open(path) as f:
-        data = json.load(f)
+        data = loads(f.read())
     return dict((t["key"], t["fields"]) for t in data["tables"])
 
 

@@ -40,6 +40,18 @@ def test_odd_limit_keeps_one_more_innermost(deep):
     assert [f.name for f in fl] == ["f0", "f1", "f2", "f8", "<module>"] and fl.omitted == 5
 
 
+@pytest.mark.parametrize("limit", range(1, 10))
+def test_every_limit_keeps_innermost_and_outermost(deep, limit):
+    # The outermost limit // 2 are kept in a ring as the chain is read:
+    # in order, whichever frame the ring wrapped at.
+    m, t, _ = deep
+    fl = walker(m).frames(t, limit)
+    inner, outer = limit - limit // 2, limit // 2
+    want = NAMES[:inner] + NAMES[len(NAMES) - outer:]
+    assert [f.name for f in fl] == want, (limit, [f.name for f in fl])
+    assert (fl.omitted, fl.gap) == (len(NAMES) - limit, inner), (limit, fl.omitted, fl.gap)
+
+
 @pytest.mark.parametrize("limit", [10, 11, 0])
 def test_enough_room_or_no_limit_keeps_all(deep, limit):
     m, t, _ = deep
