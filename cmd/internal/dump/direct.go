@@ -31,8 +31,9 @@ const (
 	ReaderDirect = "direct"
 )
 
-// ProcModule is the direct reader's file in the walker's directory.
-const ProcModule = "pyattach_proc.py"
+// ProcModule is the direct reader's script in the walker's directory
+// (pyattach_proc_main.py, which imports pyattach_proc.py).
+const ProcModule = "pyattach_proc_main.py"
 
 // SystemPythons are where the direct reader's interpreter is looked for,
 // in order: the system's own, never the target's.

@@ -1,11 +1,12 @@
 """The direct reader of `pyattach dump`: the walker over a live process's
 memory, read from /proc/PID/mem, with no debugger.
 
-pyattach runs this file with a trusted system interpreter, isolated
+pyattach runs this module (through its script, pyattach_proc_main.py)
+with a trusted system interpreter, isolated
 (python3 -I -S: no environment, no user site, no current directory on
 sys.path):
 
-  python3 -I -S pyattach_proc.py
+  python3 -I -S pyattach_proc_main.py
 
 and once it is loaded (it says "ready" on stdout) sends its
 configuration on stdin: "go" and CONFIG, one JSON object, on one line
@@ -584,7 +585,7 @@ class _Reader(object):
 
 def main(argv):
     if len(argv) != 1:
-        sys.stderr.write("usage: python3 -I -S pyattach_proc.py (the configuration comes on stdin)\n")
+        sys.stderr.write("usage: python3 -I -S pyattach_proc_main.py (the configuration comes on stdin)\n")
         return 2
     tables = walk.load_tables()
     _say("ready")
@@ -598,9 +599,14 @@ def main(argv):
     return 0
 
 
-if __name__ == "__main__":
-    code = main(sys.argv)
+def run(argv):
+    """main(argv), then the process ends at once: the output is written
+    and closed, and the interpreter's teardown (every frame's dict freed
+    one by one) would only keep pyattach waiting."""
+    code = main(argv)
     sys.stdout.flush()
-    # The output is written and closed: the interpreter's teardown (every
-    # frame's dict freed one by one) would only keep pyattach waiting.
     os._exit(code)
+
+
+if __name__ == "__main__":
+    run(sys.argv)
