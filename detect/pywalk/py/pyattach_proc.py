@@ -55,6 +55,7 @@ as one.
 Anything but "go" (or nothing) on stdin after "ready": it quits.
 """
 
+import bisect
 import errno
 import mmap
 import time
@@ -351,17 +352,20 @@ class _Log(object):
         changed = set(n for n, b in old.items() if fresh.get(n) != b)
         bad = self._changed(old, fresh, changed)
         self.reused = 0
+        if bad is None or bad and bad[0] < self.base:
+            # Unknown, or the thread states themselves changed.
+            return lambda read, key: (read(), None)
+        # A stack read before the first kept code object that changed
+        # was built up to its end does not use it.
+        stale = min([b for a, b in self.spans if _any_in(bad, a, b)] or [float("inf")])
 
         def settle(read, key):
             kept = self.threads.get(key)
-            if kept is None or bad is None:
+            if kept is None:
                 return read(), None
             got, start, end = kept
-            if any(i < self.base or start <= i < end for i in bad):
+            if end >= stale or _any_in(bad, start, end):
                 return read(), None
-            for a, b in self.spans:
-                if b <= end and any(a <= i < b for i in bad):
-                    return read(), None
             self.reused += 1
             return got, None
         return settle
@@ -376,11 +380,17 @@ class _Log(object):
         out = []
         for i, (addr, size) in enumerate(self.ranges):
             first, last = addr >> PAGE_SHIFT, (addr + size - 1) >> PAGE_SHIFT
-            if any(n in changed for n in range(first, last + 1)):
+            if first in changed or last != first and any(n in changed for n in range(first + 1, last + 1)):
                 was = _span(old, addr, size)
                 if was is None or was != _span(fresh, addr, size):
                     out.append(i)
         return out
+
+
+def _any_in(sorted_indexes, start, end):
+    """Whether any of sorted_indexes is in [start, end)."""
+    i = bisect.bisect_left(sorted_indexes, start)
+    return i < len(sorted_indexes) and sorted_indexes[i] < end
 
 
 def _span(pages, addr, size):
