@@ -372,6 +372,19 @@ type Header struct {
 func Render(h Header, wd *Walker, native bool) (Output, string, []string) {
 	res := Output{PID: h.PID, Core: h.Core, Python: Python{Version: h.Version}, Threads: []Thread{}, Truncated: wd.Truncated}
 	var text strings.Builder
+	// The text's size, near enough: a deep stack's text is built without
+	// copying it again and again as it grows.
+	size := 256
+	for _, th := range wd.Threads {
+		size += 128
+		for _, f := range th.Frames {
+			size += 32 + len(f.File) + len(f.Function)
+			if f.Source != nil {
+				size += 5 + len(*f.Source)
+			}
+		}
+	}
+	text.Grow(size)
 	switch {
 	case h.Cmdline != "" && h.Parent != 0:
 		fmt.Fprintf(&text, "Process %d (child of %d): %s\nPython %s, %d threads\n", h.PID, h.Parent, safetext.Escape(h.Cmdline), h.Version, len(wd.Threads))
@@ -385,7 +398,7 @@ func Render(h Header, wd *Walker, native bool) (Output, string, []string) {
 	var warnings []string
 	for _, th := range wd.Threads {
 		facts := ThreadFacts{OSName: th.OSName, Interpreter: th.Interpreter, HoldsGIL: th.HoldsGIL, State: th.State, FreeThreaded: th.FreeThreaded}
-		dt := Thread{TID: th.TID, Name: th.Name, ThreadFacts: facts, Frames: []Frame{},
+		dt := Thread{TID: th.TID, Name: th.Name, ThreadFacts: facts, Frames: make([]Frame, 0, len(th.Frames)),
 			FramesOmitted: th.FramesOmitted, FramesOmittedAt: th.FramesOmittedAt, Partial: th.Partial, Unsettled: th.Unsettled, Error: th.Error, Exception: th.Exception}
 		if th.Native != nil {
 			ns := make([]NativeFrame, len(*th.Native))
