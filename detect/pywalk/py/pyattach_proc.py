@@ -336,12 +336,13 @@ class _Log(object):
     def keep(self, read, key):
         """The pre-walk's settle: reads a thread once and keeps what it
         gave and where its reads are. A read that found its stack cut
-        short, or with any flag (partial, frames omitted), is not kept:
-        the copy's walk reads that thread again."""
+        short, or stopped before its end (partial: the budget), is not
+        kept: the copy's walk reads that thread again."""
         cuts = len(self.w.cuts)
         start = len(self.w.mem.log)
         got = read()
-        if key is not None and not got[3] and len(self.w.cuts) == cuts:
+        if (key is not None and not got[3].get("error") and not got[3].get("partial") and
+                len(self.w.cuts) == cuts):
             self.threads[key] = (got, start, len(self.w.mem.log))
         return got, None
 

@@ -212,12 +212,12 @@ def _as_pages(m):
 THREADS = [w.OSThread(100, 7, "runner"), w.OSThread(101, 8, "main")]
 
 
-def _dump(pr, read, settle=None, log=None):
+def _dump(pr, read, settle=None, log=None, max_frames=w.MAX_FRAMES):
     """dump_threads of the fake process's two threads read through read,
     as the direct reader's walk does: log (a _Log) told where the reads
     before the first thread end."""
     rec = _Recorded(read)
-    ww = w.Walker(rec.read, pr.runtime, w.Layout("3.9.18", "", FIELDS_39))
+    ww = w.Walker(rec.read, pr.runtime, w.Layout("3.9.18", "", FIELDS_39), max_frames=max_frames)
     if log is not None:
         log.start(ww, rec)
     ths = ww.os_threads()
@@ -230,18 +230,18 @@ def _dump(pr, read, settle=None, log=None):
     return entries
 
 
-def _reuse(pr, change):
+def _reuse(pr, change, max_frames=w.MAX_FRAMES):
     """The walk of the copy after change(pr) (made between the pre-walk
     and the stop), each thread's stack taken from the pre-walk where the
     log allows: (its entries, how many stacks were taken, the entries a
     plain walk of the changed memory gives)."""
     log = proc._Log()
-    _dump(pr, pr.m.read, log.keep, log)
+    _dump(pr, pr.m.read, log.keep, log, max_frames)
     old = _as_pages(pr.m)
     change(pr)
     fresh = _as_pages(pr.m)
-    got = _dump(pr, lambda a, n: proc._span(fresh, a, n), log.reuse(old, fresh))
-    return got, log.reused, _dump(pr, pr.m.read)
+    got = _dump(pr, lambda a, n: proc._span(fresh, a, n), log.reuse(old, fresh), max_frames=max_frames)
+    return got, log.reused, _dump(pr, pr.m.read, max_frames=max_frames)
 
 
 def test_copy_walk_takes_unchanged_stacks_from_the_pre_walk():
@@ -260,8 +260,12 @@ def test_copy_walk_takes_unchanged_stacks_from_the_pre_walk():
     lines = [[f["line"] for f in e["frames"]] for e in got]
     assert lines != [[f["line"] for f in e["frames"]] for e in _dump(subinterp_process(), subinterp_process().m.read)]
 
-    # Nothing changed: both stacks are the pre-walk's.
+    # Nothing changed: both stacks are the pre-walk's, a stack with
+    # frames left out (deeper than max_frames) too.
     got, reused, want = _reuse(subinterp_process(), lambda pr: None)
+    assert got == want and reused == 2
+    got, reused, want = _reuse(subinterp_process(), lambda pr: None, max_frames=1)
+    assert any(e.get("frames_omitted") for e in got)
     assert got == want and reused == 2
 
 
