@@ -327,6 +327,7 @@ class _Log(object):
         self.threads = {}
         self.w = None
         self.reused = 0
+        self.unchanged = False
 
     def start(self, w, pages):
         self.w = w
@@ -353,6 +354,9 @@ class _Log(object):
         changed = set(n for n, b in old.items() if fresh.get(n) != b)
         bad = self._changed(old, fresh, changed)
         self.reused = 0
+        # Every byte the pre-walk read is the same in fresh: a walk of
+        # fresh would read the same and give the same.
+        self.unchanged = bad == []
         if bad is None or bad and bad[0] < self.base:
             # Unknown, or the thread states themselves changed.
             return lambda read, key: (read(), None)
@@ -524,11 +528,12 @@ class _Reader(object):
         while self.stops < STOPS:
             # 2. The copy, 3. its walk.
             snap, kernel = self.stopped_copy(want)
+            settle = log.reuse(pre.pages, snap)
             # (Not with native, whose C stacks come from the copy, nor with
             # the tasks' text, whose source lines a walk reads as it writes
             # it.)
             if (first is not None and not first[1] and kernel == views and not self.cfg.get("native") and
-                    not (self.cfg.get("tasks") and self.cfg["source"]) and pre.holds(snap)):
+                    not (self.cfg.get("tasks") and self.cfg["source"]) and log.unchanged):
                 # Every byte the pre-walk read was the same in the copy (and
                 # every thread in the same system call): a walk of the copy
                 # would read the same and give the same.
@@ -540,7 +545,7 @@ class _Reader(object):
             # A thread whose stack the pre-walk read from bytes that are
             # the same in the copy has that stack in the copy too.
             got = self.walk(pages, self.budget(), kernel=kernel, source=self.cfg["source"], native=self.native,
-                            settle=log.reuse(pre.pages, snap))
+                            settle=settle)
             self.reused += log.reused
             if not pages.missed:
                 return got

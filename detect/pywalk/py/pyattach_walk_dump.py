@@ -12,7 +12,7 @@ from pyattach_walk_frames import FrameList
 from pyattach_walk_json import dumps
 from pyattach_walk_memory import BudgetExhausted, WalkError
 from pyattach_walk_native import merge_stack
-from pyattach_walk_source import source_line
+from pyattach_walk_source import source_line, source_lines_at
 from pyattach_walk_tasks import MAX_LISTED, MAX_TASKS, format_tasks, running_tasks, tasks_json
 from pyattach_walk_text import thousands
 from pyattach_walk_threads import kernel_view, known_thread_infos, thread_facts
@@ -179,14 +179,21 @@ def dump_threads(w, pid, threads, states, live, files, source=False, with_locals
 def add_sources(entries, files):
     """Gives each frame of entries (dump_threads' entries) its source
     line, read from files (SourceFiles). A deep stack runs the same
-    lines again and again: each is read once."""
-    lines = {}
+    lines again and again: each file is read once, up to the last line
+    wanted of it."""
+    wanted = {}
     for entry in entries:
         for d in entry["frames"]:
-            key = (d["file"], d["line"])
-            if key not in lines:
-                lines[key] = source_line(d["file"], d["line"], files)
-            d["source"] = lines[key]
+            n = d["line"]
+            if n is not None and n >= 1:
+                wanted.setdefault(d["file"], set()).add(n)
+    lines = {}
+    for name, ns in wanted.items():
+        for n, text in source_lines_at(name, ns, files).items():
+            lines[(name, n)] = text
+    for entry in entries:
+        for d in entry["frames"]:
+            d["source"] = lines.get((d["file"], d["line"]))
 
 
 def frame_runs(frames):

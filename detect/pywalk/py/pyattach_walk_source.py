@@ -174,7 +174,14 @@ def source_line(filename, lineno, files):
     MAX_SOURCE_LINE characters, or None. Not escaped."""
     if lineno is None or lineno < 1:
         return None
-    lines = source_lines(filename, files, lineno)
-    if not lines or len(lines) < lineno:
-        return None
-    return bounded(lines[lineno - 1].strip(), MAX_SOURCE_LINE)
+    return source_lines_at(filename, [lineno], files)[lineno]
+
+
+def source_lines_at(filename, linenos, files):
+    """{lineno: source_line(filename, lineno, files)} for each of linenos
+    (each a positive int), the file opened and read once."""
+    lines = source_lines(filename, files, max(linenos))
+    out = {}
+    for n in linenos:
+        out[n] = bounded(lines[n - 1].strip(), MAX_SOURCE_LINE) if lines and len(lines) >= n else None
+    return out
