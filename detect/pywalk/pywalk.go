@@ -5,6 +5,7 @@ import (
 	"embed"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"io/fs"
 	"sort"
 
@@ -50,6 +51,40 @@ func Digest(files map[string][]byte) string {
 	for _, n := range names {
 		fmt.Fprintf(h, "%s\x00%d\x00", n, len(files[n]))
 		h.Write(files[n])
+	}
+	return hex.EncodeToString(h.Sum(nil)[:8])
+}
+
+// FilesDigest is Digest(Files()), the files hashed where they are
+// embedded, not copied out first: every dump and init file names the
+// walker's directory by it, and the copies cost more than the hash.
+func FilesDigest() string {
+	entries, _ := fs.ReadDir(pyFiles, "py")
+	sizes := map[string]int64{"offsets.json": int64(len(pyoffsets.Raw()))}
+	for _, e := range entries {
+		if info, err := e.Info(); err == nil {
+			sizes[e.Name()] = info.Size()
+		}
+	}
+	names := make([]string, 0, len(sizes))
+	for k := range sizes {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	h := sha256.New()
+	buf := make([]byte, 32<<10)
+	for _, n := range names {
+		fmt.Fprintf(h, "%s\x00%d\x00", n, sizes[n])
+		if n == "offsets.json" {
+			h.Write(pyoffsets.Raw())
+			continue
+		}
+		f, err := pyFiles.Open("py/" + n)
+		if err != nil {
+			continue
+		}
+		io.CopyBuffer(h, f, buf)
+		f.Close()
 	}
 	return hex.EncodeToString(h.Sum(nil)[:8])
 }

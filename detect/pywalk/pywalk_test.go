@@ -49,3 +49,11 @@ func TestFilesShipEveryModule(t *testing.T) {
 		}
 	}
 }
+
+// TestFilesDigest: the digest hashed where the files are embedded is the
+// digest of the files copied out, the name of the walker's directory.
+func TestFilesDigest(t *testing.T) {
+	if got, want := FilesDigest(), Digest(Files()); got != want {
+		t.Errorf("FilesDigest() = %s, Digest(Files()) = %s", got, want)
+	}
+}

@@ -35,8 +35,7 @@ func (e *DirError) Unwrap() error { return e.Err }
 // has it holds every file whole (each is written under a temporary name
 // and renamed), and is not read again.
 func Write(dataHome string) (string, error) {
-	files := pywalk.Files()
-	digest := pywalk.Digest(files)
+	digest := pywalk.FilesDigest()
 	dir, err := safefs.PrivateDir(dataHome, "pyattach", "walker", digest)
 	if err != nil {
 		return "", &DirError{Err: err}
@@ -44,6 +43,7 @@ func Write(dataHome string) (string, error) {
 	if b, err := os.ReadFile(filepath.Join(dir, Complete)); err == nil && string(b) == digest {
 		return dir, nil
 	}
+	files := pywalk.Files()
 	for n, b := range files {
 		// Written once: the directory is private and named by content,
 		// and an unchanged file needs no write (nor its fsync).
