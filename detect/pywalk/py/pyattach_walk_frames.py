@@ -169,18 +169,26 @@ class FrameReader(object):
         out.error = error
         out.gap = len(head)
         out.omitted = total - len(head) - len(tail)
-        for ref in head + tail[wrapped:] + tail[:wrapped]:
-            out.append(self._frame_of(ref))
+        budget = self.mem.budget
+        late = False
+        for k, ref in enumerate(head + tail[wrapped:] + tail[:wrapped]):
+            # The clock is read once every 64 frames (a deep stack is
+            # thousands).
+            if not k & 63:
+                late = budget.time_up()
+            out.append(self._frame_of(ref, late))
         return out
 
-    def _frame_of(self, ref):
+    def _frame_of(self, ref, late=None):
         """The Frame of what _frame_refs_* yielded: its line is worked out
         here, for the frames kept only (lineno None once the walk's time
-        is up)."""
+        is up: late, or asked of the budget when None)."""
         f, code, pos, entry = ref
         c = self.code(code)
         line = None
-        if not self.mem.budget.time_up():
+        if late is None:
+            late = self.mem.budget.time_up()
+        if not late:
             line = self.r.code.line(c, pos)
         return Frame(c["filename"], c["name"], c["qualname"], line, code, f, entry)
 
