@@ -25,9 +25,8 @@ per page rather than one per field.
 With block (the default), the process is stopped only while the pages
 its stacks live in are copied, not while they are walked:
 
- 1. The walker walks the running process once (the pre-walk), only to
-    learn which pages the stacks, code objects and names live in; what
-    it read is dropped.
+ 1. The walker walks the running process once (the pre-walk), to
+    learn which pages the stacks, code objects and names live in.
  2. It asks pyattach to stop the process ("stop" on stdout; pyattach
     stops every thread and answers "stopped" on stdin), copies those
     pages, reads each thread's system call from /proc, and lets it go
@@ -36,7 +35,11 @@ its stacks live in are copied, not while they are walked:
     memory at that one instant. When every byte the pre-walk read is
     the same in the copy (and every thread was in the same system call),
     the pre-walk's stacks are those of the copy and are given instead:
-    a process that waits costs one walk. A page the walk needs that was not
+    a process that waits costs one walk. Otherwise each thread whose
+    stack the pre-walk read from bytes all the same in the copy (its
+    own reads, the thread states', and those of the code objects it
+    used, however early they were read: _Log) keeps the pre-walk's
+    stack, and only the others are walked again. A page the walk needs that was not
     copied (the stacks changed between the pre-walk and the stop) is
     read from the running process and noted; the stop is then made
     again with those pages too, at most STOPS times. Past that, the
@@ -621,6 +624,7 @@ def run(argv):
     one by one) would only keep pyattach waiting."""
     code = main(argv)
     sys.stdout.flush()
+    sys.stderr.flush()
     os._exit(code)
 
 
