@@ -42,17 +42,11 @@ func Files() map[string][]byte {
 // Digest names the content of Files: a short hash of their names and
 // bytes, so that each build's walker can live in its own directory.
 func Digest(files map[string][]byte) string {
-	names := make([]string, 0, len(files))
-	for k := range files {
-		names = append(names, k)
+	sizes := make(map[string]int64, len(files))
+	for k, b := range files {
+		sizes[k] = int64(len(b))
 	}
-	sort.Strings(names)
-	h := sha256.New()
-	for _, n := range names {
-		fmt.Fprintf(h, "%s\x00%d\x00", n, len(files[n]))
-		h.Write(files[n])
-	}
-	return hex.EncodeToString(h.Sum(nil)[:8])
+	return hashFiles(sizes, func(h io.Writer, name string) { h.Write(files[name]) })
 }
 
 // FilesDigest is Digest(Files()), the files hashed where they are
@@ -66,25 +60,31 @@ func FilesDigest() string {
 			sizes[e.Name()] = info.Size()
 		}
 	}
+	buf := make([]byte, 32<<10)
+	return hashFiles(sizes, func(h io.Writer, name string) {
+		if name == "offsets.json" {
+			h.Write(pyoffsets.Raw())
+			return
+		}
+		if f, err := pyFiles.Open("py/" + name); err == nil {
+			io.CopyBuffer(h, f, buf)
+			f.Close()
+		}
+	})
+}
+
+// hashFiles is the digest of files by name (sizes: each one's size):
+// in name order, "NAME\0SIZE\0" and its bytes, which write gives.
+func hashFiles(sizes map[string]int64, write func(h io.Writer, name string)) string {
 	names := make([]string, 0, len(sizes))
 	for k := range sizes {
 		names = append(names, k)
 	}
 	sort.Strings(names)
 	h := sha256.New()
-	buf := make([]byte, 32<<10)
 	for _, n := range names {
 		fmt.Fprintf(h, "%s\x00%d\x00", n, sizes[n])
-		if n == "offsets.json" {
-			h.Write(pyoffsets.Raw())
-			continue
-		}
-		f, err := pyFiles.Open("py/" + n)
-		if err != nil {
-			continue
-		}
-		io.CopyBuffer(h, f, buf)
-		f.Close()
+		write(h, n)
 	}
 	return hex.EncodeToString(h.Sum(nil)[:8])
 }
