@@ -1,6 +1,9 @@
 package prefault
 
 import (
+	"errors"
+	"strconv"
+	"strings"
 	"syscall"
 	"unsafe"
 )
@@ -59,33 +62,28 @@ type mapping struct {
 // major:minor inode [path]". A line it cannot read ends the list.
 func parseMaps(b []byte) []mapping {
 	var out []mapping
-	for len(b) > 0 {
-		line := b
-		for i, c := range b {
-			if c == '\n' {
-				line, b = b[:i], b[i+1:]
-				break
-			}
-			if i == len(b)-1 {
-				b = nil
-			}
-		}
-		f := fields(line, 5)
-		if f == nil {
+	rest := string(b)
+	for rest != "" {
+		var line string
+		line, rest, _ = strings.Cut(rest, "\n")
+		f := strings.Fields(line)
+		if len(f) < 5 {
 			return out
 		}
-		start, rest, ok1 := hexUntil(f[0], '-')
-		end, _, ok2 := hexUntil(rest, 0)
-		major, rest, ok3 := hexUntil(f[3], ':')
-		minor, _, ok4 := hexUntil(rest, 0)
-		inode, ok5 := decimal(f[4])
-		if !ok1 || !ok2 || !ok3 || !ok4 || !ok5 || end <= start || len(f[1]) < 2 {
+		lo, hi, ok1 := strings.Cut(f[0], "-")
+		major, minor, ok2 := strings.Cut(f[3], ":")
+		start, err1 := strconv.ParseUint(lo, 16, 64)
+		end, err2 := strconv.ParseUint(hi, 16, 64)
+		maj, err3 := strconv.ParseUint(major, 16, 32)
+		mnr, err4 := strconv.ParseUint(minor, 16, 32)
+		inode, err5 := strconv.ParseUint(f[4], 10, 64)
+		if !ok1 || !ok2 || errors.Join(err1, err2, err3, err4, err5) != nil || end <= start || len(f[1]) < 2 {
 			return out
 		}
 		out = append(out, mapping{
 			start: uintptr(start), end: uintptr(end),
 			write: f[1][1] == 'w',
-			dev:   mkdev(major, minor),
+			dev:   mkdev(maj, mnr),
 			inode: inode,
 		})
 	}
@@ -95,60 +93,6 @@ func parseMaps(b []byte) []mapping {
 // mkdev is the kernel's dev_t of major:minor, as stat gives it.
 func mkdev(major, minor uint64) uint64 {
 	return (major&0xfff)<<8 | (major&^0xfff)<<32 | minor&0xff | (minor&^0xff)<<12
-}
-
-// fields is the first n space-separated fields of line, or nil.
-func fields(line []byte, n int) [][]byte {
-	out := make([][]byte, 0, n)
-	for len(out) < n {
-		for len(line) > 0 && line[0] == ' ' {
-			line = line[1:]
-		}
-		i := 0
-		for i < len(line) && line[i] != ' ' {
-			i++
-		}
-		if i == 0 {
-			return nil
-		}
-		out = append(out, line[:i])
-		line = line[i:]
-	}
-	return out
-}
-
-// hexUntil reads hex digits up to stop (0: to the end) and returns the
-// value and what follows stop.
-func hexUntil(b []byte, stop byte) (uint64, []byte, bool) {
-	var v uint64
-	for i, c := range b {
-		switch {
-		case c == stop:
-			return v, b[i+1:], i > 0
-		case c >= '0' && c <= '9':
-			c -= '0'
-		case c >= 'a' && c <= 'f':
-			c -= 'a' - 10
-		default:
-			return 0, nil, false
-		}
-		if v>>60 != 0 {
-			return 0, nil, false
-		}
-		v = v<<4 | uint64(c)
-	}
-	return v, nil, stop == 0 && len(b) > 0
-}
-
-func decimal(b []byte) (uint64, bool) {
-	var v uint64
-	for _, c := range b {
-		if c < '0' || c > '9' || v > (1<<63)/10 {
-			return 0, false
-		}
-		v = v*10 + uint64(c-'0')
-	}
-	return v, len(b) > 0
 }
 
 // cached reports whether every page of [start, end) is in memory.
