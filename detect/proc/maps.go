@@ -52,6 +52,12 @@ type Mapping struct {
 	Deleted bool `json:"deleted"`
 }
 
+// File reports whether m maps a file: a path that is no pseudo path
+// ("[heap]", "[vdso]") and an inode.
+func (m Mapping) File() bool {
+	return m.Path != "" && !strings.HasPrefix(m.Path, "[") && m.Inode != 0
+}
+
 // MapsError is the error ParseMaps returns for a malformed line. It wraps
 // ErrMalformedMaps.
 type MapsError struct {

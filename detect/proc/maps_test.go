@@ -278,3 +278,21 @@ func TestModulesFilter(t *testing.T) {
 		t.Errorf("Modules(nil) = %v", got)
 	}
 }
+
+func TestMappingFile(t *testing.T) {
+	for _, c := range []struct {
+		m    Mapping
+		want bool
+	}{
+		{Mapping{Path: "/usr/lib/libc.so.6", Inode: 42}, true},
+		{Mapping{Path: "/memfd:jit (deleted)", Inode: 7, Deleted: true}, true},
+		{Mapping{Path: "[vdso]"}, false},
+		{Mapping{Path: "[heap]"}, false},
+		{Mapping{Path: ""}, false},
+		{Mapping{Path: "/dev/zero", Inode: 0}, false},
+	} {
+		if got := c.m.File(); got != c.want {
+			t.Errorf("%+v.File() = %v, want %v", c.m, got, c.want)
+		}
+	}
+}

@@ -72,7 +72,7 @@ func (t *Target) nativeModules(debugDirs []string) ([]nativesym.Region, *moduleF
 			}
 		}
 		for _, m := range maps {
-			if m.Path == "" || strings.HasPrefix(m.Path, "[") || m.Inode == 0 {
+			if !m.File() {
 				continue
 			}
 			if rel, ok := strings.CutPrefix(m.Path, chroot+"/"); ok && chroot != "" {

@@ -68,7 +68,7 @@ func capturedLimit(t *testing.T, pid, limit int) (map[int]unwind.Trace, *unwind.
 	}
 	var regions []nativesym.Region
 	for _, m := range maps {
-		if m.Path != "" && !strings.HasPrefix(m.Path, "[") && m.Inode != 0 {
+		if m.File() {
 			regions = append(regions, nativesym.Region{Start: m.Start, End: m.End, Offset: m.Offset, Path: m.Path})
 		}
 	}
@@ -368,7 +368,7 @@ func BenchmarkCaptureUnwind(b *testing.B) {
 	}
 	var regions []nativesym.Region
 	for _, m := range maps {
-		if m.Path != "" && !strings.HasPrefix(m.Path, "[") && m.Inode != 0 {
+		if m.File() {
 			regions = append(regions, nativesym.Region{Start: m.Start, End: m.End, Offset: m.Offset, Path: m.Path})
 		}
 	}

@@ -28,9 +28,14 @@ class FakeMemory(object):
     other addresses cannot be read. string and code build objects of
     FIELDS_39."""
 
+    # The size of a block: memory is handed out in multiples of it, from
+    # BASE on.
+    BLOCK = 64
+    BASE = 0x10000
+
     def __init__(self):
         self.blocks = {}
-        self.next = 0x10000
+        self.next = self.BASE
         self.reads = 0
 
     def alloc(self, data=b""):
@@ -44,7 +49,7 @@ class FakeMemory(object):
 
     def read(self, addr, size):
         self.reads += 1
-        if not 0x10000 <= addr < self.next:
+        if not self.BASE <= addr < self.next:
             raise IOError("unmapped")
         base = addr - addr % 64
         while base not in self.blocks:

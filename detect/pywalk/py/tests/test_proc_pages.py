@@ -201,10 +201,10 @@ class _Recorded(object):
 def _as_pages(m):
     """FakeMemory m as {page: bytes}: the copy made while stopped."""
     out = {}
-    for n in range(0x10000 >> proc.PAGE_SHIFT, ((m.next - 1) >> proc.PAGE_SHIFT) + 1):
+    for n in range(m.BASE >> proc.PAGE_SHIFT, ((m.next - 1) >> proc.PAGE_SHIFT) + 1):
         b = bytearray(PAGE)
-        for a in range(max(n * PAGE, 0x10000), min((n + 1) * PAGE, m.next), 64):
-            b[a - n * PAGE:a - n * PAGE + 64] = m.read(a, 64)
+        for a in range(max(n * PAGE, m.BASE), min((n + 1) * PAGE, m.next), m.BLOCK):
+            b[a - n * PAGE:a - n * PAGE + m.BLOCK] = m.read(a, m.BLOCK)
         out[n] = bytes(b)
     return out
 

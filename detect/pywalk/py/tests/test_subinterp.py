@@ -125,7 +125,7 @@ def test_thread_named_by_the_interpreter_that_started_it(proc):
 
 # 3.10's thread states point at the running eval loop's CFrame, on the C
 # stack (FrameReader.stack_anchor).
-FIELDS_310 = dict(FIELDS_39, **{"PyThreadState.cframe": 24})
+FIELDS_310 = dict(FIELDS_39, **{"PyThreadState.cframe": 24, "PyThreadState.root_cframe": 32})
 CFRAME = FIELDS_310["PyThreadState.cframe"]
 
 
@@ -147,7 +147,7 @@ def test_thread_state_without_frames_goes_last_310(proc):
     # A thread state left in the subinterpreter with no Python frames
     # (the one its creation made, 3.10-3.12) points at its root CFrame.
     proc.m.put(proc.t_sub, FRAME, "<Q", 0)
-    proc.m.put(proc.t_sub, CFRAME, "<Q", proc.t_sub + 32)
+    proc.m.put(proc.t_sub, CFRAME, "<Q", proc.t_sub + FIELDS_310["PyThreadState.root_cframe"])
     proc.m.put(proc.t_main, CFRAME, "<Q", 0x7ffc0000f000)
     ww = w.Walker(proc.m.read, proc.runtime, w.Layout("3.10.13", "", FIELDS_310))
     th = ww.os_threads()[0]
