@@ -48,24 +48,6 @@ func (f files) OpenDebug(r Region) (File, error) {
 	return os.Open(f.debug)
 }
 
-// symAddr is the link-time address of a function symbol of path.
-func symAddr(t *testing.T, path, name string) uint64 {
-	t.Helper()
-	f, err := elf.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	ss, _ := f.Symbols()
-	for _, s := range ss {
-		if s.Name == name {
-			return s.Value
-		}
-	}
-	t.Fatalf("%s: no symbol %s", path, name)
-	return 0
-}
-
 // region maps path at base as the loader would (PIE: offset 0 at base).
 func region(t *testing.T, path string, base uint64) []Region {
 	t.Helper()
@@ -106,7 +88,7 @@ func TestLookup(t *testing.T) {
 			t.Fatalf("%v: %v\n%s", c, err, out)
 		}
 	}
-	helper, exported := symAddr(t, plain, "helper"), symAddr(t, plain, "exported")
+	helper, exported := testenv.SymbolAddr(t, plain, "helper"), testenv.SymbolAddr(t, plain, "exported")
 	const base = 0x5555_0000_0000
 	for _, tc := range []struct {
 		name, path, debug string
@@ -287,7 +269,7 @@ func TestRanges(t *testing.T) {
 	const base = 0x5555_0000_0000
 	tab := New(region(t, stripped, base), files{dbg})
 	defer tab.Close()
-	lo := base + symAddr(t, plain, "helper")
+	lo := base + testenv.SymbolAddr(t, plain, "helper")
 	if got := tab.Ranges(func(p string) bool { return p == stripped }, "helper"); len(got) != 1 || got[0] != [2]uint64{lo, lo + size} {
 		t.Errorf("helper: %#x, want [%#x %#x)", got, lo, lo+size)
 	}

@@ -319,6 +319,25 @@ func DWARF(t testing.TB, path string) *dwarf.Data {
 	return d
 }
 
+// SymbolAddr is the link-time address of the symbol name in the ELF
+// file at path (its symbol table), failing the test when it has none.
+func SymbolAddr(t testing.TB, path, name string) uint64 {
+	t.Helper()
+	f, err := elf.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	syms, _ := f.Symbols()
+	for _, s := range syms {
+		if s.Name == name {
+			return s.Value
+		}
+	}
+	t.Fatalf("%s: no symbol %s", path, name)
+	return 0
+}
+
 // ListTree returns every path under dir, relative to it, with "/" after
 // directories, in lexical order; a missing dir, or an entry removed
 // while it walks, is no error.

@@ -34,23 +34,6 @@ int main(int argc, char **argv) {
 }
 `
 
-func symAddr(t *testing.T, path, name string) uint64 {
-	t.Helper()
-	f, err := elf.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	syms, _ := f.Symbols()
-	for _, s := range syms {
-		if s.Name == name {
-			return s.Value
-		}
-	}
-	t.Fatalf("%s: no symbol %s", path, name)
-	return 0
-}
-
 // TestPLTFromGcc walks frames in a real lazy-binding PLT (gcc, ld -z
 // lazy): the CFA of its entries is a DWARF expression on rsp and rip.
 func TestPLTFromGcc(t *testing.T) {
@@ -95,7 +78,7 @@ func TestPLTFromGcc(t *testing.T) {
 func TestDebugFrameFromGcc(t *testing.T) {
 	dir := t.TempDir()
 	exe := testenv.CC(t, dir, "dbg", pltApp, "-O2", "-g", "-fno-asynchronous-unwind-tables", "-fno-unwind-tables")
-	main := symAddr(t, exe, "main")
+	main := testenv.SymbolAddr(t, exe, "main")
 	m := loadModule(pathFiles{}, nativesym.Region{Path: exe})
 	f, sec, err := m.find(pathFiles{}, main)
 	if err != nil || f == nil || sec.name != ".debug_frame" {
