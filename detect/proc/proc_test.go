@@ -244,15 +244,7 @@ func TestPIDs(t *testing.T) {
 }
 
 func TestChildrenFake(t *testing.T) {
-	root := writeTree(t,
-		fakeProc{pid: 1, ppid: 0, comm: "init"},
-		fakeProc{pid: 100, ppid: 1, comm: "bash"},
-		fakeProc{pid: 250, ppid: 100, comm: "python3.11"},
-		fakeProc{pid: 120, ppid: 100, comm: "python3.11"},
-		fakeProc{pid: 130, ppid: 250, comm: "python3.11"}, // grandchild, lower pid than its parent
-		fakeProc{pid: 90, ppid: 120, comm: "sh"},
-		fakeProc{pid: 400, ppid: 1, comm: "other"},
-	)
+	root := familyTree(t)
 	p := New(root)
 	tests := []struct {
 		pid  int

@@ -26,10 +26,12 @@ func pidsOf(ds []Descendant) []int {
 	return out
 }
 
-// TestTreeScan: without children files, the parents come from every
-// PID/stat; the order is depth first, children by PID.
-func TestTreeScan(t *testing.T) {
-	root := writeTree(t,
+// familyTree is a fake /proc: init (1) with bash (100) and other (400);
+// bash runs python 250 and 120; 250 runs python 130, a grandchild with
+// a lower PID than its parent; 120 runs sh (90).
+func familyTree(t *testing.T) string {
+	t.Helper()
+	return writeTree(t,
 		fakeProc{pid: 1, ppid: 0, comm: "init"},
 		fakeProc{pid: 100, ppid: 1, comm: "bash"},
 		fakeProc{pid: 250, ppid: 100, comm: "python3.11"},
@@ -38,6 +40,12 @@ func TestTreeScan(t *testing.T) {
 		fakeProc{pid: 90, ppid: 120, comm: "sh"},
 		fakeProc{pid: 400, ppid: 1, comm: "other"},
 	)
+}
+
+// TestTreeScan: without children files, the parents come from every
+// PID/stat; the order is depth first, children by PID.
+func TestTreeScan(t *testing.T) {
+	root := familyTree(t)
 	p := New(root)
 	got, err := p.Tree(100)
 	if err != nil {
